@@ -1,0 +1,476 @@
+"""Compiled (numba) hot loops for the LinTS family and All-Season.
+
+Each kernel plays a chunk of whole batches and mutates the policy's state arrays in place.
+The random numbers come in as arrays (u: one uniform per step, z: d normals per step) drawn
+by the policy from its own generators, so a kernel is a pure function of its inputs and is
+checked decision for decision against the plain numpy implementation (tests/test_fast_paths).
+
+State of a bank of S posterior slots (see :mod:`allseason.models` for the maths):
+M (S, d, d) precision, L (S, d, d) its lower Cholesky factor, b (S, d), mu (S, d) = M^-1 b.
+Learning adds x/sigma as a rank-one Cholesky update (O(d^2)); a sliding window removes the
+oldest observation with a rank-one downdate and refactors from the window every tau pushes
+to stop rounding errors from accumulating (amortised O(d^2)); a discounted model refactors
+once per batch (O(d^3) per batch, as gamma M + (1 - gamma) lam I is not a low-rank change).
+
+Shadow modes: 0 = none (plain LinTS), 1 = sliding window of tau, 2 = discount gamma.
+Weighting: 0 = the paper's (batch likelihood only), 1 = fixed share with share alpha.
+Pruning: 0 = symmetric KL, 1 = distance between means.
+Event kinds: 1 = spawn, 2 = prune.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+LOG_2PI = math.log(2.0 * math.pi)
+PLAIN, WINDOW, DISCOUNT = 0, 1, 2
+SPAWN, PRUNE = 1, 2
+
+
+# ---------------------------------------------------------------------------------------------
+# linear algebra on one slot
+@njit(cache=True, fastmath=False)
+def chol_update(L, x):
+    """L L^T + x x^T, in place on the lower factor L; x is overwritten."""
+    d = x.shape[0]
+    for k in range(d):
+        lkk = L[k, k]
+        r = math.sqrt(lkk * lkk + x[k] * x[k])
+        c = r / lkk
+        s = x[k] / lkk
+        L[k, k] = r
+        for i in range(k + 1, d):
+            L[i, k] = (L[i, k] + s * x[i]) / c
+            x[i] = c * x[i] - s * L[i, k]
+
+
+@njit(cache=True)
+def chol_downdate(L, x):
+    """L L^T - x x^T, in place; the result must stay positive definite. x is overwritten."""
+    d = x.shape[0]
+    for k in range(d):
+        lkk = L[k, k]
+        r2 = lkk * lkk - x[k] * x[k]
+        r = math.sqrt(r2 if r2 > 1e-300 else 1e-300)
+        c = r / lkk
+        s = x[k] / lkk
+        L[k, k] = r
+        for i in range(k + 1, d):
+            L[i, k] = (L[i, k] - s * x[i]) / c
+            x[i] = c * x[i] - s * L[i, k]
+
+
+@njit(cache=True)
+def chol_factor(M, L):
+    """L = cholesky(M), lower, written into L."""
+    d = M.shape[0]
+    for j in range(d):
+        s = M[j, j]
+        for k in range(j):
+            s -= L[j, k] * L[j, k]
+        ljj = math.sqrt(s)
+        L[j, j] = ljj
+        for i in range(j + 1, d):
+            s = M[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            L[i, j] = s / ljj
+        for i in range(j):
+            L[i, j] = 0.0
+
+
+@njit(cache=True)
+def forward_solve(L, x, out):
+    """out = L^-1 x."""
+    d = x.shape[0]
+    for i in range(d):
+        s = x[i]
+        for k in range(i):
+            s -= L[i, k] * out[k]
+        out[i] = s / L[i, i]
+
+
+@njit(cache=True)
+def backward_solve(L, y, out):
+    """out = L^-T y."""
+    d = y.shape[0]
+    for i in range(d - 1, -1, -1):
+        s = y[i]
+        for k in range(i + 1, d):
+            s -= L[k, i] * out[k]
+        out[i] = s / L[i, i]
+
+
+@njit(cache=True)
+def refresh_mean(L, b, mu, tmp):
+    """mu = M^-1 b = L^-T L^-1 b."""
+    forward_solve(L, b, tmp)
+    backward_solve(L, tmp, mu)
+
+
+@njit(cache=True)
+def log_predictive(L, mu, x, r, sigma2, tmp):
+    """log N(r; <mu, x>, sigma2 + x^T M^-1 x)   (eq. postpred)."""
+    forward_solve(L, x, tmp)
+    var = sigma2
+    mean = 0.0
+    for i in range(x.shape[0]):
+        var += tmp[i] * tmp[i]
+        mean += mu[i] * x[i]
+    e = r - mean
+    return -0.5 * (LOG_2PI + math.log(var) + e * e / var)
+
+
+@njit(cache=True)
+def best_arm(arms_t, L, mu, z, theta, tmp):
+    """Thompson step: theta = mu + L^-T z, return argmax_k <theta, arms_t[k]>."""
+    backward_solve(L, z, tmp)
+    d = mu.shape[0]
+    for i in range(d):
+        theta[i] = mu[i] + tmp[i]
+    best, best_val = 0, -np.inf
+    for k in range(arms_t.shape[0]):
+        v = 0.0
+        for i in range(d):
+            v += arms_t[k, i] * theta[i]
+        if v > best_val:
+            best, best_val = k, v
+    return best
+
+
+@njit(cache=True)
+def add_obs(M, L, b, x, r, sigma2, tmp):
+    """Learn (x, r): M += x x^T / sigma2, b += r x / sigma2, L by a rank-one update."""
+    d = x.shape[0]
+    inv = 1.0 / sigma2
+    for i in range(d):
+        b[i] += r * x[i] * inv
+        for j in range(d):
+            M[i, j] += x[i] * x[j] * inv
+    sd = math.sqrt(sigma2)
+    for i in range(d):
+        tmp[i] = x[i] / sd
+    chol_update(L, tmp)
+
+
+@njit(cache=True)
+def remove_obs(M, L, b, x, r, sigma2, tmp):
+    """Forget (x, r): the exact inverse of add_obs, by a rank-one downdate."""
+    d = x.shape[0]
+    inv = 1.0 / sigma2
+    for i in range(d):
+        b[i] -= r * x[i] * inv
+        for j in range(d):
+            M[i, j] -= x[i] * x[j] * inv
+    sd = math.sqrt(sigma2)
+    for i in range(d):
+        tmp[i] = x[i] / sd
+    chol_downdate(L, tmp)
+
+
+@njit(cache=True)
+def discount_obs(M, b, x, r, gamma, lam, sigma2):
+    """M = lam I + gamma (M - lam I) + x x^T / sigma2 ; b = gamma b + r x / sigma2."""
+    d = x.shape[0]
+    inv = 1.0 / sigma2
+    for i in range(d):
+        b[i] = gamma * b[i] + r * x[i] * inv
+        for j in range(d):
+            M[i, j] = gamma * M[i, j] + x[i] * x[j] * inv
+        M[i, i] += (1.0 - gamma) * lam
+
+
+@njit(cache=True)
+def rebuild_window(M, L, b, wx, wr, count, lam, sigma2):
+    """M, b from scratch over the window's observations, then L = chol(M)."""
+    d = b.shape[0]
+    inv = 1.0 / sigma2
+    for i in range(d):
+        b[i] = 0.0
+        for j in range(d):
+            M[i, j] = 0.0
+        M[i, i] = lam
+    for s in range(count):
+        for i in range(d):
+            b[i] += wr[s] * wx[s, i] * inv
+            for j in range(d):
+                M[i, j] += wx[s, i] * wx[s, j] * inv
+    chol_factor(M, L)
+
+
+@njit(cache=True)
+def short_memory_learn(M, L, b, x, r, mode, tau, gamma, lam, sigma2, wx, wr, wstate, tmp):
+    """One observation into a short-memory model (window of tau, or discount gamma).
+
+    wstate = [count, head, pushes since last rebuild]; wx (tau, d), wr (tau,) ring buffer.
+    For DISCOUNT the caller refactors L once the batch is in (see finish_batch_discount)."""
+    if mode == DISCOUNT:
+        discount_obs(M, b, x, r, gamma, lam, sigma2)
+        return
+    count, head = wstate[0], wstate[1]
+    if count == tau:  # the oldest observation leaves: s = t - tau
+        remove_obs(M, L, b, wx[head], wr[head], sigma2, tmp)
+    add_obs(M, L, b, x, r, sigma2, tmp)
+    wx[head, :] = x
+    wr[head] = r
+    wstate[1] = (head + 1) % tau
+    if count < tau:
+        wstate[0] = count + 1
+    wstate[2] += 1
+    if wstate[2] >= tau:  # bound the rounding drift of repeated downdates
+        rebuild_window(M, L, b, wx, wr, wstate[0], lam, sigma2)
+        wstate[2] = 0
+
+
+# ---------------------------------------------------------------------------------------------
+# LinTS, SW-LinTS, D-LinTS
+@njit(cache=True)
+def lints_chunk(arms, expected, noise, batch_end, z, M, L, b, mu, mode, tau, gamma, lam,
+                sigma2, wx, wr, wstate, out_arm, out_reward):
+    """Play a chunk with one Thompson-sampling posterior (mode PLAIN, WINDOW or DISCOUNT)."""
+    d = arms.shape[2]
+    tmp = np.empty(d)
+    theta = np.empty(d)
+    start = 0
+    for bi in range(batch_end.shape[0]):
+        end = batch_end[bi]
+        for t in range(start, end + 1):  # the batch is played with the posterior it started with
+            a = best_arm(arms[t], L, mu, z[t], theta, tmp)
+            out_arm[t] = a
+            out_reward[t] = expected[t, a] + noise[t]
+        for t in range(start, end + 1):
+            x = arms[t, out_arm[t]]
+            if mode == PLAIN:
+                add_obs(M, L, b, x, out_reward[t], sigma2, tmp)
+            else:
+                short_memory_learn(M, L, b, x, out_reward[t], mode, tau, gamma, lam, sigma2,
+                                   wx, wr, wstate, tmp)
+        if mode == DISCOUNT:
+            chol_factor(M, L)
+        refresh_mean(L, b, mu, tmp)
+        start = end + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# All-Season
+@njit(cache=True)
+def _logsumexp(v, alive):
+    m = -np.inf
+    for s in range(v.shape[0]):
+        if alive[s] and v[s] > m:
+            m = v[s]
+    acc = 0.0
+    for s in range(v.shape[0]):
+        if alive[s]:
+            acc += math.exp(v[s] - m)
+    return m + math.log(acc)
+
+
+@njit(cache=True)
+def _copy_slot(M, L, b, mu, src, dst):
+    M[dst] = M[src]
+    L[dst] = L[src]
+    b[dst] = b[src]
+    mu[dst] = mu[src]
+
+
+@njit(cache=True)
+def _covariance(L, out, tmp, col):
+    """out = (L L^T)^-1, column by column."""
+    d = L.shape[0]
+    for j in range(d):
+        for i in range(d):
+            col[i] = 0.0
+        col[j] = 1.0
+        forward_solve(L, col, tmp)
+        backward_solve(L, tmp, col)
+        for i in range(d):
+            out[i, j] = col[i]
+
+
+@njit(cache=True)
+def sym_kl(M1, mu1, S1, M2, mu2, S2, dm):
+    """KL_sym = 0.5 [tr(M2 S1) + tr(M1 S2) - 2d] + 0.5 dm^T (M1 + M2) dm, dm = mu2 - mu1."""
+    d = mu1.shape[0]
+    tr = 0.0
+    for i in range(d):
+        dm[i] = mu2[i] - mu1[i]
+        for j in range(d):
+            tr += M2[i, j] * S1[j, i] + M1[i, j] * S2[j, i]
+    quad = 0.0
+    for i in range(d):
+        for j in range(d):
+            quad += dm[i] * (M1[i, j] + M2[i, j]) * dm[j]
+    return 0.5 * (tr - 2.0 * d) + 0.5 * quad
+
+
+@njit(cache=True)
+def prune_one(M, L, mu, ids, alive, prune_mode, work_S, work_tr):
+    """Find the closest pair of base bandits (slots 1..) and drop the less certain one.
+
+    The paper's text: 'discard the one which is less certain about its estimate, measured
+    with the trace of the associated posterior covariance' -- i.e. the larger tr(M^-1).
+    Algorithm 4 prints argmin, which would keep the less certain one; we follow the text.
+    Returns (dropped slot, twin slot, distance)."""
+    S = ids.shape[0]
+    d = mu.shape[1]
+    tmp = np.empty(d)
+    col = np.empty(d)
+    for s in range(1, S):
+        if alive[s]:
+            _covariance(L[s], work_S[s], tmp, col)
+            tr = 0.0
+            for i in range(d):
+                tr += work_S[s, i, i]
+            work_tr[s] = tr
+    best_i, best_j, best = -1, -1, np.inf
+    for i in range(1, S):
+        if not alive[i]:
+            continue
+        for j in range(i + 1, S):
+            if not alive[j]:
+                continue
+            if prune_mode == 0:
+                dist = sym_kl(M[i], mu[i], work_S[i], M[j], mu[j], work_S[j], tmp)
+            else:
+                dist = 0.0
+                for k in range(d):
+                    dist += (mu[i, k] - mu[j, k]) ** 2
+                dist = math.sqrt(dist)
+            if dist < best:  # strict: a tie keeps the first pair in slot order
+                best, best_i, best_j = dist, i, j
+    if work_tr[best_i] > work_tr[best_j] or (work_tr[best_i] == work_tr[best_j]
+                                              and ids[best_i] > ids[best_j]):
+        drop, twin = best_i, best_j
+    else:
+        drop, twin = best_j, best_i
+    alive[drop] = False
+    return drop, twin, best
+
+
+@njit(cache=True)
+def allseason_chunk(arms, expected, noise, batch_end, u, z, step0,
+                    M, L, b, mu, ids, logw, alive, counters, wx, wr, wstate,
+                    shadow_mode, tau, gamma, lam, sigma2, n_max, weighting, share, prune_mode,
+                    out_arm, out_reward, out_player, out_wids, out_w,
+                    ev_step, ev_kind, ev_bandit, ev_other, ev_value):
+    """Algorithm 1 (batch version) over a chunk of whole batches. Slot 0 is the shadow bandit.
+
+    counters = [next bandit id, number of events written]. Returns nothing; outputs are
+    written in place (out_wids/out_w per batch, events appended at counters[1])."""
+    S = ids.shape[0]
+    d = arms.shape[2]
+    tmp = np.empty(d)
+    theta = np.empty(d)
+    ll = np.empty(S)
+    w = np.empty(S)
+    pslot = np.empty(out_arm.shape[0], dtype=np.int64)
+    played = np.zeros(S, dtype=np.bool_)
+    work_S = np.empty((S, d, d))
+    work_tr = np.empty(S)
+    start = 0
+    for bi in range(batch_end.shape[0]):
+        end = batch_end[bi]
+        # weights are fixed within a batch (Alg. 1, line 5)
+        norm = _logsumexp(logw, alive)
+        for s in range(S):
+            w[s] = math.exp(logw[s] - norm) if alive[s] else 0.0
+        played[:] = False
+        for t in range(start, end + 1):
+            # Alg. 1 line 5: j ~ Discrete(omega); inverse CDF over slots in order
+            acc, j, last = 0.0, -1, -1
+            for s in range(S):
+                if alive[s]:
+                    last = s
+                    acc += w[s]
+                    if u[t] < acc:
+                        j = s
+                        break
+            if j < 0:
+                j = last
+            pslot[t] = j
+            played[j] = True
+            a = best_arm(arms[t], L[j], mu[j], z[t], theta, tmp)
+            out_arm[t] = a
+            out_reward[t] = expected[t, a] + noise[t]
+            out_player[t] = ids[j]
+        step_end = step0 + end
+        # score every bandit on the batch with its posterior before the batch: the text's
+        # p_j(r_t | x_t, D_{t-1}) (eq. postpred); Alg. 1 computes it after the update.
+        for s in range(S):
+            if alive[s]:
+                acc = 0.0
+                for t in range(start, end + 1):
+                    acc += log_predictive(L[s], mu[s], arms[t, out_arm[t]], out_reward[t],
+                                          sigma2, tmp)
+                ll[s] = acc
+        # Alg. 1 lines 10-14: the shadow played -> a new base bandit, a copy of the shadow
+        if played[0]:
+            k = 1
+            while alive[k]:
+                k += 1
+            _copy_slot(M, L, b, mu, 0, k)
+            alive[k] = True
+            ids[k] = counters[0]
+            counters[0] += 1
+            ll[k] = ll[0]
+            logw[k] = logw[0]
+            played[k] = False
+            e = counters[1]
+            ev_step[e], ev_kind[e], ev_bandit[e], ev_other[e], ev_value[e] = (
+                step_end, SPAWN, ids[k], ids[0], np.nan)
+            counters[1] = e + 1
+        # line 15: the shadow learns the batch whoever played (window or discount)
+        for t in range(start, end + 1):
+            short_memory_learn(M[0], L[0], b[0], arms[t, out_arm[t]], out_reward[t],
+                               shadow_mode, tau, gamma, lam, sigma2, wx, wr, wstate, tmp)
+        if shadow_mode == DISCOUNT:
+            chol_factor(M[0], L[0])
+        refresh_mean(L[0], b[0], mu[0], tmp)
+        # lines 16-18: base bandits learn the steps they played
+        for t in range(start, end + 1):
+            s = pslot[t]
+            if s > 0:
+                add_obs(M[s], L[s], b[s], arms[t, out_arm[t]], out_reward[t], sigma2, tmp)
+        for s in range(1, S):
+            if played[s]:
+                refresh_mean(L[s], b[s], mu[s], tmp)
+        # lines 19-21: too many base bandits -> prune the closest pair's less certain one
+        n_base = 0
+        for s in range(1, S):
+            if alive[s]:
+                n_base += 1
+        while n_base > n_max:
+            drop, twin, dist = prune_one(M, L, mu, ids, alive, prune_mode, work_S, work_tr)
+            e = counters[1]
+            ev_step[e], ev_kind[e], ev_bandit[e], ev_other[e], ev_value[e] = (
+                step_end, PRUNE, ids[drop], ids[twin], dist)
+            counters[1] = e + 1
+            ids[drop] = -1
+            n_base -= 1
+        # line 22: new weights (Alg. 3), in log space
+        if weighting == 0:
+            for s in range(S):
+                logw[s] = ll[s]
+        else:
+            for s in range(S):
+                logw[s] += ll[s]
+        norm = _logsumexp(logw, alive)
+        n_alive = 0
+        for s in range(S):
+            if alive[s]:
+                n_alive += 1
+        for s in range(S):
+            if alive[s]:
+                logw[s] -= norm
+                if weighting == 1:  # fixed share: (1 - alpha) w + alpha / N
+                    logw[s] = math.log((1.0 - share) * math.exp(logw[s]) + share / n_alive)
+            else:
+                logw[s] = -np.inf
+        for s in range(S):
+            out_wids[bi, s] = ids[s] if alive[s] else -1
+            out_w[bi, s] = math.exp(logw[s]) if alive[s] else 0.0
+        start = end + 1

@@ -1,0 +1,38 @@
+"""The one facade that the app, the command line and notebooks use.
+
+    >>> from allseason import api
+    >>> scenario = api.Scenario.from_preset("paper-synthetic", batch_size=10)
+    >>> race = api.Race(scenario, api.policy_specs(["allseason-sw", "lints"], tau=10), n_seeds=2)
+    >>> result = api.run_race(race)
+    >>> sorted(result.summary())
+    ['allseason-sw', 'lints']
+"""
+
+from __future__ import annotations
+
+from .analysis import recall_table, state_table
+from .envs import PRESETS, LinearGaussianEnv, Pattern, preset
+from .policies import REGISTRY, hyperparameters, make_policy
+from .sim import Progress, RaceResult, Trace, iter_race, run, run_race
+from .specs import LIMITS, PolicySpec, Race, Scenario, SpecError, policy_specs
+
+DEFAULT_POLICIES = ("allseason-sw", "allseason-disc", "lints", "sw-lints", "d-lints", "random")
+DEFAULT_PARAMS = dict(tau=10, gamma=0.95, n_max=5)
+
+
+def policy_names() -> list[str]:
+    """Names of every registered policy."""
+    return list(REGISTRY)
+
+
+def default_race(scenario: Scenario | None = None, n_seeds: int = 3) -> Race:
+    """The race the app and the CLI run by default: the paper's synthetic experiment,
+    All-Season (SW and discounted) against LinTS, SW-LinTS, D-LinTS and random."""
+    scenario = scenario or Scenario.from_preset("paper-synthetic")
+    return Race(scenario, policy_specs(DEFAULT_POLICIES, **DEFAULT_PARAMS), n_seeds)
+
+
+__all__ = ["Scenario", "PolicySpec", "Race", "SpecError", "LIMITS", "policy_specs", "run",
+           "run_race", "iter_race", "Progress", "RaceResult", "Trace", "Pattern", "preset",
+           "PRESETS", "LinearGaussianEnv", "make_policy", "hyperparameters", "policy_names",
+           "default_race", "recall_table", "state_table", "DEFAULT_POLICIES", "DEFAULT_PARAMS"]

@@ -1,0 +1,235 @@
+"""All-Season (Di Benedetto, Bellini, Zappella), Algorithm 1, batch version.
+
+Base bandits (long-term memory, LinTS on the steps they played) plus one shadow bandit
+(short-term memory: a sliding window of tau observations, or discount gamma). Each batch:
+
+1. every step, a bandit j is drawn with probability omega_j and plays a Thompson step;
+2. if the shadow played, a new base bandit is spawned as a copy of the shadow;
+3. the shadow learns the batch whoever played; base bandits learn the steps they played;
+4. above ``n_max`` base bandits, the closest pair (symmetric KL, or distance of means) is
+   found and the less certain one (larger tr(M^-1)) is pruned -- the paper's text; its
+   Algorithm 4 prints an argmin that would drop the *more* certain one;
+5. the weights are recomputed from the posterior predictive likelihood of the batch.
+
+Where the text and the pseudo-code disagree we follow the text:
+- scores use each bandit's posterior *before* the batch, p_j(r_t | x_t, D_{t-1}) (eq.
+  postpred); Algorithm 1 computes them after the update, which would score a bandit on data
+  it has just learnt;
+- pruning drops the less certain bandit (above);
+- the shadow window is the last tau observations, max(t - tau + 1, 1) .. t.
+
+Weighting (``weighting``):
+- ``"batch"`` (the paper's Alg. 3): omega_j proportional to prod_{t in batch} p_j(r_t|x_t);
+- ``"fixed-share"``: omega_j <- omega_j * prod p_j, normalised, then mixed with the uniform
+  distribution, omega <- (1 - alpha) omega + alpha / N (Herbster & Warmuth's fixed share, the
+  simplest case of Adamskiy et al. 2012's mixing of past posteriors that the paper cites).
+  A spawned bandit inherits the shadow's weight; a pruned one's weight is dropped.
+All weights live in log space and are normalised with log-sum-exp.
+
+Bandit ids are stable: the shadow is 0, base bandits are 1, 2, 3, ... in order of creation.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+from scipy.special import logsumexp
+
+from .. import _kernels as K
+from ..models import GaussianLinearPosterior, mean_distance, symmetric_kl
+from .base import ChunkOutcome, Event, Policy, check_positive
+
+WEIGHTINGS = ("batch", "fixed-share")
+PRUNINGS = ("kl", "mean")
+
+
+class AllSeason(Policy):
+    """All-Season with a sliding-window shadow (``allseason-sw``).
+
+    Parameters: tau (shadow window), n_max (maximum number of base bandits), lam, sigma2,
+    weighting ("batch" | "fixed-share"), share (alpha of fixed share), pruning ("kl" | "mean").
+    """
+
+    name = "allseason-sw"
+    _shadow_mode = K.WINDOW
+
+    def __init__(self, d, *, tau=10, n_max=5, lam=1.0, sigma2=1.0, weighting="batch",
+                 share=0.01, pruning="kl", rng=None, gamma=None):
+        super().__init__(d, rng=rng)
+        self.tau = check_positive("tau", tau, integer=True)
+        self.gamma = 1.0 if gamma is None else check_positive("gamma", gamma, upper=1.0)
+        self.n_max = check_positive("n_max", n_max, integer=True)
+        self.lam = check_positive("lam", lam)
+        self.sigma2 = check_positive("sigma2", sigma2)
+        if weighting not in WEIGHTINGS:
+            raise ValueError(f"weighting: must be one of {WEIGHTINGS}, got {weighting!r}")
+        if pruning not in PRUNINGS:
+            raise ValueError(f"pruning: must be one of {PRUNINGS}, got {pruning!r}")
+        self.weighting, self.pruning = weighting, pruning
+        self.share = check_positive("share", share, upper=1.0)
+        if weighting == "fixed-share" and self.share >= 1.0:
+            raise ValueError(f"share: must be below 1, got {share!r}")
+        # slots: 0 is the shadow, 1..n_max+1 base bandits (None = empty); same order as the kernel
+        n_slots = self.n_max + 2
+        self.slots: list[GaussianLinearPosterior | None] = [None] * n_slots
+        self.ids = np.full(n_slots, -1, dtype=np.int64)
+        self.logw = np.full(n_slots, -np.inf)
+        for s, bid in ((0, 0), (1, 1)):  # Alg. 1 init: S, L_1 = Init(empty); omega = 0.5, 0.5
+            self.slots[s] = GaussianLinearPosterior(self.d, self.lam, self.sigma2)
+            self.ids[s] = bid
+            self.logw[s] = np.log(0.5)
+        self.next_id = 2
+        self._window = deque(maxlen=self.tau)
+        self._batch_slots: list[int] = []
+        self._fast = None
+
+    # -- plain path ---------------------------------------------------------------------------
+    def _alive(self):
+        return np.array([m is not None for m in self.slots])
+
+    def _select(self, arms, u, z):
+        if not self._batch_slots:  # the first step of a batch fixes the weights
+            self._w = np.where(self._alive(), np.exp(self.logw - logsumexp(self.logw)), 0.0)
+        cum = np.cumsum(self._w)
+        alive = np.flatnonzero(self._alive())
+        hits = np.flatnonzero((u < cum) & self._alive())
+        j = int(hits[0]) if len(hits) else int(alive[-1])
+        self._batch_slots.append(j)
+        self.last_player = int(self.ids[j])
+        return int(np.argmax(arms @ self.slots[j].sample(z)))
+
+    def update(self, xs, rs):
+        if self._fast is not None:
+            raise RuntimeError("this policy has been run with run_chunk; use one path only")
+        xs, rs = np.atleast_2d(xs), np.atleast_1d(rs)
+        step = self.t - 1
+        played = self._batch_slots
+        self._batch_slots = []
+        ll = np.full(len(self.slots), -np.inf)
+        for s, m in enumerate(self.slots):  # scores with the pre-batch posteriors
+            if m is not None:
+                ll[s] = m.log_predictive(xs, rs).sum()
+        if 0 in played:  # spawn a base bandit, copy of the shadow
+            k = next(s for s in range(1, len(self.slots)) if self.slots[s] is None)
+            self.slots[k] = self.slots[0].copy()
+            self.ids[k], ll[k], self.logw[k] = self.next_id, ll[0], self.logw[0]
+            self._events.append(Event(step, "spawn", self.next_id, 0))
+            self.next_id += 1
+        self._learn_shadow(xs, rs)
+        for s, x, r in zip(played, xs, rs):
+            if s > 0:
+                self.slots[s].update(x, r)
+        while sum(m is not None for m in self.slots[1:]) > self.n_max:
+            drop, twin, dist = self._closest_pair()
+            self._events.append(Event(step, "prune", int(self.ids[drop]), int(self.ids[twin]),
+                                      dist))
+            self.slots[drop], self.ids[drop] = None, -1
+        alive = self._alive()
+        self.logw = np.where(alive, ll if self.weighting == "batch" else self.logw + ll, -np.inf)
+        self.logw = self.logw - logsumexp(self.logw[alive])
+        if self.weighting == "fixed-share":
+            w = (1 - self.share) * np.exp(self.logw) + self.share / alive.sum()
+            self.logw = np.where(alive, np.log(w), -np.inf)
+
+    def _learn_shadow(self, xs, rs):
+        shadow = self.slots[0]
+        for x, r in zip(xs, rs):
+            if len(self._window) == self.tau:
+                shadow.downdate(*self._window[0])
+            shadow.update(x, r)
+            self._window.append((x.copy(), float(r)))
+
+    def _closest_pair(self):
+        base = [s for s in range(1, len(self.slots)) if self.slots[s] is not None]
+        dist_fn = symmetric_kl if self.pruning == "kl" else mean_distance
+        best = (np.inf, -1, -1)
+        for a, i in enumerate(base):
+            for j in base[a + 1:]:
+                dist = dist_fn(self.slots[i], self.slots[j])
+                if dist < best[0]:
+                    best = (dist, i, j)
+        dist, i, j = best
+        tr_i, tr_j = self.slots[i].covariance_trace(), self.slots[j].covariance_trace()
+        if tr_i > tr_j or (tr_i == tr_j and self.ids[i] > self.ids[j]):
+            return i, j, dist
+        return j, i, dist
+
+    def weights(self):
+        alive = self._alive()
+        return self.ids[alive].copy(), np.exp(self.logw[alive])
+
+    def posteriors(self) -> dict[int, GaussianLinearPosterior]:
+        """The live bandits' posteriors by id (plain path only)."""
+        return {int(self.ids[s]): m for s, m in enumerate(self.slots) if m is not None}
+
+    def is_positive_definite(self):
+        if self._fast is not None:
+            Ms = self._fast["M"][self._fast["alive"]]
+        else:
+            Ms = [m.M for m in self.slots if m is not None]
+        return all(np.all(np.linalg.eigvalsh(M) > 0) for M in Ms)
+
+    # -- compiled path ------------------------------------------------------------------------
+    def _init_fast(self):
+        if self.t or self.next_id != 2:
+            raise RuntimeError("run_chunk must start from a fresh policy")
+        S, d = len(self.slots), self.d
+        alive = self._alive()
+        self._fast = dict(
+            M=np.tile(self.lam * np.eye(d), (S, 1, 1)),
+            L=np.tile(np.sqrt(self.lam) * np.eye(d), (S, 1, 1)),
+            b=np.zeros((S, d)), mu=np.zeros((S, d)), ids=self.ids.copy(),
+            logw=self.logw.copy(), alive=alive, counters=np.array([2, 0], dtype=np.int64),
+            wx=np.zeros((self.tau, d)), wr=np.zeros(self.tau),
+            wstate=np.zeros(3, dtype=np.int64))
+
+    def run_chunk(self, arms, expected, noise, batch_end):
+        if self._fast is None:
+            self._init_fast()
+        f = self._fast
+        n, S = arms.shape[0], len(self.slots)
+        batch_end = np.asarray(batch_end, dtype=np.int64)
+        nb = len(batch_end)
+        u, z = self.draw(n)
+        arm = np.empty(n, dtype=np.int64)
+        reward = np.empty(n)
+        player = np.empty(n, dtype=np.int64)
+        wids = np.empty((nb, S), dtype=np.int64)
+        w = np.empty((nb, S))
+        ev = (np.empty(2 * nb, dtype=np.int64), np.empty(2 * nb, dtype=np.int64),
+              np.empty(2 * nb, dtype=np.int64), np.empty(2 * nb, dtype=np.int64),
+              np.empty(2 * nb))
+        f["counters"][1] = 0
+        K.allseason_chunk(
+            arms, expected, noise, batch_end, u, z, self.t, f["M"], f["L"], f["b"], f["mu"],
+            f["ids"], f["logw"], f["alive"], f["counters"], f["wx"], f["wr"], f["wstate"],
+            self._shadow_mode, self.tau, self.gamma, self.lam, self.sigma2, self.n_max,
+            WEIGHTINGS.index(self.weighting), self.share, PRUNINGS.index(self.pruning),
+            arm, reward, player, wids, w, *ev)
+        self.t += n
+        self.last_player = int(player[-1])
+        kinds = {K.SPAWN: "spawn", K.PRUNE: "prune"}
+        events = [Event(int(ev[0][e]), kinds[int(ev[1][e])], int(ev[2][e]), int(ev[3][e]),
+                        float(ev[4][e])) for e in range(f["counters"][1])]
+        return ChunkOutcome(arm, reward, player, batch_end, wids, w, events)
+
+
+class AllSeasonDiscounted(AllSeason):
+    """All-Season with a discounted shadow (``allseason-disc``): the shadow weighs each
+    observation by gamma^(age) instead of keeping a window."""
+
+    name = "allseason-disc"
+    _shadow_mode = K.DISCOUNT
+
+    def __init__(self, d, *, gamma=0.9, n_max=5, lam=1.0, sigma2=1.0, weighting="batch",
+                 share=0.01, pruning="kl", rng=None):
+        super().__init__(d, tau=1, n_max=n_max, lam=lam, sigma2=sigma2, weighting=weighting,
+                         share=share, pruning=pruning, rng=rng, gamma=gamma)
+        if self.gamma >= 1.0:
+            raise ValueError(f"gamma: must be below 1, got {gamma!r}")
+
+    def _learn_shadow(self, xs, rs):
+        for x, r in zip(xs, rs):
+            self.slots[0].discount(self.gamma)
+            self.slots[0].update(x, r)

@@ -1,0 +1,173 @@
+"""The policy protocol shared by every bandit in the package.
+
+A policy sees, at each step t, the contextualised action set ``A_t`` (an array of shape
+``(K, d)``), picks one row, and later receives the rewards of the rows it picked, one batch
+at a time::
+
+    arm = policy.select(arms)          # per step
+    policy.update(xs, rs)              # per batch: xs (n, d), rs (n,)
+
+All randomness comes from the ``rng`` given at construction. A policy keeps two streams
+spawned from it: ``u`` (one uniform per step: which bandit plays, or which arm for
+``random``) and ``z`` (standard normals: the Thompson samples). Drawing them one step at a
+time or a chunk at a time gives the same numbers, which is what lets a compiled
+``run_chunk`` be checked decision for decision against the plain ``select``/``update`` loop.
+
+Observability: ``last_player`` is the id of the internal bandit that played the last step
+(``-1`` for single-model policies), ``weights()`` returns the current ``(ids, weights)`` of an
+ensemble (or ``None``) and ``pop_events()`` hands over what happened since the last call
+(spawned, pruned, window chosen, ...), as :class:`Event` rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, NamedTuple
+
+import numpy as np
+
+
+class Event(NamedTuple):
+    """One thing that happened inside a policy.
+
+    ``step`` is the 0-based step at which the batch that caused it ended; ``kind`` is e.g.
+    ``"spawn"``, ``"prune"``; ``bandit`` is the id concerned; ``other`` a related id (the twin
+    of a pruned bandit, the bandit a spawn was copied from; -1 if none); ``value`` a number
+    (the symmetric KL of a pruned pair, the window chosen by BoB; NaN if none).
+    """
+
+    step: int
+    kind: str
+    bandit: int
+    other: int = -1
+    value: float = float("nan")
+
+
+@dataclass
+class ChunkOutcome:
+    """What a policy did over a chunk of ``n`` steps made of whole batches.
+
+    arm, reward, player: shape (n,). batch_end: shape (n_batches,), the index (within the
+    chunk) of each batch's last step. weight_ids / weights: shape (n_batches, S), the ids and
+    normalised weights of the live bandits after each batch (id -1 = empty slot), or ``None``
+    for single-model policies. events: list of :class:`Event` with chunk-global step numbers.
+    """
+
+    arm: np.ndarray
+    reward: np.ndarray
+    player: np.ndarray
+    batch_end: np.ndarray
+    weight_ids: np.ndarray | None = None
+    weights: np.ndarray | None = None
+    events: list[Event] = field(default_factory=list)
+
+
+class Policy:
+    """Base class: stores hyperparameters, owns the random streams, runs chunks step by step.
+
+    Subclasses implement ``_select(arms, u, z) -> int`` and ``update(xs, rs)`` and may override
+    :meth:`run_chunk` with a compiled loop that makes exactly the same decisions.
+    """
+
+    name: ClassVar[str] = "policy"
+    uses_normals: ClassVar[bool] = True  # whether each step draws d standard normals
+
+    def __init__(self, d: int, *, rng: np.random.Generator | int | None = None):
+        if int(d) < 1:
+            raise ValueError(f"d: must be a positive integer, got {d!r}")
+        self.d = int(d)
+        self.rng = rng
+        self._rng_u, self._rng_z = np.random.default_rng(rng).spawn(2)
+        self.last_player = -1
+        self.t = 0  # steps played so far
+        self._events: list[Event] = []
+
+    # -- the protocol --------------------------------------------------------------------
+    def select(self, arms: np.ndarray) -> int:
+        """Pick one row of ``arms`` (shape (K, d)); return its index."""
+        u = self._rng_u.random()
+        z = self._rng_z.standard_normal(self.d) if self.uses_normals else None
+        arm = int(self._select(np.asarray(arms, dtype=float), u, z))
+        self.t += 1
+        return arm
+
+    def _select(self, arms: np.ndarray, u: float, z: np.ndarray | None) -> int:
+        raise NotImplementedError
+
+    def update(self, xs: np.ndarray, rs: np.ndarray) -> None:
+        """Learn from a batch: xs (n, d) the rows played, rs (n,) their rewards."""
+        raise NotImplementedError
+
+    def weights(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Current (ids, normalised weights) of an ensemble policy, else None."""
+        return None
+
+    def pop_events(self) -> list[Event]:
+        """Events since the last call."""
+        events, self._events = self._events, []
+        return events
+
+    def is_positive_definite(self) -> bool:
+        """True if every posterior precision the policy holds is positive definite."""
+        return True
+
+    # -- the runner's entry point ---------------------------------------------------------
+    def draw(self, n: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """The next ``n`` steps' random numbers: u (n,), z (n, d) or None."""
+        u = self._rng_u.random(n)
+        z = self._rng_z.standard_normal((n, self.d)) if self.uses_normals else None
+        return u, z
+
+    def run_chunk(self, arms: np.ndarray, expected: np.ndarray, noise: np.ndarray,
+                  batch_end: np.ndarray) -> ChunkOutcome:
+        """Play ``n`` steps: arms (n, K, d), expected rewards (n, K), noise (n,), batches ending
+        at the indices ``batch_end`` (the last one must be n - 1). Plain Python loop over
+        :meth:`_select` and :meth:`update`; compiled policies override it."""
+        n = arms.shape[0]
+        u, z = self.draw(n)
+        arm = np.empty(n, dtype=np.int64)
+        reward = np.empty(n)
+        player = np.empty(n, dtype=np.int64)
+        ids_rows, w_rows, events = [], [], []
+        start = 0
+        for end in batch_end:
+            for t in range(start, end + 1):
+                a = int(self._select(arms[t], u[t], None if z is None else z[t]))
+                self.t += 1
+                arm[t] = a
+                reward[t] = expected[t, a] + noise[t]
+                player[t] = self.last_player
+            self.update(arms[np.arange(start, end + 1), arm[start:end + 1]],
+                        reward[start:end + 1])
+            w = self.weights()
+            if w is not None:
+                ids_rows.append(w[0])
+                w_rows.append(w[1])
+            events.extend(self.pop_events())
+            start = end + 1
+        weight_ids = weights = None
+        if ids_rows:
+            width = max(len(r) for r in ids_rows)
+            weight_ids = np.full((len(ids_rows), width), -1, dtype=np.int64)
+            weights = np.zeros((len(ids_rows), width))
+            for i, (ids, w) in enumerate(zip(ids_rows, w_rows)):
+                weight_ids[i, :len(ids)] = ids
+                weights[i, :len(w)] = w
+        return ChunkOutcome(arm, reward, player, np.asarray(batch_end, dtype=np.int64),
+                            weight_ids, weights, events)
+
+
+def check_positive(name: str, value, *, integer: bool = False, upper: float | None = None):
+    """Validate a hyperparameter: positive (and <= upper); raise ValueError naming it."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: must be a number, got {value!r}") from None
+    if not np.isfinite(v) or v <= 0 or (upper is not None and v > upper):
+        bound = f" and at most {upper}" if upper is not None else ""
+        raise ValueError(f"{name}: must be positive{bound}, got {value!r}")
+    if integer:
+        if v != int(v):
+            raise ValueError(f"{name}: must be an integer, got {value!r}")
+        return int(v)
+    return v

@@ -1,0 +1,32 @@
+"""The uniform random policy: a floor on what any learner should beat."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .base import ChunkOutcome, Policy
+
+
+class RandomPolicy(Policy):
+    """Plays arm floor(u K), u ~ U(0, 1): each arm with probability 1/K."""
+
+    name = "random"
+    uses_normals = False
+
+    def __init__(self, d, *, rng=None):
+        super().__init__(d, rng=rng)
+
+    def _select(self, arms, u, z):
+        return min(int(u * arms.shape[0]), arms.shape[0] - 1)
+
+    def update(self, xs, rs):
+        pass
+
+    def run_chunk(self, arms, expected, noise, batch_end):
+        n, n_arms = expected.shape
+        u, _ = self.draw(n)
+        arm = np.minimum((u * n_arms).astype(np.int64), n_arms - 1)
+        reward = expected[np.arange(n), arm] + noise
+        self.t += n
+        return ChunkOutcome(arm, reward, np.full(n, -1, dtype=np.int64),
+                            np.asarray(batch_end, dtype=np.int64))

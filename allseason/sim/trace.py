@@ -1,0 +1,144 @@
+"""What a simulation records, as preallocated numpy columns; pandas tables only at the edge.
+
+A :class:`Trace` is one policy on one seed: per step (arm, reward, expected reward of the arm
+played, best expected reward, true state, which internal bandit played), per batch (the ids
+and weights of the live bandits, for ensembles), and events (spawn, prune, ...).
+A :class:`RaceResult` holds the traces of every (policy, seed) of a race.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..policies.base import ChunkOutcome, Event
+
+
+@dataclass
+class Trace:
+    """One policy's run on one seed; columns are filled chunk by chunk up to ``n_done``."""
+
+    label: str
+    seed_index: int
+    horizon: int
+    arm: np.ndarray = None
+    reward: np.ndarray = None
+    expected: np.ndarray = None
+    best: np.ndarray = None
+    state: np.ndarray = None
+    player: np.ndarray = None
+    batch_end: list = field(default_factory=list)
+    weight_ids: list = field(default_factory=list)
+    weights: list = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    n_done: int = 0
+    seconds: float = 0.0
+
+    def __post_init__(self):
+        T = self.horizon
+        self.arm = np.zeros(T, dtype=np.int64)
+        self.player = np.full(T, -1, dtype=np.int64)
+        self.state = np.zeros(T, dtype=np.int64)
+        self.reward, self.expected, self.best = np.zeros(T), np.zeros(T), np.zeros(T)
+
+    def record(self, start: int, out: ChunkOutcome, expected: np.ndarray, state: np.ndarray,
+               seconds: float) -> None:
+        """Append a chunk that started at step ``start``."""
+        n = len(out.arm)
+        sl = slice(start, start + n)
+        self.arm[sl], self.reward[sl], self.player[sl] = out.arm, out.reward, out.player
+        self.expected[sl] = expected[np.arange(n), out.arm]
+        self.best[sl] = expected.max(axis=1)
+        self.state[sl] = state
+        self.batch_end.append(out.batch_end + start)
+        if out.weights is not None:
+            self.weight_ids.append(out.weight_ids)
+            self.weights.append(out.weights)
+        self.events.extend(out.events)
+        self.n_done = start + n
+        self.seconds += seconds
+
+    @property
+    def regret(self) -> np.ndarray:
+        """Per-step pseudo-regret: best expected reward minus that of the arm played."""
+        return (self.best - self.expected)[:self.n_done]
+
+    def batch_weights(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """(batch end step (n_b,), ids (n_b, S), weights (n_b, S)) or None."""
+        if not self.weights:
+            return None
+        width = max(w.shape[1] for w in self.weights)
+        pad = lambda a, v: np.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=v)  # noqa
+        ids = np.concatenate([pad(a, -1) for a in self.weight_ids])
+        w = np.concatenate([pad(a, 0.0) for a in self.weights])
+        return np.concatenate(self.batch_end), ids, w
+
+
+@dataclass
+class RaceResult:
+    """Traces of a race, keyed by (label, seed index); ``scenario`` and ``race`` for context."""
+
+    race: object
+    traces: dict[tuple[str, int], Trace]
+
+    @property
+    def labels(self) -> list[str]:
+        return [p.label for p in self.race.policies]
+
+    @property
+    def n_done(self) -> int:
+        return min(t.n_done for t in self.traces.values())
+
+    def summary(self) -> dict[str, dict[str, float]]:
+        """Per policy: mean reward per step (mean and std over seeds, 95% interval half-width),
+        cumulative regret (mean over seeds), and seconds (sum over seeds)."""
+        out = {}
+        n_seeds = self.race.n_seeds
+        for label in self.labels:
+            traces = [self.traces[label, k] for k in range(n_seeds)]
+            means = np.array([t.reward[:t.n_done].mean() for t in traces])
+            regrets = np.array([t.regret.sum() for t in traces])
+            std = float(means.std(ddof=1)) if n_seeds > 1 else 0.0
+            out[label] = dict(mean_reward=float(means.mean()), std_reward=std,
+                              ci95=1.96 * std / np.sqrt(n_seeds),
+                              mean_expected_reward=float(np.mean(
+                                  [t.expected[:t.n_done].mean() for t in traces])),
+                              cum_regret=float(regrets.mean()),
+                              seconds=float(sum(t.seconds for t in traces)))
+        return out
+
+    def to_frames(self) -> dict[str, "object"]:
+        """Tidy pandas tables: ``steps`` (one row per policy, seed, step), ``weights`` (policy,
+        seed, batch, step, bandit, weight; ensembles only), ``events`` and ``summary``."""
+        import pandas as pd
+
+        steps, weights, events = [], [], []
+        for (label, k), t in self.traces.items():
+            n = t.n_done
+            steps.append(pd.DataFrame({
+                "policy": label, "seed": k, "step": np.arange(n), "state": t.state[:n],
+                "arm": t.arm[:n], "reward": t.reward[:n], "expected": t.expected[:n],
+                "best": t.best[:n], "regret": t.regret, "player": t.player[:n]}))
+            bw = t.batch_weights()
+            if bw is not None:
+                ends, ids, w = bw
+                batch = np.repeat(np.arange(len(ends)), ids.shape[1])
+                keep = ids.ravel() >= 0
+                weights.append(pd.DataFrame({
+                    "policy": label, "seed": k, "batch": batch[keep],
+                    "step": np.repeat(ends, ids.shape[1])[keep], "bandit": ids.ravel()[keep],
+                    "weight": w.ravel()[keep]}))
+            if t.events:
+                ev = pd.DataFrame(t.events, columns=list(Event._fields))
+                ev.insert(0, "seed", k)
+                ev.insert(0, "policy", label)
+                events.append(ev)
+        cat = lambda parts, cols: (pd.concat(parts, ignore_index=True) if parts  # noqa: E731
+                                   else pd.DataFrame(columns=cols))
+        summary = pd.DataFrame.from_dict(self.summary(), orient="index")
+        summary.index.name = "policy"
+        return {"steps": cat(steps, ["policy", "seed", "step"]),
+                "weights": cat(weights, ["policy", "seed", "batch", "step", "bandit", "weight"]),
+                "events": cat(events, ["policy", "seed"] + list(Event._fields)),
+                "summary": summary.reset_index()}
