@@ -14,6 +14,7 @@ from .analysis import recall_table, state_table
 from .envs import PRESETS, LinearGaussianEnv, Pattern, preset
 from .policies import REGISTRY, hyperparameters, make_policy
 from .sim import Progress, RaceResult, Trace, iter_race, run, run_race
+from .sim.runner import make_env, posterior_history
 from .specs import LIMITS, PolicySpec, Race, Scenario, SpecError, policy_specs
 
 DEFAULT_POLICIES = ("allseason-sw", "allseason-disc", "lints", "sw-lints", "d-lints", "random")
@@ -35,4 +36,4 @@ def default_race(scenario: Scenario | None = None, n_seeds: int = 3) -> Race:
 __all__ = ["Scenario", "PolicySpec", "Race", "SpecError", "LIMITS", "policy_specs", "run",
            "run_race", "iter_race", "Progress", "RaceResult", "Trace", "Pattern", "preset",
            "PRESETS", "LinearGaussianEnv", "make_policy", "hyperparameters", "policy_names",
-           "default_race", "recall_table", "state_table", "DEFAULT_POLICIES", "DEFAULT_PARAMS"]
+           "default_race", "recall_table", "state_table", "make_env", "posterior_history", "DEFAULT_POLICIES", "DEFAULT_PARAMS"]

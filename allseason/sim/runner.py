@@ -96,3 +96,46 @@ def run(scenario: Scenario, policy: PolicySpec | str, n_seeds: int = 1, **params
     """Run one policy (a spec, or a registered name with hyperparameters) on a scenario."""
     spec = policy if isinstance(policy, PolicySpec) else PolicySpec(policy, params)
     return run_race(Race(scenario, (spec,), n_seeds))
+
+
+def make_env(scenario: Scenario, seed_index: int = 0) -> LinearGaussianEnv:
+    """The environment of seed ``seed_index`` of a scenario (the one a race uses)."""
+    return LinearGaussianEnv(scenario.pattern, scenario.d, scenario.n_arms, scenario.sigma2,
+                             rng=np.random.default_rng(seed_sequence(scenario, seed_index)))
+
+
+def posterior_history(scenario: Scenario, spec: PolicySpec, seed_index: int = 0,
+                      every: int = 100):
+    """Replay one (policy, seed) of a race and snapshot its posteriors every ``every`` steps.
+
+    Returns (table, thetas): a pandas DataFrame with one row per (step, bandit) holding the
+    posterior mean ``mean_i`` and covariance ``cov_ij`` (i <= j) of every live bandit
+    (bandit -1 for single-model policies), and the true parameters, shape (n_states, d).
+    The decisions are those of the race (same streams), whatever ``every`` is."""
+    import pandas as pd
+
+    env = make_env(scenario, seed_index)
+    policy = spec.build(scenario.d, sigma2=scenario.sigma2,
+                        rng=np.random.default_rng(seed_sequence(scenario, seed_index,
+                                                                spec.label)))
+    ends = scenario.batch_ends()
+    rows = []
+    d = scenario.d
+    iu = np.triu_indices(d)
+    for start, stop, b0, b1 in chunk_bounds(ends, every):
+        rnd = env.next_round(stop - start)
+        policy.run_chunk(rnd.arms, rnd.expected, rnd.noise, ends[b0:b1] - start)
+        f = getattr(policy, "_fast", None)
+        if f is None:
+            break
+        if "alive" in f:
+            slots = [(int(f["ids"][s]), f["M"][s], f["mu"][s]) for s in np.flatnonzero(f["alive"])]
+        else:
+            slots = [(-1, f["M"], f["mu"])]
+        for bid, M, mu in slots:
+            cov = np.linalg.inv(M)
+            row = {"step": stop - 1, "bandit": bid, "state": int(rnd.state[-1])}
+            row.update({f"mean_{i}": mu[i] for i in range(d)})
+            row.update({f"cov_{i}{j}": cov[i, j] for i, j in zip(*iu)})
+            rows.append(row)
+    return pd.DataFrame(rows), env.thetas.copy()
