@@ -1,9 +1,9 @@
 """What All-Season did, per change point and per state, computed from a trace.
 
 - :func:`recall_table`: for every change point, whether the state is new or returning, the
-  bandit that should take over (the shadow, id 0, for a new state; for a returning state
-  the live base bandit that played that state most before), how many steps until it holds
-  the top weight, which bandit held the top weight most often in the segment, and how many
+  bandit that should take over (for a new state the shadow, id 0, or a base bandit spawned
+  from it after the change point; for a returning state the live base bandit that played
+  that state most before), how many steps until it holds the top weight (and which one did), which bandit held the top weight most often in the segment, and how many
   base bandits were spawned in the segment (spawns in a returning state were not needed).
 - :func:`state_table`: share of each true state's steps played by each bandit.
 """
@@ -32,7 +32,8 @@ def recall_table(trace: Trace, pattern: Pattern):
     import pandas as pd
 
     ends, top = top_bandit(trace)
-    spawns = np.array([e.step for e in trace.events if e.kind == "spawn"], dtype=np.int64)
+    spawned = [(e.step, e.bandit) for e in trace.events if e.kind == "spawn"]
+    spawns = np.array([s for s, _ in spawned], dtype=np.int64)
     states, player = trace.state[:trace.n_done], trace.player[:trace.n_done]
     bounds = np.concatenate([[0], np.cumsum([n for _, n in pattern.segments])])
     seen, rows = {pattern.segments[0][0]}, []
@@ -51,16 +52,22 @@ def recall_table(trace: Trace, pattern: Pattern):
             order = [b for b in np.argsort(-counts) if counts[b] > 0 and b in alive]
             right = int(order[0]) if order else -1
         in_seg = (ends >= start) & (ends < stop)
-        hit = np.flatnonzero(in_seg & (top == right))
+        if new:  # the shadow, or a copy of it made after the change point
+            fresh = [b for s, b in spawned if start <= s < stop] + [SHADOW]
+            is_right = np.isin(top, fresh)
+        else:
+            is_right = top == right
+        hit = np.flatnonzero(in_seg & is_right)
         delay = int(ends[hit[0]] - start + 1) if len(hit) else np.nan
+        taken_by = int(top[hit[0]]) if len(hit) else -1
         seg_top = top[in_seg]
         winner = int(np.bincount(seg_top - seg_top.min()).argmax() + seg_top.min()) \
             if len(seg_top) else -1
         n_spawn = int(((spawns >= start) & (spawns < stop)).sum())
         rows.append(dict(change_point=i, step=start, state=state,
                          kind="new" if new else "returning", right_bandit=right,
-                         steps_to_top=delay, most_often_top=winner,
-                         share_top_right=float(np.mean(seg_top == right)) if len(seg_top) else 0,
+                         steps_to_top=delay, taken_by=taken_by, most_often_top=winner,
+                         share_top_right=float(np.mean(is_right[in_seg])) if len(seg_top) else 0,
                          spawns=n_spawn))
     return pd.DataFrame(rows)
 

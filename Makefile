@@ -1,0 +1,28 @@
+# The README's two commands: `make app` and `make test`. Both install what they need first.
+PYTHON ?= python3
+PORT ?= 8501
+
+.PHONY: app test install install-dev browser bench
+
+install:
+	$(PYTHON) -m pip install -q -r requirements.txt
+	$(PYTHON) -m pip install -q --no-deps -e .
+
+install-dev: install
+	$(PYTHON) -m pip install -q -r requirements-dev.txt
+
+# Debian's chromium for the real-browser tests (never `playwright install`: no downloads here)
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
+app: install
+	$(PYTHON) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+
+test: install-dev browser
+	$(PYTHON) -m pytest -q
+
+bench: install
+	$(PYTHON) benchmarks/bench_engine.py
+	$(PYTHON) benchmarks/paper_synthetic.py

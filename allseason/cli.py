@@ -1,0 +1,170 @@
+"""Command line: ``python -m allseason run|patterns|policies``.
+
+Bad flags or files get one clear line on stderr and exit code 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+from . import api
+
+MAX_FILE_BYTES = 1_000_000
+
+
+class CliError(Exception):
+    """A user error: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own errors: one line, exit 2
+        raise CliError(message)
+
+
+def _scenario(args) -> api.Scenario:
+    common = dict(d=args.d, n_arms=args.arms, sigma2=args.sigma2, seed=args.seed,
+                  batch_size=args.batch_size)
+    name = args.pattern
+    if name.endswith(".json"):
+        path = Path(name)
+        if not path.is_file():
+            raise CliError(f"--pattern: no such file {name!r}")
+        if path.stat().st_size > MAX_FILE_BYTES:
+            raise CliError(f"--pattern: {name!r} is larger than {MAX_FILE_BYTES} bytes")
+        try:
+            data = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError) as e:
+            raise CliError(f"--pattern: {name!r} is not valid JSON ({e})") from None
+        if isinstance(data, list):  # a bare list of [state, length] segments
+            data = {"segments": data, "preset": "custom"}
+        if not isinstance(data, dict):
+            raise CliError(f"--pattern: {name!r} must hold a JSON object or a list of segments")
+        data = {**{k: v for k, v in common.items() if v is not None}, **data}
+        return api.Scenario.from_dict(data)
+    if name not in api.PRESETS:
+        raise CliError(f"--pattern: unknown pattern {name!r}; known: {', '.join(api.PRESETS)}"
+                       " or a FILE.json")
+    return api.Scenario.from_preset(name, horizon=args.horizon, n_states=args.states,
+                                    **{k: v for k, v in common.items() if v is not None})
+
+
+def _batch_size(text: str):
+    """'10' -> 10; '5,10,20' -> (5, 10, 20) (inhomogeneous batches, repeated in turn)."""
+    parts = [p for p in text.split(",") if p.strip()]
+    try:
+        sizes = tuple(int(p) for p in parts)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer or a comma-separated list of "
+                                         f"integers, got {text!r}") from None
+    if not sizes:
+        raise argparse.ArgumentTypeError("must not be empty")
+    return sizes[0] if len(sizes) == 1 else sizes
+
+
+def cmd_run(args) -> int:
+    if args.trace and not Path(args.trace).resolve().parent.is_dir():
+        raise CliError(f"--trace: the folder of {args.trace!r} does not exist")
+    scenario = _scenario(args)
+    shared = dict(tau=args.tau, gamma=args.gamma, n_max=args.n_max, lam=args.lam,
+                  weighting=args.weighting, share=args.share)
+    names = [n.strip() for n in args.policies.split(",") if n.strip()]
+    race = api.Race(scenario, api.policy_specs(names, **shared), args.seeds)
+    t0 = time.perf_counter()
+    last = 0.0
+    result = None
+    for progress in api.iter_race(race):
+        result = progress.result
+        if not args.json and sys.stderr.isatty() and time.perf_counter() - last > 0.2:
+            last = time.perf_counter()
+            print(f"\r{progress.fraction:6.1%} of {race.n_seeds} x {scenario.horizon} steps",
+                  end="", file=sys.stderr)
+    if not args.json and sys.stderr.isatty():
+        print("\r" + " " * 40 + "\r", end="", file=sys.stderr)
+    summary = result.summary()
+    if args.trace:
+        result.to_frames()["steps"].to_csv(args.trace, index=False)
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return 0
+    print(f"pattern {scenario.preset} | T={scenario.horizon} d={scenario.d} K={scenario.n_arms}"
+          f" sigma2={scenario.sigma2} batch={scenario.batch_size} seeds={race.n_seeds}"
+          f" seed={scenario.seed} | {time.perf_counter() - t0:.2f} s")
+    print(f"{'policy':<16} {'mean reward':>18} {'cum. regret':>12} {'seconds':>8}")
+    for label, s in sorted(summary.items(), key=lambda kv: -kv[1]["mean_reward"]):
+        print(f"{label:<16} {s['mean_reward']:>9.4f} ± {s['std_reward']:<6.4f} "
+              f"{s['cum_regret']:>12.1f} {s['seconds']:>8.3f}")
+    if args.trace:
+        print(f"trace written to {args.trace}")
+    return 0
+
+
+def cmd_patterns(args) -> int:
+    for name in api.PRESETS:
+        p = api.preset(name)
+        print(f"{name:<16} T={p.horizon:<6} states={p.n_states} segments={len(p.segments)}: "
+              + " ".join(f"{s}x{n}" for s, n in p.segments[:10])
+              + (" ..." if len(p.segments) > 10 else ""))
+    print("custom           --pattern FILE.json: {\"segments\": [[state, length], ...]} "
+          "(or a bare list of segments)")
+    return 0
+
+
+def cmd_policies(args) -> int:
+    for name in api.policy_names():
+        params = ", ".join(f"{k}={v!r}" for k, v in api.hyperparameters(name).items())
+        print(f"{name:<16} {params}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="python -m allseason",
+                     description="All-Season bandit: seasonal linear bandit experiments.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    run = sub.add_parser("run", help="race policies on a seasonal pattern, print a leaderboard")
+    run.add_argument("--pattern", default="paper-synthetic",
+                     help="a preset (see `patterns`) or FILE.json (default: paper-synthetic)")
+    run.add_argument("--policies", default=",".join(api.DEFAULT_POLICIES),
+                     help="comma-separated policy names (see `policies`)")
+    run.add_argument("--seeds", type=int, default=3, help="number of independent seeds (3)")
+    run.add_argument("--seed", type=int, default=None, help="root random seed (0)")
+    run.add_argument("--horizon", type=int, default=None, help="steps T (preset's default)")
+    run.add_argument("--states", type=int, default=3, help="distinct states of a preset (3)")
+    run.add_argument("--batch-size", type=_batch_size, default=None,
+                     help="B, or a list like 5,10,20 for inhomogeneous batches (1)")
+    run.add_argument("--d", type=int, default=None, help="dimension d (5)")
+    run.add_argument("--arms", type=int, default=None, help="arms per step K (5)")
+    run.add_argument("--sigma2", type=float, default=None, help="reward noise variance (0.1)")
+    run.add_argument("--tau", type=int, default=api.DEFAULT_PARAMS["tau"],
+                     help="window of SW-LinTS and of All-Season's shadow (10)")
+    run.add_argument("--gamma", type=float, default=api.DEFAULT_PARAMS["gamma"],
+                     help="discount of D-LinTS and All-Season (Disc) (0.95)")
+    run.add_argument("--n-max", type=int, default=api.DEFAULT_PARAMS["n_max"],
+                     help="All-Season's maximum number of base bandits (5)")
+    run.add_argument("--lam", type=float, default=None, help="prior precision lambda (1)")
+    run.add_argument("--weighting", choices=["batch", "fixed-share"], default=None,
+                     help="All-Season weights: the paper's 'batch' or 'fixed-share'")
+    run.add_argument("--share", type=float, default=None, help="fixed-share alpha (0.01)")
+    run.add_argument("--json", action="store_true", help="print one JSON object per policy")
+    run.add_argument("--trace", metavar="FILE.csv", help="write the per-step trace as CSV")
+    run.set_defaults(func=cmd_run)
+    pat = sub.add_parser("patterns", help="list the preset season patterns")
+    pat.set_defaults(func=cmd_patterns)
+    pol = sub.add_parser("policies", help="list the policies and their hyperparameters")
+    pol.set_defaults(func=cmd_policies)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+    except (CliError, api.SpecError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:  # e.g. --trace into a read-only folder
+        print(f"error: {e}", file=sys.stderr)
+        return 2

@@ -1,0 +1,181 @@
+"""BoB, Bandit-over-Bandits: Cheung, Simchi-Levi & Zhu, "Learning to Optimize under
+Non-Stationarity" (AISTATS 2019). An EXP3 master picks, for each block of H steps, the
+window size w of a sliding-window LinUCB (SW-UCB). The SW-UCB is restarted at every block.
+
+Equations implemented (T = ``horizon``, R = sqrt(sigma2), delta = 1/T):
+
+- Block length and window set (the paper's choice, eq. (23) in the All-Season paper's
+  citation):
+
+      H = ceil(d sqrt(T)),   Delta_H = ceil(ln H),
+      J = { floor(H^(k / Delta_H)) : k = 0, 1, ..., Delta_H } = {1, ..., H}.
+
+  The floor is taken of H^(k/Delta_H) + 1e-9, so that exact integer powers (H = 8, k = 1)
+  are not lost to rounding. Repeated values are kept as separate EXP3 arms, as the
+  formula gives them. H = 1 gives J = {1}.
+- Base bandit in block i with window w (SW-UCB): with s_0 = max((i-1)H + 1, t - w), the
+  observations of the current block inside the window are used:
+
+      V_{t-1} = lam I + sum_{s=s_0}^{t-1} x_s x_s^T,   theta_t = V_{t-1}^-1 sum_{s=s_0}^{t-1} r_s x_s,
+      x_t = argmax_x  x^T theta_t + beta_w ||x||_{V_{t-1}^-1},
+      beta_w = R sqrt(d ln((1 + w L^2 / lam) / delta)) + sqrt(lam) S.
+
+- EXP3 master over the |J| windows (Auer et al. 2002, as used in BoB):
+
+      gamma = min(1, sqrt(|J| ln|J| / ((e - 1) ceil(T/H)))),
+      p_j   = (1 - gamma) s_j / sum_k s_k + gamma / |J|,
+      block reward rescaled to [0, 1]:
+          rhat = 1/2 + (sum of the block's rewards) / (2 (H L S + 2 R sqrt(H ln(T / sqrt H)))),
+      s_j <- s_j exp(gamma rhat / (|J| p_j))   for the window j that was played.
+
+  The weights s_j are kept as logs and normalised with log-sum-exp.
+
+Choices, and what the paper leaves open:
+
+- Base bandit: SW-UCB, as in the paper, not a Thompson variant. S and L (the paper's bounds
+  on ||theta|| and ||x||, grid {0.1, 1, 10} in the All-Season paper) enter only through
+  beta_w and the reward rescaling. A Thompson base would drop beta_w, and with it the
+  role of S and L. ``lam`` is the ridge regulariser of the paper, and sigma2 sets R.
+- rhat is clipped to [0, 1]. The paper's bound on a block's total reward holds only
+  with high probability.
+- A block whose rewards have not all arrived when the next block starts (a batch that
+  spans the boundary) updates EXP3 when its last reward arrives, with the probability
+  at which its window was drawn. Its late observations are not given to the new block's
+  SW-UCB, which has been restarted.
+- Runs longer than ``horizon`` go on with the same H, J and gamma. Every block has H
+  steps. The paper's last, shorter block is simply the block during which the run ends;
+  it never updates EXP3.
+- Randomness: the window of a block is drawn by inverting EXP3's distribution at the
+  ``u`` of the block's first step. The other steps' ``u`` are ignored. Arm ties go to the
+  lowest index. This happens at each block start, where theta = 0 and all unit-norm arms
+  score the same.
+- The window is counted in observations (the last w of the block), as in the paper with
+  one observation per step.
+
+Ids: ``last_player`` is the index j of the window in J (0 .. |J|-1). ``weights()`` returns
+these ids with EXP3's current probabilities p_j, the distribution from which the next block's
+window will be drawn. Events: one "window" per block, stamped with the block's first step
+(0-based), with bandit = j, other = the block index and value = the window w = J[j].
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+import numpy as np
+from scipy.special import logsumexp
+
+from .base import Event, Policy, check_positive
+from .dlinucb import RidgeModel
+
+
+def block_length(d: int, horizon: int) -> int:
+    """H = ceil(d sqrt(T))."""
+    return max(1, math.ceil(d * math.sqrt(horizon)))
+
+
+def window_set(H: int) -> np.ndarray:  # noqa: N803
+    """J = {floor(H^(k / ceil(ln H))) : k = 0 .. ceil(ln H)}."""
+    if H <= 1:
+        return np.array([1], dtype=np.int64)
+    n = math.ceil(math.log(H))
+    return np.array([math.floor(H ** (k / n) + 1e-9) for k in range(n + 1)], dtype=np.int64)
+
+
+class BoB(Policy):
+    """Bandit-over-Bandits (Cheung, Simchi-Levi & Zhu 2019): EXP3 over SW-UCB window sizes.
+
+    Parameters: horizon (T, fixes H, J and EXP3's rate), S (bound on ||theta||), L (bound on
+    ||x||), lam (ridge regulariser), sigma2 (noise variance, R = sqrt(sigma2)).
+    """
+
+    name = "bob"
+    uses_normals = False
+
+    def __init__(self, d, *, horizon=10000, S=1.0, L=1.0, lam=1.0, sigma2=1.0,  # noqa: N803
+                 rng=None):
+        super().__init__(d, rng=rng)
+        self.horizon = check_positive("horizon", horizon, integer=True)
+        self.S = check_positive("S", S)
+        self.L = check_positive("L", L)
+        self.lam = check_positive("lam", lam)
+        self.sigma2 = check_positive("sigma2", sigma2)
+        T, R = self.horizon, math.sqrt(self.sigma2)
+        self.block = block_length(self.d, T)  # H
+        self.windows = window_set(self.block)  # J
+        n_w = len(self.windows)
+        self.n_blocks = math.ceil(T / self.block)
+        self.gamma = (min(1.0, math.sqrt(n_w * math.log(n_w) / ((math.e - 1) * self.n_blocks)))
+                      if n_w > 1 else 0.0)
+        self.delta = 1.0 / T
+        self.reward_scale = 2.0 * (self.block * self.L * self.S + 2.0 * R * math.sqrt(
+            self.block * max(math.log(T / math.sqrt(self.block)), 0.0)))
+        self.logw = np.zeros(n_w)  # log s_j
+        self.model = RidgeModel(self.d, self.lam)
+        self._obs: deque = deque()
+        self._current = -1  # index of the block being played
+        self._w = 1
+        self._beta = 0.0
+        # block index -> [j, p_j, sum of rewards received, number received]
+        self._pending: dict[int, list] = {}
+
+    # -- EXP3 ---------------------------------------------------------------------------------
+    def probabilities(self) -> np.ndarray:
+        """p_j = (1 - gamma) s_j / sum s + gamma / |J|."""
+        n_w = len(self.windows)
+        return (1.0 - self.gamma) * np.exp(self.logw - logsumexp(self.logw)) + self.gamma / n_w
+
+    def rescale(self, block_reward: float) -> float:
+        """rhat = 1/2 + block_reward / (2 (H L S + 2 R sqrt(H ln(T / sqrt H)))), clipped."""
+        return min(1.0, max(0.0, 0.5 + block_reward / self.reward_scale))
+
+    def _exp3_update(self, j: int, p: float, block_reward: float) -> None:
+        n_w = len(self.windows)
+        self.logw[j] += self.gamma * self.rescale(block_reward) / (n_w * p)
+        self.logw -= self.logw.max()  # keep the logs bounded; p is unchanged
+
+    def _start_block(self, block: int, u: float) -> None:
+        p = self.probabilities()
+        j = min(int(np.searchsorted(np.cumsum(p), u, side="right")), len(p) - 1)
+        self._pending[block] = [j, float(p[j]), 0.0, 0]
+        self._current = block
+        self._w = int(self.windows[j])
+        self._beta = (math.sqrt(self.sigma2) * math.sqrt(
+            self.d * math.log((1.0 + self._w * self.L ** 2 / self.lam) / self.delta))
+            + math.sqrt(self.lam) * self.S)
+        self.model = RidgeModel(self.d, self.lam)  # SW-UCB restarts at every block
+        self._obs.clear()
+        self._events.append(Event(self.t, "window", j, block, float(self._w)))
+
+    # -- the protocol -------------------------------------------------------------------------
+    def _select(self, arms, u, z):
+        block = self.t // self.block
+        if block != self._current:
+            self._start_block(block, u)
+        self.last_player = self._pending[block][0]
+        m = self.model
+        return int(np.argmax(arms @ m.theta + self._beta * m.widths(arms)))
+
+    def update(self, xs, rs):
+        xs, rs = np.atleast_2d(np.asarray(xs, dtype=float)), np.atleast_1d(rs)
+        first = self.t - len(rs)
+        for i, (x, r) in enumerate(zip(xs, rs)):
+            block = (first + i) // self.block
+            entry = self._pending[block]
+            entry[2] += float(r)
+            entry[3] += 1
+            if block == self._current:
+                if len(self._obs) == self._w:
+                    self.model.downdate(*self._obs.popleft())
+                self.model.update(x, r)
+                self._obs.append((x.copy(), float(r)))
+            if entry[3] == self.block:
+                self._exp3_update(entry[0], entry[1], entry[2])
+                del self._pending[block]
+
+    def weights(self):
+        return np.arange(len(self.windows), dtype=np.int64), self.probabilities()
+
+    def is_positive_definite(self):
+        return bool(np.all(np.linalg.eigvalsh(self.model.M) > 0))

@@ -1,0 +1,307 @@
+"""Canonical app state: the scenario and the race choice, kept across pages and in the URL.
+
+Streamlit drops a widget's value when its page is left, so the truth lives in two
+non-widget keys of ``st.session_state``:
+
+- ``SCENARIO`` holds a validated :class:`allseason.api.Scenario`;
+- ``RACE_CHOICE`` holds the race settings as plain data (policy names, their
+  hyperparameters, number of seeds), turned into an ``api.Race`` by :func:`race`.
+
+Widgets are seeded from these keys when they are (re)created and write back to them after
+validation. The scenario is also written to the page URL (``st.query_params``) on every page,
+so a copied link reproduces it: ``?preset=regular&horizon=5000&n_states=3&d=5&...``, or for a
+hand-made pattern ``?preset=custom&segments=0x1500_1x1000_0x800&...`` (state ``x`` length,
+joined by ``_``). A link is read once, when a session starts; every parameter it holds is
+checked on its own, so one bad value is reported by name and the others still apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import streamlit as st
+
+from allseason import api
+
+SCENARIO = "scenario"
+RACE_CHOICE = "race_choice"
+URL_ERRORS = "url_errors"
+LAST_RACE = "last_race"          # Race.to_json() of the race the Race page ran or showed last
+AUTORUN = "autorun"              # set by Home's button: the Race page runs on arrival
+
+# What one session may ask of this app; tighter than the engine's api.LIMITS.
+APP_LIMITS = dict(
+    horizon=50_000, n_seeds=10, n_policies=8, d=20, n_arms=50, n_states=12,
+    n_segments=500, batch_size=1_000, budget=1_000_000,  # budget: horizon x seeds x policies
+)
+
+SCENARIO_FIELDS = ("preset", "segments", "horizon", "n_states", "d", "n_arms", "sigma2",
+                   "batch_size", "seed")
+
+LABELS = {
+    "preset": "Preset", "segments": "Segments", "horizon": "Horizon", "n_states":
+    "Distinct states", "d": "Dimension d", "n_arms": "Arms K", "sigma2": "Noise σ²",
+    "batch_size": "Batch size", "seed": "Seed", "n_seeds": "Seeds", "policies": "Policies",
+    "file": "File", "scenario": "Scenario", "race": "Race",
+}
+
+
+# --- messages -------------------------------------------------------------------------------
+def field_group(field: str) -> str:
+    """The input a SpecError field belongs to: 'segments[3].length' -> 'segments'."""
+    return field.split("[", 1)[0].split(".", 1)[0] if field.startswith("segments") else field
+
+
+def explain(err: api.SpecError) -> str:
+    """A SpecError as a sentence a newcomer can act on, naming the input."""
+    field = getattr(err, "field", "")
+    message = str(err)
+    if field and message.startswith(field + ": "):
+        message = message[len(field) + 2:]
+    if field.startswith("segments["):
+        idx, _, part = field[len("segments["):].partition("]")
+        part = part.lstrip(".")
+        label = f"Segment {idx}" + (f", {part}" if part else "")
+    elif "." in field and field.split(".", 1)[0] in api.policy_names():
+        name, param = field.split(".", 1)
+        label = f"{name}, {param}"
+    else:
+        label = LABELS.get(field, field or "Input")
+    return f"{label}: {message}"
+
+
+def check_app_limits(scenario: api.Scenario) -> api.Scenario:
+    """Raise SpecError if the scenario is valid for the engine but too big for this app."""
+    lim = APP_LIMITS
+    if scenario.horizon > lim["horizon"]:
+        raise api.SpecError("horizon", f"this app runs at most {lim['horizon']:,} steps "
+                                       f"(got {scenario.horizon:,}); use the Python API "
+                                       f"for longer runs")
+    if len(scenario.segments) > lim["n_segments"]:
+        raise api.SpecError("segments", f"this app takes at most {lim['n_segments']} segments")
+    n_states = max(s for s, _ in scenario.segments) + 1
+    if n_states > lim["n_states"]:
+        raise api.SpecError("segments", f"states are numbered 0 to {lim['n_states'] - 1} in "
+                                        f"this app (got state {n_states - 1})")
+    for name in ("d", "n_arms"):
+        if getattr(scenario, name) > lim[name]:
+            raise api.SpecError(name, f"at most {lim[name]} in this app, "
+                                      f"got {getattr(scenario, name)}")
+    sizes = scenario.batch_size if isinstance(scenario.batch_size, tuple) \
+        else (scenario.batch_size,)
+    if max(sizes) > lim["batch_size"]:
+        raise api.SpecError("batch_size", f"at most {lim['batch_size']:,} in this app")
+    return scenario
+
+
+# --- URL encoding ---------------------------------------------------------------------------
+def encode_segments(segments) -> str:
+    return "_".join(f"{s}x{n}" for s, n in segments)
+
+
+def decode_segments(text: str) -> list[list[str]]:
+    parts = [p for p in str(text).strip().split("_") if p]
+    if not parts:
+        raise api.SpecError("segments", "is empty; write STATExLENGTH joined by _, "
+                                        "e.g. 0x1500_1x1000")
+    out = []
+    for i, part in enumerate(parts, start=1):
+        state, sep, length = part.partition("x")
+        if not sep:
+            raise api.SpecError("segments", f"segment {i} ({part!r}) is not STATExLENGTH; "
+                                            f"write e.g. 0x1500_1x1000")
+        out.append([state, length])
+    return out
+
+
+def encode_batch(batch_size) -> str:
+    return "_".join(map(str, batch_size)) if isinstance(batch_size, tuple) else str(batch_size)
+
+
+def decode_batch(text: str):
+    parts = [p for p in str(text).replace(",", "_").split("_") if p.strip()]
+    if not parts:
+        raise api.SpecError("batch_size", "is empty")
+    return parts[0].strip() if len(parts) == 1 else [p.strip() for p in parts]
+
+
+def scenario_to_query(scenario: api.Scenario) -> dict[str, str]:
+    """URL parameters that rebuild ``scenario`` exactly (short form for untouched presets)."""
+    q = {"preset": scenario.preset}
+    n_states = max(s for s, _ in scenario.segments) + 1
+    short = False
+    if scenario.preset != "custom":
+        try:
+            short = api.Scenario.from_preset(scenario.preset, horizon=scenario.horizon,
+                                             n_states=n_states).segments == scenario.segments
+        except api.SpecError:
+            short = False
+    if short:
+        q["horizon"] = str(scenario.horizon)
+        if scenario.preset != "paper-synthetic":
+            q["n_states"] = str(n_states)
+    else:
+        q["segments"] = encode_segments(scenario.segments)
+    q.update(d=str(scenario.d), n_arms=str(scenario.n_arms), sigma2=f"{scenario.sigma2:g}",
+             batch_size=encode_batch(scenario.batch_size), seed=str(scenario.seed))
+    return q
+
+
+def scenario_from_query(query: Mapping[str, str],
+                        base: api.Scenario | None = None) -> tuple[api.Scenario, list[str]]:
+    """Rebuild a scenario from URL parameters, checking each on its own.
+
+    Returns the scenario (``base`` or the default where nothing usable was given) and the
+    list of messages about the parameters that were not used."""
+    base = base or api.Scenario()
+    errors: list[str] = []
+    for key in query:
+        if key not in SCENARIO_FIELDS:
+            errors.append(f"Link parameter “{key}” is not known and was ignored "
+                          f"(known: {', '.join(SCENARIO_FIELDS)}).")
+    good: dict[str, object] = {}
+    plain = {k: v for k, v in query.items() if k in ("d", "n_arms", "sigma2", "seed")}
+    for key, value in plain.items():
+        try:
+            api.Scenario(**{key: value})
+            good[key] = value
+        except api.SpecError as e:
+            errors.append(f"Link parameter “{key}={value}”: {explain(e)}")
+    if "batch_size" in query:
+        try:
+            value = decode_batch(query["batch_size"])
+            api.Scenario(batch_size=value)
+            good["batch_size"] = value
+        except api.SpecError as e:
+            errors.append(f"Link parameter “batch_size={query['batch_size']}”: {explain(e)}")
+    preset = query.get("preset", base.preset if "segments" in query else "paper-synthetic")
+    if preset not in api.PRESETS + ("custom",):
+        errors.append(f"Link parameter “preset={preset}”: must be one of "
+                      f"{', '.join(api.PRESETS + ('custom',))}.")
+        preset = "custom" if "segments" in query else "paper-synthetic"
+    try:
+        if "segments" in query:
+            segs = decode_segments(query["segments"])
+            scenario = api.Scenario(segments=segs, preset=preset, **good)
+        elif preset == "custom":
+            raise api.SpecError("segments", "a custom pattern needs segments=STATExLENGTH_...")
+        else:
+            kw = {}
+            if "horizon" in query:
+                kw["horizon"] = query["horizon"]
+            if "n_states" in query:
+                kw["n_states"] = query["n_states"]
+            scenario = api.Scenario.from_preset(preset, **kw, **good)
+        check_app_limits(scenario)
+    except api.SpecError as e:
+        errors.append(f"Link: {explain(e)}. The pattern was not changed.")
+        try:
+            scenario = check_app_limits(api.Scenario(**{**_fields(base), **good}))
+        except api.SpecError:
+            scenario = base
+    return scenario, errors
+
+
+def _fields(scenario: api.Scenario) -> dict:
+    return dict(segments=scenario.segments, d=scenario.d, n_arms=scenario.n_arms,
+                sigma2=scenario.sigma2, batch_size=scenario.batch_size, seed=scenario.seed,
+                preset=scenario.preset)
+
+
+# --- the scenario ---------------------------------------------------------------------------
+def scenario() -> api.Scenario:
+    """The session's scenario; on the first page a session opens, read from the link."""
+    ss = st.session_state
+    if SCENARIO not in ss:
+        query = st.query_params.to_dict()
+        if query:
+            sc, errors = scenario_from_query(query)
+            ss[URL_ERRORS] = errors
+        else:
+            sc = api.Scenario()
+        ss[SCENARIO] = sc
+    return ss[SCENARIO]
+
+
+def set_scenario(sc: api.Scenario) -> None:
+    """Make ``sc`` the session's scenario (already validated) and put it in the URL."""
+    ss = st.session_state
+    if ss.get(SCENARIO) != sc:
+        ss[SCENARIO] = sc
+        ss.pop(URL_ERRORS, None)
+    sync_url()
+
+
+def sync_url() -> None:
+    """Write the current scenario to the page URL (pages are left with a clean URL)."""
+    want = scenario_to_query(scenario())
+    if st.query_params.to_dict() != want:
+        st.query_params.from_dict(want)
+
+
+def url_errors() -> list[str]:
+    return list(st.session_state.get(URL_ERRORS, []))
+
+
+# --- the race choice ------------------------------------------------------------------------
+def default_choice() -> dict:
+    """The default race's settings: the six default policies, DEFAULT_PARAMS, 3 seeds."""
+    race = api.default_race()
+    return {"policies": [p.name for p in race.policies],
+            "params": {p.name: policy_defaults(p.name) for p in race.policies},
+            "n_seeds": race.n_seeds}
+
+
+def policy_defaults(name: str) -> dict:
+    """A policy's hyperparameters as the default race sets them (DEFAULT_PARAMS first)."""
+    hp = dict(api.hyperparameters(name))
+    for k, v in api.DEFAULT_PARAMS.items():
+        if k in hp:
+            hp[k] = v
+    hp.pop("sigma2", None)  # follows the scenario's noise (correct specification)
+    return hp
+
+
+def race_choice() -> dict:
+    ss = st.session_state
+    if RACE_CHOICE not in ss:
+        ss[RACE_CHOICE] = default_choice()
+    return ss[RACE_CHOICE]
+
+
+def set_race_choice(choice: dict) -> None:
+    st.session_state[RACE_CHOICE] = choice
+
+
+def race(choice: dict | None = None, sc: api.Scenario | None = None) -> api.Race:
+    """The race the choice describes on the session's scenario; SpecError if invalid."""
+    choice = race_choice() if choice is None else choice
+    sc = scenario() if sc is None else sc
+    names = list(choice["policies"])
+    lim = APP_LIMITS
+    if not names:
+        raise api.SpecError("policies", "choose at least one policy")
+    if len(names) > lim["n_policies"]:
+        raise api.SpecError("policies", f"at most {lim['n_policies']} policies in this app")
+    n_seeds = choice["n_seeds"]
+    if not isinstance(n_seeds, int) or not 1 <= n_seeds <= lim["n_seeds"]:
+        raise api.SpecError("n_seeds", f"between 1 and {lim['n_seeds']} in this app")
+    work = sc.horizon * n_seeds * len(names)
+    if work > lim["budget"]:
+        raise api.SpecError("n_seeds", f"horizon × seeds × policies is {work:,}; this app runs "
+                                       f"at most {lim['budget']:,}. Use fewer seeds or "
+                                       f"policies, or a shorter horizon")
+    specs = [api.PolicySpec(n, {k: v for k, v in choice["params"].get(n, {}).items()
+                                if v is not None}) for n in names]
+    return api.Race(sc, api.policy_specs(specs), n_seeds)
+
+
+def start_default_race() -> None:
+    """Home's button: the paper's synthetic experiment with the default race, run on arrival."""
+    ss = st.session_state
+    ss[SCENARIO] = api.Scenario()
+    ss.pop(URL_ERRORS, None)
+    ss[RACE_CHOICE] = default_choice()
+    for key in [k for k in ss if str(k).startswith(("pb_", "race_", "hp_"))]:
+        del ss[key]
+    ss[AUTORUN] = True

@@ -1,0 +1,140 @@
+"""The season pattern along the step axis, and the light state bands every time-axis figure
+draws behind its traces.
+
+Steps are 0-based; a segment covering steps ``a .. b-1`` is drawn over ``[a, b)``, so its
+left edge is its change point (the first step of the new state).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from .style import base_layout, state_color, state_label
+
+BAND_OPACITY = 0.35
+MAX_LANES = 8  # above this many states the timeline is a single row
+
+
+def segment_bounds(pattern) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(states, starts, stops) of the segments of a pattern, each shape (n_segments,)."""
+    states = np.array([s for s, _ in pattern.segments], dtype=np.int64)
+    lengths = np.array([n for _, n in pattern.segments], dtype=np.int64)
+    stops = np.cumsum(lengths)
+    return states, stops - lengths, stops
+
+
+def _axis_refs(fig: go.Figure, row, col) -> list[tuple[str, str]]:
+    """(xref, yref) of the subplots to decorate: the one at (row, col), every subplot of a
+    grid when both are None, or the only axes of a plain figure."""
+    if fig._grid_ref is None:
+        return [("x", "y")]
+    if row is None and col is None:
+        cells = [(r + 1, c + 1) for r, line in enumerate(fig._grid_ref)
+                 for c, _ in enumerate(line)]
+    else:
+        cells = [(row or 1, col or 1)]
+    refs = []
+    for r, c in cells:
+        sub = fig.get_subplot(r, c)
+        if sub is None or not hasattr(sub, "xaxis"):
+            continue
+        refs.append((sub.xaxis.plotly_name.replace("axis", ""),
+                     sub.yaxis.plotly_name.replace("axis", "")))
+    return refs
+
+
+def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: bool = True,
+                     opacity: float = BAND_OPACITY) -> go.Figure:
+    """Shade each segment of ``pattern`` in its state's light colour, below the traces.
+
+    row/col: one subplot of a ``make_subplots`` figure; both None = every subplot (or the
+    plain axes). legend: add one legend entry per state ("state 0", ...), at most 12, grouped
+    under "true state (background)". Returns ``fig`` (modified in place)."""
+    states, starts, stops = segment_bounds(pattern)
+    refs = _axis_refs(fig, row, col)
+    shapes = list(fig.layout.shapes or ())
+    for xref, yref in refs:
+        shapes.extend(dict(type="rect", xref=xref, yref=f"{yref} domain", x0=int(a), x1=int(b),
+                           y0=0, y1=1, fillcolor=state_color(s), opacity=opacity,
+                           layer="below", line=dict(width=0))
+                      for s, a, b in zip(states, starts, stops))
+    fig.update_layout(shapes=shapes)
+    if legend and refs:
+        xref, yref = refs[0]
+        present = sorted(set(states.tolist()))
+        if len(present) <= 12:
+            for i, s in enumerate(present):
+                fig.add_trace(dict(
+                    type="scatter", x=[None], y=[None], mode="markers", name=state_label(s),
+                    xaxis=xref, yaxis=yref, hoverinfo="skip", legendgroup="seasons",
+                    legendgrouptitle=dict(text="true state:") if i == 0 else None,
+                    marker=dict(symbol="square", size=14, color=state_color(s),
+                                line=dict(width=1, color=state_color(s, strong=True)))))
+    return fig
+
+
+def pattern_timeline(pattern, height: int = 160) -> go.Figure:
+    """The season pattern: one lane per state ("state 0", "state 1", ...; a single row above
+    8 states), a coloured bar per segment, and the change points as vertical lines --
+    solid black with a down-triangle where a state appears for the first time, dotted grey
+    with a circle where a state returns."""
+    states, starts, stops = segment_bounds(pattern)
+    n_states = int(states.max()) + 1
+    lanes = n_states <= MAX_LANES
+    fig = go.Figure()
+    for s in sorted(set(states.tolist())):
+        m = states == s
+        y = np.full(m.sum(), s if lanes else 0)
+        fig.add_trace(dict(
+            type="bar", orientation="h", base=starts[m], x=stops[m] - starts[m], y=y,
+            width=0.8, name=state_label(s), showlegend=False,
+            marker=dict(color=state_color(s), line=dict(width=1, color=state_color(s, True))),
+            text=None if lanes else [str(s)] * int(m.sum()), textposition="inside",
+            insidetextanchor="middle",
+            customdata=np.stack([starts[m], stops[m] - 1, stops[m] - starts[m]], axis=1),
+            hovertemplate=(f"<b>{state_label(s)}</b><br>steps %{{customdata[0]:,}}"
+                           "–%{customdata[1]:,}<br>%{customdata[2]:,} steps<extra></extra>")))
+    bottom = (n_states - 0.5) if lanes else 0.5
+    top = -0.5  # the y axis is reversed: state 0 on top, markers above the first lane
+    cps = pattern.change_points()
+    new = pattern.first_seen()
+    for is_new in (True, False):
+        sel = np.flatnonzero(new == is_new)
+        if not len(sel):
+            continue
+        xs = cps[sel]
+        line_x = np.column_stack([xs, xs, np.full(len(xs), np.nan)]).ravel()
+        line_y = np.tile([top, bottom, np.nan], len(xs))
+        color = "#111111" if is_new else "#777777"
+        name = "change point: new state" if is_new else "change point: state returns"
+        fig.add_trace(dict(type="scatter", x=line_x, y=line_y, mode="lines", hoverinfo="skip",
+                           line=dict(color=color, width=2 if is_new else 1.5,
+                                     dash="solid" if is_new else "dot"),
+                           legendgroup=name, showlegend=False, name=name))
+        seg_state = states[sel + 1]
+        verb = "first visit of" if is_new else "back to"
+        fig.add_trace(dict(
+            type="scatter", x=xs, y=np.full(len(xs), top), mode="markers", name=name,
+            legendgroup=name, cliponaxis=False,
+            marker=dict(symbol="triangle-down" if is_new else "circle-open", size=11,
+                        color=color, line=dict(width=2, color=color)),
+            customdata=np.stack([seg_state, sel + 1], axis=1),
+            hovertemplate=(f"change point %{{customdata[1]}} at step %{{x:,}}<br>{verb} "
+                           "state %{customdata[0]}<extra></extra>")))
+    fig.update_layout(**base_layout("Season pattern: the true state at each step", "step",
+                                    None, height=height, bargap=0.2),
+                      margin=dict(l=70, r=20, t=60, b=40))
+    fig.update_layout(title=dict(font=dict(size=15)),
+                      legend=dict(y=1.02, font=dict(size=12)))
+    fig.update_xaxes(range=[0, pattern.horizon], showgrid=False, ticks="outside")
+    if lanes:
+        fig.update_yaxes(tickvals=list(range(n_states)),
+                         ticktext=[state_label(s) for s in range(n_states)],
+                         range=[n_states - 0.4, -0.6], showgrid=False, fixedrange=True)
+    else:
+        fig.update_yaxes(visible=False, range=[0.6, -0.6], fixedrange=True)
+    return fig
+
+
+__all__ = ["pattern_timeline", "add_season_bands", "segment_bounds"]
