@@ -198,11 +198,14 @@ class PolicySpec:
             raise SpecError(f"{self.name}.{str(e).split(':', 1)[0]}",
                             str(e).split(": ", 1)[-1]) from None
 
-    def build(self, d: int, *, rng=None, sigma2: float | None = None):
-        """Instantiate the policy for dimension d."""
+    def build(self, d: int, *, rng=None, sigma2: float | None = None,
+              horizon: int | None = None):
+        """Instantiate the policy for dimension d; sigma2 and horizon (BoB needs T) fill in
+        the hyperparameters of those names that the spec leaves unset."""
         params = dict(self.params)
-        if sigma2 is not None and "sigma2" in hyperparameters(self.name):
-            params.setdefault("sigma2", sigma2)
+        for key, value in (("sigma2", sigma2), ("horizon", horizon)):
+            if value is not None and key in hyperparameters(self.name):
+                params.setdefault(key, value)
         return policy_class(self.name)(d, rng=rng, **params)
 
     def to_dict(self) -> dict:

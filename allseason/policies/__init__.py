@@ -6,12 +6,16 @@ import inspect
 
 from .allseason import AllSeason, AllSeasonDiscounted
 from .base import ChunkOutcome, Event, Policy
+from .bob import BoB
+from .denband import DenBand
+from .dlinucb import DLinUCB
 from .lints import DLinTS, LinTS, SWLinTS
 from .random import RandomPolicy
 
 REGISTRY: dict[str, type[Policy]] = {
     cls.name: cls
-    for cls in (AllSeason, AllSeasonDiscounted, LinTS, SWLinTS, DLinTS, RandomPolicy)
+    for cls in (AllSeason, AllSeasonDiscounted, LinTS, SWLinTS, DLinTS, RandomPolicy,
+                BoB, DenBand, DLinUCB)
 }
 
 
@@ -52,4 +56,4 @@ def make_policy(name: str, d: int, *, rng=None, **params) -> Policy:
 
 __all__ = ["REGISTRY", "Policy", "ChunkOutcome", "Event", "make_policy", "policy_class",
            "hyperparameters", "register", "LinTS", "SWLinTS", "DLinTS", "RandomPolicy",
-           "AllSeason", "AllSeasonDiscounted"]
+           "AllSeason", "AllSeasonDiscounted", "BoB", "DenBand", "DLinUCB"]

@@ -4,11 +4,11 @@ window size w of a sliding-window LinUCB (SW-UCB). The SW-UCB is restarted at ev
 
 Equations implemented (T = ``horizon``, R = sqrt(sigma2), delta = 1/T):
 
-- Block length and window set (the paper's choice, eq. (23) in the All-Season paper's
-  citation):
+- Block length and window set (the paper's choice for linear bandits, which the
+  All-Season paper cites as "equation (23)" of the BoB paper):
 
       H = ceil(d sqrt(T)),   Delta_H = ceil(ln H),
-      J = { floor(H^(k / Delta_H)) : k = 0, 1, ..., Delta_H } = {1, ..., H}.
+      J = { floor(H^(k / Delta_H)) : k = 0, 1, ..., Delta_H }   (from 1 up to H).
 
   The floor is taken of H^(k/Delta_H) + 1e-9, so that exact integer powers (H = 8, k = 1)
   are not lost to rounding. Repeated values are kept as separate EXP3 arms, as the
@@ -28,7 +28,7 @@ Equations implemented (T = ``horizon``, R = sqrt(sigma2), delta = 1/T):
           rhat = 1/2 + (sum of the block's rewards) / (2 (H L S + 2 R sqrt(H ln(T / sqrt H)))),
       s_j <- s_j exp(gamma rhat / (|J| p_j))   for the window j that was played.
 
-  The weights s_j are kept as logs and normalised with log-sum-exp.
+  The weights s_j are kept as logs and normalised with log-sum-exp (max shift).
 
 Choices, and what the paper leaves open:
 
@@ -64,8 +64,6 @@ import math
 from collections import deque
 
 import numpy as np
-from scipy.special import logsumexp
-
 from .base import Event, Policy, check_positive
 from .dlinucb import RidgeModel
 
@@ -123,8 +121,8 @@ class BoB(Policy):
     # -- EXP3 ---------------------------------------------------------------------------------
     def probabilities(self) -> np.ndarray:
         """p_j = (1 - gamma) s_j / sum s + gamma / |J|."""
-        n_w = len(self.windows)
-        return (1.0 - self.gamma) * np.exp(self.logw - logsumexp(self.logw)) + self.gamma / n_w
+        w = np.exp(self.logw - self.logw.max())  # log-sum-exp normalisation
+        return (1.0 - self.gamma) * w / w.sum() + self.gamma / len(self.windows)
 
     def rescale(self, block_reward: float) -> float:
         """rhat = 1/2 + block_reward / (2 (H L S + 2 R sqrt(H ln(T / sqrt H)))), clipped."""

@@ -86,9 +86,8 @@ class _Expert:
 
     def beta(self) -> np.ndarray:
         """beta_m = (lam I + G_W)^-1 (c_W - G_W theta_m)."""
-        a = self.audit
-        G = a.M - a.lam * np.eye(a.d)
-        return a.Vinv @ (a.b - G @ self.model.theta)
+        a, theta = self.audit, self.model.theta
+        return a.Vinv @ (a.b - a.M @ theta + a.lam * theta)  # G_W = M - lam I
 
 
 class DenBand(Policy):
@@ -159,8 +158,8 @@ class DenBand(Policy):
         for i in np.flatnonzero(adm.any(axis=1)):
             self.experts[i].last_admissible = self.t
         self.last_player = self.experts[chosen[a]].id
-        ids, counts = np.unique(chosen, return_counts=True)
-        self._share = {self.experts[i].id: c / len(cols) for i, c in zip(ids, counts)}
+        counts = np.bincount(chosen, minlength=len(rows)) / len(cols)
+        self._share = {self.experts[i].id: float(c) for i, c in enumerate(counts) if c > 0}
         return a
 
     def update(self, xs, rs):

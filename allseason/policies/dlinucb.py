@@ -97,20 +97,27 @@ class RidgeModel(GaussianLinearPosterior):
         return other
 
     def update(self, xs: np.ndarray, rs: np.ndarray) -> None:
-        xs, rs = np.atleast_2d(xs), np.atleast_1d(rs)
-        super().update(xs, rs)
-        for x in xs:
-            v = self.Vinv @ x  # (V + x x^T)^-1 = V^-1 - v v^T / (1 + x^T v)
-            self.Vinv -= np.outer(v, v) / (1.0 + x @ v)
-        self._done(len(rs))
+        """Add observations (x (d,) and r, or xs (n, d) and rs (n,)); same M, b, n_obs as the
+        parent's update, plus V^-1 and theta."""
+        self._apply(xs, rs, 1.0)
 
     def downdate(self, xs: np.ndarray, rs: np.ndarray) -> None:
-        xs, rs = np.atleast_2d(xs), np.atleast_1d(rs)
-        super().downdate(xs, rs)
-        for x in xs:
-            v = self.Vinv @ x  # (V - x x^T)^-1 = V^-1 + v v^T / (1 - x^T v)
-            self.Vinv += np.outer(v, v) / (1.0 - x @ v)
-        self._done(len(rs))
+        """Remove observations previously added (sliding window)."""
+        self._apply(xs, rs, -1.0)
+
+    def _apply(self, xs, rs, sign: float) -> None:
+        xs = np.asarray(xs, dtype=float)
+        rows = (((xs, float(np.reshape(rs, -1)[0])),) if xs.ndim == 1
+                else zip(xs, np.atleast_1d(rs)))
+        n = 0
+        for x, r in rows:
+            self.M += sign * (x[:, None] * x)
+            self.b += (sign * r) * x
+            v = self.Vinv @ x  # (V +- x x^T)^-1 = V^-1 -+ v v^T / (1 +- x^T v)
+            self.Vinv -= (sign / (1.0 + sign * (x @ v))) * (v[:, None] * v)
+            n += 1
+        self.n_obs += sign * n
+        self._done(n)
 
     def discount(self, gamma: float) -> None:
         super().discount(gamma)
@@ -132,7 +139,7 @@ class RidgeModel(GaussianLinearPosterior):
     def widths(self, arms: np.ndarray) -> np.ndarray:
         """||x||_{V^-1} = sqrt(x^T V^-1 x) for each row of arms (K, d); shape (K,)."""
         arms = np.atleast_2d(arms)
-        q = np.einsum("kd,de,ke->k", arms, self.Vinv, arms)
+        q = np.einsum("kd,kd->k", arms @ self.Vinv, arms)
         return np.sqrt(np.maximum(q, 0.0))
 
 

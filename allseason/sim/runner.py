@@ -67,7 +67,7 @@ def iter_race(race: Race, chunk_size: int = 2500) -> Iterator[Progress]:
                                     rng=np.random.default_rng(seed_sequence(sc, k)))
         for spec in race.policies:
             policies[spec.label, k] = spec.build(
-                sc.d, sigma2=sc.sigma2,
+                sc.d, sigma2=sc.sigma2, horizon=sc.horizon,
                 rng=np.random.default_rng(seed_sequence(sc, k, spec.label)))
             traces[spec.label, k] = Trace(spec.label, k, sc.horizon)
     result = RaceResult(race, traces)
@@ -115,7 +115,7 @@ def posterior_history(scenario: Scenario, spec: PolicySpec, seed_index: int = 0,
     import pandas as pd
 
     env = make_env(scenario, seed_index)
-    policy = spec.build(scenario.d, sigma2=scenario.sigma2,
+    policy = spec.build(scenario.d, sigma2=scenario.sigma2, horizon=scenario.horizon,
                         rng=np.random.default_rng(seed_sequence(scenario, seed_index,
                                                                 spec.label)))
     ends = scenario.batch_ends()
