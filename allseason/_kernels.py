@@ -319,9 +319,14 @@ def prune_one(M, L, mu, ids, alive, prune_mode, work_S, work_tr):
     d = mu.shape[1]
     tmp = np.empty(d)
     col = np.empty(d)
+    Lw = np.empty((d, d))
     for s in range(1, S):
         if alive[s]:
-            _covariance(L[s], work_S[s], tmp, col)
+            # factor M afresh: equal precisions must give bitwise-equal traces, so that an
+            # exact tie (a base bandit and a copy of the shadow that learnt the same data)
+            # is broken by id, not by the rounding of two different update histories of L
+            chol_factor(M[s], Lw)
+            _covariance(Lw, work_S[s], tmp, col)
             tr = 0.0
             for i in range(d):
                 tr += work_S[s, i, i]

@@ -156,6 +156,9 @@ class AllSeason(Policy):
         return j, i, dist
 
     def weights(self):
+        if self._fast is not None:
+            f = self._fast
+            return f["ids"][f["alive"]].copy(), np.exp(f["logw"][f["alive"]])
         alive = self._alive()
         return self.ids[alive].copy(), np.exp(self.logw[alive])
 
