@@ -39,7 +39,11 @@ def linear_problem(n_steps, *, n_arms=5, d=5, sigma2=SIGMA2, change=None, seed=0
 
 
 def drive(policy, arms, expected, noise, batch=1):
-    return policy.run_chunk(arms, expected, noise, np.arange(batch - 1, len(noise), batch))
+    """Play the whole stream in batches of ``batch`` (the last one may be shorter)."""
+    ends = np.arange(batch - 1, len(noise), batch)
+    if len(ends) == 0 or ends[-1] != len(noise) - 1:
+        ends = np.append(ends, len(noise) - 1)
+    return policy.run_chunk(arms, expected, noise, ends)
 
 
 def flip_stream(n_steps, change, arms=((1.0,), (0.5,)), scale=1.0):

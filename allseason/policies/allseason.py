@@ -38,7 +38,7 @@ from scipy.special import logsumexp
 
 from .. import _kernels as K
 from ..models import GaussianLinearPosterior, mean_distance, symmetric_kl
-from .base import ChunkOutcome, Event, Policy, check_positive
+from .base import ChunkOutcome, Event, Policy, check_batch_end, check_positive
 
 WEIGHTINGS = ("batch", "fixed-share")
 PRUNINGS = ("kl", "mean")
@@ -55,10 +55,10 @@ class AllSeason(Policy):
     _shadow_mode = K.WINDOW
 
     def __init__(self, d, *, tau=10, n_max=5, lam=1.0, sigma2=1.0, weighting="batch",
-                 share=0.01, pruning="kl", rng=None, gamma=None):
+                 share=0.01, pruning="kl", rng=None):
         super().__init__(d, rng=rng)
         self.tau = check_positive("tau", tau, integer=True)
-        self.gamma = 1.0 if gamma is None else check_positive("gamma", gamma, upper=1.0)
+        self._shadow_gamma = 1.0  # the discounted variant sets its gamma here
         self.n_max = check_positive("n_max", n_max, integer=True)
         self.lam = check_positive("lam", lam)
         self.sigma2 = check_positive("sigma2", sigma2)
@@ -188,11 +188,11 @@ class AllSeason(Policy):
             wstate=np.zeros(3, dtype=np.int64))
 
     def run_chunk(self, arms, expected, noise, batch_end):
+        batch_end = check_batch_end(batch_end, arms.shape[0])
         if self._fast is None:
             self._init_fast()
         f = self._fast
         n, S = arms.shape[0], len(self.slots)
-        batch_end = np.asarray(batch_end, dtype=np.int64)
         nb = len(batch_end)
         u, z = self.draw(n)
         arm = np.empty(n, dtype=np.int64)
@@ -207,7 +207,7 @@ class AllSeason(Policy):
         K.allseason_chunk(
             arms, expected, noise, batch_end, u, z, self.t, f["M"], f["L"], f["b"], f["mu"],
             f["ids"], f["logw"], f["alive"], f["counters"], f["wx"], f["wr"], f["wstate"],
-            self._shadow_mode, self.tau, self.gamma, self.lam, self.sigma2, self.n_max,
+            self._shadow_mode, self.tau, self._shadow_gamma, self.lam, self.sigma2, self.n_max,
             WEIGHTINGS.index(self.weighting), self.share, PRUNINGS.index(self.pruning),
             arm, reward, player, wids, w, *ev)
         self.t += n
@@ -228,9 +228,11 @@ class AllSeasonDiscounted(AllSeason):
     def __init__(self, d, *, gamma=0.9, n_max=5, lam=1.0, sigma2=1.0, weighting="batch",
                  share=0.01, pruning="kl", rng=None):
         super().__init__(d, tau=1, n_max=n_max, lam=lam, sigma2=sigma2, weighting=weighting,
-                         share=share, pruning=pruning, rng=rng, gamma=gamma)
+                         share=share, pruning=pruning, rng=rng)
+        self.gamma = check_positive("gamma", gamma, upper=1.0)
         if self.gamma >= 1.0:
             raise ValueError(f"gamma: must be below 1, got {gamma!r}")
+        self._shadow_gamma = self.gamma
 
     def _learn_shadow(self, xs, rs):
         for x, r in zip(xs, rs):

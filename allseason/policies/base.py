@@ -124,6 +124,7 @@ class Policy:
         at the indices ``batch_end`` (the last one must be n - 1). Plain Python loop over
         :meth:`_select` and :meth:`update`; compiled policies override it."""
         n = arms.shape[0]
+        batch_end = check_batch_end(batch_end, n)
         u, z = self.draw(n)
         arm = np.empty(n, dtype=np.int64)
         reward = np.empty(n)
@@ -155,6 +156,15 @@ class Policy:
                 weights[i, :len(w)] = w
         return ChunkOutcome(arm, reward, player, np.asarray(batch_end, dtype=np.int64),
                             weight_ids, weights, events)
+
+
+def check_batch_end(batch_end, n: int) -> np.ndarray:
+    """Validate batch ends for a chunk of n steps: strictly increasing, the last one n - 1."""
+    ends = np.asarray(batch_end, dtype=np.int64)
+    if (ends.ndim != 1 or len(ends) == 0 or ends[0] < 0 or ends[-1] != n - 1
+            or np.any(np.diff(ends) <= 0)):
+        raise ValueError(f"batch_end: must be strictly increasing indices ending at {n - 1}")
+    return ends
 
 
 def check_positive(name: str, value, *, integer: bool = False, upper: float | None = None):

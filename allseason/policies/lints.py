@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _kernels as K
 from ..models import GaussianLinearPosterior
-from .base import ChunkOutcome, Policy, check_positive
+from .base import ChunkOutcome, Policy, check_batch_end, check_positive
 
 
 class LinTS(Policy):
@@ -66,6 +66,7 @@ class LinTS(Policy):
         return 1.0
 
     def run_chunk(self, arms, expected, noise, batch_end):
+        batch_end = check_batch_end(batch_end, arms.shape[0])
         if self._fast is None:
             self._init_fast()
         f = self._fast
@@ -73,7 +74,7 @@ class LinTS(Policy):
         _, z = self.draw(n)
         arm = np.empty(n, dtype=np.int64)
         reward = np.empty(n)
-        K.lints_chunk(arms, expected, noise, np.asarray(batch_end, dtype=np.int64), z,
+        K.lints_chunk(arms, expected, noise, batch_end, z,
                       f["M"], f["L"], f["b"], f["mu"], self._mode, max(self._window(), 1),
                       self._gamma(), self.lam, self.sigma2, f["wx"], f["wr"], f["wstate"],
                       arm, reward)

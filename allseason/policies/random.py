@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import ChunkOutcome, Policy
+from .base import ChunkOutcome, Policy, check_batch_end
 
 
 class RandomPolicy(Policy):
@@ -24,9 +24,9 @@ class RandomPolicy(Policy):
 
     def run_chunk(self, arms, expected, noise, batch_end):
         n, n_arms = expected.shape
+        batch_end = check_batch_end(batch_end, n)
         u, _ = self.draw(n)
         arm = np.minimum((u * n_arms).astype(np.int64), n_arms - 1)
         reward = expected[np.arange(n), arm] + noise
         self.t += n
-        return ChunkOutcome(arm, reward, np.full(n, -1, dtype=np.int64),
-                            np.asarray(batch_end, dtype=np.int64))
+        return ChunkOutcome(arm, reward, np.full(n, -1, dtype=np.int64), batch_end)
