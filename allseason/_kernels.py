@@ -125,17 +125,21 @@ def log_predictive(L, mu, x, r, sigma2, tmp):
 
 
 @njit(cache=True)
-def best_arm(arms_t, L, mu, z, theta, tmp):
-    """Thompson step: theta = mu + L^-T z, return argmax_k <theta, arms_t[k]>."""
-    backward_solve(L, z, tmp)
-    d = mu.shape[0]
-    for i in range(d):
-        theta[i] = mu[i] + tmp[i]
+def best_arm(ctx_t, block, cidx, L, mu, z_t, theta, tmp):
+    """Thompson step over G blocks: theta_g = mu_g + L_g^-T z_g for every block, then
+    argmax_k <theta_{block[k]}, ctx_t[cidx[k]]>. Dense arms are G = 1, block = 0, cidx = k;
+    outer-product arms e_k (x) c_t are G = K, block = k, cidx = 0 (one shared context)."""
+    G, p = mu.shape
+    for g in range(G):
+        backward_solve(L[g], z_t[g], tmp)
+        for i in range(p):
+            theta[g, i] = mu[g, i] + tmp[i]
     best, best_val = 0, -np.inf
-    for k in range(arms_t.shape[0]):
+    for k in range(block.shape[0]):
+        g, c = block[k], cidx[k]
         v = 0.0
-        for i in range(d):
-            v += arms_t[k, i] * theta[i]
+        for i in range(p):
+            v += ctx_t[c, i] * theta[g, i]
         if v > best_val:
             best, best_val = k, v
     return best
@@ -184,73 +188,105 @@ def discount_obs(M, b, x, r, gamma, lam, sigma2):
 
 
 @njit(cache=True)
-def rebuild_window(M, L, b, wx, wr, count, lam, sigma2):
-    """M, b from scratch over the window's observations, then L = chol(M)."""
+def decay(M, b, gamma, lam):
+    """M = lam I + gamma (M - lam I) ; b = gamma b: a step with no observation in this block."""
     d = b.shape[0]
-    inv = 1.0 / sigma2
     for i in range(d):
-        b[i] = 0.0
+        b[i] *= gamma
         for j in range(d):
-            M[i, j] = 0.0
-        M[i, i] = lam
-    for s in range(count):
-        for i in range(d):
-            b[i] += wr[s] * wx[s, i] * inv
-            for j in range(d):
-                M[i, j] += wx[s, i] * wx[s, j] * inv
-    chol_factor(M, L)
+            M[i, j] *= gamma
+        M[i, i] += (1.0 - gamma) * lam
 
 
 @njit(cache=True)
-def short_memory_learn(M, L, b, x, r, mode, tau, gamma, lam, sigma2, wx, wr, wstate, tmp):
-    """One observation into a short-memory model (window of tau, or discount gamma).
+def rebuild_window(M, L, b, wx, wg, wr, count, lam, sigma2):
+    """Every block's M, b from scratch over the window's observations, then L = chol(M)."""
+    G, p = b.shape
+    inv = 1.0 / sigma2
+    for g in range(G):
+        for i in range(p):
+            b[g, i] = 0.0
+            for j in range(p):
+                M[g, i, j] = 0.0
+            M[g, i, i] = lam
+    for s in range(count):
+        g = wg[s]
+        for i in range(p):
+            b[g, i] += wr[s] * wx[s, i] * inv
+            for j in range(p):
+                M[g, i, j] += wx[s, i] * wx[s, j] * inv
+    for g in range(G):
+        chol_factor(M[g], L[g])
 
-    wstate = [count, head, pushes since last rebuild]; wx (tau, d), wr (tau,) ring buffer.
-    For DISCOUNT the caller refactors L once the batch is in (see finish_batch_discount)."""
+
+@njit(cache=True)
+def short_memory_learn(M, L, b, g, x, r, mode, tau, gamma, lam, sigma2, wx, wg, wr, wstate,
+                       tmp):
+    """One observation (x in block g) into a short-memory model: M (G, p, p), L, b (G, p).
+
+    WINDOW: wstate = [count, head, pushes since last rebuild]; wx (tau, p), wg (tau,) and
+    wr (tau,) form the ring buffer of the last tau observations. DISCOUNT: every block's data
+    weight is multiplied by gamma; the caller refactors L once the batch is in."""
     if mode == DISCOUNT:
-        discount_obs(M, b, x, r, gamma, lam, sigma2)
+        for h in range(M.shape[0]):
+            if h != g:
+                decay(M[h], b[h], gamma, lam)
+        discount_obs(M[g], b[g], x, r, gamma, lam, sigma2)
         return
     count, head = wstate[0], wstate[1]
     if count == tau:  # the oldest observation leaves: s = t - tau
-        remove_obs(M, L, b, wx[head], wr[head], sigma2, tmp)
-    add_obs(M, L, b, x, r, sigma2, tmp)
+        remove_obs(M[wg[head]], L[wg[head]], b[wg[head]], wx[head], wr[head], sigma2, tmp)
+    add_obs(M[g], L[g], b[g], x, r, sigma2, tmp)
     wx[head, :] = x
+    wg[head] = g
     wr[head] = r
     wstate[1] = (head + 1) % tau
     if count < tau:
         wstate[0] = count + 1
     wstate[2] += 1
     if wstate[2] >= tau:  # bound the rounding drift of repeated downdates
-        rebuild_window(M, L, b, wx, wr, wstate[0], lam, sigma2)
+        rebuild_window(M, L, b, wx, wg, wr, wstate[0], lam, sigma2)
         wstate[2] = 0
+
+
+@njit(cache=True)
+def refresh_means(L, b, mu, tmp):
+    """mu_g = M_g^-1 b_g for every block."""
+    for g in range(b.shape[0]):
+        refresh_mean(L[g], b[g], mu[g], tmp)
 
 
 # ---------------------------------------------------------------------------------------------
 # LinTS, SW-LinTS, D-LinTS
 @njit(cache=True)
-def lints_chunk(arms, expected, noise, batch_end, z, M, L, b, mu, mode, tau, gamma, lam,
-                sigma2, wx, wr, wstate, out_arm, out_reward):
-    """Play a chunk with one Thompson-sampling posterior (mode PLAIN, WINDOW or DISCOUNT)."""
-    d = arms.shape[2]
-    tmp = np.empty(d)
-    theta = np.empty(d)
+def lints_chunk(ctx, block, cidx, expected, noise, batch_end, z, M, L, b, mu, mode, tau, gamma,
+                lam, sigma2, wx, wg, wr, wstate, out_arm, out_reward):
+    """Play a chunk with one Thompson-sampling posterior (mode PLAIN, WINDOW or DISCOUNT).
+
+    ctx (n, C, p) contexts, block/cidx (K,) the block and context of each arm (see best_arm);
+    z (n, G, p); state M, L (G, p, p), b, mu (G, p)."""
+    G, p = mu.shape
+    tmp = np.empty(p)
+    theta = np.empty((G, p))
     start = 0
     for bi in range(batch_end.shape[0]):
         end = batch_end[bi]
         for t in range(start, end + 1):  # the batch is played with the posterior it started with
-            a = best_arm(arms[t], L, mu, z[t], theta, tmp)
+            a = best_arm(ctx[t], block, cidx, L, mu, z[t], theta, tmp)
             out_arm[t] = a
             out_reward[t] = expected[t, a] + noise[t]
         for t in range(start, end + 1):
-            x = arms[t, out_arm[t]]
+            a = out_arm[t]
+            g, x = block[a], ctx[t, cidx[a]]
             if mode == PLAIN:
-                add_obs(M, L, b, x, out_reward[t], sigma2, tmp)
+                add_obs(M[g], L[g], b[g], x, out_reward[t], sigma2, tmp)
             else:
-                short_memory_learn(M, L, b, x, out_reward[t], mode, tau, gamma, lam, sigma2,
-                                   wx, wr, wstate, tmp)
+                short_memory_learn(M, L, b, g, x, out_reward[t], mode, tau, gamma, lam, sigma2,
+                                   wx, wg, wr, wstate, tmp)
         if mode == DISCOUNT:
-            chol_factor(M, L)
-        refresh_mean(L, b, mu, tmp)
+            for g in range(G):
+                chol_factor(M[g], L[g])
+        refresh_means(L, b, mu, tmp)
         start = end + 1
 
 
@@ -308,29 +344,36 @@ def sym_kl(M1, mu1, S1, M2, mu2, S2, dm):
 
 
 @njit(cache=True)
-def prune_one(M, L, mu, ids, alive, prune_mode, work_S, work_tr):
+def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty):
     """Find the closest pair of base bandits (slots 1..) and drop the less certain one.
+
+    M (S, G, p, p), mu (S, G, p): block-diagonal posteriors; KL and tr(M^-1) are sums over
+    blocks. work_S (S, G, p, p) / work_tr (S, G) cache each block's covariance and its trace;
+    only blocks marked in dirty (S, G) are recomputed.
 
     The paper's text: 'discard the one which is less certain about its estimate, measured
     with the trace of the associated posterior covariance' -- i.e. the larger tr(M^-1).
     Algorithm 4 prints argmin, which would keep the less certain one; we follow the text.
     Returns (dropped slot, twin slot, distance)."""
-    S = ids.shape[0]
-    d = mu.shape[1]
-    tmp = np.empty(d)
-    col = np.empty(d)
-    Lw = np.empty((d, d))
+    S, G, p = mu.shape
+    tmp = np.empty(p)
+    col = np.empty(p)
+    Lw = np.empty((p, p))
     for s in range(1, S):
-        if alive[s]:
-            # factor M afresh: equal precisions must give bitwise-equal traces, so that an
-            # exact tie (a base bandit and a copy of the shadow that learnt the same data)
-            # is broken by id, not by the rounding of two different update histories of L
-            chol_factor(M[s], Lw)
-            _covariance(Lw, work_S[s], tmp, col)
-            tr = 0.0
-            for i in range(d):
-                tr += work_S[s, i, i]
-            work_tr[s] = tr
+        if not alive[s]:
+            continue
+        for g in range(G):
+            if dirty[s, g]:
+                # factor M afresh: equal precisions must give bitwise-equal traces, so that
+                # an exact tie (a base bandit and a copy of the shadow that learnt the same
+                # data) is broken by id, not by the rounding of two update histories of L
+                chol_factor(M[s, g], Lw)
+                _covariance(Lw, work_S[s, g], tmp, col)
+                tr = 0.0
+                for i in range(p):
+                    tr += work_S[s, g, i, i]
+                work_tr[s, g] = tr
+                dirty[s, g] = False
     best_i, best_j, best = -1, -1, np.inf
     for i in range(1, S):
         if not alive[i]:
@@ -338,17 +381,20 @@ def prune_one(M, L, mu, ids, alive, prune_mode, work_S, work_tr):
         for j in range(i + 1, S):
             if not alive[j]:
                 continue
+            dist = 0.0
             if prune_mode == 0:
-                dist = sym_kl(M[i], mu[i], work_S[i], M[j], mu[j], work_S[j], tmp)
+                for g in range(G):
+                    dist += sym_kl(M[i, g], mu[i, g], work_S[i, g], M[j, g], mu[j, g],
+                                   work_S[j, g], tmp)
             else:
-                dist = 0.0
-                for k in range(d):
-                    dist += (mu[i, k] - mu[j, k]) ** 2
+                for g in range(G):
+                    for k in range(p):
+                        dist += (mu[i, g, k] - mu[j, g, k]) ** 2
                 dist = math.sqrt(dist)
             if dist < best:  # strict: a tie keeps the first pair in slot order
                 best, best_i, best_j = dist, i, j
-    if work_tr[best_i] > work_tr[best_j] or (work_tr[best_i] == work_tr[best_j]
-                                              and ids[best_i] > ids[best_j]):
+    tr_i, tr_j = work_tr[best_i].sum(), work_tr[best_j].sum()
+    if tr_i > tr_j or (tr_i == tr_j and ids[best_i] > ids[best_j]):
         drop, twin = best_i, best_j
     else:
         drop, twin = best_j, best_i
@@ -357,25 +403,24 @@ def prune_one(M, L, mu, ids, alive, prune_mode, work_S, work_tr):
 
 
 @njit(cache=True)
-def allseason_chunk(arms, expected, noise, batch_end, u, z, step0,
-                    M, L, b, mu, ids, logw, alive, counters, wx, wr, wstate,
+def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
+                    M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wstate,
                     shadow_mode, tau, gamma, lam, sigma2, n_max, weighting, share, prune_mode,
+                    work_S, work_tr, dirty,
                     out_arm, out_reward, out_player, out_wids, out_w,
                     ev_step, ev_kind, ev_bandit, ev_other, ev_value):
     """Algorithm 1 (batch version) over a chunk of whole batches. Slot 0 is the shadow bandit.
 
-    counters = [next bandit id, number of events written]. Returns nothing; outputs are
-    written in place (out_wids/out_w per batch, events appended at counters[1])."""
-    S = ids.shape[0]
-    d = arms.shape[2]
-    tmp = np.empty(d)
-    theta = np.empty(d)
+    Arms as in lints_chunk (ctx, block, cidx); state M, L (S, G, p, p), b, mu (S, G, p).
+    counters = [next bandit id, number of events written]. Outputs are written in place
+    (out_wids/out_w per batch, events appended at counters[1])."""
+    S, G, p = mu.shape
+    tmp = np.empty(p)
+    theta = np.empty((G, p))
     ll = np.empty(S)
     w = np.empty(S)
     pslot = np.empty(out_arm.shape[0], dtype=np.int64)
     played = np.zeros(S, dtype=np.bool_)
-    work_S = np.empty((S, d, d))
-    work_tr = np.empty(S)
     start = 0
     for bi in range(batch_end.shape[0]):
         end = batch_end[bi]
@@ -398,7 +443,7 @@ def allseason_chunk(arms, expected, noise, batch_end, u, z, step0,
                 j = last
             pslot[t] = j
             played[j] = True
-            a = best_arm(arms[t], L[j], mu[j], z[t], theta, tmp)
+            a = best_arm(ctx[t], block, cidx, L[j], mu[j], z[t], theta, tmp)
             out_arm[t] = a
             out_reward[t] = expected[t, a] + noise[t]
             out_player[t] = ids[j]
@@ -409,7 +454,9 @@ def allseason_chunk(arms, expected, noise, batch_end, u, z, step0,
             if alive[s]:
                 acc = 0.0
                 for t in range(start, end + 1):
-                    acc += log_predictive(L[s], mu[s], arms[t, out_arm[t]], out_reward[t],
+                    a = out_arm[t]
+                    g = block[a]
+                    acc += log_predictive(L[s, g], mu[s, g], ctx[t, cidx[a]], out_reward[t],
                                           sigma2, tmp)
                 ll[s] = acc
         # Alg. 1 lines 10-14: the shadow played -> a new base bandit, a copy of the shadow
@@ -419,6 +466,7 @@ def allseason_chunk(arms, expected, noise, batch_end, u, z, step0,
                 k += 1
             _copy_slot(M, L, b, mu, 0, k)
             alive[k] = True
+            dirty[k, :] = True
             ids[k] = counters[0]
             counters[0] += 1
             ll[k] = ll[0]
@@ -430,26 +478,29 @@ def allseason_chunk(arms, expected, noise, batch_end, u, z, step0,
             counters[1] = e + 1
         # line 15: the shadow learns the batch whoever played (window or discount)
         for t in range(start, end + 1):
-            short_memory_learn(M[0], L[0], b[0], arms[t, out_arm[t]], out_reward[t],
-                               shadow_mode, tau, gamma, lam, sigma2, wx, wr, wstate, tmp)
+            a = out_arm[t]
+            short_memory_learn(M[0], L[0], b[0], block[a], ctx[t, cidx[a]], out_reward[t],
+                               shadow_mode, tau, gamma, lam, sigma2, wx, wg, wr, wstate, tmp)
         if shadow_mode == DISCOUNT:
-            chol_factor(M[0], L[0])
-        refresh_mean(L[0], b[0], mu[0], tmp)
+            for g in range(G):
+                chol_factor(M[0, g], L[0, g])
+        refresh_means(L[0], b[0], mu[0], tmp)
         # lines 16-18: base bandits learn the steps they played
         for t in range(start, end + 1):
             s = pslot[t]
             if s > 0:
-                add_obs(M[s], L[s], b[s], arms[t, out_arm[t]], out_reward[t], sigma2, tmp)
-        for s in range(1, S):
-            if played[s]:
-                refresh_mean(L[s], b[s], mu[s], tmp)
+                a = out_arm[t]
+                g = block[a]
+                add_obs(M[s, g], L[s, g], b[s, g], ctx[t, cidx[a]], out_reward[t], sigma2, tmp)
+                refresh_mean(L[s, g], b[s, g], mu[s, g], tmp)
+                dirty[s, g] = True
         # lines 19-21: too many base bandits -> prune the closest pair's less certain one
         n_base = 0
         for s in range(1, S):
             if alive[s]:
                 n_base += 1
         while n_base > n_max:
-            drop, twin, dist = prune_one(M, L, mu, ids, alive, prune_mode, work_S, work_tr)
+            drop, twin, dist = prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty)
             e = counters[1]
             ev_step[e], ev_kind[e], ev_bandit[e], ev_other[e], ev_value[e] = (
                 step_end, PRUNE, ids[drop], ids[twin], dist)

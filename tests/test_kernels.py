@@ -116,12 +116,13 @@ def test_best_arm_is_argmax_of_the_thompson_sample():
     d, n_arms = 4, 7
     L = np.linalg.cholesky(random_spd(rng, d))
     mu = rng.standard_normal(d)
-    theta, tmp = np.empty(d), np.empty(d)
+    theta, tmp = np.empty((1, d)), np.empty(d)
+    block, cidx = np.zeros(n_arms, dtype=np.int64), np.arange(n_arms, dtype=np.int64)
     for _ in range(50):
         arms, z = rng.standard_normal((n_arms, d)), rng.standard_normal(d)
-        a = K.best_arm(arms, L, mu, z, theta, tmp)
+        a = K.best_arm(arms, block, cidx, L[None], mu[None], z[None], theta, tmp)
         want = mu + solve_triangular(L.T, z, lower=False)
-        np.testing.assert_allclose(theta, want, rtol=1e-12, atol=1e-13)
+        np.testing.assert_allclose(theta[0], want, rtol=1e-12, atol=1e-13)
         assert a == int(np.argmax(arms @ want))
 
 
@@ -164,6 +165,13 @@ def _fresh_state(d, lam, tau):
             np.zeros(tau), np.zeros(3, dtype=np.int64), np.empty(d))
 
 
+def _learn(M, L, b, x, r, mode, tau, gamma, lam, sigma2, wx, wr, wstate, tmp):
+    """short_memory_learn on a single block (G = 1): views of shape (1, ...)."""
+    wg = np.zeros(len(wr), dtype=np.int64)
+    K.short_memory_learn(M[None], L[None], b[None], 0, x, r, mode, tau, gamma, lam, sigma2,
+                         wx, wg, wr, wstate, tmp)
+
+
 @pytest.mark.parametrize("tau", [1, 3, 10])
 def test_short_memory_window_is_the_last_tau_observations(tau):
     d, lam, sigma2, n = 4, 1.0, 0.1, 1_200
@@ -172,8 +180,7 @@ def test_short_memory_window_is_the_last_tau_observations(tau):
     rs = xs @ unit_rows(rng, (d,)) + np.sqrt(sigma2) * rng.standard_normal(n)
     M, L, b, wx, wr, wstate, tmp = _fresh_state(d, lam, tau)
     for t in range(n):
-        K.short_memory_learn(M, L, b, xs[t], rs[t], K.WINDOW, tau, 1.0, lam, sigma2,
-                             wx, wr, wstate, tmp)
+        _learn(M, L, b, xs[t], rs[t], K.WINDOW, tau, 1.0, lam, sigma2, wx, wr, wstate, tmp)
         lo = max(t - tau + 1, 0)  # the window: max(t - tau + 1, 1) .. t, 1-based
         ref = GaussianLinearPosterior(d, lam, sigma2)
         ref.update(xs[lo:t + 1], rs[lo:t + 1])
@@ -194,8 +201,7 @@ def test_short_memory_discount_is_the_weighted_sum(gamma):
     xs, rs = unit_rows(rng, (n, d)), rng.standard_normal(n)
     M, L, b, wx, wr, wstate, tmp = _fresh_state(d, lam, 1)
     for t in range(n):
-        K.short_memory_learn(M, L, b, xs[t], rs[t], K.DISCOUNT, 1, gamma, lam, sigma2,
-                             wx, wr, wstate, tmp)
+        _learn(M, L, b, xs[t], rs[t], K.DISCOUNT, 1, gamma, lam, sigma2, wx, wr, wstate, tmp)
         if t % 37 == 0 or t == n - 1:
             w = gamma ** (t - np.arange(t + 1))
             np.testing.assert_allclose(
@@ -234,6 +240,16 @@ def _bank(specs, ids, alive):
             np.empty((S, d, d)), np.empty(S))
 
 
+def _prune(M, L, mu, ids, alive, mode, work_S, work_tr):
+    """prune_one on single-block banks (G = 1); work_tr is filled with each slot's trace."""
+    S, d = mu.shape
+    ws, wt = np.empty((S, 1, d, d)), np.zeros((S, 1))
+    out = K.prune_one(M[:, None], mu[:, None], ids, alive, mode, ws, wt,
+                      np.ones((S, 1), dtype=np.bool_))
+    work_tr[:] = wt[:, 0]
+    return out
+
+
 def _posterior(mean, P):
     post = GaussianLinearPosterior(len(mean), 1.0, 1.0)
     post.M, post.b = np.array(P, dtype=float), np.array(P, dtype=float) @ mean
@@ -255,7 +271,7 @@ def test_prune_one_drops_the_less_certain_of_the_closest_pair(mode, drop, twin):
     """The text: of the closest pair, discard the one with the larger tr(M^-1).
     KL: pair (3, 4), traces 0.4 vs 0.5 -> drop 4. Means: pair (1, 2), traces 0.02 vs 2 -> drop 2."""
     M, L, mu, ids, alive, work_S, work_tr = _bank(PRUNE_SPECS, PRUNE_IDS, PRUNE_ALIVE)
-    got_drop, got_twin, dist = K.prune_one(M, L, mu, ids, alive, mode, work_S, work_tr)
+    got_drop, got_twin, dist = _prune(M, L, mu, ids, alive, mode, work_S, work_tr)
     assert (got_drop, got_twin) == (drop, twin)
     assert not alive[drop]
     assert alive.tolist() == [s not in (drop, 5) for s in range(6)]
@@ -272,7 +288,7 @@ def test_prune_one_order_of_slots_does_not_matter(mode):
     """Same bank, the less certain bandit placed first this time."""
     specs = [PRUNE_SPECS[0], PRUNE_SPECS[4], PRUNE_SPECS[2], PRUNE_SPECS[3], PRUNE_SPECS[1]]
     M, L, mu, ids, alive, work_S, work_tr = _bank(specs, [0, 7, 4, 2, 1], [True] * 5)
-    drop, twin, _ = K.prune_one(M, L, mu, ids, alive, mode, work_S, work_tr)
+    drop, twin, _ = _prune(M, L, mu, ids, alive, mode, work_S, work_tr)
     assert (drop, twin) == ((1, 3) if mode == 0 else (2, 4))
 
 
@@ -281,7 +297,7 @@ def test_prune_one_equal_traces_drop_the_younger(mode):
     """Equal traces: drop the larger id (the younger bandit)."""
     specs = [((0.0, 0.0), I2), ((1.0, 0.0), 2 * I2), ((1.1, 0.0), 2 * I2), ((9.0, 9.0), I2)]
     M, L, mu, ids, alive, work_S, work_tr = _bank(specs, [0, 8, 3, 5], [True] * 4)
-    drop, twin, _ = K.prune_one(M, L, mu, ids, alive, mode, work_S, work_tr)
+    drop, twin, _ = _prune(M, L, mu, ids, alive, mode, work_S, work_tr)
     assert (drop, twin) == (1, 2)
 
 
@@ -305,7 +321,7 @@ def test_prune_one_tie_between_identical_posteriors_is_broken_by_id():
         for s in range(3):
             K.refresh_mean(L[s], b[s], mu[s], tmp)
         ids, alive = np.array([0, 1, 2]), np.ones(3, dtype=np.bool_)
-        drop, _, _ = K.prune_one(M, L, mu, ids, alive, 0, np.empty((3, d, d)), np.empty(3))
+        drop, _, _ = _prune(M, L, mu, ids, alive, 0, np.empty((3, d, d)), np.empty(3))
         if drop != 2:
             wrong.append(float(x[0]))
     assert not wrong, f"{len(wrong)}/100 ties decided by rounding, e.g. x = {wrong[0]!r}"

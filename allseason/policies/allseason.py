@@ -38,7 +38,7 @@ from scipy.special import logsumexp
 
 from .. import _kernels as K
 from ..models import GaussianLinearPosterior, mean_distance, symmetric_kl
-from .base import ChunkOutcome, Event, Policy, check_batch_end, check_positive
+from .base import ChunkOutcome, Event, Policy, as_blocks, check_batch_end, check_positive
 
 WEIGHTINGS = ("batch", "fixed-share")
 PRUNINGS = ("kl", "mean")
@@ -174,26 +174,31 @@ class AllSeason(Policy):
         return all(np.all(np.linalg.eigvalsh(M) > 0) for M in Ms)
 
     # -- compiled path ------------------------------------------------------------------------
-    def _init_fast(self):
+    def _init_fast(self, n_blocks):
         if self.t or self.next_id != 2:
             raise RuntimeError("run_chunk must start from a fresh policy")
-        S, d = len(self.slots), self.d
-        alive = self._alive()
+        S, G, p = len(self.slots), n_blocks, self.d // n_blocks
         self._fast = dict(
-            M=np.tile(self.lam * np.eye(d), (S, 1, 1)),
-            L=np.tile(np.sqrt(self.lam) * np.eye(d), (S, 1, 1)),
-            b=np.zeros((S, d)), mu=np.zeros((S, d)), ids=self.ids.copy(),
-            logw=self.logw.copy(), alive=alive, counters=np.array([2, 0], dtype=np.int64),
-            wx=np.zeros((self.tau, d)), wr=np.zeros(self.tau),
-            wstate=np.zeros(3, dtype=np.int64))
+            M=np.tile(self.lam * np.eye(p), (S, G, 1, 1)),
+            L=np.tile(np.sqrt(self.lam) * np.eye(p), (S, G, 1, 1)),
+            b=np.zeros((S, G, p)), mu=np.zeros((S, G, p)), ids=self.ids.copy(),
+            logw=self.logw.copy(), alive=self._alive(),
+            counters=np.array([2, 0], dtype=np.int64),
+            wx=np.zeros((self.tau, p)), wg=np.zeros(self.tau, dtype=np.int64),
+            wr=np.zeros(self.tau), wstate=np.zeros(3, dtype=np.int64),
+            work_S=np.zeros((S, G, p, p)), work_tr=np.zeros((S, G)),
+            dirty=np.ones((S, G), dtype=np.bool_))
 
     def run_chunk(self, arms, expected, noise, batch_end):
-        batch_end = check_batch_end(batch_end, arms.shape[0])
+        n = arms.shape[0]
+        batch_end = check_batch_end(batch_end, n)
+        ctx, block, cidx, G = as_blocks(arms)
         if self._fast is None:
-            self._init_fast()
+            self._init_fast(G)
         f = self._fast
-        n, S = arms.shape[0], len(self.slots)
-        nb = len(batch_end)
+        if f["M"].shape[1] != G:
+            raise ValueError("arms: the block structure changed between chunks")
+        S, nb = len(self.slots), len(batch_end)
         u, z = self.draw(n)
         arm = np.empty(n, dtype=np.int64)
         reward = np.empty(n)
@@ -205,11 +210,12 @@ class AllSeason(Policy):
               np.empty(2 * nb))
         f["counters"][1] = 0
         K.allseason_chunk(
-            arms, expected, noise, batch_end, u, z, self.t, f["M"], f["L"], f["b"], f["mu"],
-            f["ids"], f["logw"], f["alive"], f["counters"], f["wx"], f["wr"], f["wstate"],
-            self._shadow_mode, self.tau, self._shadow_gamma, self.lam, self.sigma2, self.n_max,
+            ctx, block, cidx, expected, noise, batch_end, u, z.reshape(n, G, -1), self.t,
+            f["M"], f["L"], f["b"], f["mu"], f["ids"], f["logw"], f["alive"], f["counters"],
+            f["wx"], f["wg"], f["wr"], f["wstate"], self._shadow_mode, self.tau,
+            self._shadow_gamma, self.lam, self.sigma2, self.n_max,
             WEIGHTINGS.index(self.weighting), self.share, PRUNINGS.index(self.pruning),
-            arm, reward, player, wids, w, *ev)
+            f["work_S"], f["work_tr"], f["dirty"], arm, reward, player, wids, w, *ev)
         self.t += n
         self.last_player = int(player[-1])
         kinds = {K.SPAWN: "spawn", K.PRUNE: "prune"}

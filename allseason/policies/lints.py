@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import _kernels as K
 from ..models import GaussianLinearPosterior
-from .base import ChunkOutcome, Policy, check_batch_end, check_positive
+from .base import ChunkOutcome, Policy, as_blocks, check_batch_end, check_positive
 
 
 class LinTS(Policy):
@@ -50,14 +50,16 @@ class LinTS(Policy):
         return bool(np.all(np.linalg.eigvalsh(M) > 0))
 
     # -- compiled path ------------------------------------------------------------------------
-    def _init_fast(self):
-        d = self.d
+    def _init_fast(self, n_blocks):
         if self.model.n_obs:
             raise RuntimeError("run_chunk must start from a fresh policy")
+        G, p = n_blocks, self.d // n_blocks
         cap = max(self._window(), 1)
-        self._fast = dict(M=self.lam * np.eye(d), L=np.sqrt(self.lam) * np.eye(d),
-                          b=np.zeros(d), mu=np.zeros(d), wx=np.zeros((cap, d)),
-                          wr=np.zeros(cap), wstate=np.zeros(3, dtype=np.int64))
+        self._fast = dict(M=np.tile(self.lam * np.eye(p), (G, 1, 1)),
+                          L=np.tile(np.sqrt(self.lam) * np.eye(p), (G, 1, 1)),
+                          b=np.zeros((G, p)), mu=np.zeros((G, p)), wx=np.zeros((cap, p)),
+                          wg=np.zeros(cap, dtype=np.int64), wr=np.zeros(cap),
+                          wstate=np.zeros(3, dtype=np.int64))
 
     def _window(self):
         return 0
@@ -66,21 +68,23 @@ class LinTS(Policy):
         return 1.0
 
     def run_chunk(self, arms, expected, noise, batch_end):
-        batch_end = check_batch_end(batch_end, arms.shape[0])
-        if self._fast is None:
-            self._init_fast()
-        f = self._fast
         n = arms.shape[0]
+        batch_end = check_batch_end(batch_end, n)
+        ctx, block, cidx, G = as_blocks(arms)
+        if self._fast is None:
+            self._init_fast(G)
+        f = self._fast
+        if f["M"].shape[0] != G:
+            raise ValueError("arms: the block structure changed between chunks")
         _, z = self.draw(n)
         arm = np.empty(n, dtype=np.int64)
         reward = np.empty(n)
-        K.lints_chunk(arms, expected, noise, batch_end, z,
+        K.lints_chunk(ctx, block, cidx, expected, noise, batch_end, z.reshape(n, G, -1),
                       f["M"], f["L"], f["b"], f["mu"], self._mode, max(self._window(), 1),
-                      self._gamma(), self.lam, self.sigma2, f["wx"], f["wr"], f["wstate"],
-                      arm, reward)
+                      self._gamma(), self.lam, self.sigma2, f["wx"], f["wg"], f["wr"],
+                      f["wstate"], arm, reward)
         self.t += n
-        return ChunkOutcome(arm, reward, np.full(n, -1, dtype=np.int64),
-                            np.asarray(batch_end, dtype=np.int64))
+        return ChunkOutcome(arm, reward, np.full(n, -1, dtype=np.int64), batch_end)
 
 
 class SWLinTS(LinTS):

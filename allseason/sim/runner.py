@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import block_diag
 
 from ..envs.linear import LinearGaussianEnv
 from ..specs import PolicySpec, Race, Scenario
@@ -132,8 +133,9 @@ def posterior_history(scenario: Scenario, spec: PolicySpec, seed_index: int = 0,
             slots = [(int(f["ids"][s]), f["M"][s], f["mu"][s]) for s in np.flatnonzero(f["alive"])]
         else:
             slots = [(-1, f["M"], f["mu"])]
-        for bid, M, mu in slots:
-            cov = np.linalg.inv(M)
+        for bid, M_blocks, mu_blocks in slots:  # (G, p, p), (G, p): block-diagonal posterior
+            cov = block_diag(*np.linalg.inv(M_blocks))
+            mu = mu_blocks.ravel()
             row = {"step": stop - 1, "bandit": bid, "state": int(rnd.state[-1])}
             row.update({f"mean_{i}": mu[i] for i in range(d)})
             row.update({f"cov_{i}{j}": cov[i, j] for i, j in zip(*iu)})

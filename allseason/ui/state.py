@@ -240,6 +240,8 @@ def sync_url() -> None:
 
 
 def url_errors() -> list[str]:
+    """Messages about the link the session was opened with (reading it if not done yet)."""
+    scenario()
     return list(st.session_state.get(URL_ERRORS, []))
 
 
@@ -253,8 +255,10 @@ def default_choice() -> dict:
 
 
 def policy_defaults(name: str) -> dict:
-    """A policy's hyperparameters as the default race sets them (DEFAULT_PARAMS first)."""
-    hp = dict(api.hyperparameters(name))
+    """A policy's hyperparameters with the default race's values (``api.DEFAULT_PARAMS``
+    where the policy takes them), without sigma2 (the scenario's) and unset options."""
+    hp = {k: v for k, v in api.hyperparameters(name).items()
+          if v is not None}  # a None default is an option left unset (e.g. gamma of SW)
     for k, v in api.DEFAULT_PARAMS.items():
         if k in hp:
             hp[k] = v

@@ -111,7 +111,7 @@ SHADOW = 0
 SHADOW_COLOR = "#e7298a"  # pink/magenta, as in the paper's figure 2
 # base bandits: no pink/magenta, so nothing is mistaken for the shadow
 _BANDIT_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-                   "#17becf", "#bcbd22", "#393b79", "#637939", "#7f7f7f", "#e6550d")
+                   "#17becf", "#bcbd22", "#393b79", "#637939", "#1b9e77", "#e6550d")
 SINGLE_MODEL_COLOR = "#444444"  # id -1: the one model of a non-ensemble policy
 
 
@@ -123,6 +123,23 @@ def bandit_color(bandit: int) -> str:
     if bandit < 0:
         return SINGLE_MODEL_COLOR
     return _BANDIT_PALETTE[(bandit - 1) % len(_BANDIT_PALETTE)]
+
+
+# numeric colour codes, for marker colour arrays that must be cheap to build (animations):
+# marker=dict(color=bandit_color_code(ids), **BANDIT_COLOR_SCALE) draws exactly bandit_color
+_BANDIT_CODES = (SHADOW_COLOR,) + _BANDIT_PALETTE + (SINGLE_MODEL_COLOR,)
+BANDIT_COLOR_SCALE = dict(
+    colorscale=[[i / (len(_BANDIT_CODES) - 1), c] for i, c in enumerate(_BANDIT_CODES)],
+    cmin=0, cmax=len(_BANDIT_CODES) - 1, showscale=False)
+
+
+def bandit_color_code(ids) -> "np.ndarray":
+    """Index of each bandit's colour in ``BANDIT_COLOR_SCALE`` (float array)."""
+    import numpy as np
+    ids = np.asarray(ids, dtype=np.int64)
+    code = (ids - 1) % len(_BANDIT_PALETTE) + 1
+    code = np.where(ids == SHADOW, 0, code)
+    return np.where(ids < 0, len(_BANDIT_CODES) - 1, code).astype(float)
 
 
 def bandit_colors(ids: Iterable[int]) -> dict[int, str]:
@@ -147,17 +164,17 @@ def base_layout(title: str = "", xaxis_title: str | None = None,
                 yaxis_title: str | None = None, *, subtitle: str | None = None,
                 height: int = 440, **overrides) -> dict:
     """Keyword arguments for ``fig.update_layout``: white template, large readable font, a
-    title (with an optional one-line subtitle), axis titles, a horizontal legend on top."""
+    title (with an optional one-line subtitle), axis titles, a legend on the right."""
     title_dict = dict(text=title, x=0.0, xanchor="left", y=0.98, yanchor="top",
                       font=dict(size=18))
     if subtitle:
         title_dict["subtitle"] = dict(text=subtitle, font=dict(size=13, color="#555"))
-    top = 110 if subtitle else 90
+    top = 90 if subtitle else 60
     layout = dict(
         template="plotly_white", font=FONT, height=height, title=title_dict,
         margin=dict(l=70, r=30, t=top, b=60),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0.0,
-                    bgcolor="rgba(255,255,255,0.6)"),
+        legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.01,
+                    traceorder="grouped", tracegroupgap=8, font=dict(size=13)),
         hoverlabel=dict(font_size=13), separators=".,",
     )
     if xaxis_title is not None:
@@ -180,5 +197,5 @@ def empty_figure(message: str, title: str = "", height: int = 300) -> go.Figure:
 
 
 __all__ = ["state_color", "state_label", "policy_colors", "policy_name", "policy_line",
-           "bandit_color", "bandit_colors", "bandit_label", "POLICY_NAMES", "SHADOW",
+           "bandit_color", "bandit_colors", "bandit_color_code", "BANDIT_COLOR_SCALE", "bandit_label", "POLICY_NAMES", "SHADOW",
            "SHADOW_COLOR", "RANDOM_GREY", "base_layout", "empty_figure", "is_allseason"]

@@ -45,19 +45,25 @@ def _axis_refs(fig: go.Figure, row, col) -> list[tuple[str, str]]:
 
 
 def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: bool = True,
-                     opacity: float = BAND_OPACITY) -> go.Figure:
+                     opacity: float = BAND_OPACITY,
+                     ribbon: tuple[float, float] | None = None) -> go.Figure:
     """Shade each segment of ``pattern`` in its state's light colour, below the traces.
 
     row/col: one subplot of a ``make_subplots`` figure; both None = every subplot (or the
     plain axes). legend: add one legend entry per state ("state 0", ...), at most 12, grouped
-    under "true state (background)". Returns ``fig`` (modified in place)."""
+    under "true state:". ribbon: (y0, y1) in fractions of the plot height to draw the states
+    as a strip there, opaque, instead of full-height bands (for figures whose traces fill
+    the plot, e.g. a stacked area). Returns ``fig`` (modified in place)."""
+    y0, y1 = ribbon if ribbon is not None else (0, 1)
+    if ribbon is not None:
+        opacity = 1.0
     states, starts, stops = segment_bounds(pattern)
     refs = _axis_refs(fig, row, col)
     shapes = list(fig.layout.shapes or ())
     for xref, yref in refs:
         shapes.extend(dict(type="rect", xref=xref, yref=f"{yref} domain", x0=int(a), x1=int(b),
-                           y0=0, y1=1, fillcolor=state_color(s), opacity=opacity,
-                           layer="below", line=dict(width=0))
+                           y0=y0, y1=y1, fillcolor=state_color(s), opacity=opacity,
+                           layer="below" if ribbon is None else "above", line=dict(width=0))
                       for s, a, b in zip(states, starts, stops))
     fig.update_layout(shapes=shapes)
     if legend and refs:
@@ -123,10 +129,11 @@ def pattern_timeline(pattern, height: int = 160) -> go.Figure:
             hovertemplate=(f"change point %{{customdata[1]}} at step %{{x:,}}<br>{verb} "
                            "state %{customdata[0]}<extra></extra>")))
     fig.update_layout(**base_layout("Season pattern: the true state at each step", "step",
-                                    None, height=height, bargap=0.2),
-                      margin=dict(l=70, r=20, t=60, b=40))
+                                    None, height=height, bargap=0.2,
+                                    margin=dict(l=70, r=20, t=60, b=40)))
     fig.update_layout(title=dict(font=dict(size=15)),
-                      legend=dict(y=1.02, font=dict(size=12)))
+                      legend=dict(orientation="h", x=0.0, xanchor="left", y=1.02,
+                                  yanchor="bottom", font=dict(size=12)))
     fig.update_xaxes(range=[0, pattern.horizon], showgrid=False, ticks="outside")
     if lanes:
         fig.update_yaxes(tickvals=list(range(n_states)),

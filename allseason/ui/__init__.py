@@ -1,0 +1,15 @@
+"""Streamlit glue for the app: the only code outside ``pages/`` and ``app.py`` that imports
+streamlit.
+
+- :mod:`.state`: the canonical scenario and race settings in ``st.session_state``, the URL
+  encoding of the scenario, the app's limits;
+- :mod:`.forms`: the Pattern builder and race settings inputs, validated through
+  ``allseason.api`` with errors shown under the input that caused them;
+- :mod:`.runs`: the bounded cache of finished races, streamed runs, small cached extras;
+- :mod:`.views`: page frame, error boundary, charts with caption and HTML download, result
+  panels.
+"""
+
+from . import forms, runs, state, views
+
+__all__ = ["forms", "runs", "state", "views"]

@@ -1,0 +1,422 @@
+"""Input forms: the scenario builder and the race settings.
+
+Each form seeds its widgets from the canonical state (:mod:`allseason.ui.state`), reads them,
+validates through ``allseason.api`` (``Scenario``, ``PolicySpec``: every bad value raises a
+``SpecError`` naming its field) and writes the result back. A rejected value is reported with
+``st.error`` directly under the input it came from; the last valid settings stay in force.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from allseason import api
+
+from . import state
+
+PRESET_HELP = {
+    "paper-synthetic": "The paper's section 5 experiment: 4 states, 8 change points "
+                       "(10,000 steps unless you change the horizon).",
+    "regular": "Few long seasons: every state in turn, each twice.",
+    "realistic": "A long usual state interrupted by short events and medium seasons.",
+    "extreme": "Fifty short periods: e.g. day and night.",
+    "custom": "Edit the table of (state, length) segments freely.",
+}
+
+POLICY_HELP = {
+    "allseason-sw": "All-Season, shadow with a sliding window (the paper's algorithm)",
+    "allseason-disc": "All-Season, shadow with discounting",
+    "lints": "Linear Thompson sampling, never forgets",
+    "sw-lints": "LinTS on a sliding window of the last tau steps",
+    "d-lints": "LinTS discounting old steps by gamma",
+    "random": "A random arm every step (the floor)",
+    "bob": "Bandit-over-bandits: learns the window size",
+    "denband": "DenBand: detects changes and reuses old experts",
+    "dlinucb": "Dynamic LinUCB: a committee of ridge models",
+}
+
+PARAM_HELP = {
+    "tau": "Window: how many recent steps the short-term memory sees.",
+    "gamma": "Discount: the weight of an observation shrinks by gamma every step (0 < gamma < 1).",
+    "n_max": "Most base bandits (long-term memories) kept; the closest pair is pruned above it.",
+    "lam": "λ, the prior precision: larger means a stronger pull of θ towards 0.",
+    "weighting": "batch: the paper's weights, the predictive likelihood of the last batch. "
+                 "fixed-share: weights accumulate over batches, mixed with a little uniform.",
+    "share": "Fixed-share mixing α: the share of weight spread uniformly after each batch.",
+    "pruning": "kl: closest pair by symmetric KL between posteriors; mean: by distance of means.",
+}
+
+CHOICES = {"weighting": ("batch", "fixed-share"), "pruning": ("kl", "mean")}
+AUTO_PARAMS = ("sigma2", "horizon")  # set from the scenario: correct specification
+
+
+def _errors_here(placeholder, messages):
+    if messages:
+        with placeholder.container():
+            for m in messages:
+                st.error(m, icon=":material/error:")
+
+
+def _n_states(segments) -> int:
+    return max(int(s) for s, _ in segments) + 1
+
+
+# --- scenario builder -----------------------------------------------------------------------
+def _seed_builder(sc: api.Scenario, force: bool = False) -> None:
+    """Set the builder's widgets (and the segment table's draft) from the scenario: when the
+    page is opened (its widget values were dropped when it was left) or when forced."""
+    ss = st.session_state
+    fresh = force or "pb_preset" not in ss
+    values = {"pb_preset": sc.preset, "pb_n_states": min(_n_states(sc.segments),
+                                                         state.APP_LIMITS["n_states"]),
+              "pb_horizon": sc.horizon, "pb_d": sc.d, "pb_n_arms": sc.n_arms,
+              "pb_sigma2": float(sc.sigma2), "pb_seed": int(sc.seed),
+              "pb_batch": state.encode_batch(sc.batch_size).replace("_", ", ")}
+    for key, value in values.items():
+        if force or key not in ss:
+            ss[key] = value
+    if fresh or "pb_table" not in ss:
+        _set_draft([list(seg) for seg in sc.segments])
+
+
+def _set_draft(rows: list) -> None:
+    """The custom segment table's rows; a new editor (key) so no stale edit is re-applied."""
+    ss = st.session_state
+    ss["pb_table"] = rows
+    ss["pb_table_ver"] = ss.get("pb_table_ver", 0) + 1
+
+
+def _on_preset() -> None:
+    """Choosing *custom* starts the table from the scenario in force."""
+    if st.session_state.get("pb_preset") == "custom":
+        _set_draft([list(seg) for seg in state.scenario().segments])
+
+
+def _on_table_edit(key: str, shown: list) -> None:
+    """data_editor callback: apply the edit to the rows shown; the result is a custom table."""
+    ss = st.session_state
+    edits = ss.get(key) or {}
+    rows = [{"state": s_, "length": n} for s_, n in shown]
+    for idx, change in (edits.get("edited_rows") or {}).items():
+        i = int(idx)
+        if 0 <= i < len(rows):
+            rows[i].update({k: v for k, v in change.items() if k in ("state", "length")})
+    deleted = {int(i) for i in edits.get("deleted_rows") or ()}
+    rows = [r for i, r in enumerate(rows) if i not in deleted]
+    rows += [{"state": r.get("state"), "length": r.get("length")}
+             for r in edits.get("added_rows") or ()]
+    _set_draft([[r["state"], r["length"]] for r in rows])
+    ss["pb_preset"] = "custom"
+
+
+def _on_upload() -> None:
+    """file_uploader callback (runs before the script): apply a valid JSON scenario."""
+    ss = st.session_state
+    up = ss.get("pb_upload")
+    ss.pop("pb_upload_error", None)
+    if up is None:
+        return
+    try:
+        sc = api.Scenario.from_json(up.getvalue())
+        state.check_app_limits(sc)
+    except api.SpecError as e:
+        ss["pb_upload_error"] = f"{up.name} was not loaded. {state.explain(e)}"
+        return
+    except Exception as e:  # noqa: BLE001 - e.g. not UTF-8: still a message, not a traceback
+        ss["pb_upload_error"] = f"{up.name} was not loaded: {type(e).__name__}: {e}"
+        return
+    ss[state.SCENARIO] = sc
+    ss.pop(state.URL_ERRORS, None)
+    _seed_builder(sc, force=True)
+    ss["pb_upload_ok"] = f"Loaded {up.name}."
+
+
+def _is_empty(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v)) or v == ""
+
+
+def _table_segments(rows: list) -> tuple[list, list[str]]:
+    """Segments from the table's rows, and messages for empty cells."""
+    segs, errors = [], []
+    for i, (state_, length) in enumerate(rows, start=1):
+        missing = [n for n, v in (("state", state_), ("length", length)) if _is_empty(v)]
+        if missing:
+            errors.append(f"Segment {i}: {' and '.join(missing)} is empty; fill it in "
+                          f"or delete the row.")
+            continue
+        segs.append([state_, length])
+    return segs, errors
+
+
+def _table_frame(rows: list) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=["state", "length"]).astype("Int64")
+    df.insert(0, "starts at", df["length"].fillna(0).cumsum().shift(fill_value=0)
+              .astype("Int64"))
+    return df
+
+
+def scenario_builder():
+    """Render the Pattern builder's inputs; return the scenario in force (always valid) and
+    the container beside the segment table meant for its preview.
+
+    A valid change becomes the session's scenario (and goes to the URL); an invalid one is
+    reported under its input and the previous scenario stays."""
+    ss = st.session_state
+    sc = state.scenario()
+    _seed_builder(sc, force=ss.pop("pb_reseed", False))
+    lim = state.APP_LIMITS
+    where: dict[str, object] = {}
+    errors: dict[str, list[str]] = {}
+
+    st.subheader("1 · Seasons")
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        presets = list(api.PRESETS) + ["custom"]
+        preset = st.selectbox("Preset", presets, key="pb_preset", on_change=_on_preset,
+                              help="\n\n".join(f"**{k}**: {v}" for k, v in PRESET_HELP.items()))
+        st.caption(PRESET_HELP[preset])
+        where["preset"] = st.empty()
+    custom = preset == "custom"
+    if custom:  # horizon and number of states follow the table
+        ss["pb_horizon"] = sc.horizon
+        ss["pb_n_states"] = min(_n_states(sc.segments), lim["n_states"])
+    with c2:
+        n_states = st.slider("Distinct states", 1, lim["n_states"], key="pb_n_states",
+                             disabled=custom or preset == "paper-synthetic",
+                             help="How many different reward parameters θ the seasons use."
+                                  + (" Fixed at 4 for paper-synthetic." if not custom else "")
+                                  + (" With custom, it follows the table." if custom else ""))
+        where["n_states"] = st.empty()
+    with c3:
+        horizon = st.number_input("Horizon (steps)", 1, lim["horizon"], step=500,
+                                  key="pb_horizon", disabled=custom,
+                                  help=f"Total number of steps, at most {lim['horizon']:,} "
+                                       f"here. With a preset the segments scale to it; with "
+                                       f"custom it is the sum of the lengths.")
+        where["horizon"] = st.empty()
+
+    if custom:
+        rows = [list(r) for r in ss["pb_table"]]
+    else:
+        rows = [list(seg) for seg in sc.segments]
+        try:
+            rows = [list(seg) for seg in api.Scenario.from_preset(
+                preset, horizon=horizon, n_states=n_states).segments]
+        except api.SpecError as e:
+            errors.setdefault(state.field_group(e.field), []).append(state.explain(e))
+
+    table_col, preview_col = st.columns([1.25, 2], gap="medium")
+    with table_col:
+        st.markdown("**Segments** — one row per stretch of steps in one state")
+        df = _table_frame(rows)
+        key = f"pb_table_editor_{ss['pb_table_ver']}"
+        st.data_editor(
+            df, key=key, num_rows="dynamic", hide_index=True, on_change=_on_table_edit,
+            args=(key, rows), height=min(38 + 35 * (len(df) + 1), 420),
+            disabled=["starts at"],
+            column_config={
+                "starts at": st.column_config.NumberColumn("starts at", format="%d",
+                                                           width="small"),
+                "state": st.column_config.NumberColumn(
+                    "state", min_value=0, max_value=lim["n_states"] - 1, step=1, format="%d",
+                    width="small",
+                    help="Which reward parameter θ is in force (0, 1, 2, ...)."),
+                "length": st.column_config.NumberColumn(
+                    "length", step=1, format="%d", width="small",
+                    help="Number of steps; at least 1."),
+            })
+        st.caption("Edit a cell, add a row at the bottom, or select rows and delete them. "
+                   "Editing a preset turns it into *custom*.")
+        where["segments"] = st.empty()
+    segs, empty_cells = _table_segments(rows)
+    if empty_cells:
+        errors.setdefault("segments", []).extend(empty_cells)
+
+    st.subheader("2 · Environment")
+    e1, e2, e3, e4, e5 = st.columns(5)
+    with e1:
+        d = st.slider("Dimension d", 1, lim["d"], key="pb_d",
+                      help="Length of θ and of every arm's feature vector. "
+                           "d = 2 unlocks the posterior animation.")
+        where["d"] = st.empty()
+    with e2:
+        n_arms = st.slider("Arms K", 2, lim["n_arms"], key="pb_n_arms",
+                           help="Arms offered at every step (random unit vectors).")
+        where["n_arms"] = st.empty()
+    with e3:
+        sigma2 = st.number_input("Noise σ²", min_value=0.0, step=0.05, format="%g",
+                                 key="pb_sigma2", help="Variance of the reward noise; > 0.")
+        where["sigma2"] = st.empty()
+    with e4:
+        batch = st.text_input("Batch size", key="pb_batch",
+                              help="Steps between two updates. A list such as 10, 20, 5 "
+                                   "repeats those (inhomogeneous) batch sizes in turn.")
+        where["batch_size"] = st.empty()
+    with e5:
+        seed = st.number_input("Seed", min_value=0, step=1, key="pb_seed",
+                               help="Root of every random stream: same seed, same run.")
+        where["seed"] = st.empty()
+
+    fields = dict(d=d, n_arms=n_arms, sigma2=sigma2, seed=seed)
+    try:
+        fields["batch_size"] = state.decode_batch(batch)
+    except api.SpecError as e:
+        errors.setdefault("batch_size", []).append(state.explain(e))
+    for name, value in list(fields.items()):
+        try:
+            api.Scenario(**{name: value})
+        except api.SpecError as e:
+            errors.setdefault(name, []).append(state.explain(e))
+            fields.pop(name)
+    candidate = None
+    if not errors:
+        try:
+            candidate = state.check_app_limits(api.Scenario(
+                segments=segs, preset=preset, **fields))
+        except api.SpecError as e:
+            group = state.field_group(e.field)
+            if custom and group == "horizon":
+                group = "segments"
+            errors.setdefault(group, []).append(state.explain(e))
+    for group, messages in errors.items():
+        _errors_here(where.get(group, where["segments"]), messages)
+    if candidate is not None:
+        state.set_scenario(candidate)
+        return candidate, preview_col
+    state.sync_url()
+    with preview_col:
+        st.warning("The preview shows the last valid scenario; fix the input marked with an "
+                   "error to update it.", icon=":material/undo:")
+    return sc, preview_col
+
+
+def scenario_files(sc: api.Scenario) -> None:
+    """Download the scenario as JSON, upload one, and show the shareable link."""
+    ss = st.session_state
+    c1, c2 = st.columns([1, 1.3], gap="large")
+    with c1:
+        st.download_button("Download scenario (JSON)", icon=":material/download:",
+                           data=sc.to_json(), file_name="scenario.json",
+                           mime="application/json", on_click="ignore", key="pb_download")
+        st.caption("A JSON file you can upload here again, or load in Python with "
+                   "`api.Scenario.from_json`.")
+    with c2:
+        st.file_uploader("Upload a scenario (JSON, at most 1 MB)", type=["json"],
+                         key="pb_upload", on_change=_on_upload,
+                         help="A file saved with the download button, or written by hand: "
+                              '{"segments": [[0, 500], [1, 300]], "d": 5, "n_arms": 5, '
+                              '"sigma2": 0.1, "batch_size": 1, "seed": 0, "preset": "custom"}')
+        if ss.get("pb_upload_error"):
+            st.error(ss["pb_upload_error"], icon=":material/error:")
+        elif ss.get("pb_upload_ok"):
+            st.success(ss.pop("pb_upload_ok"), icon=":material/check_circle:")
+    st.markdown("**Share**: this page's address holds the scenario; copy it from the "
+                "browser's address bar. Its parameters:")
+    st.code("?" + "&".join(f"{k}={v}" for k, v in state.scenario_to_query(sc).items()),
+            language=None, wrap_lines=True)
+
+
+# --- race settings --------------------------------------------------------------------------
+def _policy_label(name: str) -> str:
+    from allseason.viz.style import policy_name
+
+    return policy_name(name)
+
+
+def _seed_race(choice: dict) -> None:
+    ss = st.session_state
+    ss.setdefault("race_policies", [p for p in choice["policies"] if p in api.policy_names()])
+    ss.setdefault("race_seeds", int(choice["n_seeds"]))
+
+
+def _param_input(name: str, param: str, value, key: str):
+    """One hyperparameter input chosen by the type of its default."""
+    ss = st.session_state
+    if key not in ss:
+        ss[key] = value
+    help_ = PARAM_HELP.get(param)
+    if isinstance(value, bool):
+        return st.checkbox(param, key=key, help=help_)
+    if param in CHOICES and isinstance(value, str):
+        return st.selectbox(param, CHOICES[param], key=key, help=help_)
+    if isinstance(value, int):
+        return st.number_input(param, min_value=1, step=1, key=key, help=help_)
+    if isinstance(value, float):
+        step = 0.01 if 0 < value < 1 else 0.1
+        return st.number_input(param, min_value=0.0, step=step, format="%g", key=key,
+                               help=help_)
+    return st.text_input(param, key=key, help=help_)
+
+
+def race_settings() -> tuple[api.Race | None, bool]:
+    """Render the race settings; return (the race, or None if a setting is invalid, and
+    whether the user asked to run it)."""
+    lim = state.APP_LIMITS
+    choice = state.race_choice()
+    _seed_race(choice)
+    sc = state.scenario()
+    c1, c2 = st.columns([4, 1], gap="medium")
+    with c1:
+        names = st.multiselect(
+            "Policies", api.policy_names(), key="race_policies", format_func=_policy_label,
+            max_selections=lim["n_policies"],
+            help="Every policy plays the same arms and noise (common random numbers).\n\n"
+                 + "\n".join(f"- **{_policy_label(n)}** (`{n}`): {POLICY_HELP.get(n, '')}"
+                             for n in api.policy_names()))
+        policies_error = st.empty()
+    with c2:
+        n_seeds = st.slider("Seeds", 1, lim["n_seeds"], key="race_seeds",
+                            help="Independent repetitions; bands and intervals are over seeds.")
+        seeds_error = st.empty()
+    params: dict[str, dict] = {}
+    param_errors: dict[str, object] = {}
+    shown = [n for n in names if any(p not in AUTO_PARAMS and v is not None
+                                     for p, v in state.policy_defaults(n).items())]
+    with st.expander("Hyperparameters", expanded=False):
+        for name in names:
+            defaults = {k: v for k, v in state.policy_defaults(name).items()
+                        if k not in AUTO_PARAMS and v is not None}
+            saved = choice["params"].get(name, {})
+            params[name] = {}
+            if name not in shown:
+                continue
+            st.markdown(f"**{name}**")
+            cols = st.columns(max(len(defaults), 1))
+            for col, (param, default) in zip(cols, defaults.items()):
+                with col:
+                    value = saved.get(param, default)
+                    if isinstance(default, float) and isinstance(value, int):
+                        value = float(value)
+                    params[name][param] = _param_input(name, param, value,
+                                                       f"hp_{name}_{param}")
+            param_errors[name] = st.empty()
+    run = st.button("▶ Run race", type="primary", key="race_run")
+    st.caption(f"Limits in this app: horizon ≤ {lim['horizon']:,} steps, ≤ {lim['n_seeds']} "
+               f"seeds, ≤ {lim['n_policies']} policies, and horizon × seeds × policies ≤ "
+               f"{lim['budget']:,}. Larger runs: use the Python API (`allseason.api`).")
+    for name in names:  # policies that take the scenario's horizon get it
+        if "horizon" in api.hyperparameters(name):
+            params[name]["horizon"] = sc.horizon
+    valid, bad = {}, False
+    for name in names:
+        try:
+            api.PolicySpec(name, params[name])
+            valid[name] = params[name]
+        except api.SpecError as e:
+            bad = True
+            _errors_here(param_errors.get(name, policies_error), [state.explain(e)])
+    # only valid hyperparameters are kept: a page revisit starts from the last good ones
+    new_choice = {"policies": list(names), "n_seeds": int(n_seeds),
+                  "params": {**choice["params"], **valid}}
+    state.set_race_choice(new_choice)
+    if bad:
+        return None, run
+    try:
+        return state.race(new_choice, sc), run
+    except api.SpecError as e:
+        target = seeds_error if e.field == "n_seeds" else policies_error
+        _errors_here(target, [state.explain(e)])
+        return None, run

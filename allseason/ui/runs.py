@@ -1,0 +1,244 @@
+"""Runs for the app: a bounded cache of finished races, streamed runs, small cached extras.
+
+Cache: every finished race is kept in one process-wide LRU (``st.cache_resource``) keyed by
+``Race.to_json()`` (the canonical JSON of scenario + policies + seeds), with its tables
+(``to_frames()``) computed once. It holds at most ``MAX_ENTRIES`` races and ``MAX_ROWS``
+step rows in all, so a session (or many) cannot fill the memory; an evicted race is simply
+recomputed (runs are deterministic: same JSON, same result, bit for bit). Coming back to a
+page therefore shows the stored result at once.
+
+Streaming: :func:`stream_race` iterates ``api.iter_race`` and, after each chunk, redraws the
+progress bar and (at most every ``REDRAW_SECONDS``) the live charts from the partial result.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from allseason import api
+
+from . import state
+
+log = logging.getLogger("allseason.ui")
+
+MAX_ENTRIES = 8
+MAX_ROWS = 3_000_000
+REDRAW_SECONDS = 0.35
+N_UPDATES = 20  # chunks per race, so the progress bar moves smoothly
+
+
+@dataclass
+class RaceRun:
+    """A finished race, its tables and how long it took."""
+
+    key: str
+    race: api.Race
+    result: api.RaceResult
+    frames: dict = field(default_factory=dict)
+    seconds: float = 0.0
+
+    @property
+    def rows(self) -> int:
+        return self.race.scenario.horizon * self.race.n_seeds * len(self.race.policies)
+
+    def frames_for(self, label: str, seed: int) -> dict[str, pd.DataFrame]:
+        """The steps, weights and events of one (policy, seed)."""
+        out = {}
+        for name in ("steps", "weights", "events"):
+            df = self.frames[name]
+            out[name] = df[(df["policy"] == label) & (df["seed"] == seed)].reset_index(drop=True)
+        return out
+
+
+class ResultStore:
+    """A thread-safe LRU of :class:`RaceRun`, bounded in entries and in step rows."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES, max_rows: int = MAX_ROWS):
+        self.max_entries, self.max_rows = max_entries, max_rows
+        self._runs: OrderedDict[str, RaceRun] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> RaceRun | None:
+        with self._lock:
+            run = self._runs.get(key)
+            if run is not None:
+                self._runs.move_to_end(key)
+            return run
+
+    def put(self, run: RaceRun) -> None:
+        with self._lock:
+            self._runs[run.key] = run
+            self._runs.move_to_end(run.key)
+            while len(self._runs) > 1 and (len(self._runs) > self.max_entries or
+                                           sum(r.rows for r in self._runs.values())
+                                           > self.max_rows):
+                self._runs.popitem(last=False)
+
+    def __contains__(self, key: str) -> bool:
+        with self._lock:
+            return key in self._runs
+
+    def __len__(self) -> int:
+        return len(self._runs)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._runs.clear()
+
+
+@st.cache_resource(show_spinner=False)
+def store() -> ResultStore:
+    """The process-wide result cache."""
+    return ResultStore()
+
+
+def key_of(race: api.Race) -> str:
+    return race.to_json()
+
+
+def cached(race: api.Race) -> RaceRun | None:
+    return store().get(key_of(race))
+
+
+def _finish(race: api.Race, result: api.RaceResult, seconds: float) -> RaceRun:
+    run = RaceRun(key_of(race), race, result, result.to_frames(), seconds)
+    store().put(run)
+    return run
+
+
+def run_race(race: api.Race) -> RaceRun:
+    """The finished race: from the cache, or computed now (no live display)."""
+    run = cached(race)
+    if run is None:
+        t0 = time.perf_counter()
+        result = api.run_race(race)
+        run = _finish(race, result, time.perf_counter() - t0)
+    return run
+
+
+def remember(run: RaceRun) -> None:
+    """Make ``run`` the session's last race (the one Inside All-Season looks into)."""
+    st.session_state[state.LAST_RACE] = run.key
+
+
+def last_run() -> RaceRun | None:
+    """The session's last race (recomputed if the cache has dropped it); in a session that
+    has not run one, the race of the current settings if it is in the cache."""
+    key = st.session_state.get(state.LAST_RACE)
+    if not key:  # a new session: the current race settings, if that race is in the cache
+        try:
+            return cached(state.race())
+        except api.SpecError:
+            return None
+    run = store().get(key)
+    if run is None:
+        run = run_race(api.Race.from_dict(json.loads(key)))
+    return run
+
+
+def partial_steps(result: api.RaceResult) -> pd.DataFrame:
+    """The steps table of a race still running (only the columns the live charts use)."""
+    parts = []
+    for (label, k), t in result.traces.items():
+        n = t.n_done
+        parts.append(pd.DataFrame({"policy": label, "seed": k, "step": np.arange(n),
+                                   "state": t.state[:n], "reward": t.reward[:n],
+                                   "best": t.best[:n], "regret": t.regret}))
+    return pd.concat(parts, ignore_index=True)
+
+
+def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:
+    """Run ``race`` chunk by chunk, showing progress in ``slots["progress"]`` and redrawing
+    the live charts through ``on_update(slots, steps, summary, tick)``; return the stored run."""
+    horizon = race.scenario.horizon
+    chunk = max(250, -(-horizon // N_UPDATES))
+    t0 = time.perf_counter()
+    last_draw = -1.0
+    tick = 0
+    progress = None
+    compute = 0.0
+    bar = slots["progress"]
+    slots["pattern"] = race.scenario.pattern
+    for progress in api.iter_race(race, chunk_size=chunk):
+        now = time.perf_counter()
+        compute = now - t0
+        bar.progress(progress.fraction,
+                     text=f"Running… {progress.done:,} of {horizon:,} steps "
+                          f"({now - t0:.1f} s)")
+        if on_update and (tick == 0 or now - last_draw >= REDRAW_SECONDS) \
+                and progress.done < horizon:
+            on_update(slots, partial_steps(progress.result), progress.result.summary(), tick)
+            last_draw = time.perf_counter()
+        tick += 1
+    seconds = time.perf_counter() - t0
+    run = _finish(race, progress.result, seconds)
+    bar.progress(1.0, text=f"Done: {horizon:,} steps × {race.n_seeds} seeds × "
+                           f"{len(race.policies)} policies in {seconds:.1f} s")
+    log.info("race %s done in %.2f s (compute %.2f s)", run.key[:60], seconds, compute)
+    return run
+
+
+# --- small extra runs for Inside All-Season -------------------------------------------------
+def weighting_pair(scenario: api.Scenario, spec: api.PolicySpec) -> tuple[RaceRun, list[str]]:
+    """The same All-Season contestant with the paper's batch weighting and with fixed share,
+    on the first seed of ``scenario`` (one small race, cached). Returns the run and labels."""
+    params = dict(spec.params)
+    labels = [f"{spec.name} · paper weighting", f"{spec.name} · fixed share"]
+    specs = (api.PolicySpec(spec.name, {**params, "weighting": "batch"}, labels[0]),
+             api.PolicySpec(spec.name, {**params, "weighting": "fixed-share"}, labels[1]))
+    return run_race(api.Race(scenario, specs, 1)), labels
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _posterior_history(scenario_json: str, spec_json: str, seed: int, every: int):
+    sc = api.Scenario.from_json(scenario_json)
+    spec_d = json.loads(spec_json)
+    spec = api.PolicySpec(spec_d["name"], spec_d["params"], spec_d["label"])
+    return api.posterior_history(sc, spec, seed, every=every)
+
+
+def posterior_history(scenario: api.Scenario, spec: api.PolicySpec, seed: int,
+                      n_snapshots: int = 100):
+    """(table, thetas) of :func:`allseason.api.posterior_history`, about ``n_snapshots``
+    snapshots, cached."""
+    every = max(1, scenario.horizon // n_snapshots)
+    return _posterior_history(scenario.to_json(), json.dumps(spec.to_dict(), sort_keys=True),
+                              int(seed), every)
+
+
+def recall_verdict(recall: pd.DataFrame) -> str:
+    """One line on how well the right bandit was recalled at the change points."""
+    if recall is None or not len(recall):
+        return "No change point in this run: nothing to recall."
+    parts = []
+    for kind, who in (("returning", "its old base bandit"), ("new", "the shadow")):
+        rows = recall[recall["kind"] == kind]
+        if not len(rows):
+            continue
+        hit = rows["steps_to_top"].notna()
+        med = rows.loc[hit, "steps_to_top"].median() if hit.any() else None
+        when = (f", after {med:,.0f} step{'' if med == 1 else 's'} (median)"
+                if med is not None else "")
+        parts.append(f"{kind} states: {who} took the top weight at {int(hit.sum())} of "
+                     f"{len(rows)} change points{when}")
+    spare = int(recall.loc[recall["kind"] == "returning", "spawns"].sum())
+    text = "; ".join(parts) + "."
+    text = text[0].upper() + text[1:]
+    if spare:
+        text += f" {spare:,} spawns happened in returning seasons (not needed; pruning " \
+                f"removes them)."
+    return text
+
+
+__all__ = ["RaceRun", "ResultStore", "store", "cached", "run_race", "stream_race",
+           "partial_steps", "remember", "last_run", "weighting_pair", "posterior_history",
+           "recall_verdict", "key_of"]

@@ -1,0 +1,362 @@
+"""What the pages show: page frame, error boundary, charts with caption and download, and the
+race's result panels. Figures come from :mod:`allseason.viz`; nothing here computes.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+
+import streamlit as st
+
+from allseason import api
+from allseason.viz import export
+from allseason.viz import race as vrace
+from allseason.viz.style import policy_name
+
+from . import runs, state
+
+log = logging.getLogger("allseason.ui")
+
+PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"],
+                 "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+
+PAGES = (("app.py", "Home", ":material/eco:"),
+         ("pages/1_Pattern_builder.py", "Pattern builder", ":material/calendar_month:"),
+         ("pages/2_Race.py", "Race", ":material/sports_score:"),
+         ("pages/3_Inside_All-Season.py", "Inside All-Season", ":material/troubleshoot:"))
+
+
+# --- frame ----------------------------------------------------------------------------------
+def page(title: str, purpose: str, icon: str = ":material/eco:") -> None:
+    """Page config, title and one-line purpose; the sidebar note on downloads."""
+    st.set_page_config(page_title=f"{title} · All-Season", page_icon=icon, layout="wide")
+    st.title(title)
+    st.markdown(purpose)
+    with st.sidebar:
+        for path, label, page_icon in PAGES:
+            st.page_link(path, label=label, icon=page_icon)
+        st.divider()
+        st.caption("**Downloads.** Every figure: the **HTML** button under it (interactive, "
+                   "opens offline); for a **PNG**, the camera icon in the toolbar that appears "
+                   "at the figure's top right. Every run: **CSV** buttons under the results.")
+
+
+@contextmanager
+def guard(what: str = "this part of the page"):
+    """Catch errors at the page boundary: a message, never a traceback."""
+    try:
+        yield
+    except api.SpecError as e:
+        st.error(state.explain(e), icon=":material/error:")
+    except Exception as e:  # noqa: BLE001 - the boundary: log it, tell the user plainly
+        log.exception("error in %s", what)
+        st.error(f"Something went wrong in {what}: {type(e).__name__}: {e}. Your settings "
+                 f"are kept; change them or try again.", icon=":material/error:")
+
+
+def url_errors() -> None:
+    """Messages about the link this session was opened with, if any."""
+    for message in state.url_errors():
+        st.error(message, icon=":material/link_off:")
+
+
+def scenario_line(sc: api.Scenario) -> str:
+    n_states = max(s for s, _ in sc.segments) + 1
+    batch = state.encode_batch(sc.batch_size).replace("_", ", ")
+    return (f"**Scenario**: {sc.preset}, {sc.horizon:,} steps, {n_states} states, "
+            f"{len(sc.segments) - 1} change points · d = {sc.d}, K = {sc.n_arms} arms, "
+            f"σ² = {sc.sigma2:g}, batch {batch}, seed {sc.seed}")
+
+
+def chart(fig, caption: str, name: str, key: str, *, container=None) -> None:
+    """A Plotly figure, its one-line caption and an HTML download."""
+    target = container if container is not None else st.container()
+    with target:
+        st.plotly_chart(fig, key=key, config={**PLOTLY_CONFIG, "toImageButtonOptions": {
+            **PLOTLY_CONFIG["toImageButtonOptions"], "filename": name}})
+        c1, c2 = st.columns([5, 1], vertical_alignment="top")
+        c1.caption(caption)
+        c2.download_button("HTML", data=lambda: export.figure_html(fig),
+                           file_name=f"{name}.html", mime="text/html", on_click="ignore",
+                           key=f"dl_{key}", icon=":material/download:", type="tertiary",
+                           help="Download the interactive figure as one HTML file "
+                                "(PNG: camera icon in the figure's toolbar).")
+
+
+def csv_button(label: str, df, name: str, key: str) -> None:
+    st.download_button(label, data=lambda: export.frames_csv(df), file_name=f"{name}.csv",
+                       mime="text/csv", on_click="ignore", key=key,
+                       icon=":material/download:")
+
+
+def pattern_preview(sc: api.Scenario, container) -> None:
+    """The live timeline of the scenario's seasons."""
+    from allseason.viz import timeline
+
+    n_states = max(s for s, _ in sc.segments) + 1
+    fig = timeline.pattern_timeline(sc.pattern, height=150 + 34 * min(n_states, 8))
+    chart(fig, "Each bar is a season; ▼ marks a state seen for the first time (All-Season "
+               "must grow a new bandit), ○ a state coming back (it should recall an old one).",
+          "season-pattern", "pb_timeline", container=container)
+
+
+def cached_note(run: runs.RaceRun) -> str:
+    return (f"Result of this race from the cache (computed in {run.seconds:.1f} s); change a "
+            f"setting and press ▶ Run race for a new one.")
+
+
+# --- the race -------------------------------------------------------------------------------
+CAPTIONS = {
+    "reward": "Look at the slope after each change of background colour: a policy that "
+              "recognises a returning season gets its slope back at once.",
+    "regret": "Flat means the best arm is being played; the steps up after change points are "
+              "the price of adapting. Lower is better.",
+    "board": "Mean reward per step over the whole run; bars that overlap within their 95% "
+             "intervals are not clearly different.",
+    "states": "Which seasons each policy handles: compare every bar with the black tick, the "
+              "best reward possible in that state.",
+}
+
+
+def race_slots() -> dict:
+    """Placeholders for the race results, in page order (filled live, then final)."""
+    slots = {"progress": st.empty(), "reward": st.empty(), "regret": st.empty()}
+    slots["board"] = st.empty()
+    slots["states"] = st.empty()
+    slots["downloads"] = st.empty()
+    return slots
+
+
+def draw_live(slots: dict, steps, summary, tick: int) -> None:
+    """Redraw the charts of a race still running (called by ``runs.stream_race``)."""
+    pattern = slots.get("pattern")
+    with slots["reward"].container():
+        st.plotly_chart(vrace.cumulative_figure(steps, pattern, "reward", max_points=400),
+                        key=f"live_reward_{tick}", config=PLOTLY_CONFIG)
+    with slots["regret"].container():
+        st.plotly_chart(vrace.cumulative_figure(steps, pattern, "regret", max_points=400),
+                        key=f"live_regret_{tick}", config=PLOTLY_CONFIG)
+    with slots["board"].container():
+        st.plotly_chart(vrace.leaderboard_figure(summary), key=f"live_board_{tick}",
+                        config=PLOTLY_CONFIG)
+
+
+def show_race(run: runs.RaceRun, slots: dict) -> None:
+    """The finished race: both cumulative curves, leaderboard, reward per state, CSVs."""
+    frames, pattern = run.frames, run.race.scenario.pattern
+    steps, summary = frames["steps"], frames["summary"]
+    chart(vrace.cumulative_figure(steps, pattern, "reward"), CAPTIONS["reward"],
+          "cumulative-reward", "race_reward", container=slots["reward"].container())
+    chart(vrace.cumulative_figure(steps, pattern, "regret"), CAPTIONS["regret"],
+          "cumulative-regret", "race_regret", container=slots["regret"].container())
+    with slots["board"].container():
+        st.subheader("Leaderboard")
+        st.dataframe(vrace.leaderboard_table(summary), key="race_board_table")
+        st.caption("Mean ± 95% interval over seeds (1.96 · std / √seeds). Regret: best "
+                   "expected reward − expected reward of the arm played, summed over steps. "
+                   "Seconds: compute time, summed over seeds.")
+        chart(vrace.leaderboard_figure(summary), CAPTIONS["board"], "leaderboard",
+              "race_board")
+    chart(vrace.reward_by_state_figure(steps), CAPTIONS["states"], "reward-by-state",
+          "race_states", container=slots["states"].container())
+    with slots["downloads"].container():
+        st.subheader("Download this run")
+        cols = st.columns(5)
+        with cols[0]:
+            csv_button("Steps CSV", steps, "race-steps", "dl_steps")
+        with cols[1]:
+            csv_button("Summary CSV", summary, "race-summary", "dl_summary")
+        with cols[2]:
+            csv_button("Weights CSV", frames["weights"], "race-weights",
+                       "dl_weights")
+        with cols[3]:
+            csv_button("Events CSV", frames["events"], "race-events",
+                       "dl_events")
+        with cols[4]:
+            st.download_button("Race JSON", data=run.key,
+                               file_name="race.json", mime="application/json",
+                               on_click="ignore", key="dl_race_json",
+                               icon=":material/download:")
+        st.caption(f"**Steps**: one row per policy, seed and step ({len(steps):,} rows): true "
+                   f"state, arm, reward, expected and best expected reward, regret and, for "
+                   f"All-Season, the bandit that played. **Summary**: the leaderboard's "
+                   f"numbers. **Weights**: All-Season's bandit weights after every batch. "
+                   f"**Events**: spawns and prunings. **Race JSON**: the settings, to rerun "
+                   f"it with the Python API.")
+
+
+# --- inside All-Season ----------------------------------------------------------------------
+INSIDE = {
+    "animation": "Press ▶ Play or drag the slider: after each change point the weight should "
+                 "jump to one bar — an old bandit when a season returns, the pink shadow when "
+                 "a season is new.",
+    "top": "The paper's figure: the weight of the most likely bandit after each batch. "
+           "Triangles are base bandits (colour = id), pink dashes the shadow; near 1 means "
+           "All-Season is sure which bandit fits the season.",
+    "area": "All weights at once (they sum to 1): when a season returns, the area should go "
+            "back to the colour it had the last time that season was on.",
+    "lives": "One lane per base bandit, from spawn (▶) to pruning (✕); hover a ✕ for the "
+             "twin it was closest to. The long lanes are the memories of the seasons.",
+    "states": "Read down a column: the share of that state's steps played by each bandit. "
+              "One dark cell per column means one bandit per season.",
+    "recall": "Steps until the right bandit holds the top weight after each change point; "
+              "short bars are quick recognitions, ✕ means never in that season.",
+    "pair": "Same scenario, same arms and noise, first seed: compare how quickly and how "
+            "firmly each weighting settles on one bandit after a change point.",
+    "posterior": "Each base bandit's posterior mean (dot) and 2σ ellipse beside the true θ "
+                 "of every state (stars): watch a bandit's ellipse shrink onto one star.",
+}
+
+
+def allseason_labels(run: runs.RaceRun | None) -> list[str]:
+    """The All-Season contestants of a race (the ones with bandit weights to look into)."""
+    if run is None:
+        return []
+    return [p.label for p in run.race.policies if p.name.startswith("allseason")]
+
+
+def inside_needs_race(run: runs.RaceRun | None) -> None:
+    """No All-Season to look into yet: say so and offer to run the default race."""
+    if run is None:
+        st.info("No race has run in this session yet. Run one on the Race page, or run the "
+                "default race (All-Season against the baselines) on the current scenario "
+                "here.", icon=":material/sports_score:")
+    else:
+        st.info("Your last race had no All-Season contestant. Add allseason-sw or "
+                "allseason-disc on the Race page, or run the default race here.", icon=":material/sports_score:")
+    if st.button("▶ Run the default race on the current scenario", type="primary",
+                 key="inside_run_default"):
+        race = state.race(state.default_choice())
+        with st.spinner("Running the default race…"):
+            runs.remember(runs.run_race(race))
+        st.rerun()
+    st.page_link("pages/2_Race.py", label="Go to the Race page", icon=":material/sports_score:")
+
+
+def inside_picker(run: runs.RaceRun) -> tuple[str, int]:
+    """Choose the contestant and seed to look into."""
+    st.markdown("**Race**: " + scenario_line(run.race.scenario).removeprefix("**Scenario**: "))
+    labels = allseason_labels(run)
+    c1, c2, _ = st.columns([2, 1, 2])
+    with c1:
+        label = st.selectbox("All-Season contestant", labels, key="inside_label",
+                             format_func=lambda lab: f"{policy_name(lab)}: "
+                                                     f"{_params_text(run, lab)}")
+    with c2:
+        seed = st.selectbox("Seed", list(range(run.race.n_seeds)), key="inside_seed",
+                            help="Seeds are numbered from 0, as in the CSV downloads.")
+    return label, seed
+
+
+def _spec(run: runs.RaceRun, label: str) -> api.PolicySpec:
+    return next(p for p in run.race.policies if p.label == label)
+
+
+def _params_text(run: runs.RaceRun, label: str) -> str:
+    spec = _spec(run, label)
+    params = dict(spec.params)
+    keys = [k for k in ("tau", "gamma", "n_max", "weighting") if k in params
+            and not (k == "gamma" and spec.name == "allseason-sw")]
+    return ", ".join(f"{k} = {params[k]}" for k in keys)
+
+
+def weights_panel(run: runs.RaceRun, label: str, seed: int) -> None:
+    from allseason.viz import inside
+
+    pattern, w = run.race.scenario.pattern, run.frames["weights"]
+    chart(inside.weights_animation(w, pattern, n_frames=150, policy=label, seed=seed),
+          INSIDE["animation"], "weights-animation", "in_anim")
+    chart(inside.top_weight_figure(w, pattern, policy=label, seed=seed), INSIDE["top"],
+          "top-weight", "in_top")
+    chart(inside.weights_area_figure(w, pattern, policy=label, seed=seed), INSIDE["area"],
+          "weights-area", "in_area")
+
+
+def lives_panel(run: runs.RaceRun, label: str, seed: int) -> None:
+    from allseason.viz import inside
+
+    pruning = dict(_spec(run, label).params).get("pruning", "kl")
+    fig = inside.lifelines_figure(run.frames["events"], run.frames["weights"],
+                                  run.race.scenario.pattern, policy=label, seed=seed,
+                                  distance_name="mean distance" if pruning == "mean"
+                                  else "symmetric KL")
+    chart(fig, INSIDE["lives"], "lifelines", "in_lives")
+
+
+def seasons_panel(run: runs.RaceRun, label: str, seed: int) -> None:
+    from allseason.viz import inside
+
+    trace = run.result.traces[label, seed]
+    pattern = run.race.scenario.pattern
+    recall = api.recall_table(trace, pattern)
+    st.markdown(f"**Verdict** — {runs.recall_verdict(recall)}")
+    chart(inside.recall_figure(recall), INSIDE["recall"], "recall", "in_recall")
+    with st.expander("The recall table"):
+        st.dataframe(recall, hide_index=True, key="in_recall_table")
+        st.caption("right_bandit: the shadow (0) for a new state, else the live base bandit "
+                   "that played this state most before; steps_to_top: steps until it held "
+                   "the top weight; spawns: base bandits created in the segment.")
+        csv_button("Recall table (CSV)", recall, "recall", "dl_recall")
+    table = api.state_table(trace)
+    chart(inside.state_heatmap(table), INSIDE["states"], "bandit-by-state", "in_states")
+
+
+def weighting_panel(run: runs.RaceRun, label: str) -> None:
+    from allseason.viz import inside
+
+    spec = _spec(run, label)
+    sc = run.race.scenario
+    with st.spinner("Running both weightings on the first seed…"):
+        pair, labels = runs.weighting_pair(sc, spec)
+    summary = pair.result.summary()
+    titles = ("The paper's weighting (batch)", "Fixed share")
+    cols = st.columns(2, gap="large")
+    for col, lab, title in zip(cols, labels, titles):
+        with col:
+            st.markdown(f"**{title}**")
+            s = summary[lab]
+            m1, m2 = st.columns(2)
+            m1.metric("Mean reward / step", f"{s['mean_reward']:.3f}")
+            m2.metric("Cumulative regret", f"{s['cum_regret']:,.0f}")
+            recall = api.recall_table(pair.result.traces[lab, 0], sc.pattern)
+            st.caption(runs.recall_verdict(recall))
+    for lab, title in zip(labels, titles):
+        fig = inside.top_weight_figure(pair.frames["weights"], sc.pattern, policy=lab, seed=0)
+        fig.update_layout(title_text=f"{title}: weight of the most likely bandit", height=380)
+        chart(fig, INSIDE["pair"], f"top-weight-{lab.split(' · ')[1].replace(' ', '-')}",
+              f"in_pair_{lab}")
+    share = dict(spec.params).get("share", 0.01)
+    st.caption(f"Fixed share keeps the weights from batch to batch and mixes in α = {share:g} "
+               f"of uniform weight after each batch (Herbster & Warmuth); the paper's "
+               f"weighting uses the last batch's likelihood only.")
+
+
+def posterior_panel(run: runs.RaceRun, label: str, seed: int) -> None:
+    from allseason.viz import inside
+
+    sc = run.race.scenario
+    if sc.d != 2:
+        st.info(f"This animation draws each bandit's posterior in the plane, so it needs "
+                f"d = 2 (this race has d = {sc.d}). Set **Dimension d = 2** in the Pattern "
+                f"builder and run the race again.", icon=":material/straighten:")
+        st.page_link("pages/1_Pattern_builder.py", label="Open the Pattern builder",
+                     icon=":material/calendar_month:")
+        return
+    with st.spinner("Replaying the run to snapshot the posteriors…"):
+        history, thetas = runs.posterior_history(sc, _spec(run, label), seed)
+    chart(inside.posterior_animation(history, thetas, n_frames=100), INSIDE["posterior"],
+          "posterior-animation", "in_post")
+
+
+def home_picture() -> None:
+    """The paper's synthetic pattern: seasons that change suddenly and come back."""
+    from allseason.viz import timeline
+
+    sc = api.Scenario()
+    chart(timeline.pattern_timeline(sc.pattern, height=330),
+          "The paper's synthetic experiment: four states, eight change points. At each ▼ a "
+          "state appears for the first time and All-Season must grow a new bandit; at each "
+          "○ a state comes back and it should recall the bandit that learnt it.",
+          "paper-pattern", "home_pattern")
