@@ -18,6 +18,7 @@ browser:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 app: install
+	@$(PYTHON) -c "from allseason import api; print(f'compiled kernels ready in {api.warm_up():.1f} s')"
 	$(PYTHON) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
 
 test: install-dev browser

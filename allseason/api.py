@@ -33,7 +33,20 @@ def default_race(scenario: Scenario | None = None, n_seeds: int = 3) -> Race:
     return Race(scenario, policy_specs(DEFAULT_POLICIES, **DEFAULT_PARAMS), n_seeds)
 
 
-__all__ = ["Scenario", "PolicySpec", "Race", "SpecError", "LIMITS", "policy_specs", "run",
+def warm_up() -> float:
+    """Compile (or load from numba's on-disk cache) every compiled kernel with a tiny race, so
+    that a user's first run is not the one that pays for it. Returns the seconds it took."""
+    import time
+
+    t0 = time.perf_counter()
+    scenario = Scenario(segments=((0, 20), (1, 20)), batch_size=(1, 3), preset="custom")
+    run_race(Race(scenario, policy_specs(DEFAULT_POLICIES, **DEFAULT_PARAMS), 1))
+    run_race(Race(scenario, policy_specs(["allseason-sw", "allseason-disc"],
+                                         weighting="fixed-share"), 1))
+    return time.perf_counter() - t0
+
+
+__all__ = ["warm_up", "Scenario", "PolicySpec", "Race", "SpecError", "LIMITS", "policy_specs", "run",
            "run_race", "iter_race", "Progress", "RaceResult", "Trace", "Pattern", "preset",
            "PRESETS", "LinearGaussianEnv", "make_policy", "hyperparameters", "policy_names",
            "default_race", "recall_table", "state_table", "make_env", "posterior_history", "DEFAULT_POLICIES", "DEFAULT_PARAMS"]
