@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import api
+from . import api, sweeps
 
 MAX_FILE_BYTES = 1_000_000
 
@@ -155,10 +155,15 @@ def build_parser() -> argparse.ArgumentParser:
     pat.set_defaults(func=cmd_patterns)
     pol = sub.add_parser("policies", help="list the policies and their hyperparameters")
     pol.set_defaults(func=cmd_policies)
+    sub.add_parser("sweep", help="run a sweep file (TOML/JSON): grids x seeds, resumable")
+    sub.add_parser("report", help="best settings and an HTML plot of a sweep's results")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] in (["sweep"], ["report"]):  # their own parsers: allseason/sweeps/cli.py
+        return getattr(sweeps, f"cli_{argv[0]}")(argv[1:])
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)

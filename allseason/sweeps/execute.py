@@ -1,0 +1,315 @@
+"""Running a sweep: one run alone (:func:`run_unit`), on a local process pool or on Dask,
+each finished run stored at once, a progress bar on stderr; resumable."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import inspect
+import itertools
+import os
+import socket
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..sim.runner import chunk_bounds, make_env, run_race, seed_sequence
+from ..sim.trace import Trace
+from .spec import SweepSpec, Unit, _engine_version, canonical_json
+from .store import SPEC_FILE, ResultStore
+
+AUDIT_ENV = "ALLSEASON_SWEEP_AUDIT"  # a file path: every run appends "start|done key pid"
+# the runner's chunking (the streams are drawn chunk by chunk, so a lone run must use the same)
+RACE_CHUNK = inspect.signature(run_race).parameters["chunk_size"].default
+
+
+def _audit(event: str, key: str) -> None:
+    path = os.environ.get(AUDIT_ENV)
+    if path:  # one short O_APPEND write per line: lines from many processes do not interleave
+        with open(path, "a", encoding="ascii") as f:
+            f.write(f"{event} {key} {os.getpid()}\n")
+
+
+def run_unit(unit: Unit) -> dict:
+    """Compute one run alone, exactly as seed ``unit.seed_index`` of a race would (same
+    environment stream, same policy stream, same chunking), and return its stored row."""
+    _audit("start", unit.key)
+    sc, spec, k = unit.scenario, unit.policy, unit.seed_index
+    t0 = time.perf_counter()
+    env = make_env(sc, k)
+    policy = spec.build(sc.d, sigma2=sc.sigma2, horizon=sc.horizon,
+                        rng=np.random.default_rng(seed_sequence(sc, k, spec.label)))
+    trace = Trace(spec.label, k, sc.horizon)
+    ends = sc.batch_ends()
+    for start, stop, b0, b1 in chunk_bounds(ends, RACE_CHUNK):
+        rnd = env.next_round(stop - start)
+        t1 = time.perf_counter()
+        out = policy.run_chunk(rnd.arms, rnd.expected, rnd.noise, ends[b0:b1] - start)
+        trace.record(start, out, rnd.expected, rnd.state, time.perf_counter() - t1)
+    n = trace.n_done
+    row = dict(key=unit.key, config=canonical_json(unit.config),
+               scenario_key=unit.scenario_key, label=spec.label, policy=spec.name,
+               params=canonical_json(dict(spec.params)), seed_index=k,
+               mean_reward=float(trace.reward[:n].mean()),  # as RaceResult.summary, per seed
+               mean_expected_reward=float(trace.expected[:n].mean()),
+               cum_reward=float(trace.reward[:n].sum()),
+               cum_regret=float(trace.regret.sum()),
+               n_steps=int(n), policy_seconds=float(trace.seconds),
+               wall_seconds=time.perf_counter() - t0,
+               worker=f"{socket.gethostname()}:{os.getpid()}", engine=_engine_version(),
+               finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    _audit("done", unit.key)
+    return row
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+@contextlib.contextmanager
+def _folder_lock(folder: Path):
+    """One driver per results folder (an OS lock, released even if the driver is killed)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: no lock (the store stays consistent; work may repeat)
+        yield
+        return
+    with open(folder / ".lock", "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SweepError(f"another sweep is running into {str(folder)!r}; wait for it "
+                             "or choose another --out") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+class SweepError(Exception):
+    """A sweep cannot start or go on (printed as one line by the CLI)."""
+
+
+@dataclass
+class SweepOutcome:
+    """What :func:`run_sweep` did: runs in the sweep, already stored, run now, failed."""
+
+    folder: Path
+    n_runs: int
+    n_stored_before: int
+    n_ran: int = 0
+    n_failed: int = 0
+    seconds: float = 0.0
+    errors: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+    @property
+    def complete(self) -> bool:
+        return self.n_stored_before + self.n_ran == self.n_runs
+
+
+class ProgressBar:
+    """``[#####-----]  12/48 runs  25%  1.3 runs/s  ETA 0:00:27`` on stderr: redrawn in
+    place on a terminal, a plain line every 10% otherwise."""
+
+    def __init__(self, total: int, done: int = 0, stream=None, enabled: bool = True,
+                 width: int = 24):
+        self.total, self.done, self.start_done = total, done, done
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled, self.width = enabled, width
+        self.tty = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.t0 = time.monotonic()
+        self._last, self._last_decile = 0.0, -1
+        self.failed = 0
+
+    def text(self) -> str:
+        frac = self.done / self.total if self.total else 1.0
+        fill = int(round(frac * self.width))
+        elapsed = time.monotonic() - self.t0
+        ran = self.done - self.start_done
+        rate = ran / elapsed if elapsed > 0 and ran else 0.0
+        eta = (self.total - self.done) / rate if rate else None
+        eta_s = "--:--" if eta is None else _hms(eta)
+        failed = f"  {self.failed} failed" if self.failed else ""
+        return (f"[{'#' * fill}{'-' * (self.width - fill)}] {self.done}/{self.total} runs "
+                f"{frac:4.0%}  {rate:.2f} runs/s  elapsed {_hms(elapsed)}  ETA {eta_s}"
+                f"{failed}")
+
+    def update(self, n: int = 1, force: bool = False) -> None:
+        self.done += n
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if self.tty:
+            if force or now - self._last > 0.1 or self.done == self.total:
+                self._last = now
+                self.stream.write("\r" + self.text() + "\x1b[K")
+                self.stream.flush()
+        else:
+            decile = int(10 * self.done / self.total) if self.total else 10
+            if force or decile > self._last_decile:
+                self._last_decile = decile
+                self.stream.write(self.text() + "\n")
+                self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _hms(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def _usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def _ignore_sigint():  # pool workers: Ctrl-C is the driver's business
+    import signal
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def _pool(processes: int):
+    import multiprocessing as mp
+    if "forkserver" in mp.get_all_start_methods():
+        # a clean server process forks the workers (no threads inherited from the driver);
+        # it imports this module once, so each worker starts warm
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["allseason.sweeps.execute"])
+    else:
+        ctx = mp.get_context("spawn")
+    ex = cf.ProcessPoolExecutor(max_workers=processes, mp_context=ctx,
+                                initializer=_ignore_sigint)
+    try:
+        yield ex, processes
+    finally:
+        ex.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def _dask(workers: int | None, scheduler: str | None):
+    try:
+        import logging
+
+        from distributed import Client, LocalCluster
+    except ImportError:
+        raise SweepError("Dask is not installed: pip install 'dask[distributed]==2026.8.0' "
+                         "(or run on the local process pool: drop --workers/--scheduler)") \
+            from None
+    cluster = None
+    try:
+        if scheduler:
+            client = Client(scheduler, timeout="15s")
+        else:
+            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                   dashboard_address=None, silence_logs=logging.ERROR)
+            client = Client(cluster)
+    except (OSError, TimeoutError) as e:
+        if cluster is not None:
+            cluster.close()
+        if scheduler:
+            raise SweepError(f"--scheduler: cannot reach {scheduler!r} ({e})") from None
+        raise SweepError(f"--workers: could not start a Dask LocalCluster ({e})") from None
+    try:
+        n = sum(client.nthreads().values())
+        if n == 0:
+            client.wait_for_workers(1, timeout=60)
+            n = sum(client.nthreads().values())
+        yield client.get_executor(pure=False), max(n, 1)
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def run_sweep(spec: SweepSpec, out, *, processes: int | None = None,
+              workers: int | None = None, scheduler: str | None = None,
+              progress: bool = True, stream=None) -> SweepOutcome:
+    """Run every run of ``spec`` that ``out``'s store does not hold yet; store each one as
+    soon as it finishes. Resumable: run it again after an interruption, it does the rest.
+
+    Executor: ``processes`` local processes (default: every usable core), or Dask with
+    ``workers`` (a LocalCluster of that many single-threaded worker processes) or
+    ``scheduler`` (the address of a running scheduler)."""
+    if sum(x is not None for x in (processes, workers, scheduler)) > 1:
+        raise SweepError("choose one of processes, workers (Dask) and scheduler (Dask)")
+    for name, n in (("processes", processes), ("workers", workers)):
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+            raise SweepError(f"{name}: must be a positive integer, got {n!r}")
+    folder = Path(out)
+    stream = stream if stream is not None else sys.stderr
+    units = spec.units()
+    with ResultStore(folder) as store, _folder_lock(folder):
+        _write_atomic(folder / SPEC_FILE, spec.to_json())
+        stored = store.keys()
+        todo = [u for u in units if u.key not in stored]
+        outcome = SweepOutcome(folder, len(units), len(units) - len(todo))
+        if progress:
+            stream.write(f"sweep {spec.name!r}: {len(units)} runs, "
+                         f"{outcome.n_stored_before} already stored, {len(todo)} to run -> "
+                         f"{folder}\n")
+        if not todo:
+            return outcome
+        if scheduler or workers:
+            executor = _dask(workers, scheduler)
+        else:
+            executor = _pool(min(processes or _usable_cores(), len(todo)))
+        bar = ProgressBar(len(units), outcome.n_stored_before, stream, progress)
+        t0 = time.perf_counter()
+        with executor as (ex, n_slots):
+            pending = iter(todo)
+            window = max(2 * n_slots, 4)
+            running = {}
+            try:
+                for u in itertools.islice(pending, window):
+                    running[ex.submit(run_unit, u)] = u
+                while running:
+                    finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                    for fut in finished:
+                        u = running.pop(fut)
+                        try:
+                            row = fut.result()
+                        except cf.BrokenExecutor:  # the local pool lost a process
+                            raise SweepError("a worker process died (out of memory?); "
+                                             f"{len(store)} runs are stored: run the "
+                                             "same sweep again to resume") from None
+                        except Exception as e:  # the run failed: report it, go on
+                            outcome.n_failed += 1
+                            bar.failed += 1
+                            outcome.errors.append(f"{u.policy.label} {dict(u.policy.params)} "
+                                                  f"seed {u.seed_index}: "
+                                                  f"{type(e).__name__}: {e}")
+                        else:
+                            if row["engine"] != _engine_version():
+                                raise SweepError(f"worker {row['worker']} runs allseason "
+                                                 f"{row['engine']}, this driver "
+                                                 f"{_engine_version()}: install the same "
+                                                 "version on every worker")
+                            store.add(row)
+                            outcome.n_ran += 1
+                            bar.update(1)
+                        for nxt in itertools.islice(pending, 1):
+                            running[ex.submit(run_unit, nxt)] = nxt
+            except KeyboardInterrupt:
+                outcome.interrupted = True
+                for fut in running:
+                    fut.cancel()
+                procs = getattr(ex, "_processes", None) or {}  # the local pool's workers
+                for proc in list(procs.values()):
+                    proc.terminate()  # runs in flight are lost; every stored run is kept
+            finally:
+                bar.close()
+        outcome.seconds = time.perf_counter() - t0
+    return outcome

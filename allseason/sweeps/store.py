@@ -1,0 +1,192 @@
+"""The results store, ``OUT/results.sqlite``: one row per finished run keyed by the run's key,
+and the tables read from it (runs, settings with mean and std over seeds, best settings)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+
+from ..specs import Scenario, SpecError
+from .spec import FORMAT, METRICS, canonical_json
+
+STORE_FILE = "results.sqlite"
+SPEC_FILE = "sweep.json"
+
+_COLUMNS = ("key", "config", "scenario_key", "label", "policy", "params", "seed_index",
+            "mean_reward", "mean_expected_reward", "cum_reward", "cum_regret", "n_steps",
+            "policy_seconds", "wall_seconds", "worker", "engine", "finished_at")
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    key TEXT PRIMARY KEY,            -- sha256 of config
+    config TEXT NOT NULL,            -- canonical JSON: engine, scenario, policy, seed index
+    scenario_key TEXT NOT NULL,
+    label TEXT NOT NULL,
+    policy TEXT NOT NULL,
+    params TEXT NOT NULL,            -- the hyperparameters as given (JSON), defaults left out
+    seed_index INTEGER NOT NULL,
+    mean_reward REAL NOT NULL,
+    mean_expected_reward REAL NOT NULL,
+    cum_reward REAL NOT NULL,
+    cum_regret REAL NOT NULL,
+    n_steps INTEGER NOT NULL,
+    policy_seconds REAL NOT NULL,
+    wall_seconds REAL NOT NULL,
+    worker TEXT NOT NULL,
+    engine TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    n_results INTEGER NOT NULL DEFAULT 1   -- how many times a result for this key arrived
+) WITHOUT ROWID;
+"""
+
+
+class ResultStore:
+    """``folder/results.sqlite``: one row per finished run, keyed by the run's key.
+
+    Each :meth:`add` is one committed transaction (WAL journal, synchronous=FULL): a row is
+    either entirely there or not at all, whenever the writer is killed. A result arriving
+    for a key already stored keeps the first row and increments ``n_results``."""
+
+    def __init__(self, folder, *, create: bool = True):
+        self.folder = Path(folder)
+        self.path = self.folder / STORE_FILE
+        if create:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        elif not self.path.is_file():
+            raise FileNotFoundError(f"{str(self.folder)!r} holds no sweep results "
+                                    f"({STORE_FILE} not found)")
+        self.con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        self.con.execute("PRAGMA journal_mode=WAL")
+        self.con.execute("PRAGMA synchronous=FULL")
+        if create:
+            self.con.executescript(_SCHEMA)
+            self.con.execute(f"PRAGMA user_version={FORMAT}")
+
+    def keys(self) -> set[str]:
+        return {k for (k,) in self.con.execute("SELECT key FROM runs")}
+
+    def __len__(self) -> int:
+        return self.con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+
+    def add(self, row: dict) -> bool:
+        """Store one finished run (atomically); True if its key was new."""
+        cols = ", ".join(_COLUMNS)
+        marks = ", ".join("?" for _ in _COLUMNS)
+        with self._transaction():
+            new = self.con.execute("SELECT 1 FROM runs WHERE key = ?",
+                                   (row["key"],)).fetchone() is None
+            self.con.execute(f"INSERT INTO runs ({cols}) VALUES ({marks}) ON CONFLICT(key) "
+                             "DO UPDATE SET n_results = n_results + 1",
+                             [row[c] for c in _COLUMNS])
+        return new
+
+    @contextlib.contextmanager
+    def _transaction(self):
+        self.con.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            raise
+        self.con.execute("COMMIT")
+
+    def rows(self) -> list[dict]:
+        cur = self.con.execute("SELECT * FROM runs ORDER BY label, scenario_key, params, "
+                               "seed_index")
+        names = [c[0] for c in cur.description]
+        return [dict(zip(names, r)) for r in cur]
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def load_runs(folder):
+    """The stored runs as a pandas DataFrame, one row per run: label, policy, setting,
+    params (dict), seed_index, the metrics, scenario (a description), scenario_key, and one
+    ``hp.NAME`` column per hyperparameter given in any setting (NaN where not given)."""
+    import pandas as pd
+
+    with ResultStore(folder, create=False) as store:
+        rows = store.rows()
+    scen_desc = {}
+    for r in rows:
+        cfg = json.loads(r["config"])
+        if r["scenario_key"] not in scen_desc:
+            scen_desc[r["scenario_key"]] = describe_scenario(Scenario.from_dict(cfg["scenario"]))
+        r["scenario"] = scen_desc[r["scenario_key"]]
+        r["params"] = json.loads(r["params"])
+        r["setting"] = describe_params(r["params"])
+        r["resolved"] = canonical_json(cfg["policy"]["params"])
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return table
+    names = sorted({k for p in table["params"] for k in p})
+    for k in names:
+        table[f"hp.{k}"] = [p.get(k, np.nan) for p in table["params"]]
+    return table
+
+
+def describe_params(params: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(params.items())) or "defaults"
+
+
+def describe_scenario(sc: Scenario) -> str:
+    """A one-line description: pattern, T, d, K, sigma2, batch size, root seed."""
+    b = sc.batch_size
+    batch = ",".join(map(str, b)) if isinstance(b, tuple) else str(b)
+    pattern = sc.preset if sc.preset != "custom" else f"custom {len(sc.segments)} segments"
+    return (f"{pattern}, {sc.pattern.n_states} states, T={sc.horizon}, d={sc.d}, "
+            f"K={sc.n_arms}, sigma2={sc.sigma2:g}, B={batch}, seed={sc.seed}")
+
+
+def settings_table(runs):
+    """One row per (scenario, label, setting): every metric's mean and std over the seeds
+    (``mean_reward``, ``mean_reward_std``, ...), n_seeds, and the ``hp.*`` columns.
+
+    Means are numpy's over the seeds in seed order, so they equal ``RaceResult.summary()``'s
+    for the same seeds bit for bit; std uses ddof=1 (0 for a single seed)."""
+    import pandas as pd
+
+    if runs is None or len(runs) == 0:
+        return pd.DataFrame()
+    hp = [c for c in runs.columns if c.startswith("hp.")]
+    out = []
+    for (_, label, _), g in runs.groupby(["scenario_key", "label", "resolved"], sort=False):
+        g = g.sort_values("seed_index")
+        first = g.iloc[0]
+        row = {"scenario": first["scenario"], "scenario_key": first["scenario_key"],
+               "label": label, "policy": first["policy"], "setting": first["setting"],
+               "params": first["params"], "n_seeds": len(g)}
+        for m in METRICS:
+            v = g[m].to_numpy(dtype=float)
+            row[m] = float(v.mean())
+            row[f"{m}_std"] = float(v.std(ddof=1)) if len(v) > 1 else 0.0
+        row.update({c: first[c] for c in hp})
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def best_settings(settings, metric: str = "mean_reward", top: int = 1):
+    """The ``top`` best settings of each algorithm in each scenario (by the seeds' mean)."""
+    if metric not in METRICS:
+        raise SpecError("metric", f"must be one of {', '.join(METRICS)}, got {metric!r}")
+    if settings is None or len(settings) == 0:
+        return settings
+    higher = METRICS[metric][1]
+    ordered = settings.sort_values(metric, ascending=not higher, kind="stable")
+    best = ordered.groupby(["scenario_key", "label"], sort=False).head(top).copy()
+    # algorithms ordered by their best setting, then each one's settings best first
+    best["_algo"] = best.groupby(["scenario_key", "label"])[metric].transform(
+        "max" if higher else "min")
+    return best.sort_values(["scenario", "scenario_key", "_algo", "label", metric],
+                            ascending=[True, True, not higher, True, not higher],
+                            kind="stable").drop(columns="_algo").reset_index(drop=True)
