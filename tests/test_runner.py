@@ -97,3 +97,13 @@ def test_weights_are_normalised_and_finite():
 def test_summary_json_roundtrip():
     s = api.run_race(_race()).summary()
     assert set(json.loads(json.dumps(s))) == {p.label for p in _race().policies}
+
+
+def test_save_load_roundtrip_bit_for_bit(tmp_path):
+    result = api.run_race(_race(batch=4))
+    path = tmp_path / "race.npz"
+    result.save(path)
+    loaded = type(result).load(path)
+    assert loaded.race == result.race
+    assert _fingerprint(loaded) == _fingerprint(result)
+    assert loaded.summary() == result.summary()

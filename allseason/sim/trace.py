@@ -101,12 +101,62 @@ class RaceResult:
             regrets = np.array([t.regret.sum() for t in traces])
             std = float(means.std(ddof=1)) if n_seeds > 1 else 0.0
             out[label] = dict(mean_reward=float(means.mean()), std_reward=std,
-                              ci95=1.96 * std / np.sqrt(n_seeds),
+                              ci95=float(1.96 * std / np.sqrt(n_seeds)),
                               mean_expected_reward=float(np.mean(
                                   [t.expected[:t.n_done].mean() for t in traces])),
                               cum_regret=float(regrets.mean()),
                               seconds=float(sum(t.seconds for t in traces)))
         return out
+
+    COLUMNS = ("arm", "reward", "expected", "best", "state", "player")
+
+    def save(self, path) -> None:
+        """Write the race and every trace to one compressed .npz file (no pickle)."""
+        arrays = {"race": np.array(self.race.to_json())}
+        for i, ((label, k), t) in enumerate(self.traces.items()):
+            p = f"t{i}_"
+            arrays[p + "key"] = np.array([label, str(k), str(t.n_done), repr(t.seconds)])
+            for col in self.COLUMNS:
+                arrays[p + col] = getattr(t, col)
+            arrays[p + "batch_end"] = (np.concatenate(t.batch_end) if t.batch_end
+                                       else np.zeros(0, dtype=np.int64))
+            bw = t.batch_weights()
+            if bw is not None:
+                arrays[p + "weight_ids"], arrays[p + "weights"] = bw[1], bw[2]
+            ev = t.events
+            arrays[p + "ev_kind"] = np.array([e.kind for e in ev], dtype=str)
+            arrays[p + "ev_int"] = np.array([(e.step, e.bandit, e.other) for e in ev],
+                                            dtype=np.int64).reshape(-1, 3)
+            arrays[p + "ev_value"] = np.array([e.value for e in ev], dtype=float)
+        np.savez_compressed(path, **arrays)
+
+    @classmethod
+    def load(cls, path) -> "RaceResult":
+        """Read a file written by :meth:`save`; the result equals the saved one bit for bit."""
+        import json
+
+        from ..specs import Race
+
+        with np.load(path, allow_pickle=False) as f:
+            race = Race.from_dict(json.loads(str(f["race"])))
+            traces = {}
+            i = 0
+            while f"t{i}_key" in f:
+                p = f"t{i}_"
+                label, k, n_done, seconds = f[p + "key"].tolist()
+                t = Trace(label, int(k), race.scenario.horizon)
+                for col in cls.COLUMNS:
+                    setattr(t, col, f[p + col])
+                t.n_done, t.seconds = int(n_done), float(seconds)
+                t.batch_end = [f[p + "batch_end"]]
+                if p + "weights" in f:
+                    t.weight_ids, t.weights = [f[p + "weight_ids"]], [f[p + "weights"]]
+                t.events = [Event(int(a), str(kind), int(b), int(c), float(v))
+                            for kind, (a, b, c), v in zip(f[p + "ev_kind"], f[p + "ev_int"],
+                                                          f[p + "ev_value"])]
+                traces[label, int(k)] = t
+                i += 1
+        return cls(race, traces)
 
     def to_frames(self) -> dict[str, "object"]:
         """Tidy pandas tables: ``steps`` (one row per policy, seed, step), ``weights`` (policy,
