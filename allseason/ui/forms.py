@@ -376,6 +376,8 @@ def race_settings() -> tuple[api.Race | None, bool]:
     shown = [n for n in names if any(p not in AUTO_PARAMS and v is not None
                                      for p, v in state.policy_defaults(n).items())]
     with st.expander("Hyperparameters", expanded=False):
+        st.caption("Every policy uses the scenario's noise σ² (a correctly specified model). "
+                   "Hover a ? for what a hyperparameter does.")
         for name in names:
             defaults = {k: v for k, v in state.policy_defaults(name).items()
                         if k not in AUTO_PARAMS and v is not None}
@@ -383,8 +385,8 @@ def race_settings() -> tuple[api.Race | None, bool]:
             params[name] = {}
             if name not in shown:
                 continue
-            st.markdown(f"**{name}**")
-            cols = st.columns(max(len(defaults), 1))
+            st.markdown(f"**{_policy_label(name)}** · `{name}`")
+            cols = st.columns(max(len(defaults), 6))
             for col, (param, default) in zip(cols, defaults.items()):
                 with col:
                     value = saved.get(param, default)

@@ -141,7 +141,8 @@ def last_run() -> RaceRun | None:
             return None
     run = store().get(key)
     if run is None:
-        run = run_race(api.Race.from_dict(json.loads(key)))
+        with st.spinner("Recomputing your last race (the cache had dropped it)…"):
+            run = run_race(api.Race.from_dict(json.loads(key)))
     return run
 
 

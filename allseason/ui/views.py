@@ -237,9 +237,11 @@ def inside_needs_race(run: runs.RaceRun | None) -> None:
 
 def inside_picker(run: runs.RaceRun) -> tuple[str, int]:
     """Choose the contestant and seed to look into."""
-    st.markdown("**Race**: " + scenario_line(run.race.scenario).removeprefix("**Scenario**: "))
+    race = run.race
+    st.markdown(f"**Race** ({len(race.policies)} policies × {race.n_seeds} seeds): "
+                + scenario_line(race.scenario).removeprefix("**Scenario**: "))
     labels = allseason_labels(run)
-    c1, c2, _ = st.columns([2, 1, 2])
+    c1, c2, _ = st.columns([3, 1, 1])
     with c1:
         label = st.selectbox("All-Season contestant", labels, key="inside_label",
                              format_func=lambda lab: f"{policy_name(lab)}: "

@@ -1,0 +1,34 @@
+"""Race: several policies on the scenario, live; cumulative reward and regret, leaderboard."""
+
+import streamlit as st
+
+from allseason.ui import forms, runs, state, views
+
+views.page("Race",
+           "Choose the contestants and run them on the scenario, each on the same arms and "
+           "noise. The charts fill in while the race runs.", icon=":material/sports_score:")
+
+with views.guard("the race"):
+    views.url_errors()
+    scenario = state.scenario()
+    state.sync_url()
+    st.markdown(views.scenario_line(scenario))
+    st.page_link("pages/1_Pattern_builder.py", label="Change the scenario", icon=":material/calendar_month:")
+    race, clicked = forms.race_settings()
+    autorun = st.session_state.pop(state.AUTORUN, False)
+    slots = views.race_slots()
+    if race is not None:
+        run = runs.cached(race)
+        if run is None and (clicked or autorun):
+            run = runs.stream_race(race, slots, views.draw_live)
+        elif run is not None:
+            slots["progress"].success(views.cached_note(run), icon=":material/check_circle:")
+        if run is None:
+            slots["progress"].info("Press **▶ Run race** to start. The default race (the "
+                                   "paper's experiment, 6 policies, 3 seeds) takes a few "
+                                   "seconds.", icon=":material/touch_app:")
+        else:
+            runs.remember(run)
+            views.show_race(run, slots)
+            st.page_link("pages/3_Inside_All-Season.py",
+                         label="Next: look inside All-Season in this race", icon=":material/troubleshoot:")

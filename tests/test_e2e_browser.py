@@ -1,0 +1,295 @@
+"""End to end in a real browser: Debian's chromium, driven by Playwright's Python API, against
+``streamlit run app.py`` on 127.0.0.1 (a free port, started and stopped by a session fixture).
+
+Every test fails on a Streamlit exception element (``stException``); pages that should show
+no message also fail on an error alert. Screenshots go to ``$SCREENSHOT_DIR`` (default
+``/tmp/allseason-screens``); the default race's click-to-first-chart and click-to-done times
+are printed and written to ``$SCREENSHOT_DIR/timings.json``.
+
+Run with ``pytest -m e2e tests/test_e2e_browser.py -s``; skipped when /usr/bin/chromium or
+playwright is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[1]
+SCREENS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/allseason-screens"))
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+               "--no-first-run", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync"]
+VIEWPORT = {"width": 1280, "height": 1400}
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+TIMEOUT_MS = 90_000
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed "
+                                                           f"(apt-get install chromium)"),
+]
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+# --- fixtures -------------------------------------------------------------------------------
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def server():
+    """``streamlit run app.py`` on a free port; yields its base URL."""
+    port = _free_port()
+    exe = shutil.which("streamlit")
+    cmd = ([exe] if exe else [sys.executable, "-m", "streamlit"]) + [
+        "run", "app.py", "--server.headless", "true", "--server.port", str(port),
+        "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
+    log = open(SCREENS.parent / f"allseason-e2e-server-{port}.log", "w") \
+        if SCREENS.parent.exists() else subprocess.DEVNULL
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                    if r.read().decode().strip() == "ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start (exit code {proc.poll()})")
+            time.sleep(0.25)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if log is not subprocess.DEVNULL:
+            log.close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    SCREENS.mkdir(parents=True, exist_ok=True)
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh browser context (a new Streamlit session) with a tall viewport."""
+    context = browser.new_context(viewport=VIEWPORT)
+    pg = context.new_page()
+    pg.set_default_timeout(TIMEOUT_MS)
+    yield pg
+    context.close()
+
+
+# --- helpers --------------------------------------------------------------------------------
+def wait_idle(pg) -> None:
+    """Until the page has a title and its script has finished."""
+    pg.wait_for_selector("h1")
+    pg.wait_for_timeout(250)
+    pg.wait_for_selector(IDLE)
+    pg.wait_for_timeout(600)
+
+
+def go(pg, server: str, path: str = "") -> None:
+    pg.goto(f"{server}/{path}")
+    wait_idle(pg)
+
+
+def nav(pg, path: str) -> None:
+    """Follow a sidebar link (the session, and its race, are kept)."""
+    pg.locator(f'[data-testid="stSidebar"] a[href$="{path}"]').first.click()
+    wait_idle(pg)
+
+
+def check(pg, *, errors_allowed: bool = False) -> None:
+    assert pg.locator('[data-testid="stException"]').count() == 0, "a traceback is shown"
+    if not errors_allowed:
+        shown = [e.inner_text() for e in pg.locator('[data-testid="stAlertContentError"]').all()]
+        assert not shown, shown
+
+
+def shot(pg, name: str) -> Path:
+    """Screenshots of the whole page: the main column scrolls inside its own container
+    (``stMain``), so take one viewport per screenful: NAME.png, NAME-2.png, ..."""
+    main = '[data-testid="stMain"]'
+    pg.evaluate(f"document.querySelector('{main}').scrollTop = 0")
+    pg.wait_for_timeout(300)
+    path = SCREENS / f"{name}.png"
+    pg.screenshot(path=str(path))
+    height = pg.evaluate(f"document.querySelector('{main}').clientHeight")
+    for k in range(2, 8):
+        before = pg.evaluate(f"document.querySelector('{main}').scrollTop")
+        pg.evaluate(f"document.querySelector('{main}').scrollTop += {height - 100}")
+        pg.wait_for_timeout(500)
+        if pg.evaluate(f"document.querySelector('{main}').scrollTop") == before:
+            break
+        pg.screenshot(path=str(SCREENS / f"{name}-{k}.png"))
+    pg.evaluate(f"document.querySelector('{main}').scrollTop = 0")
+    return path
+
+
+def slider(pg, label: str):
+    return pg.locator('[data-testid="stSlider"]').filter(has_text=label).get_by_role("slider")
+
+
+def n_charts(pg) -> int:
+    return pg.locator('[data-testid="stPlotlyChart"]').count()
+
+
+def _record(timings: dict) -> None:
+    path = SCREENS / "timings.json"
+    old = json.loads(path.read_text()) if path.exists() else {}
+    old.update(timings)
+    path.write_text(json.dumps(old, indent=2))
+    print("\ntimings:", json.dumps(timings))
+
+
+# --- tests ----------------------------------------------------------------------------------
+def test_default_race_from_home_timed(server, page):
+    """Home's button runs the paper's experiment (fresh server: nothing cached) and lands
+    on the Race page; the cumulative charts appear while it runs."""
+    go(page, server)
+    check(page)
+    assert page.locator('[data-testid="stPlotlyChart"]').count() == 1
+    shot(page, "1-home")
+    button = page.get_by_role("button", name="Run the paper's synthetic experiment")
+    t0 = time.perf_counter()
+    button.click()
+    page.locator(".gtitle", has_text="Cumulative reward").first.wait_for()
+    first_chart = time.perf_counter() - t0
+    page.get_by_text("Done:", exact=False).first.wait_for()
+    page.locator(".gtitle", has_text="each true state").first.wait_for()
+    page.wait_for_selector(IDLE)
+    done = time.perf_counter() - t0
+    wait_idle(page)
+    check(page)
+    assert "/Race" in page.url
+    assert n_charts(page) >= 4
+    assert page.locator('[data-testid="stDataFrame"]').count() == 1  # the leaderboard
+    shot(page, "3-race-done")
+    _record({"default_race_click_to_first_chart_s": round(first_chart, 2),
+             "default_race_click_to_done_s": round(done, 2)})
+    assert done < 30
+
+    # coming back to the page shows the cached result at once
+    nav(page, "Pattern_builder")
+    t0 = time.perf_counter()
+    nav(page, "Race")
+    back = time.perf_counter() - t0
+    check(page)
+    assert page.get_by_text("from the cache").count() >= 1
+    assert n_charts(page) >= 4
+    _record({"race_page_revisit_cached_s": round(back, 2)})
+
+    # a new race (4 seeds) from the Run button, warm process
+    s = slider(page, "Seeds")
+    s.focus()
+    page.keyboard.press("ArrowRight")
+    wait_idle(page)
+    assert s.get_attribute("aria-valuetext") == "4"
+    t0 = time.perf_counter()
+    page.get_by_role("button", name="Run race").click()
+    page.get_by_text("Running…", exact=False).first.wait_for()
+    page.locator(".gtitle", has_text="Cumulative reward").first.wait_for()
+    if page.get_by_text("Running…", exact=False).count():
+        page.screenshot(path=str(SCREENS / "3b-race-running.png"))  # charts while it runs
+    page.get_by_text("Done:", exact=False).first.wait_for()
+    page.wait_for_selector(IDLE)
+    _record({"race_4_seeds_click_to_done_s": round(time.perf_counter() - t0, 2)})
+    wait_idle(page)
+    check(page)
+    assert page.get_by_text("× 4 seeds").count() >= 1
+
+    # and look inside All-Season in it
+    nav(page, "Inside_All-Season")
+    check(page)
+    assert n_charts(page) >= 3
+    shot(page, "4-inside-weights")
+    for i, tab in enumerate(["Births & prunings", "Seasons & recall",
+                             "Paper weighting vs fixed share", "Posteriors (d = 2)"]):
+        page.get_by_role("tab", name=tab).click()
+        page.wait_for_timeout(800)
+        wait_idle(page)
+        check(page)
+        shot(page, f"4-inside-tab-{i + 1}")
+    assert page.get_by_text("needs d = 2", exact=False).count() >= 1
+
+
+def test_every_page_and_a_slider(server, page):
+    go(page, server, "Pattern_builder")
+    check(page)
+    d = slider(page, "Dimension d")
+    assert d.get_attribute("aria-valuetext") == "5"
+    for want in ("4", "3", "2"):
+        d.focus()
+        page.keyboard.press("ArrowLeft")
+        wait_idle(page)
+        assert d.get_attribute("aria-valuetext") == want
+    assert d.get_attribute("aria-valuetext") == "2"
+    check(page)
+    assert "d=2" in page.url  # the link holds the scenario
+    assert n_charts(page) == 1  # the timeline preview
+    shot(page, "2-pattern-builder")
+    link = page.url
+
+    nav(page, "Race")
+    check(page)
+    assert page.get_by_text("d = 2", exact=False).count() >= 1  # kept across pages
+    assert "d=2" in page.url
+    page.get_by_role("button", name="Run race").click()
+    try:
+        page.get_by_text("Done:", exact=False).first.wait_for(timeout=30_000)
+    except sync_api.Error:
+        shot(page, "debug-race")
+        raise
+    wait_idle(page)
+    check(page)
+    nav(page, "Inside_All-Season")
+    page.get_by_role("tab", name="Posteriors (d = 2)").click()
+    page.locator(".gtitle", has_text="Posteriors").first.wait_for()
+    wait_idle(page)
+    check(page)
+    shot(page, "5-inside-posteriors")
+
+    # the copied link reproduces the scenario in a new session
+    other = page.context.browser.new_context(viewport=VIEWPORT)
+    try:
+        pg2 = other.new_page()
+        pg2.set_default_timeout(TIMEOUT_MS)
+        pg2.goto(link)
+        wait_idle(pg2)
+        check(pg2)
+        assert slider(pg2, "Dimension d").get_attribute("aria-valuetext") == "2"
+    finally:
+        other.close()
+
+
+def test_bad_link_gets_a_message_not_a_traceback(server, page):
+    go(page, server, "Pattern_builder?d=banana&preset=summer&segments=0x100_1x0&foo=1")
+    check(page, errors_allowed=True)
+    text = " ".join(e.inner_text() for e in
+                    page.locator('[data-testid="stAlertContentError"]').all())
+    assert "d=banana" in text and "foo" in text and "Segment 2, length" in text
+    shot(page, "6-bad-link")
