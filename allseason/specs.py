@@ -151,7 +151,9 @@ class Scenario:
         known = {f for f in cls.__dataclass_fields__}
         unknown = set(data) - known
         if unknown:
-            raise SpecError(sorted(unknown)[0], f"unknown field; known: {', '.join(sorted(known))}")
+            name = sorted(map(str, unknown))[0]
+            raise SpecError(name[:40] if name.strip() else "scenario",
+                            f"unknown field {name[:40]!r}; known: {', '.join(sorted(known))}")
         return cls(**data)
 
     def to_json(self) -> str:
