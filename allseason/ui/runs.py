@@ -221,7 +221,8 @@ def recall_verdict(recall: pd.DataFrame) -> str:
     if recall is None or not len(recall):
         return "No change point in this run: nothing to recall."
     parts = []
-    for kind, who in (("returning", "its old base bandit"), ("new", "the shadow")):
+    for kind, who in (("returning", "its old base bandit"),
+                      ("new", "the shadow (or a fresh copy of it)")):
         rows = recall[recall["kind"] == kind]
         if not len(rows):
             continue
@@ -229,8 +230,10 @@ def recall_verdict(recall: pd.DataFrame) -> str:
         med = rows.loc[hit, "steps_to_top"].median() if hit.any() else None
         when = (f", after {med:,.0f} step{'' if med == 1 else 's'} (median)"
                 if med is not None else "")
+        kept = (f", and held it {rows['share_top_right'].median():.0%} of the season "
+                f"(median)" if kind == "returning" else "")
         parts.append(f"{kind} states: {who} took the top weight at {int(hit.sum())} of "
-                     f"{len(rows)} change points{when}")
+                     f"{len(rows)} change points{when}{kept}")
     spare = int(recall.loc[recall["kind"] == "returning", "spawns"].sum())
     text = "; ".join(parts) + "."
     text = text[0].upper() + text[1:]
