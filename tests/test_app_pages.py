@@ -419,3 +419,25 @@ def test_inside_says_how_to_get_the_posterior_animation_when_d_is_not_2():
     at.run()
     assert_clean(at)
     assert any("d = 2" in i.value and "Pattern builder" in i.value for i in at.info)
+
+
+def test_sweep_results_page_without_and_with_a_sweep(tmp_path, monkeypatch):
+    """No sweep: instructions. A real small sweep: the small-multiples figure and best table."""
+    from allseason import sweeps
+    from allseason.ui import sweep_view
+
+    page = "pages/4_Sweep_results.py"
+    monkeypatch.setattr(sweep_view, "ROOT", tmp_path)
+    at = open_app(page)
+    assert not at.exception
+    assert any("No sweep results" in i.value for i in at.info)
+    spec = sweeps.SweepSpec(scenarios=[api.Scenario.from_preset("regular", horizon=120)],
+                            policies=[sweeps.PolicyGrid("sw-lints", grid={"tau": [5, 20]}),
+                                      sweeps.PolicyGrid("lints")], seeds=2, name="t")
+    sweeps.run_sweep(spec, tmp_path / "t", processes=1)
+    at = open_app(page)
+    assert not at.exception and not at.error
+    assert at.selectbox[0].options == ["t"]
+    fig = __import__("json").loads(at.get("plotly_chart")[0].proto.spec)
+    assert {t.get("legendgroup") or t.get("name") for t in fig["data"]} >= {"sw-lints", "lints"}
+    assert len(at.dataframe[0].value) == 2  # best setting of each algorithm

@@ -25,7 +25,8 @@ PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "se
 PAGES = (("app.py", "Home", ":material/eco:"),
          ("pages/1_Pattern_builder.py", "Pattern builder", ":material/calendar_month:"),
          ("pages/2_Race.py", "Race", ":material/sports_score:"),
-         ("pages/3_Inside_All-Season.py", "Inside All-Season", ":material/troubleshoot:"))
+         ("pages/3_Inside_All-Season.py", "Inside All-Season", ":material/troubleshoot:"),
+         ("pages/4_Sweep_results.py", "Sweep results", ":material/tune:"))
 
 
 # --- frame ----------------------------------------------------------------------------------
