@@ -441,3 +441,18 @@ def test_sweep_results_page_without_and_with_a_sweep(tmp_path, monkeypatch):
     fig = __import__("json").loads(at.get("plotly_chart")[0].proto.spec)
     assert {t.get("legendgroup") or t.get("name") for t in fig["data"]} >= {"sw-lints", "lints"}
     assert len(at.dataframe[0].value) == 2  # best setting of each algorithm
+
+
+def test_race_with_the_paper_baselines():
+    """BoB, DenBand and dLinUCB are picked and run from the app like the others."""
+    at = open_app()
+    use_scenario(at, SMALL)
+    at.switch_page(RACE)
+    at.run()
+    at.multiselect(key="race_policies").set_value(["bob", "denband", "dlinucb", "random"])
+    at.slider(key="race_seeds").set_value(1)
+    at.run()
+    click_run(at)
+    assert_clean(at)
+    board = at.dataframe[0].value
+    assert set(board["Policy"]) == {"BoB", "DenBand", "dLinUCB", "Random"}
