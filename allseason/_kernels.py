@@ -28,6 +28,7 @@ from numba import njit
 LOG_2PI = math.log(2.0 * math.pi)
 PLAIN, WINDOW, DISCOUNT = 0, 1, 2
 SPAWN, PRUNE = 1, 2
+REBUILD_EVERY = 128  # a window is refactored from its data at least every tau and 128 pushes
 
 
 # ---------------------------------------------------------------------------------------------
@@ -244,7 +245,7 @@ def short_memory_learn(M, L, b, g, x, r, mode, tau, gamma, lam, sigma2, wx, wg, 
     if count < tau:
         wstate[0] = count + 1
     wstate[2] += 1
-    if wstate[2] >= tau:  # bound the rounding drift of repeated downdates
+    if wstate[2] >= max(tau, REBUILD_EVERY):  # bound the drift of repeated downdates
         rebuild_window(M, L, b, wx, wg, wr, wstate[0], lam, sigma2)
         wstate[2] = 0
 
