@@ -12,7 +12,7 @@ import json
 import math
 from dataclasses import asdict, dataclass, field
 
-from .envs.patterns import PRESETS, Pattern, preset
+from .envs.patterns import PAPER_SYNTHETIC, PRESETS, Pattern, preset
 from .policies import hyperparameters, policy_class
 
 # bounds that keep one request from taking a machine down; the app may tighten them
@@ -64,7 +64,7 @@ class Scenario:
     seed: root of every random stream; preset: the preset name it came from, if any.
     """
 
-    segments: tuple[tuple[int, int], ...] = Pattern(preset("paper-synthetic").segments).segments
+    segments: tuple[tuple[int, int], ...] = PAPER_SYNTHETIC
     d: int = 5
     n_arms: int = 5
     sigma2: float = 0.1

@@ -95,7 +95,8 @@ class ChunkOutcome:
     arm, reward, player: shape (n,). batch_end: shape (n_batches,), the index (within the
     chunk) of each batch's last step. weight_ids / weights: shape (n_batches, S), the ids and
     normalised weights of the live bandits after each batch (id -1 = empty slot), or ``None``
-    for single-model policies. events: list of :class:`Event` with chunk-global step numbers.
+    for single-model policies. events: list of :class:`Event`, steps counted from the start
+    of the run.
     """
 
     arm: np.ndarray
