@@ -173,8 +173,9 @@ def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:
         now = time.perf_counter()
         compute = now - t0
         bar.progress(progress.fraction,
-                     text=f"Running… {progress.done:,} of {horizon:,} steps "
-                          f"({now - t0:.1f} s)")
+                     text=(f"Running… {progress.done:,} of {horizon:,} steps ({now - t0:.1f} s)"
+                           if progress.done < horizon else
+                           f"Finishing: building the tables ({now - t0:.1f} s)"))
         if on_update and (tick == 0 or now - last_draw >= REDRAW_SECONDS) \
                 and progress.done < horizon:
             on_update(slots, partial_steps(progress.result), progress.result.summary(), tick)

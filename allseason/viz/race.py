@@ -22,7 +22,7 @@ from .timeline import add_season_bands
 METRICS = {
     "reward": ("reward", "Cumulative reward", "cumulative reward (sum of rewards)", True),
     "regret": ("regret", "Cumulative regret",
-               "cumulative regret (best expected − expected reward of the arm played)", False),
+               "cumulative regret<br>(best − played, expected)", False),
 }
 BANDS = {"minmax": "min–max", "std": "mean ± 1 std"}
 
