@@ -114,3 +114,119 @@ def test_viz_imports_no_streamlit():
             names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
                      [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             assert not any(n.startswith("streamlit") for n in names), path
+
+
+# -- exactness, stability and the browser's needs ----------------------------------------------
+def _no_base64(obj) -> bool:
+    """True if no typed-array spec (numpy written as base64) hides in a JSON tree."""
+    if isinstance(obj, dict):
+        return "bdata" not in obj and all(_no_base64(v) for v in obj.values())
+    if isinstance(obj, list):
+        return all(_no_base64(v) for v in obj)
+    return True
+
+
+def test_animation_frames_hold_plain_lists(race):
+    # plotly.js's animate merges a base64 typed array into the trace instead of decoding it:
+    # the bars / points would not move. Frames must serialise as plain JSON lists.
+    import json
+    scenario, _, frames = race
+    fig = viz.weights_animation(_one(frames, "weights"), scenario.pattern, n_frames=20)
+    assert _no_base64(json.loads(fig.to_json())["frames"])
+    hist, thetas = api.posterior_history(api.Scenario(d=2, batch_size=10),
+                                         api.PolicySpec(LABEL, {"tau": 10}), 0, 500)
+    anim = viz.posterior_animation(hist, thetas, n_frames=10)
+    assert _no_base64(json.loads(anim.to_json())["frames"])
+
+
+def test_weights_animation_is_exact_and_coloured_by_id(race):
+    scenario, _, frames = race
+    w = _one(frames, "weights")
+    fig = viz.weights_animation(w, scenario.pattern, n_frames=40, max_bandits=5)
+    assert fig.layout.yaxis.autorange is False
+    for f in fig.frames:  # shown bars + "other bandits" = every live weight: they sum to 1
+        assert sum(y for t in f.data for y in t.y) == pytest.approx(1.0)
+        assert all(0.0 <= y <= 1.0 for t in f.data for y in t.y)
+        assert "true state" in f.layout.title.text and "step" in f.layout.title.text
+    assert fig.data[0].x == ("shadow",) and fig.data[0].marker.color == style.SHADOW_COLOR
+    ids = [int(x.split()[-1]) for x in fig.data[1].x]
+    assert list(fig.data[1].marker.color) == [style.bandit_color(b) for b in ids]
+    assert len(fig.layout.sliders[0].steps) == len(fig.frames)
+
+
+def test_same_bandit_same_colour_across_figures(race):
+    scenario, _, frames = race
+    w = _one(frames, "weights")
+    a = viz.top_weight_figure(w, scenario.pattern)
+    b = viz.top_weight_figure(w.iloc[::-1], scenario.pattern, max_points=300)
+    colours = lambda fig: {t.name: t.marker.color for t in fig.data  # noqa: E731
+                           if t.name and t.name.startswith("bandit ")}
+    ca, cb = colours(a), colours(b)
+    assert ca and all(ca[k] == cb[k] for k in set(ca) & set(cb))
+    assert all(c == style.bandit_color(int(k.split()[1])) for k, c in ca.items())
+    assert [t for t in a.data if t.name == "shadow"][0].marker.color == style.SHADOW_COLOR
+    assert viz.bandit_colors([0])[0] == style.SHADOW_COLOR
+    assert sum(len(t.x) for t in b.data if t.mode == "markers" and t.name) <= 300 + 4
+
+
+def test_cumulative_curves_are_exact_at_the_last_step(race):
+    scenario, _, frames = race
+    steps = frames["steps"]
+    fig = viz.cumulative_figure(steps, scenario.pattern, "reward", max_points=100)
+    for label in (LABEL, "lints"):
+        name = style.policy_name(label)
+        line = [t for t in fig.data if t.name == name][0]
+        want = steps[steps["policy"] == label].groupby("seed")["reward"].sum().mean()
+        assert line.x[-1] == scenario.horizon - 1
+        assert line.y[-1] == pytest.approx(want)
+        assert len(line.x) <= 100
+
+
+def test_lifelines_account_for_every_bandit(race):
+    scenario, _, frames = race
+    ev, w = _one(frames, "events"), _one(frames, "weights")
+    fig = viz.lifelines_figure(ev, w, scenario.pattern, max_lanes=10)
+    n_born = ev[ev["kind"] == "spawn"]["bandit"].nunique() + 1  # + bandit 1, born at step 0
+    lanes = len(fig.data[0].y)
+    assert lanes <= 10
+    short = [t for t in fig.data if t.name and t.name.startswith("short-lived")]
+    hidden = int(short[0].name.split("(")[1].split(")")[0]) if short else 0
+    assert lanes + hidden == n_born
+    prunes = [t for t in fig.data if t.name and t.name.startswith("pruned")][0]
+    assert all("closest to bandit" in c[1] for c in prunes.customdata)
+    assert all(len(t.x) <= 1000 for t in fig.data if t.x is not None)
+
+
+def test_one_run_at_a_time_and_empty_inputs(race):
+    scenario, _, frames = race
+    with pytest.raises(ValueError, match="policy= and seed="):
+        viz.top_weight_figure(frames["weights"], scenario.pattern)
+    fig = viz.top_weight_figure(frames["weights"], scenario.pattern, policy=LABEL, seed=1)
+    assert len(fig.data) > 1
+    empty = viz.weights_animation(frames["weights"], scenario.pattern, policy="lints", seed=0)
+    assert not empty.data and "not an ensemble" in empty.layout.annotations[0].text
+
+
+def test_season_bands_on_subplots_and_timeline(race):
+    from plotly.subplots import make_subplots
+    scenario, _, _ = race
+    fig = make_subplots(rows=2, cols=1)
+    viz.add_season_bands(fig, scenario.pattern, row=2, col=1)
+    assert {s.xref for s in fig.layout.shapes} == {"x2"}
+    assert all(s.layer == "below" for s in fig.layout.shapes)
+    tl = viz.pattern_timeline(scenario.pattern)
+    new = [t for t in tl.data if t.name == "change point: new state" and t.mode == "markers"]
+    back = [t for t in tl.data if t.name == "change point: return" and t.mode == "markers"]
+    assert len(new[0].x) == 3 and len(back[0].x) == 5  # the paper: new at the 1st, 3rd, 5th
+    assert list(tl.layout.xaxis.range) == [0, scenario.horizon]
+
+
+def test_posterior_animation_axes_fixed_and_equal():
+    hist, thetas = api.posterior_history(api.Scenario(d=2, batch_size=10),
+                                         api.PolicySpec(LABEL, {"tau": 10}), 0, 250)
+    fig = viz.posterior_animation(hist, thetas, n_frames=12)
+    assert 1 < len(fig.frames) <= 12
+    assert list(fig.layout.xaxis.range) == list(fig.layout.yaxis.range)
+    assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.xaxis.autorange is False
+    dynamic = {tuple(f.traces) for f in fig.frames}
+    assert len(dynamic) == 1 and len(fig.frames[0].data) == len(next(iter(dynamic)))

@@ -220,7 +220,7 @@ def top_of_each_batch(w: pd.DataFrame) -> pd.DataFrame:
 
 
 def top_weight_figure(weights: pd.DataFrame, pattern, max_points: int = 2000, *, policy=None,
-                      seed=None, n_labelled: int = 8) -> go.Figure:
+                      seed=None, n_labelled: int = 6) -> go.Figure:
     """The paper's figure 2 (bottom): after each batch, the weight of the most likely bandit;
     base bandits as triangles coloured by id, the shadow as pink dashes; true state as bands.
 
@@ -250,20 +250,20 @@ def top_weight_figure(weights: pd.DataFrame, pattern, max_points: int = 2000, *,
                            marker=marker, customdata=cd, hovertemplate=hover,
                            cliponaxis=False))
 
-    add(b == SHADOW, "shadow", dict(symbol="line-ew-open", size=9,
+    add(b == SHADOW, "shadow", dict(symbol="line-ew-open", size=10, color=SHADOW_COLOR,
                                     line=dict(width=2.5, color=SHADOW_COLOR)))
     for i in sorted(labelled):
         add(b == i, bandit_label(i), dict(symbol="triangle-up", size=7, color=bandit_color(i)))
     rest = (b > 0) & ~np.isin(b, labelled)
     if rest.any():
-        add(rest, "other base bandits", dict(symbol="triangle-up", size=7,
+        add(rest, "other base bandits", dict(symbol="triangle-up", size=6, opacity=0.55,
                                              color=[bandit_color(i) for i in b[rest]]))
     shown = "" if len(top) == n_batches else f"; {len(top):,} of {n_batches:,} batches shown " \
                                              "(lowest and highest of each bin)"
     fig.update_layout(**base_layout(
         title, "step", "weight of the top bandit",
         subtitle=("triangles: base bandits (colour = id), pink dashes: the shadow; "
-                  f"background: true state{shown}"), height=460))
+                  f"background: true state{shown}"), height=500))
     fig.update_yaxes(range=[0, 1], autorange=False, dtick=0.2)
     if pattern is not None:
         add_season_bands(fig, pattern)
@@ -272,7 +272,7 @@ def top_weight_figure(weights: pd.DataFrame, pattern, max_points: int = 2000, *,
 
 
 def weights_area_figure(weights: pd.DataFrame, pattern, max_points: int = 1000, *,
-                        policy=None, seed=None, max_bandits: int = 12) -> go.Figure:
+                        policy=None, seed=None, max_bandits: int = 10) -> go.Figure:
     """Stacked area of the weights of all bandits over time (they sum to 1): the shadow at
     the bottom, the ``max_bandits`` base bandits with the largest total weight, and the sum
     of all others on top. Points: at most ``max_points`` batches, evenly sampled (exact
@@ -289,8 +289,8 @@ def weights_area_figure(weights: pd.DataFrame, pattern, max_points: int = 1000, 
     wide = _wide(sub).reindex(chosen, fill_value=0.0)
     x = sub.groupby("batch")["step"].first().reindex(chosen).to_numpy()
     fig = go.Figure()
-    series = [(SHADOW, "shadow", SHADOW_COLOR)] + [(b, bandit_label(b), bandit_color(b))
-                                                     for b in keep]
+    series = [(SHADOW, "shadow", SHADOW_COLOR)]
+    series += [(b, bandit_label(b), bandit_color(b)) for b in keep]
     for bid, name, color in series:
         y = wide[bid].to_numpy() if bid in wide.columns else np.zeros(len(chosen))
         fig.add_trace(dict(type="scatter", x=x, y=y, mode="lines", name=name,
@@ -311,7 +311,7 @@ def weights_area_figure(weights: pd.DataFrame, pattern, max_points: int = 1000, 
                else f"; {len(chosen):,} of {len(batches):,} batches shown (evenly sampled)")
     fig.update_layout(**base_layout(
         title, "step", "posterior weight (stacked, sums to 1)",
-        subtitle=f"ribbon on top: true state{sampled}", height=480),
+        subtitle=f"ribbon on top: true state{sampled}", height=540),
         hovermode="x unified")
     fig.update_yaxes(range=[0, 1.08], autorange=False, tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1])
     if pattern is not None:
@@ -351,7 +351,7 @@ def bandit_lives(events: pd.DataFrame, weights: pd.DataFrame | None, horizon: in
 
 
 def lifelines_figure(events: pd.DataFrame, weights: pd.DataFrame, horizon, *, policy=None,
-                     seed=None, max_lanes: int = 30, min_life: int | None = None,
+                     seed=None, max_lanes: int = 25, min_life: int | None = None,
                      distance_name: str = "symmetric KL", pattern=None) -> go.Figure:
     """One lane per base bandit, from birth (spawn) to pruning (or the end), with spawn (▶)
     and prune (✕) markers; hovering a prune shows the twin it was closest to and the
@@ -375,9 +375,12 @@ def lifelines_figure(events: pd.DataFrame, weights: pd.DataFrame, horizon, *, po
         return empty_figure("No bandits to show: this policy is not an ensemble "
                             "(or has not run).", title)
     ranked = lives.sort_values(["life", "birth"], ascending=[False, True], kind="stable")
-    if min_life is None:
-        min_life = int(ranked["life"].iloc[min(max_lanes, len(ranked)) - 1])
-    shown = ranked[ranked["life"] >= min_life].iloc[:max_lanes].sort_index()
+    if min_life is None:  # the smallest threshold that leaves at most max_lanes lanes
+        life = ranked["life"].to_numpy()
+        min_life = int(life[min(max_lanes, len(life)) - 1])
+        if (life >= min_life).sum() > max_lanes:
+            min_life += 1
+    shown = ranked[ranked["life"] >= min_life].sort_index()
     hidden = lives.loc[~lives.index.isin(shown.index)]
     lane_of = {b: i for i, b in enumerate(shown.index)}
     n_lanes = len(shown) + (1 if len(hidden) else 0)
@@ -394,7 +397,8 @@ def lifelines_figure(events: pd.DataFrame, weights: pd.DataFrame, horizon, *, po
     fig = go.Figure()
     fig.add_trace(dict(
         type="bar", orientation="h", base=shown["birth"].to_numpy(),
-        x=np.maximum(ends - shown["birth"].to_numpy(), 1), y=ys, width=0.55, name="lifetime",
+        x=np.maximum(ends - shown["birth"].to_numpy(), 1), y=ys, width=0.55,
+        name="lifetime (colour = id)",
         marker=dict(color=[bandit_color(b) for b in shown.index], line=dict(width=0)),
         customdata=np.stack([[bandit_label(b) for b in shown.index], shown["birth"],
                              shown["life"], txt], axis=1),
@@ -421,7 +425,8 @@ def lifelines_figure(events: pd.DataFrame, weights: pd.DataFrame, horizon, *, po
         fig.add_trace(dict(
             type="scatter", x=h["birth"], y=np.full(len(h), len(shown)), mode="markers",
             name=f"short-lived bandits ({len(hidden)}): birth",
-            marker=dict(symbol="line-ns-open", size=12, line=dict(width=1.5, color="#666")),
+            marker=dict(symbol="line-ns-open", size=12, color="#777",
+                        line=dict(width=1.5, color="#777")),
             customdata=np.stack([[bandit_label(b) for b in h.index], h["life"],
                                  twin_txt(h)], axis=1),
             hovertemplate=("<b>%{customdata[0]}</b><br>born at step %{x:,}, lived "
@@ -544,6 +549,10 @@ def _ellipses(mean: np.ndarray, cov: np.ndarray, n_sigma: float = 2.0, n: int = 
     return x, y
 
 
+def _live_text(n: int, single: bool) -> str:
+    return " · single model" if single else f" · {n} live bandit{'s' if n != 1 else ''}"
+
+
 def _rings(x: np.ndarray, y: np.ndarray) -> tuple[list, list]:
     """Closed rings (m, n) as one line: each ring closed and followed by a gap (None)."""
     m = len(x)
@@ -562,9 +571,9 @@ def posterior_animation(history: pd.DataFrame, thetas: np.ndarray, n_frames: int
     """Animated posteriors of a run (``api.posterior_history``): each live bandit's posterior
     mean (a dot in the bandit's colour, labelled by id; S = the shadow) and its 2-sigma
     ellipse as a closed line (the shadow's magenta, base bandits' grey: one line per
-    colour would cost a trace per bandit per frame), and the true theta of every state as a star (the current state's
-    star large and hollow). With d > 2 the first two coordinates are drawn (the exact
-    marginal). Axis ranges fixed and equal.
+    colour would cost a trace per bandit per frame), and the true theta of every state as a
+    star (the current state's star large and hollow). With d > 2 the first two coordinates
+    are drawn (the exact marginal). Axis ranges fixed and equal.
 
     Traces: the stars of all states (static), then the current state's star, the shadow's
     ellipse, the base bandits' ellipses and the means, which the frames update.
@@ -585,6 +594,7 @@ def posterior_animation(history: pd.DataFrame, thetas: np.ndarray, n_frames: int
                        n=ellipse_points)
     ex, ey = ex.round(4), ey.round(4)
     bandit = h["bandit"].to_numpy()
+    single = bool((bandit < 0).all())  # a single-model policy (LinTS, ...)
     is_shadow = bandit == SHADOW
     colors = bandit_color_code(bandit)
     names = np.array([bandit_label(b) for b in bandit], dtype=object)
@@ -626,8 +636,10 @@ def posterior_animation(history: pd.DataFrame, thetas: np.ndarray, n_frames: int
                                  line=dict(width=3)),
                      hovertemplate="%{text}<br>(%{x:.2f}, %{y:.2f})<extra></extra>"))
     data.append(dict(first[1], mode="lines", name="shadow: 2σ ellipse", hoverinfo="skip",
+                     showlegend=not single,
                      line=dict(color=SHADOW_COLOR, width=2.5)))
-    data.append(dict(first[2], mode="lines", name="base bandits: 2σ ellipses",
+    data.append(dict(first[2], mode="lines",
+                     name="the model: 2σ ellipse" if single else "base bandits: 2σ ellipses",
                      hoverinfo="skip", line=dict(color="rgba(60,60,60,0.6)", width=1.5)))
     data.append(dict(first[3], mode="markers+text", name="posterior means (label = id)",
                      textposition="middle right", textfont=dict(size=13),
@@ -639,7 +651,7 @@ def posterior_animation(history: pd.DataFrame, thetas: np.ndarray, n_frames: int
                    traces=list(range(n_static, len(data))),
                    layout=dict(title=dict(text=_frame_title(
                        "Posteriors", int(steps[i]), int(frame_state[i]),
-                       f" · {int(bounds[i + 1] - bounds[i])} live bandits"))))
+                       _live_text(int(bounds[i + 1] - bounds[i]), single)))))
               for i in range(len(steps))]
     coords = "θ[0], θ[1]" if d == 2 else f"first 2 of {d} coordinates"
     layout = base_layout(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable
 
+import numpy as np
 import plotly.graph_objects as go
 
 # -- states ------------------------------------------------------------------------------------
@@ -109,9 +110,12 @@ def policy_line(label: str) -> dict:
 # -- bandits -----------------------------------------------------------------------------------
 SHADOW = 0
 SHADOW_COLOR = "#e7298a"  # pink/magenta, as in the paper's figure 2
-# base bandits: no pink/magenta, so nothing is mistaken for the shadow
+# base bandits: 19 colours (a prime count, so ids that recur with a regular stride -- as
+# spawns do -- rarely share a colour), none pink/magenta (the shadow's) nor grey ("others")
 _BANDIT_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
-                   "#17becf", "#bcbd22", "#393b79", "#637939", "#1b9e77", "#e6550d")
+                   "#17becf", "#bcbd22", "#393b79", "#637939", "#1b9e77", "#e6550d",
+                   "#6baed6", "#843c39", "#31a354", "#756bb1", "#fdae6b", "#5254a3",
+                   "#b5cf6b")
 SINGLE_MODEL_COLOR = "#444444"  # id -1: the one model of a non-ensemble policy
 
 
@@ -133,9 +137,8 @@ BANDIT_COLOR_SCALE = dict(
     cmin=0, cmax=len(_BANDIT_CODES) - 1, showscale=False)
 
 
-def bandit_color_code(ids) -> "np.ndarray":
+def bandit_color_code(ids) -> np.ndarray:
     """Index of each bandit's colour in ``BANDIT_COLOR_SCALE`` (float array)."""
-    import numpy as np
     ids = np.asarray(ids, dtype=np.int64)
     code = (ids - 1) % len(_BANDIT_PALETTE) + 1
     code = np.where(ids == SHADOW, 0, code)
@@ -197,5 +200,6 @@ def empty_figure(message: str, title: str = "", height: int = 300) -> go.Figure:
 
 
 __all__ = ["state_color", "state_label", "policy_colors", "policy_name", "policy_line",
-           "bandit_color", "bandit_colors", "bandit_color_code", "BANDIT_COLOR_SCALE", "bandit_label", "POLICY_NAMES", "SHADOW",
+           "bandit_color", "bandit_colors", "bandit_color_code", "BANDIT_COLOR_SCALE",
+           "bandit_label", "POLICY_NAMES", "SHADOW",
            "SHADOW_COLOR", "RANDOM_GREY", "base_layout", "empty_figure", "is_allseason"]

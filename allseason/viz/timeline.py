@@ -14,6 +14,7 @@ from .style import base_layout, state_color, state_label
 
 BAND_OPACITY = 0.35
 MAX_LANES = 8  # above this many states the timeline is a single row
+MAX_STATE_LEGEND = 6  # above this many states the bands get no legend entries
 
 
 def segment_bounds(pattern) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -50,10 +51,11 @@ def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: boo
     """Shade each segment of ``pattern`` in its state's light colour, below the traces.
 
     row/col: one subplot of a ``make_subplots`` figure; both None = every subplot (or the
-    plain axes). legend: add one legend entry per state ("state 0", ...), at most 12, grouped
-    under "true state:". ribbon: (y0, y1) in fractions of the plot height to draw the states
-    as a strip there, opaque, instead of full-height bands (for figures whose traces fill
-    the plot, e.g. a stacked area). Returns ``fig`` (modified in place)."""
+    plain axes). legend: add one legend entry per state ("state 0", ...; none above 6
+    states), grouped under "true state:". ribbon: (y0, y1) in fractions of the plot height
+    to draw the states as an opaque strip there instead of full-height bands (for figures
+    whose traces fill the plot, e.g. a stacked area), labelled "state k" in place of the
+    legend. Returns ``fig`` (modified in place)."""
     y0, y1 = ribbon if ribbon is not None else (0, 1)
     if ribbon is not None:
         opacity = 1.0
@@ -66,10 +68,19 @@ def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: boo
                            layer="below" if ribbon is None else "above", line=dict(width=0))
                       for s, a, b in zip(states, starts, stops))
     fig.update_layout(shapes=shapes)
+    if ribbon is not None and refs:  # the ribbon names its states (wide enough segments)
+        xref, yref = refs[0]
+        wide = (stops - starts) >= pattern.horizon / 40
+        if wide.sum() <= 60:
+            fig.update_layout(annotations=list(fig.layout.annotations or ()) + [
+                dict(x=(a + b) / 2, y=(y0 + y1) / 2, xref=xref, yref=f"{yref} domain",
+                     text=state_label(s), showarrow=False, font=dict(size=11, color="#333"))
+                for s, a, b in zip(states[wide], starts[wide], stops[wide])])
+            legend = False
     if legend and refs:
         xref, yref = refs[0]
         present = sorted(set(states.tolist()))
-        if len(present) <= 12:
+        if len(present) <= MAX_STATE_LEGEND:
             for i, s in enumerate(present):
                 fig.add_trace(dict(
                     type="scatter", x=[None], y=[None], mode="markers", name=state_label(s),
@@ -113,7 +124,7 @@ def pattern_timeline(pattern, height: int = 160) -> go.Figure:
         line_x = np.column_stack([xs, xs, np.full(len(xs), np.nan)]).ravel()
         line_y = np.tile([top, bottom, np.nan], len(xs))
         color = "#111111" if is_new else "#777777"
-        name = "change point: new state" if is_new else "change point: state returns"
+        name = "change point: new state" if is_new else "change point: return"
         fig.add_trace(dict(type="scatter", x=line_x, y=line_y, mode="lines", hoverinfo="skip",
                            line=dict(color=color, width=2 if is_new else 1.5,
                                      dash="solid" if is_new else "dot"),
@@ -129,11 +140,10 @@ def pattern_timeline(pattern, height: int = 160) -> go.Figure:
             hovertemplate=(f"change point %{{customdata[1]}} at step %{{x:,}}<br>{verb} "
                            "state %{customdata[0]}<extra></extra>")))
     fig.update_layout(**base_layout("Season pattern: the true state at each step", "step",
-                                    None, height=height, bargap=0.2,
-                                    margin=dict(l=70, r=20, t=60, b=40)))
+                                    None, height=height, bargap=0.2, barmode="overlay",
+                                    margin=dict(l=70, r=20, t=36, b=40)))
     fig.update_layout(title=dict(font=dict(size=15)),
-                      legend=dict(orientation="h", x=0.0, xanchor="left", y=1.02,
-                                  yanchor="bottom", font=dict(size=12)))
+                      legend=dict(font=dict(size=12), tracegroupgap=2))
     fig.update_xaxes(range=[0, pattern.horizon], showgrid=False, ticks="outside")
     if lanes:
         fig.update_yaxes(tickvals=list(range(n_states)),
