@@ -78,6 +78,20 @@ def _key_bandits(w: pd.DataFrame, max_bandits: int) -> list[int]:
     return sorted(int(b) for b in total.index[:max_bandits])
 
 
+NO_WEIGHTS = "No weights: this policy is not an ensemble (or has not run)."
+
+
+def _sampled_batches(w: pd.DataFrame, n: int):
+    """At most n batches, evenly spaced (the last included): (batch ids, wide table of their
+    weights, one column per bandit, 0 where not alive; the step at which each batch ended)."""
+    batches = np.sort(w["batch"].unique())
+    chosen = batches[sample_index(len(batches), n)]
+    sub = w[w["batch"].isin(chosen)]
+    wide = _wide(sub).reindex(chosen, fill_value=0.0)
+    steps = sub.groupby("batch")["step"].first().reindex(chosen).to_numpy()
+    return chosen, wide, steps
+
+
 def _wide(w: pd.DataFrame) -> pd.DataFrame:
     """Batch x bandit weights (0 where a bandit is not alive), index = batch."""
     return w.pivot_table(index="batch", columns="bandit", values="weight", aggfunc="sum",
@@ -126,18 +140,13 @@ def weights_animation(weights: pd.DataFrame, pattern, n_frames: int = 150, *, po
     w = _one_run(weights, policy, seed, "weights")
     title = "Posterior weights of the bandits" + _title_policy(w, policy)
     if not len(w):
-        return empty_figure("No weights: this policy is not an ensemble (or has not run).",
-                            title)
+        return empty_figure(NO_WEIGHTS, title)
     keep = _key_bandits(w, max_bandits)
-    batches = np.sort(w["batch"].unique())
-    chosen = batches[sample_index(len(batches), n_frames)]
-    sub = w[w["batch"].isin(chosen)]
-    wide = _wide(sub).reindex(chosen, fill_value=0.0)
-    step_of = sub.groupby("batch")["step"].first().reindex(chosen).to_numpy()
+    chosen, wide, step_of = _sampled_batches(w, n_frames)
     cols = set(wide.columns.tolist())
     shadow = wide[SHADOW].to_numpy() if SHADOW in cols else np.zeros(len(chosen))
     kept = wide.reindex(columns=keep, fill_value=0.0).to_numpy()
-    alive = sub.assign(one=1).pivot_table(index="batch", columns="bandit", values="one",
+    alive = w[w["batch"].isin(chosen)].assign(one=1).pivot_table(index="batch", columns="bandit", values="one",
                                           aggfunc="sum", fill_value=0).reindex(chosen,
                                                                                fill_value=0)
     rest = [b for b in cols if b != SHADOW and b not in set(keep)]
@@ -180,7 +189,7 @@ def weights_animation(weights: pd.DataFrame, pattern, n_frames: int = 150, *, po
               for i in range(len(chosen))]
     fig = go.Figure(dict(data=data0, frames=frames))
     sub_txt = ("bar = probability that the bandit plays the next step; "
-               f"{len(chosen)} frames of {len(batches)} batches")
+               f"{len(chosen)} frames of {w['batch'].nunique()} batches")
     fig.update_layout(**base_layout(frames[0]["layout"]["title"]["text"], None,
                                     "posterior weight", subtitle=sub_txt, height=520),
                       **_animation_controls(names, [f"{int(s):,}" for s in step_of],
@@ -280,14 +289,9 @@ def weights_area_figure(weights: pd.DataFrame, pattern, max_points: int = 1000, 
     w = _one_run(weights, policy, seed, "weights")
     title = "Weights of all bandits over time" + _title_policy(w, policy)
     if not len(w):
-        return empty_figure("No weights: this policy is not an ensemble (or has not run).",
-                            title)
+        return empty_figure(NO_WEIGHTS, title)
     keep = _key_bandits(w, max_bandits)
-    batches = np.sort(w["batch"].unique())
-    chosen = batches[sample_index(len(batches), max_points)]
-    sub = w[w["batch"].isin(chosen)]
-    wide = _wide(sub).reindex(chosen, fill_value=0.0)
-    x = sub.groupby("batch")["step"].first().reindex(chosen).to_numpy()
+    chosen, wide, x = _sampled_batches(w, max_points)
     fig = go.Figure()
     series = [(SHADOW, "shadow", SHADOW_COLOR)]
     series += [(b, bandit_label(b), bandit_color(b)) for b in keep]
@@ -307,8 +311,9 @@ def weights_area_figure(weights: pd.DataFrame, pattern, max_points: int = 1000, 
                            line=dict(width=0.5, color="#9e9e9e"), fillcolor=OTHERS_COLOR,
                            hovertemplate=f"<b>{name}</b><br>step %{{x:,}}<br>weight "
                                          "%{y:.3f}<extra></extra>"))
-    sampled = ("" if len(chosen) == len(batches)
-               else f"; {len(chosen):,} of {len(batches):,} batches shown (evenly sampled)")
+    n_batches = w["batch"].nunique()
+    sampled = ("" if len(chosen) == n_batches
+               else f"; {len(chosen):,} of {n_batches:,} batches shown (evenly sampled)")
     fig.update_layout(**base_layout(
         title, "step", "posterior weight (stacked, sums to 1)",
         subtitle=f"ribbon on top: true state{sampled}", height=540),
