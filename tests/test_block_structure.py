@@ -81,3 +81,63 @@ def test_changing_the_structure_between_chunks_is_an_error():
     with pytest.raises(ValueError, match="arms"):
         pol.run_chunk(BlockArms(arms.contexts[10:20], K_ARMS), expected[10:20], noise[10:20],
                       np.arange(10))
+
+
+# -- the plain-numpy LinUCB family (BoB, DenBand, dLinUCB): block-diagonal ridge models ------
+
+def test_block_ridge_model_equals_the_dense_one():
+    from allseason.policies.dlinucb import BlockRidgeModel, RidgeModel
+
+    arms, dense, *_ = _problem()
+    rng = np.random.default_rng(5)
+    d = K_ARMS * P
+    blocked, full = BlockRidgeModel(d, 0.7, K_ARMS), RidgeModel(d, 0.7)
+    ks = rng.integers(0, K_ARMS, T)
+    xs, rs = dense[np.arange(T), ks], rng.standard_normal(T)
+    for i in range(T):  # > REFRESH updates per block, and a sliding window of 40
+        blocked.update(xs[i], rs[i])
+        full.update(xs[i], rs[i])
+        if i >= 40:
+            blocked.downdate(xs[i - 40], rs[i - 40])
+            full.downdate(xs[i - 40], rs[i - 40])
+    fresh = np.linalg.solve(full.M, full.b)
+    np.testing.assert_allclose(blocked.theta, fresh, rtol=1e-9, atol=1e-12)
+    for g in range(K_ARMS):
+        sl = slice(g * P, (g + 1) * P)
+        np.testing.assert_allclose(blocked.M[g], full.M[sl, sl], atol=1e-12)
+    v = rng.standard_normal(d)
+    np.testing.assert_allclose(blocked.solve(v), np.linalg.solve(full.M, v), rtol=1e-9)
+    np.testing.assert_allclose(blocked.gram(v), full.gram(v), rtol=1e-12, atol=1e-12)
+    probe = rng.standard_normal((7, d))  # any rows, not only outer products
+    np.testing.assert_allclose(blocked.widths(probe), full.widths(probe), rtol=1e-9)
+    assert blocked.n_obs == full.n_obs and blocked.is_positive_definite()
+    with pytest.raises(ValueError, match="several blocks"):
+        blocked.update(np.ones(d), 1.0)
+
+
+LINUCB_FAMILY = [("bob", {"horizon": T, "S": 1.0, "L": 1.0}),
+                 ("denband", {"tau": 50, "delta_l": 0.1}),
+                 ("dlinucb", {"tau": 30})]
+
+
+@pytest.mark.parametrize("name, params", LINUCB_FAMILY)
+def test_linucb_family_on_block_arms_decides_as_dense(name, params):
+    arms, dense, expected, noise, ends = _problem(seed=2)
+    make = lambda: make_policy(name, K_ARMS * P, rng=3, sigma2=0.09, **params)  # noqa: E731
+    blocked_policy = make()
+    blocked = blocked_policy.run_chunk(arms, expected, noise, ends)
+    assert blocked_policy.blocks == K_ARMS
+    dense_policy = make()
+    dense_out = dense_policy.run_chunk(dense, expected, noise, ends)
+    assert dense_policy.blocks == 1
+    _same(blocked, dense_out)
+    assert blocked_policy.is_positive_definite()
+
+
+def test_linucb_family_refuses_block_arms_after_dense_ones():
+    arms, dense, expected, noise, _ = _problem()
+    pol = make_policy("bob", K_ARMS * P, rng=0, horizon=T)
+    pol.run_chunk(dense[:10], expected[:10], noise[:10], np.arange(10))
+    with pytest.raises(ValueError, match="arms"):
+        pol.run_chunk(BlockArms(arms.contexts[10:20], K_ARMS), expected[10:20], noise[10:20],
+                      np.arange(10))

@@ -65,7 +65,7 @@ from collections import deque
 
 import numpy as np
 from .base import Event, Policy, check_positive
-from .dlinucb import RidgeModel
+from .dlinucb import BlockAware
 
 
 def block_length(d: int, horizon: int) -> int:
@@ -81,7 +81,7 @@ def window_set(H: int) -> np.ndarray:  # noqa: N803
     return np.array([math.floor(H ** (k / n) + 1e-9) for k in range(n + 1)], dtype=np.int64)
 
 
-class BoB(Policy):
+class BoB(BlockAware, Policy):
     """Bandit-over-Bandits (Cheung, Simchi-Levi & Zhu 2019): EXP3 over SW-UCB window sizes.
 
     Parameters: horizon (T, fixes H, J and EXP3's rate), S (bound on ||theta||), L (bound on
@@ -110,7 +110,7 @@ class BoB(Policy):
         self.reward_scale = 2.0 * (self.block * self.L * self.S + 2.0 * R * math.sqrt(
             self.block * max(math.log(T / math.sqrt(self.block)), 0.0)))
         self.logw = np.zeros(n_w)  # log s_j
-        self.model = RidgeModel(self.d, self.lam)
+        self.model = self._new_model()
         self._obs: deque = deque()
         self._current = -1  # index of the block being played
         self._w = 1
@@ -142,7 +142,7 @@ class BoB(Policy):
         self._beta = (math.sqrt(self.sigma2) * math.sqrt(
             self.d * math.log((1.0 + self._w * self.L ** 2 / self.lam) / self.delta))
             + math.sqrt(self.lam) * self.S)
-        self.model = RidgeModel(self.d, self.lam)  # SW-UCB restarts at every block
+        self.model = self._new_model()  # SW-UCB restarts at every block
         self._obs.clear()
         self._events.append(Event(self.t, "window", j, block, float(self._w)))
 
@@ -175,5 +175,8 @@ class BoB(Policy):
     def weights(self):
         return np.arange(len(self.windows), dtype=np.int64), self.probabilities()
 
+    def _reset_models(self) -> None:
+        self.model = self._new_model()
+
     def is_positive_definite(self):
-        return bool(np.all(np.linalg.eigvalsh(self.model.M) > 0))
+        return self.model.is_positive_definite()

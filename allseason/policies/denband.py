@@ -70,7 +70,7 @@ from collections import deque
 import numpy as np
 
 from .base import Event, Policy, check_positive
-from .dlinucb import RidgeModel, confidence_radius
+from .dlinucb import BlockAware, confidence_radius
 
 
 class _Expert:
@@ -78,19 +78,19 @@ class _Expert:
 
     __slots__ = ("id", "model", "audit", "last_admissible")
 
-    def __init__(self, bid: int, d: int, lam: float, step: int):
+    def __init__(self, bid: int, model, audit, step: int):
         self.id = bid
-        self.model = RidgeModel(d, lam)  # theta_m
-        self.audit = RidgeModel(d, lam)  # lam I + G_W, c_W over the window W_m
+        self.model = model  # theta_m
+        self.audit = audit  # lam I + G_W, c_W over the window W_m
         self.last_admissible = step
 
     def beta(self) -> np.ndarray:
         """beta_m = (lam I + G_W)^-1 (c_W - G_W theta_m)."""
         a, theta = self.audit, self.model.theta
-        return a.Vinv @ (a.b - a.M @ theta + a.lam * theta)  # G_W = M - lam I
+        return a.solve(a.b.reshape(-1) - a.gram(theta))
 
 
-class DenBand(Policy):
+class DenBand(BlockAware, Policy):
     """DenBand (Wu et al. 2019): a dynamic ensemble of LinUCB experts with arm-level admission.
 
     Parameters: tau (auditor window), delta_l (Delta_L, slack of the admission and
@@ -123,7 +123,7 @@ class DenBand(Policy):
 
     # -- helpers ------------------------------------------------------------------------------
     def _create(self, step: int) -> _Expert:
-        e = _Expert(self.next_id, self.d, self.lam, step)
+        e = _Expert(self.next_id, self._new_model(), self._new_model(), step)
         self.experts.append(e)
         self.next_id += 1
         return e
@@ -190,6 +190,10 @@ class DenBand(Policy):
         w = w / total if total > 0 else np.full(len(ids), 1.0 / max(len(ids), 1))
         return ids, w
 
+    def _reset_models(self) -> None:
+        for e in self.experts:
+            e.model, e.audit = self._new_model(), self._new_model()
+
     def is_positive_definite(self):
-        return all(bool(np.all(np.linalg.eigvalsh(e.model.M) > 0))
-                   and bool(np.all(np.linalg.eigvalsh(e.audit.M) > 0)) for e in self.experts)
+        return all(e.model.is_positive_definite() and e.audit.is_positive_definite()
+                   for e in self.experts)
