@@ -98,6 +98,10 @@ def test_same_seed_same_outcome(name):
 def test_different_seed_different_outcome(name):
     differs = not _same(_run(name, 3)[1], _run(name, 4)[1])
     assert differs or name in DETERMINISTIC
+    # the class flag the paper reproduction relies on (it runs such policies once)
+    assert REGISTRY[name].deterministic == (name in DETERMINISTIC)
+    if REGISTRY[name].deterministic:
+        assert not differs
 
 
 @pytest.mark.parametrize("plain", PATHS)

@@ -117,6 +117,7 @@ class Policy:
 
     name: ClassVar[str] = "policy"
     uses_normals: ClassVar[bool] = True  # whether each step draws d standard normals
+    deterministic: ClassVar[bool] = False  # True: decisions do not depend on the rng at all
 
     def __init__(self, d: int, *, rng: np.random.Generator | int | None = None):
         if int(d) < 1:

@@ -100,6 +100,7 @@ class DenBand(BlockAware, Policy):
     """
 
     name = "denband"
+    deterministic = True
     uses_normals = False
 
     def __init__(self, d, *, tau=1000, delta_l=0.25, delta=0.01, max_idle=None, lam=1.0,

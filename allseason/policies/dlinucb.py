@@ -305,6 +305,7 @@ class DLinUCB(BlockAware, Policy):
     """
 
     name = "dlinucb"
+    deterministic = True
     uses_normals = False
 
     def __init__(self, d, *, tau=200, delta1=0.01, delta2=0.1, tilde_delta1=0.002, lam=1.0,

@@ -99,6 +99,23 @@ def run(scenario: Scenario, policy: PolicySpec | str, n_seeds: int = 1, **params
     return run_race(Race(scenario, (spec,), n_seeds))
 
 
+def play(env, policy, batch_ends: np.ndarray, *, label: str = "", seed_index: int = 0,
+         chunk_size: int = 2500, on_chunk=None) -> Trace:
+    """Play one policy on any environment with ``next_round`` (e.g. a
+    :class:`~allseason.envs.ClassificationEnv`) to the end of ``batch_ends``; return its
+    trace. ``on_chunk(steps_done)`` is called after each chunk."""
+    ends = np.asarray(batch_ends, dtype=np.int64)
+    trace = Trace(label, seed_index, int(ends[-1]) + 1)
+    for start, stop, b0, b1 in chunk_bounds(ends, chunk_size):
+        rnd = env.next_round(stop - start)
+        t0 = time.perf_counter()
+        out = policy.run_chunk(rnd.arms, rnd.expected, rnd.noise, ends[b0:b1] - start)
+        trace.record(start, out, rnd.expected, rnd.state, time.perf_counter() - t0)
+        if on_chunk is not None:
+            on_chunk(stop)
+    return trace
+
+
 def make_env(scenario: Scenario, seed_index: int = 0) -> LinearGaussianEnv:
     """The environment of seed ``seed_index`` of a scenario (the one a race uses)."""
     return LinearGaussianEnv(scenario.pattern, scenario.d, scenario.n_arms, scenario.sigma2,

@@ -26,7 +26,8 @@ PAGES = (("app.py", "Home", ":material/eco:"),
          ("pages/1_Pattern_builder.py", "Pattern builder", ":material/calendar_month:"),
          ("pages/2_Race.py", "Race", ":material/sports_score:"),
          ("pages/3_Inside_All-Season.py", "Inside All-Season", ":material/troubleshoot:"),
-         ("pages/4_Sweep_results.py", "Sweep results", ":material/tune:"))
+         ("pages/4_Sweep_results.py", "Sweep results", ":material/tune:"),
+         ("pages/5_Paper_tables.py", "Paper tables", ":material/table_chart:"))
 
 
 # --- frame ----------------------------------------------------------------------------------

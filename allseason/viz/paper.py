@@ -1,0 +1,89 @@
+"""Figures of the paper's real-data reproduction: our table against the paper's, cell by
+cell, and the reward curves per pattern. Tables in (from :mod:`allseason.reproduce`), figures
+out."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .style import base_layout, policy_colors, policy_line, policy_name
+
+__all__ = ["comparison_figure", "curves_figure", "CURVE_KINDS"]
+
+_PATTERNS = ("regular", "realistic", "extreme")
+CURVE_KINDS = {"cumulative": "cumulative reward", "average": "mean reward so far"}
+
+
+def comparison_figure(frame: pd.DataFrame, title: str, threshold: float = 0.03) -> go.Figure:
+    """Heatmap of ours minus the paper's mean reward (rows: algorithms in the paper's order,
+    columns: patterns). Each cell says both numbers; cells differing by more than
+    ``threshold`` are boxed and their difference in bold."""
+    algs = list(dict.fromkeys(frame["algorithm"]))
+    pats = [p for p in _PATTERNS if p in set(frame["pattern"])]
+    z = np.full((len(algs), len(pats)), np.nan)
+    text = [["" for _ in pats] for _ in algs]
+    shapes = []
+    for _, r in frame.iterrows():
+        i, j = algs.index(r["algorithm"]), pats.index(r["pattern"])
+        paper = f"paper {r['paper_mean']:.2f} ± {r['paper_std']:.2f}"
+        if pd.isna(r["mean"]):
+            text[i][j] = f"not run<br>{paper}"
+            continue
+        z[i, j] = r["diff"]
+        diff = f"{r['diff']:+.2f}"
+        if abs(r["diff"]) > threshold:
+            diff = f"<b>{diff}</b>"
+            shapes.append(dict(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
+                               line=dict(color="#222", width=2)))
+        text[i][j] = f"ours {r['mean']:.2f} ± {r['std']:.2f}<br>{paper}<br>{diff}"
+    fig = go.Figure(go.Heatmap(
+        z=z, x=[p.capitalize() for p in pats], y=[policy_name(a) for a in algs],
+        text=text, texttemplate="%{text}", textfont=dict(size=12),
+        colorscale="RdBu", zmid=0, zmin=-0.3, zmax=0.3, xgap=3, ygap=3,
+        colorbar=dict(title=dict(text="ours − paper", side="right"), thickness=14),
+        hovertemplate="%{y}, %{x}<br>%{text}<extra></extra>"))
+    fig.update_layout(**base_layout(
+        title, subtitle=f"Blue: we measure more than the paper; red: less. Boxed: differs by "
+                        f"more than {threshold}.", height=150 + 70 * len(algs)))
+    fig.update_layout(shapes=shapes, margin=dict(l=150, r=30, t=90, b=40))
+    fig.update_yaxes(autorange="reversed", showgrid=False)
+    fig.update_xaxes(side="top", showgrid=False)
+    return fig
+
+
+def curves_figure(curves: pd.DataFrame, title: str, kind: str = "cumulative",
+                  change_points: dict | None = None) -> go.Figure:
+    """One panel per pattern: each policy's reward over time, mean over its seeds.
+
+    ``curves``: columns pattern, policy, seed, step, cum_reward. ``kind``: "cumulative" (the
+    cumulative reward) or "average" (cumulative / step: its last value is the table's cell).
+    ``change_points``: {pattern: steps} drawn as thin vertical lines."""
+    if kind not in CURVE_KINDS:
+        raise ValueError(f"kind: one of {', '.join(CURVE_KINDS)}, got {kind!r}")
+    pats = [p for p in _PATTERNS if p in set(curves["pattern"])]
+    fig = make_subplots(rows=1, cols=max(len(pats), 1), shared_yaxes=True,
+                        subplot_titles=[p.capitalize() for p in pats], horizontal_spacing=0.03)
+    mean = curves.groupby(["pattern", "policy", "step"])["cum_reward"].mean()
+    policies = list(dict.fromkeys(curves["policy"]))
+    colors = policy_colors(policies)
+    for j, pattern in enumerate(pats, 1):
+        for pol in policies:
+            if (pattern, pol) not in mean.index.droplevel(2):
+                continue
+            s = mean.loc[pattern, pol]
+            y = s.to_numpy() if kind == "cumulative" else s.to_numpy() / s.index.to_numpy()
+            fig.add_trace(go.Scatter(
+                x=s.index, y=y, mode="lines", name=policy_name(pol), legendgroup=pol,
+                showlegend=j == 1, line=dict(color=colors[pol], **policy_line(pol)),
+                hovertemplate=f"{policy_name(pol)}<br>step %{{x:,}}<br>"
+                              f"{CURVE_KINDS[kind]} %{{y:.3f}}<extra></extra>"), row=1, col=j)
+        for cp in (change_points or {}).get(pattern, ()):
+            fig.add_vline(x=cp, line=dict(color="#bbb", width=1), row=1, col=j)
+    fig.update_layout(**base_layout(title, yaxis_title=CURVE_KINDS[kind].capitalize(),
+                                    subtitle="Mean over seeds; thin grey lines: change points.",
+                                    height=460))
+    fig.update_xaxes(title_text="step", tickformat="~s")
+    return fig
