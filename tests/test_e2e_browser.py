@@ -293,3 +293,38 @@ def test_bad_link_gets_a_message_not_a_traceback(server, page):
                     page.locator('[data-testid="stAlertContentError"]').all())
     assert "d=banana" in text and "foo" in text and "Segment 2, length" in text
     shot(page, "6-bad-link")
+
+
+def test_paper_tables_page_and_a_live_real_data_race(server, page):
+    """The Paper tables page: the paper's table (or ours beside it), and a small MNIST race
+    run live from the second tab (an install message instead where the data are missing)."""
+    go(page, server, "Paper_tables")
+    check(page)
+    shot(page, "6-paper-tables")
+    page.get_by_role("tab", name="Run a small race on real data").click()
+    page.wait_for_timeout(300)
+    size = page.locator('[data-testid="stNumberInput"]').filter(
+        has_text="Images (steps)").locator("input")
+    size.fill("1000")
+    size.press("Enter")
+    wait_idle(page)
+    t0 = time.perf_counter()
+    page.get_by_role("button", name="Run on real data").click()
+    page.wait_for_timeout(500)
+    page.wait_for_selector(IDLE, timeout=TIMEOUT_MS)
+    wait_idle(page)
+    seconds = time.perf_counter() - t0
+    from allseason.data import DataUnavailable
+    from allseason.envs.classification import paper_setup
+
+    try:
+        paper_setup("mnist", "2arm", "realistic", n=1000)
+    except DataUnavailable:
+        assert page.locator('[data-testid="stAlertContentError"]').filter(
+            has_text="install").count() == 1
+        return
+    check(page)
+    page.get_by_text("Done:", exact=False).first.wait_for()
+    assert page.locator(".gtitle", has_text="realistic pattern").count() == 1
+    shot(page, "7-paper-live-race")
+    _record({"paper_live_race_mnist_2arm_1000_steps_5_policies_2_seeds_s": round(seconds, 2)})

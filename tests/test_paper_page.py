@@ -103,7 +103,7 @@ def test_live_race_on_real_data(monkeypatch, tmp_path):
     submit[0].click().run()
     assert not at.exception and not at.error
     board = at.dataframe[-1].value
-    assert set(board["algorithm"]) == {"LinTS", "random"}
+    assert set(board["algorithm"]) == {"LinTS", "Random"}
     lints = board.set_index("algorithm").loc["LinTS", "mean reward"]
-    rnd = board.set_index("algorithm").loc["random", "mean reward"]
+    rnd = board.set_index("algorithm").loc["Random", "mean reward"]
     assert lints > rnd + 0.05

@@ -61,6 +61,8 @@ def tables() -> None:
     if frame is None or frame["mean"].isna().all():
         _how_to_run(table)
         paper = paper_tables.paper_frame(table)
+        st.markdown(f"**The paper's table: {caption}** (mean reward per step ± std over "
+                    f"seeds, first 30,000 images)")
         st.dataframe(paper_tables.wide(paper, "paper"), key="paper_only_table")
         return
     n_diff = int(frame["differs"].sum())
@@ -134,7 +136,7 @@ def live_race() -> None:
         bar.progress(1.0, text=f"Done: {len(jobs)} runs in {time.perf_counter() - t0:.1f} s")
         ss["live_result"] = dict(table=table, pattern=pattern, n=int(n), params=params,
                                  curves=reproduce.curves_frame(results),
-                                 means=pd.DataFrame([dict(algorithm=paper_tables.LABELS[j.policy],
+                                 means=pd.DataFrame([dict(algorithm=vpaper.policy_name(j.policy),
                                                           seed=j.seed, mean_reward=m)
                                                      for j, m, _, _ in results]))
     res = ss.get("live_result")
@@ -157,7 +159,7 @@ def live_race() -> None:
                  column_config={"mean reward": st.column_config.NumberColumn(format="%.3f"),
                                 "std over seeds": st.column_config.NumberColumn(format="%.3f")})
     c2.caption("Hyperparameters used: " + "; ".join(
-        f"{paper_tables.LABELS[p]} {v}" for p, v in res["params"].items()
-        if p in set(res["curves"]["policy"])))
+        f"{paper_tables.LABELS[p]} " + (", ".join(f"{k} = {x:g}" for k, x in v.items()) or "—")
+        for p, v in res["params"].items() if p in set(res["curves"]["policy"])))
     views.csv_button("CSV of these curves", res["curves"], "paper-live-curves",
                      key="csv_paper_live")

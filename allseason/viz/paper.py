@@ -11,7 +11,7 @@ from plotly.subplots import make_subplots
 
 from .style import base_layout, policy_colors, policy_line, policy_name
 
-__all__ = ["comparison_figure", "curves_figure", "CURVE_KINDS"]
+__all__ = ["comparison_figure", "curves_figure", "CURVE_KINDS", "policy_name"]
 
 _PATTERNS = ("regular", "realistic", "extreme")
 CURVE_KINDS = {"cumulative": "cumulative reward", "average": "mean reward so far"}
