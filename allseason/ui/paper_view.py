@@ -58,8 +58,18 @@ def tables() -> None:
     runs = runs[runs.protocol == protocol.key()] if len(runs) else runs
     frame = reproduce.table_frame(table, runs, protocol) if len(runs) else None
     caption = paper_tables.CAPTIONS[table]
+    status = reproduce.table_status(table, runs, protocol) if len(runs) else None
+    if status and (status["validation"][0] or status["test"][0]):
+        (v_done, v_all), (t_done, t_all) = status["validation"], status["test"]
+        if t_all is None or t_done < t_all:
+            st.info(f"Reproduction of this table in progress (or stopped): grid search "
+                    f"{v_done} of {v_all} runs, test "
+                    f"{t_done} of {t_all if t_all is not None else '?'} runs. Run "
+                    f"`python -m allseason paper --table {table}` to go on (it resumes); "
+                    f"reload to see more.", icon=":material/hourglass_top:")
     if frame is None or frame["mean"].isna().all():
-        _how_to_run(table)
+        if not status or not (status["validation"][0] or status["test"][0]):
+            _how_to_run(table)
         paper = paper_tables.paper_frame(table)
         st.markdown(f"**The paper's table: {caption}** (mean reward per step ± std over "
                     f"seeds, first 30,000 images)")
