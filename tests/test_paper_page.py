@@ -79,6 +79,8 @@ def test_with_stored_results_the_comparison_and_curves(monkeypatch, tmp_path):
     assert boxed == int(frame["differs"].sum())  # one box per cell off by > 0.03
     assert len(curves["data"]) == 8 * 3  # 8 algorithms x 3 patterns
     assert sum(t["showlegend"] for t in curves["data"]) == 8
+    assert at.radio(key="paper_curve_kind").value == "average"  # the default
+    at.radio(key="paper_curve_kind").set_value("cumulative").run()
     at.radio(key="paper_curve_kind").set_value("average").run()
     avg = _figs(at)[1]
     finals = {}

@@ -14,7 +14,8 @@ from .style import base_layout, policy_colors, policy_line, policy_name
 __all__ = ["comparison_figure", "curves_figure", "CURVE_KINDS", "policy_name"]
 
 _PATTERNS = ("regular", "realistic", "extreme")
-CURVE_KINDS = {"cumulative": "cumulative reward", "average": "mean reward so far"}
+CURVE_KINDS = {"average": "mean reward so far", "cumulative": "cumulative reward"}
+MAX_CHANGE_LINES = 20
 
 
 def comparison_figure(frame: pd.DataFrame, title: str, threshold: float = 0.03) -> go.Figure:
@@ -33,7 +34,8 @@ def comparison_figure(frame: pd.DataFrame, title: str, threshold: float = 0.03) 
             text[i][j] = f"not run<br>{paper}"
             continue
         z[i, j] = r["diff"]
-        diff = f"{r['diff']:+.2f}"
+        diff = f"{round(r['diff'], 2) + 0.0:+.2f}".replace("+0.00", "0.00").replace("-0.00",
+                                                                                       "0.00")
         if abs(r["diff"]) > threshold:
             diff = f"<b>{diff}</b>"
             shapes.append(dict(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
@@ -54,20 +56,25 @@ def comparison_figure(frame: pd.DataFrame, title: str, threshold: float = 0.03) 
     return fig
 
 
-def curves_figure(curves: pd.DataFrame, title: str, kind: str = "cumulative",
+def curves_figure(curves: pd.DataFrame, title: str, kind: str = "average",
                   change_points: dict | None = None) -> go.Figure:
     """One panel per pattern: each policy's reward over time, mean over its seeds.
 
-    ``curves``: columns pattern, policy, seed, step, cum_reward. ``kind``: "cumulative" (the
-    cumulative reward) or "average" (cumulative / step: its last value is the table's cell).
+    ``curves``: columns pattern, policy, seed, step, cum_reward. ``kind``: "average" (the
+    cumulative reward / step: its last value is the table's cell) or "cumulative".
     ``change_points``: {pattern: steps} drawn as thin vertical lines."""
     if kind not in CURVE_KINDS:
         raise ValueError(f"kind: one of {', '.join(CURVE_KINDS)}, got {kind!r}")
     pats = [p for p in _PATTERNS if p in set(curves["pattern"])]
+    cps = change_points or {}
+    titles = [p.capitalize() + (f" · {len(cps[p])} changes" if p in cps else "") for p in pats]
     fig = make_subplots(rows=1, cols=max(len(pats), 1), shared_yaxes=True,
-                        subplot_titles=[p.capitalize() for p in pats], horizontal_spacing=0.03)
+                        subplot_titles=titles, horizontal_spacing=0.03)
     mean = curves.groupby(["pattern", "policy", "step"])["cum_reward"].mean()
-    policies = list(dict.fromkeys(curves["policy"]))
+    # legend ranked by the mean reward at the end (over the patterns shown)
+    last = curves[curves.step == curves.groupby("policy")["step"].transform("max")]
+    policies = list(last.assign(avg=last.cum_reward / last.step).groupby("policy")["avg"]
+                    .mean().sort_values(ascending=False).index)
     colors = policy_colors(policies)
     for j, pattern in enumerate(pats, 1):
         for pol in policies:
@@ -80,10 +87,13 @@ def curves_figure(curves: pd.DataFrame, title: str, kind: str = "cumulative",
                 showlegend=j == 1, line=dict(color=colors[pol], **policy_line(pol)),
                 hovertemplate=f"{policy_name(pol)}<br>step %{{x:,}}<br>"
                               f"{CURVE_KINDS[kind]} %{{y:.3f}}<extra></extra>"), row=1, col=j)
-        for cp in (change_points or {}).get(pattern, ()):
-            fig.add_vline(x=cp, line=dict(color="#bbb", width=1), row=1, col=j)
+        if len(cps.get(pattern, ())) <= MAX_CHANGE_LINES:
+            for cp in cps.get(pattern, ()):
+                fig.add_vline(x=cp, line=dict(color="#bbb", width=1), row=1, col=j)
     fig.update_layout(**base_layout(title, yaxis_title=CURVE_KINDS[kind].capitalize(),
-                                    subtitle="Mean over seeds; thin grey lines: change points.",
+                                    subtitle=f"Mean over seeds, legend ranked by the final "
+                                             f"value; grey lines: change points (not drawn "
+                                             f"above {MAX_CHANGE_LINES} per panel).",
                                     height=460))
     fig.update_xaxes(title_text="step", tickformat="~s")
     return fig
