@@ -15,7 +15,9 @@ from .envs import PRESETS, LinearGaussianEnv, Pattern, preset
 from .policies import REGISTRY, hyperparameters, make_policy
 from .sim import Progress, RaceResult, Trace, iter_race, run, run_race
 from .sim.runner import make_env, posterior_history
-from .specs import LIMITS, PolicySpec, Race, Scenario, SpecError, policy_specs
+from .specs import (LIMITS, MAX_INPUT_BYTES, QUERY_FIELDS, PolicySpec, Race, Rejected,
+                    Scenario, SpecError, decode_batch, decode_segments, encode_batch,
+                    encode_segments, file_kind, parse_scenario, policy_specs)
 
 DEFAULT_POLICIES = ("allseason-sw", "allseason-disc", "lints", "sw-lints", "d-lints", "random")
 DEFAULT_PARAMS = dict(tau=10, gamma=0.95, n_max=5)
@@ -46,7 +48,9 @@ def warm_up() -> float:
     return time.perf_counter() - t0
 
 
-__all__ = ["warm_up", "Scenario", "PolicySpec", "Race", "SpecError", "LIMITS", "policy_specs", "run",
+__all__ = ["parse_scenario", "MAX_INPUT_BYTES", "QUERY_FIELDS", "Rejected", "file_kind",
+           "encode_segments", "decode_segments", "encode_batch", "decode_batch",
+           "warm_up", "Scenario", "PolicySpec", "Race", "SpecError", "LIMITS", "policy_specs", "run",
            "run_race", "iter_race", "Progress", "RaceResult", "Trace", "Pattern", "preset",
            "PRESETS", "LinearGaussianEnv", "make_policy", "hyperparameters", "policy_names",
            "default_race", "recall_table", "state_table", "make_env", "posterior_history", "DEFAULT_POLICIES", "DEFAULT_PARAMS"]

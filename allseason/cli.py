@@ -26,30 +26,29 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _scenario(args) -> api.Scenario:
+    """The scenario of a file (.json or .csv) or of a preset's flags, through the one entry
+    point ``api.parse_scenario``; --d, --arms, ... fill in what a file leaves out."""
     common = dict(d=args.d, n_arms=args.arms, sigma2=args.sigma2, seed=args.seed,
                   batch_size=args.batch_size)
+    common = {k: v for k, v in common.items() if v is not None}
     name = args.pattern
-    if name.endswith(".json"):
+    if name.lower().endswith((".json", ".csv")):
         path = Path(name)
         if not path.is_file():
             raise CliError(f"--pattern: no such file {name!r}")
         if path.stat().st_size > MAX_FILE_BYTES:
             raise CliError(f"--pattern: {name!r} is larger than {MAX_FILE_BYTES} bytes")
         try:
-            data = json.loads(path.read_text())
-        except (ValueError, UnicodeDecodeError) as e:
-            raise CliError(f"--pattern: {name!r} is not valid JSON ({e})") from None
-        if isinstance(data, list):  # a bare list of [state, length] segments
-            data = {"segments": data, "preset": "custom"}
-        if not isinstance(data, dict):
-            raise CliError(f"--pattern: {name!r} must hold a JSON object or a list of segments")
-        data = {**{k: v for k, v in common.items() if v is not None}, **data}
-        return api.Scenario.from_dict(data)
+            return api.parse_scenario(path.read_bytes(), api.file_kind(name), defaults=common)
+        except api.SpecError as e:
+            raise CliError(f"--pattern {name!r}: {e}") from None
     if name not in api.PRESETS:
         raise CliError(f"--pattern: unknown pattern {name!r}; known: {', '.join(api.PRESETS)}"
-                       " or a FILE.json")
-    return api.Scenario.from_preset(name, horizon=args.horizon, n_states=args.states,
-                                    **{k: v for k, v in common.items() if v is not None})
+                       " or a FILE.json / FILE.csv")
+    flags = {"preset": name, "n_states": args.states, **common}
+    if args.horizon is not None:
+        flags["horizon"] = args.horizon
+    return api.parse_scenario(flags, "query")
 
 
 def _batch_size(text: str):
@@ -109,7 +108,8 @@ def cmd_patterns(args) -> int:
               + " ".join(f"{s}x{n}" for s, n in p.segments[:10])
               + (" ..." if len(p.segments) > 10 else ""))
     print("custom           --pattern FILE.json: {\"segments\": [[state, length], ...]} "
-          "(or a bare list of segments)")
+          "(or a bare list of segments), or FILE.csv: a header state,length, one row "
+          "per segment")
     return 0
 
 
@@ -126,7 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = sub.add_parser("run", help="race policies on a seasonal pattern, print a leaderboard")
     run.add_argument("--pattern", default="paper-synthetic",
-                     help="a preset (see `patterns`) or FILE.json (default: paper-synthetic)")
+                     help="a preset (see `patterns`), FILE.json or FILE.csv (default: "
+                          "paper-synthetic)")
     run.add_argument("--policies", default=",".join(api.DEFAULT_POLICIES),
                      help="comma-separated policy names (see `policies`)")
     run.add_argument("--seeds", type=int, default=3, help="number of independent seeds (3)")
@@ -157,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     pol.set_defaults(func=cmd_policies)
     sub.add_parser("sweep", help="run a sweep file (TOML/JSON): grids x seeds, resumable")
     sub.add_parser("report", help="best settings and an HTML plot of a sweep's results")
+    sub.add_parser("paper", help="reproduce the paper's real-data tables (MNIST, Fashion-MNIST)")
     return parser
 
 
@@ -164,6 +166,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] in (["sweep"], ["report"]):  # their own parsers: allseason/sweeps/cli.py
         return getattr(sweeps, f"cli_{argv[0]}")(argv[1:])
+    if argv[:1] == ["paper"]:  # its own parser: allseason/reproduce.py
+        from . import reproduce
+
+        return reproduce.cli(argv[1:])
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)

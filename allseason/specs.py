@@ -1,16 +1,24 @@
 """Frozen, validated configuration: a scenario (pattern + environment + batches + seed), the
 policies to race, and the race itself.
 
-Every value a user sends (CLI flag, JSON file, upload, URL) enters through ``from_dict`` /
-``parse_*`` here and is either accepted or rejected with a ``SpecError`` whose message names
-the field. Nothing is evaluated; nothing is used as a path.
+Every value a user sends (CLI flag or file, JSON or CSV upload, URL) enters through ONE entry
+point, :func:`parse_scenario`, and is either accepted as a valid :class:`Scenario` or rejected
+with a ``SpecError`` whose ``field`` names the input. Text is size-checked before it is read
+(``MAX_INPUT_BYTES``), parsed with ``json`` / ``csv`` only, and never evaluated; nothing a
+user sends is used as a path.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
+import re
+import reprlib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 from .envs.patterns import PAPER_SYNTHETIC, PRESETS, Pattern, preset
 from .policies import hyperparameters, policy_class
@@ -18,40 +26,75 @@ from .policies import hyperparameters, policy_class
 # bounds that keep one request from taking a machine down; the app may tighten them
 LIMITS = dict(horizon=200_000, d=500, n_arms=100, n_states=50, n_segments=2_000, n_seeds=50,
               batch_size=10_000, n_policies=12)
+MAX_INPUT_BYTES = 1_000_000  # the largest text (file, upload, link) parse_scenario reads
+INPUT_KINDS = ("json", "csv", "query", "dict")
+# the parameters of a link (and of the CLI's preset flags); see Scenario.to_query
+QUERY_FIELDS = ("preset", "segments", "horizon", "n_states", "d", "n_arms", "sigma2",
+                "batch_size", "seed")
+ENVIRONMENT_FIELDS = ("d", "n_arms", "sigma2", "batch_size", "seed")
+CSV_COLUMNS = ("state", "length")
 
 
 class SpecError(ValueError):
-    """A configuration value is invalid; ``field`` says which one."""
+    """A configuration value is invalid; ``field`` says which one, ``message`` what is wrong."""
 
     def __init__(self, field: str, message: str):
         super().__init__(f"{field}: {message}")
         self.field = field
+        self.message = message
+
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 40
+_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict = 2, 4, 4
+
+
+def _show(value) -> str:
+    """A short repr of a user's value for a message: long text, deep nesting and numbers of
+    thousands of digits are cut (``repr`` of the last one even raises)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
+        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    try:
+        return _REPR.repr(value)
+    except Exception:  # noqa: BLE001 - e.g. a huge int inside a list
+        return f"a {type(value).__name__}"
 
 
 def _int(field, value, lo, hi):
+    bad = SpecError(field, f"must be an integer, got {_show(value)}")
     if isinstance(value, bool) or value is None:
-        raise SpecError(field, f"must be an integer, got {value!r}")
-    try:
-        f = float(value)
-    except (TypeError, ValueError):
-        raise SpecError(field, f"must be an integer, got {value!r}") from None
-    if not math.isfinite(f) or f != int(f):
-        raise SpecError(field, f"must be an integer, got {value!r}")
-    if not lo <= int(f) <= hi:
-        raise SpecError(field, f"must be between {lo} and {hi}, got {int(f)}")
-    return int(f)
+        raise bad
+    n = value if isinstance(value, int) else None
+    if n is None and isinstance(value, str):
+        try:
+            n = int(value.strip())  # exact, also beyond 2**53 (a seed in a link)
+        except ValueError:
+            pass
+    if n is None:
+        try:
+            f = float(value)
+        except (TypeError, ValueError, OverflowError):
+            raise bad from None
+        if math.isinf(f) and isinstance(value, str) and value.strip().lstrip("+-").isdigit():
+            raise SpecError(field, f"must be between {lo} and {hi}, got {_show(value.strip())}")
+        if not math.isfinite(f) or f != int(f):
+            raise bad
+        n = int(f)
+    if not lo <= n <= hi:
+        raise SpecError(field, f"must be between {lo} and {hi}, got {_show(n)}")
+    return n
 
 
 def _float(field, value, lo, hi, *, lo_open=False):
     if isinstance(value, bool) or value is None:
-        raise SpecError(field, f"must be a number, got {value!r}")
+        raise SpecError(field, f"must be a number, got {_show(value)}")
     try:
         f = float(value)
-    except (TypeError, ValueError):
-        raise SpecError(field, f"must be a number, got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise SpecError(field, f"must be a number, got {_show(value)}") from None
     if not math.isfinite(f) or f < lo or f > hi or (lo_open and f == lo):
         rng = f"({lo}, {hi}]" if lo_open else f"[{lo}, {hi}]"
-        raise SpecError(field, f"must be a number in {rng}, got {value!r}")
+        raise SpecError(field, f"must be a number in {rng}, got {_show(value)}")
     return f
 
 
@@ -96,12 +139,14 @@ class Scenario:
         if isinstance(bs, (list, tuple)):
             if not bs or len(bs) > 1000:
                 raise SpecError("batch_size", "a list of batch sizes must have 1 to 1000 items")
-            set_("batch_size", tuple(_int("batch_size", b, 1, LIMITS["batch_size"]) for b in bs))
+            sizes = tuple(_int("batch_size", b, 1, LIMITS["batch_size"]) for b in bs)
+            set_("batch_size", sizes if len(sizes) > 1 else sizes[0])  # [5] is 5: one form
         else:
             set_("batch_size", _int("batch_size", bs, 1, LIMITS["batch_size"]))
         set_("seed", _int("seed", self.seed, 0, 2**63 - 1))
         if self.preset not in PRESETS + ("custom",):
-            raise SpecError("preset", f"must be one of {PRESETS + ('custom',)}, got {self.preset!r}")
+            raise SpecError("preset", f"must be one of {', '.join(PRESETS + ('custom',))}, "
+                                      f"got {_show(self.preset)}")
 
     @property
     def pattern(self) -> Pattern:
@@ -162,11 +207,360 @@ class Scenario:
 
     @classmethod
     def from_json(cls, text: str | bytes) -> "Scenario":
+        """``parse_scenario(text, "json")``: a JSON object, or a bare list of segments."""
+        return parse_scenario(text, "json")
+
+    def to_query(self) -> dict[str, str]:
+        """Link parameters that rebuild this scenario exactly through
+        ``parse_scenario(query, "query")``; an untouched preset is written in short form
+        (``preset``, ``horizon``, ``n_states``), any other pattern as ``segments``."""
+        q = {"preset": self.preset}
+        n_states = max(s for s, _ in self.segments) + 1
+        short = False
+        if self.preset != "custom":
+            try:
+                short = Scenario.from_preset(self.preset, horizon=self.horizon,
+                                             n_states=n_states).segments == self.segments
+            except SpecError:
+                short = False
+        if short:
+            q["horizon"] = str(self.horizon)
+            if self.preset != "paper-synthetic":
+                q["n_states"] = str(n_states)
+        else:
+            q["segments"] = encode_segments(self.segments)
+        q.update(d=str(self.d), n_arms=str(self.n_arms), sigma2=f"{self.sigma2!r}",
+                 batch_size=encode_batch(self.batch_size), seed=str(self.seed))
+        return q
+
+    def to_csv(self) -> str:
+        """The segment table as CSV (header ``state,length``), as ``parse_scenario(text,
+        "csv")`` reads it. Every cell is an integer, so no spreadsheet reads a formula."""
+        return "state,length\n" + "".join(f"{s},{n}\n" for s, n in self.segments)
+
+
+# --- the one entry point for user input -----------------------------------------------------
+class Rejected(NamedTuple):
+    """A link parameter that :func:`parse_scenario` left out (kind "query", lenient mode):
+    ``param`` is its name (None: the pattern as a whole), ``value`` what was sent."""
+
+    param: str | None
+    value: object
+    error: SpecError
+
+
+def encode_segments(segments) -> str:
+    """((0, 1500), (1, 1000)) -> '0x1500_1x1000' (state x length, joined by _)."""
+    return "_".join(f"{s}x{n}" for s, n in segments)
+
+
+def decode_segments(text: str) -> list[list[str]]:
+    """'0x1500_1x1000' -> [['0', '1500'], ['1', '1000']] (still to be validated)."""
+    parts = [p for p in str(text).strip().split("_") if p]
+    if not parts:
+        raise SpecError("segments", "is empty; write STATExLENGTH joined by _, "
+                                    "e.g. 0x1500_1x1000")
+    if len(parts) > LIMITS["n_segments"]:
+        raise SpecError("segments", f"at most {LIMITS['n_segments']} segments")
+    out = []
+    for i, part in enumerate(parts, start=1):
+        state, sep, length = part.partition("x")
+        if not sep:
+            raise SpecError("segments", f"segment {i} ({_show(part)}) is not STATExLENGTH; "
+                                        f"write e.g. 0x1500_1x1000")
+        out.append([state, length])
+    return out
+
+
+def encode_batch(batch_size) -> str:
+    """10 -> '10'; (10, 20, 5) -> '10_20_5'."""
+    return "_".join(map(str, batch_size)) if isinstance(batch_size, tuple) else str(batch_size)
+
+
+def decode_batch(text: str):
+    """'10' -> '10'; '10_20, 5' -> ['10', '20', '5'] (still to be validated)."""
+    parts = [p for p in str(text).replace(",", "_").split("_") if p.strip()]
+    if not parts:
+        raise SpecError("batch_size", "is empty")
+    return parts[0].strip() if len(parts) == 1 else [p.strip() for p in parts]
+
+
+def file_kind(name: str) -> str:
+    """The ``kind`` of a file by its name's ending: 'json' or 'csv'. The name is only looked
+    at, never opened."""
+    ending = str(name).lower().rsplit(".", 1)[-1] if "." in str(name) else ""
+    if ending not in ("json", "csv"):
+        raise SpecError("file", f"must be a .json scenario or a .csv segment table, "
+                                f"got {_show(str(name)[-60:])}")
+    return ending
+
+
+def parse_scenario(source, kind: str = "json", *, defaults=None, check=None,
+                   rejected: list | None = None,
+                   max_bytes: int = MAX_INPUT_BYTES) -> Scenario:
+    """THE entry point for scenarios a user sends: returns a valid :class:`Scenario` or raises
+    :class:`SpecError` whose ``field`` names the input (a scenario field such as ``d`` or
+    ``segments[3].length``, or ``file`` / ``query`` / ``scenario`` for the whole input, or an
+    unknown key as sent). Nothing else escapes; nothing is evaluated or opened.
+
+    kind
+        ``"json"``: text or bytes (at most ``max_bytes``) holding a JSON object with the fields
+        of :class:`Scenario` (unknown keys are an error; segments without a preset are a
+        custom pattern), or a bare list of ``[state, length]`` segments (a custom pattern).
+        ``"csv"``: text or bytes (UTF-8, or UTF-16 with a BOM; at most ``max_bytes``) of a segment
+        table: first the header, which must name exactly the columns ``state`` and
+        ``length`` (any order and case; ``,`` ``;`` or tab between cells), then one row per
+        segment. Blank lines and trailing empty cells are skipped. A table of lengths only
+        is refused: which state each row is in cannot be guessed. The result is a custom
+        pattern; errors name the segment (= data row) and say the line of the file.
+        ``"query"``: a mapping of link parameters (``QUERY_FIELDS``; see
+        :meth:`Scenario.to_query`): a preset with ``horizon`` and ``n_states``, or
+        ``segments=0x1500_1x1000``; ``batch_size=10_20`` or ``10,20``. Values are strings,
+        or already numbers/lists (the CLI's flags).
+        ``"dict"``: an already parsed JSON value (as for "json").
+    defaults
+        A Scenario or a mapping giving the environment fields (``d``, ``n_arms``,
+        ``sigma2``, ``batch_size``, ``seed``; None values are skipped) that the source leaves
+        out. The pattern always comes from the source; for "query" in lenient mode a Scenario
+        here is also the fallback when the link's pattern is unusable.
+    check
+        A callable raising SpecError for a valid scenario that is still not acceptable
+        here (e.g. the app's tighter limits); applied to the result.
+    rejected
+        "query" only. None (default): the first bad parameter raises. A list: lenient mode,
+        as for a link: every parameter is checked on its own, a bad one is appended as a
+        :class:`Rejected` and left out, the others still apply, and a scenario is always
+        returned (the defaults' pattern when the link's is unusable).
+    """
+    if kind not in INPUT_KINDS:
+        raise SpecError("kind", f"must be one of {', '.join(INPUT_KINDS)}, got {_show(kind)}")
+    env = _environment(defaults)
+    if kind == "query":
+        return _from_query(source, env, defaults, check, rejected, max_bytes)
+    lines = None
+    if kind == "json":
+        data = _load_json(source, max_bytes)
+    elif kind == "csv":
+        segments, lines = _read_csv(source, max_bytes)
+        data = {"segments": segments, "preset": "custom"}
+    else:
+        data = source
+    if isinstance(data, list):  # a bare list of [state, length] segments
+        data = {"segments": data, "preset": "custom"}
+    if not isinstance(data, dict):
+        raise SpecError("scenario", "must be a JSON object (or a list of [state, length] "
+                                    "segments)")
+    if "segments" in data and "preset" not in data:  # hand-made segments: a custom pattern
+        data = {**data, "preset": "custom"}
+    try:
+        sc = Scenario.from_dict({**env, **data})
+    except SpecError as e:
+        m = re.match(r"segments\[(\d+)\]", e.field)
+        if lines and m and 1 <= int(m[1]) <= len(lines):
+            raise SpecError(e.field, f"{e.message} (line {lines[int(m[1]) - 1]} of the "
+                                     f"file)") from None
+        raise
+    if check is not None:
+        check(sc)
+    return sc
+
+
+def _environment(defaults) -> dict:
+    if defaults is None:
+        return {}
+    if isinstance(defaults, Scenario):
+        return {k: getattr(defaults, k) for k in ENVIRONMENT_FIELDS}
+    if not isinstance(defaults, Mapping):
+        raise SpecError("defaults", "must be a Scenario or a mapping")
+    for k in defaults:
+        if k not in ENVIRONMENT_FIELDS:
+            raise SpecError(str(k)[:40], f"is not an environment field "
+                                         f"({', '.join(ENVIRONMENT_FIELDS)})")
+    return {k: v for k, v in defaults.items() if v is not None}
+
+
+def _size_check(source, max_bytes: int, name: str = "file"):
+    if isinstance(source, (bytearray, memoryview)):
+        source = bytes(source)
+    if isinstance(source, bytes):
+        n = len(source)
+    elif isinstance(source, str):
+        n = len(source) if len(source) > max_bytes \
+            else len(source.encode("utf-8", "surrogatepass"))
+    else:
+        raise SpecError(name, f"must be text, got {type(source).__name__}")
+    if n > max_bytes:
+        raise SpecError(name, f"is too large ({'at least ' if isinstance(source, str) else ''}"
+                              f"{n:,} bytes); at most {max_bytes:,} bytes")
+    return source
+
+
+def _load_json(source, max_bytes):
+    source = _size_check(source, max_bytes)
+    try:
+        return json.loads(source)
+    except RecursionError:
+        raise SpecError("file", "not valid JSON here (nested too deeply)") from None
+    except (ValueError, TypeError) as e:  # incl. UnicodeDecodeError, ints of > 4300 digits
+        why = "a number with thousands of digits" if "Exceeds the limit" in str(e) \
+            else str(e)[:200]
+        raise SpecError("file", f"not valid JSON ({why})") from None
+
+
+def _read_csv(source, max_bytes) -> tuple[list[list[str]], list[int]]:
+    """The segment table's cells (text, validated by Scenario) and each row's line number."""
+    source = _size_check(source, max_bytes)
+    if isinstance(source, bytes):
+        try:  # UTF-8 (a BOM is fine), or UTF-16 with its BOM (spreadsheets' "Unicode text")
+            text = source.decode("utf-16" if source[:2] in (b"\xff\xfe", b"\xfe\xff")
+                                 else "utf-8-sig")
+        except UnicodeDecodeError as e:
+            raise SpecError("file", f"is not UTF-8 text (byte {e.start + 1}); save the "
+                                    f"table as CSV UTF-8") from None
+    else:
+        text = source.removeprefix("\ufeff")
+    first = next((ln for ln in text.splitlines() if ln.strip()), "")
+    delimiter = "," if "," in first else ";" if ";" in first else "\t" if "\t" in first \
+        else ","
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    columns: dict[str, int] | None = None
+    rows: list[list[str]] = []
+    lines: list[int] = []
+    try:
+        for cells in reader:
+            cells = [c.strip() for c in cells]
+            while cells and not cells[-1]:
+                cells.pop()
+            if not cells:
+                continue  # a blank line
+            if columns is None:
+                columns = _csv_header(cells)
+                continue
+            i = len(rows) + 1
+            if i > LIMITS["n_segments"]:
+                raise SpecError("segments", f"at most {LIMITS['n_segments']} segments (rows)")
+            if len(cells) > len(columns):
+                raise SpecError(f"segments[{i}]", f"row {i} (line {reader.line_num}) has "
+                                                  f"{len(cells)} cells; the header has "
+                                                  f"{len(columns)} (state, length)")
+            row = []
+            for name in CSV_COLUMNS:
+                j = columns[name]
+                if j >= len(cells) or not cells[j]:
+                    raise SpecError(f"segments[{i}].{name}", f"is empty (line "
+                                                             f"{reader.line_num} of the file)")
+                row.append(cells[j])
+            rows.append(row)
+            lines.append(reader.line_num)
+    except csv.Error as e:
+        raise SpecError("file", f"not a readable CSV table (line {reader.line_num}: "
+                                f"{str(e)[:100]})") from None
+    if columns is None:
+        raise SpecError("file", "is empty; expected the header state,length and one row "
+                                "per segment")
+    if not rows:
+        raise SpecError("segments", "the table has a header but no rows")
+    return rows, lines
+
+
+def _csv_header(cells: list[str]) -> dict[str, int]:
+    names = [c.lower() for c in cells]
+    if all(_looks_numeric(c) for c in names):
+        raise SpecError("file", f"the first line must be the header state,length; got "
+                                f"{_show(','.join(cells))}")
+    for j, name in enumerate(names):
+        if name not in CSV_COLUMNS:
+            raise SpecError("file", f"unknown column {_show(cells[j])} in the header; the "
+                                    f"columns are state,length")
+        if names.index(name) != j:
+            raise SpecError("file", f"the column {name!r} appears twice in the header")
+    missing = [c for c in CSV_COLUMNS if c not in names]
+    if missing:
+        raise SpecError("file", f"the header must name the columns state and length "
+                                f"(missing: {', '.join(missing)})")
+    return {name: names.index(name) for name in CSV_COLUMNS}
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except (ValueError, OverflowError):
+        return False
+    return True
+
+
+def _from_query(query, env, defaults, check, rejected, max_bytes) -> Scenario:
+    base = defaults if isinstance(defaults, Scenario) else None
+
+    def drop(param, value, err):
+        if rejected is None:
+            raise err
+        rejected.append(Rejected(param, value, err))
+
+    def fallback(good):  # lenient mode: the defaults' pattern with the usable parameters
         try:
-            data = json.loads(text)
-        except (ValueError, TypeError) as e:
-            raise SpecError("file", f"not valid JSON ({e})") from None
-        return cls.from_dict(data)
+            sc = Scenario(**{**(_pattern(base) if base else {}), **good})
+            if check is not None:
+                check(sc)
+            return sc
+        except SpecError:
+            return base if base is not None else Scenario()
+
+    if not isinstance(query, Mapping):
+        drop(None, None, SpecError("query", "must be a mapping of parameters"))
+        return fallback(env)
+    try:
+        size = sum(len(str(k)) + len(str(v)) for k, v in query.items())
+    except Exception:  # noqa: BLE001 - a value whose str() fails cannot be a parameter
+        size = max_bytes + 1
+    if size > max_bytes:
+        drop(None, None, SpecError("query", f"is too long ({size:,} characters); at most "
+                                            f"{max_bytes:,}"))
+        return fallback(env)
+    for key in query:
+        if key not in QUERY_FIELDS:
+            name = str(key)[:40]
+            drop(key, query[key], SpecError(name if name.strip() else "query",
+                                            f"unknown parameter {_show(name)}; known: "
+                                            f"{', '.join(QUERY_FIELDS)}"))
+    good = dict(env)
+    for key in ("d", "n_arms", "sigma2", "seed", "batch_size"):
+        if key not in query:
+            continue
+        value = query[key]
+        try:
+            v = decode_batch(value) if key == "batch_size" and isinstance(value, str) else value
+            Scenario(**{key: v})
+            good[key] = v
+        except SpecError as e:
+            drop(key, value, e)
+    has_segments = "segments" in query
+    preset_ = query.get("preset", base.preset if has_segments and base else
+                        "paper-synthetic")
+    if preset_ not in PRESETS + ("custom",):
+        drop("preset", preset_, SpecError("preset", f"must be one of "
+                                                    f"{', '.join(PRESETS + ('custom',))}"))
+        preset_ = "custom" if has_segments else "paper-synthetic"
+    try:
+        if has_segments:
+            segs = query["segments"]
+            segs = decode_segments(segs) if isinstance(segs, str) else segs
+            sc = Scenario(segments=segs, preset=preset_, **good)
+        elif preset_ == "custom":
+            raise SpecError("segments", "a custom pattern needs segments=STATExLENGTH_...")
+        else:
+            kw = {k: query[k] for k in ("horizon", "n_states") if k in query}
+            sc = Scenario.from_preset(preset_, **kw, **good)
+        if check is not None:
+            check(sc)
+    except SpecError as e:
+        drop(None, None, e)
+        return fallback(good)
+    return sc
+
+
+def _pattern(sc: Scenario) -> dict:
+    return {"segments": sc.segments, "preset": sc.preset}
 
 
 @dataclass(frozen=True)

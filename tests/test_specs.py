@@ -65,3 +65,98 @@ def test_presets_scale_and_respect_limits():
     assert min(n for _, n in api.Scenario.from_preset("extreme", horizon=30_000).segments) >= 600
     with pytest.raises(SpecError, match="horizon"):
         api.Scenario.from_preset("regular", horizon=10**7)
+
+
+# --- the one entry point: parse_scenario ---------------------------------------------------
+def test_parse_scenario_reads_a_csv_segment_table():
+    base = api.Scenario(d=3, n_arms=7, sigma2=0.2, batch_size=(2, 5), seed=9)
+    sc = api.parse_scenario("state,length\n0,500\n1,300\n0,200\n", "csv", defaults=base)
+    assert sc.segments == ((0, 500), (1, 300), (0, 200)) and sc.preset == "custom"
+    assert (sc.d, sc.n_arms, sc.sigma2, sc.batch_size, sc.seed) == (3, 7, 0.2, (2, 5), 9)
+    # spellings a spreadsheet writes: BOM, CRLF, ';' or tab, quotes, blank lines, any order
+    for text in ["\ufeffstate,length\r\n0,500\r\n1,300\r\n0,200\r\n",
+                 "State;Length\n0;500\n\n1;300\n0;200\n\n",
+                 "length\tstate\n500\t0\n300\t1\n200\t0",
+                 '"state","length",\n"0","500",\n1,300,\n0,200,,\n']:
+        assert api.parse_scenario(text, "csv").segments == sc.segments, text
+    assert api.parse_scenario(sc.to_csv().encode("utf-16"), "csv").segments == sc.segments
+    assert api.parse_scenario(sc.to_csv(), "csv", defaults=sc) == sc
+
+
+@pytest.mark.parametrize("text, field, needle", [
+    ("", "file", "empty"),
+    ("0,500\n1,300\n", "file", "header"),
+    ("length\n500\n", "file", "missing: state"),
+    ("state,length,comment\n0,5,x\n", "file", "unknown column 'comment'"),
+    ("state,state\n0,5\n", "file", "twice"),
+    ("state,length\n", "segments", "no rows"),
+    ("state,length\n0,500\n1,abc\n", "segments[2].length", "line 3"),
+    ("state,length\n0,500\n\n1,\n", "segments[2].length", "is empty (line 4"),
+    ("state,length\n0,500\n-1,5\n", "segments[2].state", "between 0 and 49"),
+    ("state,length\n0,0\n", "segments[1].length", "between 1 and"),
+    ("state,length\n0,2.5\n", "segments[1].length", "integer"),
+    ("state,length\n0,5,7\n", "segments[1]", "3 cells"),
+    ("state,length\n=cmd|' /C calc'!A0,5\n", "segments[1].state", "=cmd"),
+    ("state,length\n../../etc/passwd,5\n", "segments[1].state", "must be an integer"),
+    ("state,length\n0,1" + "0" * 5000 + "\n", "segments[1].length", "between 1 and"),
+    ("state,length\n" + "0,1\n" * 2001, "segments", "at most 2000"),
+    ("state,length\n0,200000\n1,1\n", "segments", "horizon"),
+    (b"state,length\n0,\xff\n", "file", "UTF-8"),
+], ids=lambda v: repr(v)[:24])
+def test_bad_csv_names_the_field_and_the_line(text, field, needle):
+    with pytest.raises(SpecError) as err:
+        api.parse_scenario(text, "csv")
+    assert err.value.field == field, str(err.value)
+    assert needle in err.value.message, str(err.value)
+
+
+@pytest.mark.parametrize("text, field", [
+    ("[" * 100_000, "file"), ('{"seed": 1' + "0" * 5000 + "}", "file"),
+    ('{"seed": 1' + "0" * 400 + "}", "seed"), ('{"d": 1e999}', "d"),
+    ('{"sigma2": NaN}', "sigma2"), ('{"sigma2": 1e400}', "sigma2"),
+    ("[[0, 5], [1, -1]]", "segments[2].length"), ("[1, 2]", "segments"), ("7", "scenario"),
+    (" " * (api.MAX_INPUT_BYTES + 1), "file"), (b"\xff\xfe{", "file"),
+], ids=lambda v: repr(v)[:24])
+def test_bad_json_text_names_the_field(text, field):
+    with pytest.raises(SpecError) as err:
+        api.parse_scenario(text, "json")
+    assert err.value.field == field, str(err.value)
+    assert len(str(err.value)) < 300
+
+
+def test_json_bare_list_and_defaults():
+    sc = api.parse_scenario("[[0, 5], [1, 6]]", "json", defaults={"d": 2, "seed": None})
+    assert sc.segments == ((0, 5), (1, 6)) and sc.preset == "custom" and sc.d == 2
+    # what the source gives wins over the defaults
+    assert api.parse_scenario('{"d": 4}', "json", defaults={"d": 2}).d == 4
+    with pytest.raises(SpecError, match="d: must be between"):
+        api.parse_scenario("[[0, 5]]", "json", defaults={"d": 0})
+
+
+def test_query_strict_and_lenient():
+    sc = api.Scenario.from_preset("extreme", horizon=5000, n_states=2, batch_size=(10, 20),
+                                  seed=2**63 - 1, sigma2=0.123456789)
+    assert api.parse_scenario(sc.to_query(), "query") == sc  # exact, big seeds included
+    q = {"d": "banana", "n_arms": "7", "colour": "red", "segments": "0x100_1x0"}
+    with pytest.raises(SpecError) as err:
+        api.parse_scenario(q, "query")
+    assert err.value.field == "colour"
+    rejected = []
+    got = api.parse_scenario(q, "query", rejected=rejected)
+    assert got == api.Scenario(n_arms=7)  # the good parameter kept, the pattern not changed
+    assert [(r.param, r.error.field) for r in rejected] == [
+        ("colour", "colour"), ("d", "d"), (None, "segments[2].length")]
+    with pytest.raises(SpecError, match="query"):
+        api.parse_scenario({"segments": "0x1_" * 300_000}, "query")
+
+
+def test_single_batch_size_list_is_the_number():
+    assert api.Scenario(batch_size=[5]).batch_size == 5
+    assert api.Scenario(batch_size=(5, 6)).batch_size == (5, 6)
+
+
+def test_file_kind_looks_at_the_name_only():
+    assert api.file_kind("Pattern.CSV") == "csv" and api.file_kind("a.b.json") == "json"
+    for name in ["../../etc/passwd", "x.txt", "csv", ""]:
+        with pytest.raises(SpecError, match="file"):
+            api.file_kind(name)

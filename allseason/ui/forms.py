@@ -1,14 +1,16 @@
 """Input forms: the scenario builder and the race settings.
 
 Each form seeds its widgets from the canonical state (:mod:`allseason.ui.state`), reads them,
-validates through ``allseason.api`` (``Scenario``, ``PolicySpec``: every bad value raises a
-``SpecError`` naming its field) and writes the result back. A rejected value is reported with
+validates through ``allseason.api`` (``parse_scenario`` for whole scenarios and uploaded files,
+``Scenario`` and ``PolicySpec`` for single fields: every bad value raises a ``SpecError``
+naming its field) and writes the result back. A rejected value is reported with
 ``st.error`` directly under the input it came from; the last valid settings stay in force.
 """
 
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 import streamlit as st
@@ -112,26 +114,40 @@ def _on_table_edit(key: str, shown: list) -> None:
     ss["pb_preset"] = "custom"
 
 
+def _literal(text: str) -> str:
+    """Text a user sent (a file name, a cell) shown as itself, not as Markdown/LaTeX."""
+    return re.sub(r"([\\`*_\[\]<>$~|])", r"\\\1", text)
+
+
 def _on_upload() -> None:
-    """file_uploader callback (runs before the script): apply a valid JSON scenario."""
+    """file_uploader callback (runs before the script): apply a valid JSON scenario or CSV
+    segment table; a bad file leaves the pattern as it is and says why."""
     ss = st.session_state
     up = ss.get("pb_upload")
     ss.pop("pb_upload_error", None)
     if up is None:
         return
+    name = str(up.name)[-80:]  # shown in messages, never used as a path
     try:
-        sc = api.Scenario.from_json(up.getvalue())
-        state.check_app_limits(sc)
+        # the server refuses files over server.maxUploadSize; AppTest and other front ends
+        # do not go through it, so the size is checked here too (and by parse_scenario)
+        if up.size > api.MAX_INPUT_BYTES:
+            raise api.SpecError("file", f"is {up.size:,} bytes; at most "
+                                        f"{api.MAX_INPUT_BYTES:,} bytes (1 MB)")
+        sc = api.parse_scenario(up.getvalue(), api.file_kind(name), defaults=state.scenario(),
+                                check=state.check_app_limits)
     except api.SpecError as e:
-        ss["pb_upload_error"] = f"{up.name} was not loaded. {state.explain(e)}"
+        ss["pb_upload_error"] = _literal(f"{name} was not loaded; the pattern was not "
+                                         f"changed. {state.explain(e)}")
         return
-    except Exception as e:  # noqa: BLE001 - e.g. not UTF-8: still a message, not a traceback
-        ss["pb_upload_error"] = f"{up.name} was not loaded: {type(e).__name__}: {e}"
+    except Exception as e:  # noqa: BLE001 - never a traceback for a file a user sends
+        ss["pb_upload_error"] = _literal(f"{name} was not loaded; the pattern was not "
+                                         f"changed ({type(e).__name__}).")
         return
     ss[state.SCENARIO] = sc
     ss.pop(state.URL_ERRORS, None)
     _seed_builder(sc, force=True)
-    ss["pb_upload_ok"] = f"Loaded {up.name}."
+    ss["pb_upload_ok"] = _literal(f"Loaded {name}.")
 
 
 def _is_empty(v) -> bool:
@@ -274,8 +290,8 @@ def scenario_builder():
     candidate = None
     if not errors:
         try:
-            candidate = state.check_app_limits(api.Scenario(
-                segments=segs, preset=preset, **fields))
+            candidate = api.parse_scenario(dict(segments=segs, preset=preset, **fields),
+                                           "dict", check=state.check_app_limits)
         except api.SpecError as e:
             group = state.field_group(e.field)
             if custom and group == "horizon":
@@ -294,21 +310,29 @@ def scenario_builder():
 
 
 def scenario_files(sc: api.Scenario) -> None:
-    """Download the scenario as JSON, upload one, and show the shareable link."""
+    """Download the scenario (JSON) or its segment table (CSV), upload either, and show the
+    shareable link."""
     ss = st.session_state
     c1, c2 = st.columns([1, 1.3], gap="large")
     with c1:
         st.download_button("Download scenario (JSON)", icon=":material/download:",
                            data=sc.to_json(), file_name="scenario.json",
                            mime="application/json", on_click="ignore", key="pb_download")
-        st.caption("A JSON file you can upload here again, or load in Python with "
-                   "`api.Scenario.from_json`.")
+        st.download_button("Download segment table (CSV)", icon=":material/table:",
+                           data=sc.to_csv(), file_name="segments.csv", mime="text/csv",
+                           on_click="ignore", key="pb_download_csv")
+        st.caption("Upload either file here again; in Python, "
+                   "`api.parse_scenario(text, \"json\")` or `(text, \"csv\")` reads it.")
     with c2:
-        st.file_uploader("Upload a scenario (JSON, at most 1 MB)", type=["json"],
-                         key="pb_upload", on_change=_on_upload,
-                         help="A file saved with the download button, or written by hand: "
-                              '{"segments": [[0, 500], [1, 300]], "d": 5, "n_arms": 5, '
-                              '"sigma2": 0.1, "batch_size": 1, "seed": 0, "preset": "custom"}')
+        st.file_uploader("Upload a scenario (JSON) or a segment table (CSV), at most 1 MB",
+                         type=["json", "csv"], key="pb_upload", on_change=_on_upload,
+                         help="**JSON**: a file saved with the download button, or written by "
+                              'hand: {"segments": [[0, 500], [1, 300]], "d": 5, "n_arms": 5, '
+                              '"sigma2": 0.1, "batch_size": 1, "seed": 0, "preset": "custom"}. '
+                              "Fields left out keep their current values.\n\n"
+                              "**CSV**: a header line `state,length`, then one row per "
+                              "segment, e.g. `0,500`. It replaces the pattern; the "
+                              "environment (d, K, σ², batch size, seed) stays.")
         if ss.get("pb_upload_error"):
             st.error(ss["pb_upload_error"], icon=":material/error:")
         elif ss.get("pb_upload_ok"):

@@ -35,14 +35,13 @@ APP_LIMITS = dict(
     n_segments=500, batch_size=1_000, budget=1_000_000,  # budget: horizon x seeds x policies
 )
 
-SCENARIO_FIELDS = ("preset", "segments", "horizon", "n_states", "d", "n_arms", "sigma2",
-                   "batch_size", "seed")
+SCENARIO_FIELDS = api.QUERY_FIELDS  # the parameters of a link
 
 LABELS = {
     "preset": "Preset", "segments": "Segments", "horizon": "Horizon", "n_states":
     "Distinct states", "d": "Dimension d", "n_arms": "Arms K", "sigma2": "Noise σ²",
     "batch_size": "Batch size", "seed": "Seed", "n_seeds": "Seeds", "policies": "Policies",
-    "file": "File", "scenario": "Scenario", "race": "Race",
+    "file": "File", "scenario": "Scenario", "race": "Race", "query": "Parameters",
 }
 
 
@@ -95,117 +94,42 @@ def check_app_limits(scenario: api.Scenario) -> api.Scenario:
 
 
 # --- URL encoding ---------------------------------------------------------------------------
-def encode_segments(segments) -> str:
-    return "_".join(f"{s}x{n}" for s, n in segments)
-
-
-def decode_segments(text: str) -> list[list[str]]:
-    parts = [p for p in str(text).strip().split("_") if p]
-    if not parts:
-        raise api.SpecError("segments", "is empty; write STATExLENGTH joined by _, "
-                                        "e.g. 0x1500_1x1000")
-    out = []
-    for i, part in enumerate(parts, start=1):
-        state, sep, length = part.partition("x")
-        if not sep:
-            raise api.SpecError("segments", f"segment {i} ({part!r}) is not STATExLENGTH; "
-                                            f"write e.g. 0x1500_1x1000")
-        out.append([state, length])
-    return out
-
-
-def encode_batch(batch_size) -> str:
-    return "_".join(map(str, batch_size)) if isinstance(batch_size, tuple) else str(batch_size)
-
-
-def decode_batch(text: str):
-    parts = [p for p in str(text).replace(",", "_").split("_") if p.strip()]
-    if not parts:
-        raise api.SpecError("batch_size", "is empty")
-    return parts[0].strip() if len(parts) == 1 else [p.strip() for p in parts]
+# The parsing and decoding are the engine's (api.parse_scenario, kind "query"); this module
+# keeps the wording of the messages and the app's limits. Re-exported for the forms and views.
+encode_segments, decode_segments = api.encode_segments, api.decode_segments
+encode_batch, decode_batch = api.encode_batch, api.decode_batch
 
 
 def scenario_to_query(scenario: api.Scenario) -> dict[str, str]:
     """URL parameters that rebuild ``scenario`` exactly (short form for untouched presets)."""
-    q = {"preset": scenario.preset}
-    n_states = max(s for s, _ in scenario.segments) + 1
-    short = False
-    if scenario.preset != "custom":
-        try:
-            short = api.Scenario.from_preset(scenario.preset, horizon=scenario.horizon,
-                                             n_states=n_states).segments == scenario.segments
-        except api.SpecError:
-            short = False
-    if short:
-        q["horizon"] = str(scenario.horizon)
-        if scenario.preset != "paper-synthetic":
-            q["n_states"] = str(n_states)
-    else:
-        q["segments"] = encode_segments(scenario.segments)
-    q.update(d=str(scenario.d), n_arms=str(scenario.n_arms), sigma2=f"{scenario.sigma2:g}",
-             batch_size=encode_batch(scenario.batch_size), seed=str(scenario.seed))
-    return q
+    return scenario.to_query()
+
+
+def _cut(value, n: int = 60) -> str:
+    text = str(value)
+    return text if len(text) <= n else text[:n] + "…"
+
+
+def _link_message(r: api.Rejected) -> str:
+    if r.param is None:
+        return f"Link: {explain(r.error)}. The pattern was not changed."
+    if r.param not in SCENARIO_FIELDS:
+        return (f"Link parameter “{_cut(r.param, 40)}” is not known and was ignored "
+                f"(known: {', '.join(SCENARIO_FIELDS)}).")
+    return f"Link parameter “{r.param}={_cut(r.value)}”: {explain(r.error)}"
 
 
 def scenario_from_query(query: Mapping[str, str],
                         base: api.Scenario | None = None) -> tuple[api.Scenario, list[str]]:
-    """Rebuild a scenario from URL parameters, checking each on its own.
+    """Rebuild a scenario from URL parameters, checking each on its own
+    (``api.parse_scenario(query, "query", rejected=[...])`` with this app's limits).
 
     Returns the scenario (``base`` or the default where nothing usable was given) and the
     list of messages about the parameters that were not used."""
-    base = base or api.Scenario()
-    errors: list[str] = []
-    for key in query:
-        if key not in SCENARIO_FIELDS:
-            errors.append(f"Link parameter “{key}” is not known and was ignored "
-                          f"(known: {', '.join(SCENARIO_FIELDS)}).")
-    good: dict[str, object] = {}
-    plain = {k: v for k, v in query.items() if k in ("d", "n_arms", "sigma2", "seed")}
-    for key, value in plain.items():
-        try:
-            api.Scenario(**{key: value})
-            good[key] = value
-        except api.SpecError as e:
-            errors.append(f"Link parameter “{key}={value}”: {explain(e)}")
-    if "batch_size" in query:
-        try:
-            value = decode_batch(query["batch_size"])
-            api.Scenario(batch_size=value)
-            good["batch_size"] = value
-        except api.SpecError as e:
-            errors.append(f"Link parameter “batch_size={query['batch_size']}”: {explain(e)}")
-    preset = query.get("preset", base.preset if "segments" in query else "paper-synthetic")
-    if preset not in api.PRESETS + ("custom",):
-        errors.append(f"Link parameter “preset={preset}”: must be one of "
-                      f"{', '.join(api.PRESETS + ('custom',))}.")
-        preset = "custom" if "segments" in query else "paper-synthetic"
-    try:
-        if "segments" in query:
-            segs = decode_segments(query["segments"])
-            scenario = api.Scenario(segments=segs, preset=preset, **good)
-        elif preset == "custom":
-            raise api.SpecError("segments", "a custom pattern needs segments=STATExLENGTH_...")
-        else:
-            kw = {}
-            if "horizon" in query:
-                kw["horizon"] = query["horizon"]
-            if "n_states" in query:
-                kw["n_states"] = query["n_states"]
-            scenario = api.Scenario.from_preset(preset, **kw, **good)
-        check_app_limits(scenario)
-    except api.SpecError as e:
-        errors.append(f"Link: {explain(e)}. The pattern was not changed.")
-        try:
-            scenario = check_app_limits(api.Scenario(**{**_fields(base), **good}))
-        except api.SpecError:
-            scenario = base
-    return scenario, errors
-
-
-def _fields(scenario: api.Scenario) -> dict:
-    return dict(segments=scenario.segments, d=scenario.d, n_arms=scenario.n_arms,
-                sigma2=scenario.sigma2, batch_size=scenario.batch_size, seed=scenario.seed,
-                preset=scenario.preset)
+    rejected: list[api.Rejected] = []
+    sc = api.parse_scenario(query, "query", defaults=base, check=check_app_limits,
+                            rejected=rejected)
+    return sc, [_link_message(r) for r in rejected]
 
 
 # --- the scenario ---------------------------------------------------------------------------
