@@ -456,3 +456,50 @@ def test_race_with_the_paper_baselines():
     assert_clean(at)
     board = at.dataframe[0].value
     assert set(board["Policy"]) == {"BoB", "DenBand", "dLinUCB", "Random"}
+
+
+def test_links_over_the_engine_limit_quote_the_app_limit():
+    """A horizon over the engine's 200,000 is over the app's 50,000 too: say the app's."""
+    for query in ({"horizon": "1000000"}, {"preset": "custom", "segments": "0x300000"}):
+        _, errors = state.scenario_from_query(query)
+        assert len(errors) == 1 and "50,000" in errors[0] and "200000" not in errors[0]
+
+
+def test_result_cache_is_bounded_in_measured_bytes():
+    race = api.Race(api.Scenario.from_preset("regular", horizon=600),
+                    api.policy_specs(["allseason-sw", "lints"]), 2)
+    run = runs.RaceRun(runs.key_of(race), race, api.run_race(race))
+    run.frames = run.result.to_frames()
+    run.nbytes = runs.measure_bytes(run.result, run.frames)
+    steps = run.frames["steps"]
+    assert run.nbytes >= steps.memory_usage(deep=False).sum() > 600 * 4 * 8
+    store = runs.ResultStore(max_entries=10, max_bytes=int(2.5 * run.nbytes))
+    for seed in range(4):
+        other = api.Race(api.Scenario.from_preset("regular", horizon=600, seed=seed),
+                         race.policies, 2)
+        store.put(runs.RaceRun(runs.key_of(other), other, run.result, run.frames,
+                               nbytes=run.nbytes))
+    assert len(store) == 2  # the byte budget, not the entry count, evicted the oldest
+
+
+def test_compute_slots_bound_concurrent_races():
+    import threading
+    import time
+
+    inside, peak, lock = [0], [0], threading.Lock()
+
+    def work():
+        with runs.compute_slot():
+            with lock:
+                inside[0] += 1
+                peak[0] = max(peak[0], inside[0])
+            time.sleep(0.2)
+            with lock:
+                inside[0] -= 1
+
+    threads = [threading.Thread(target=work) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert peak[0] == runs.MAX_CONCURRENT

@@ -17,7 +17,7 @@ import streamlit as st
 
 from allseason import api
 
-from . import state
+from . import runs, state
 
 PRESET_HELP = {
     "paper-synthetic": "The paper's section 5 experiment: 4 states, 8 change points "
@@ -422,7 +422,9 @@ def race_settings() -> tuple[api.Race | None, bool]:
     run = st.button("▶ Run race", type="primary", key="race_run")
     st.caption(f"Limits in this app: horizon ≤ {lim['horizon']:,} steps, ≤ {lim['n_seeds']} "
                f"seeds, ≤ {lim['n_policies']} policies, and horizon × seeds × policies ≤ "
-               f"{lim['budget']:,}. Larger runs: use the Python API (`allseason.api`).")
+               f"{lim['budget']:,}. Larger runs: use the Python API (`allseason.api`). "
+               f"The server is shared: at most {runs.MAX_CONCURRENT} races compute at once; "
+               f"yours starts when a slot frees up.")
     for name in names:  # policies that take the scenario's horizon get it
         if "horizon" in api.hyperparameters(name):
             params[name]["horizon"] = sc.horizon

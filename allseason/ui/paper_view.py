@@ -19,7 +19,7 @@ from allseason import paper_tables, reproduce
 from allseason.data import DataUnavailable
 from allseason.viz import paper as vpaper
 
-from . import views
+from . import runs, views
 
 FOLDER = Path(os.environ.get("ALLSEASON_RESULTS",
                              Path(__file__).resolve().parents[2] / "results")) / "paper"
@@ -135,10 +135,12 @@ def live_race() -> None:
         bar = st.progress(0.0, text="Loading the data set…")
         results, t0 = [], time.perf_counter()
         try:
-            for i, job in enumerate(jobs):
-                bar.progress(i / len(jobs), text=f"{paper_tables.LABELS[job.policy]}, seed "
-                                                 f"{job.seed} ({i + 1} of {len(jobs)} runs)")
-                results.append(reproduce.run_job(job))
+            with runs.compute_slot(bar):
+                for i, job in enumerate(jobs):
+                    bar.progress(i / len(jobs), text=f"{paper_tables.LABELS[job.policy]}, "
+                                                     f"seed {job.seed} ({i + 1} of "
+                                                     f"{len(jobs)} runs)")
+                    results.append(reproduce.run_job(job))
         except DataUnavailable as e:
             bar.empty()
             st.error(f"{e}", icon=":material/database_off:")

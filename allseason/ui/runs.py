@@ -2,10 +2,14 @@
 
 Cache: every finished race is kept in one process-wide LRU (``st.cache_resource``) keyed by
 ``Race.to_json()`` (the canonical JSON of scenario + policies + seeds), with its tables
-(``to_frames()``) computed once. It holds at most ``MAX_ENTRIES`` races and ``MAX_ROWS``
-step rows in all, so a session (or many) cannot fill the memory; an evicted race is simply
+(``to_frames()``) computed once. It holds at most ``MAX_ENTRIES`` races and ``MAX_BYTES`` of
+tables and traces in all (measured, not estimated: a 50,000-step race of 6 policies x 3 seeds
+holds about 400 MB), so a session (or many) cannot fill the memory; an evicted race is simply
 recomputed (runs are deterministic: same JSON, same result, bit for bit). Coming back to a
 page therefore shows the stored result at once.
+
+Shared server: at most ``MAX_CONCURRENT`` races compute at once in the process (one per core;
+the others wait for a slot, and say so), which bounds the memory of races in flight.
 
 Streaming: :func:`stream_race` iterates ``api.iter_race`` and, after each chunk, redraws the
 progress bar and (at most every ``REDRAW_SECONDS``) the live charts from the partial result.
@@ -18,6 +22,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +36,8 @@ from . import state
 log = logging.getLogger("allseason.ui")
 
 MAX_ENTRIES = 8
-MAX_ROWS = 3_000_000
+MAX_BYTES = 1_500_000_000
+MAX_CONCURRENT = 2
 REDRAW_SECONDS = 0.35
 N_UPDATES = 20  # chunks per race, so the progress bar moves smoothly
 
@@ -46,9 +52,11 @@ class RaceRun:
     frames: dict = field(default_factory=dict)
     seconds: float = 0.0
 
-    @property
-    def rows(self) -> int:
-        return self.race.scenario.horizon * self.race.n_seeds * len(self.race.policies)
+    nbytes: int = 0
+
+    def __post_init__(self):
+        if not self.nbytes:
+            self.nbytes = measure_bytes(self.result, self.frames)
 
     def frames_for(self, label: str, seed: int) -> dict[str, pd.DataFrame]:
         """The steps, weights and events of one (policy, seed)."""
@@ -59,11 +67,22 @@ class RaceRun:
         return out
 
 
-class ResultStore:
-    """A thread-safe LRU of :class:`RaceRun`, bounded in entries and in step rows."""
+def measure_bytes(result: api.RaceResult, frames: dict) -> int:
+    """Bytes held by a finished race: its tables and its traces' arrays."""
+    total = sum(int(df.memory_usage(index=True, deep=False).sum()) for df in frames.values()
+                if isinstance(df, pd.DataFrame))
+    for t in result.traces.values():
+        total += sum(a.nbytes for a in (t.arm, t.reward, t.expected, t.best, t.state, t.player))
+        total += sum(np.asarray(a).nbytes for part in (t.weights, t.weight_ids, t.batch_end)
+                     for a in part)
+    return total
 
-    def __init__(self, max_entries: int = MAX_ENTRIES, max_rows: int = MAX_ROWS):
-        self.max_entries, self.max_rows = max_entries, max_rows
+
+class ResultStore:
+    """A thread-safe LRU of :class:`RaceRun`, bounded in entries and in bytes."""
+
+    def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES):
+        self.max_entries, self.max_bytes = max_entries, max_bytes
         self._runs: OrderedDict[str, RaceRun] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -79,8 +98,8 @@ class ResultStore:
             self._runs[run.key] = run
             self._runs.move_to_end(run.key)
             while len(self._runs) > 1 and (len(self._runs) > self.max_entries or
-                                           sum(r.rows for r in self._runs.values())
-                                           > self.max_rows):
+                                           sum(r.nbytes for r in self._runs.values())
+                                           > self.max_bytes):
                 self._runs.popitem(last=False)
 
     def __contains__(self, key: str) -> bool:
@@ -101,6 +120,29 @@ def store() -> ResultStore:
     return ResultStore()
 
 
+@st.cache_resource(show_spinner=False)
+def _slots() -> threading.BoundedSemaphore:
+    """The process-wide count of races computing now."""
+    return threading.BoundedSemaphore(MAX_CONCURRENT)
+
+
+@contextmanager
+def compute_slot(bar=None):
+    """Hold one of the ``MAX_CONCURRENT`` compute slots of this server while the block runs;
+    while all are taken, wait and (with a progress ``bar``) say so."""
+    slots = _slots()
+    t0 = time.perf_counter()
+    while not slots.acquire(timeout=0.25):
+        if bar is not None:
+            bar.progress(0.0, text=f"Waiting for a free slot: this server runs at most "
+                                   f"{MAX_CONCURRENT} races at once, yours starts next "
+                                   f"({time.perf_counter() - t0:.0f} s)")
+    try:
+        yield
+    finally:
+        slots.release()
+
+
 def key_of(race: api.Race) -> str:
     return race.to_json()
 
@@ -119,9 +161,10 @@ def run_race(race: api.Race) -> RaceRun:
     """The finished race: from the cache, or computed now (no live display)."""
     run = cached(race)
     if run is None:
-        t0 = time.perf_counter()
-        result = api.run_race(race)
-        run = _finish(race, result, time.perf_counter() - t0)
+        with compute_slot():
+            t0 = time.perf_counter()
+            result = api.run_race(race)
+            run = _finish(race, result, time.perf_counter() - t0)
     return run
 
 
@@ -162,27 +205,28 @@ def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:
     the live charts through ``on_update(slots, steps, summary, tick)``; return the stored run."""
     horizon = race.scenario.horizon
     chunk = max(250, -(-horizon // N_UPDATES))
-    t0 = time.perf_counter()
     last_draw = -1.0
     tick = 0
     progress = None
     compute = 0.0
     bar = slots["progress"]
     slots["pattern"] = race.scenario.pattern
-    for progress in api.iter_race(race, chunk_size=chunk):
-        now = time.perf_counter()
-        compute = now - t0
-        bar.progress(progress.fraction,
-                     text=(f"Running… {progress.done:,} of {horizon:,} steps ({now - t0:.1f} s)"
-                           if progress.done < horizon else
-                           f"Finishing: building the tables ({now - t0:.1f} s)"))
-        if on_update and (tick == 0 or now - last_draw >= REDRAW_SECONDS) \
-                and progress.done < horizon:
-            on_update(slots, partial_steps(progress.result), progress.result.summary(), tick)
-            last_draw = time.perf_counter()
-        tick += 1
-    seconds = time.perf_counter() - t0
-    run = _finish(race, progress.result, seconds)
+    with compute_slot(bar):
+        t0 = time.perf_counter()
+        for progress in api.iter_race(race, chunk_size=chunk):
+            now = time.perf_counter()
+            compute = now - t0
+            bar.progress(progress.fraction, text=(
+                f"Running… {progress.done:,} of {horizon:,} steps ({now - t0:.1f} s)"
+                if progress.done < horizon else
+                f"Finishing: building the tables ({now - t0:.1f} s)"))
+            if on_update and (tick == 0 or now - last_draw >= REDRAW_SECONDS) \
+                    and progress.done < horizon:
+                on_update(slots, partial_steps(progress.result), progress.result.summary(), tick)
+                last_draw = time.perf_counter()
+            tick += 1
+        seconds = time.perf_counter() - t0
+        run = _finish(race, progress.result, seconds)
     bar.progress(1.0, text=f"Done: {horizon:,} steps × {race.n_seeds} seeds × "
                            f"{len(race.policies)} policies in {seconds:.1f} s")
     log.info("race %s done in %.2f s (compute %.2f s)", run.key[:60], seconds, compute)
@@ -244,6 +288,6 @@ def recall_verdict(recall: pd.DataFrame) -> str:
     return text
 
 
-__all__ = ["RaceRun", "ResultStore", "store", "cached", "run_race", "stream_race",
+__all__ = ["RaceRun", "ResultStore", "store", "compute_slot", "measure_bytes", "MAX_CONCURRENT", "cached", "run_race", "stream_race",
            "partial_steps", "remember", "last_run", "weighting_pair", "posterior_history",
            "recall_verdict", "key_of"]

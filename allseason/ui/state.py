@@ -17,6 +17,8 @@ checked on its own, so one bad value is reported by name and the others still ap
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping
 
 import streamlit as st
@@ -57,6 +59,12 @@ def explain(err: api.SpecError) -> str:
     message = str(err)
     if field and message.startswith(field + ": "):
         message = message[len(field) + 2:]
+    over = re.search(rf"and {api.LIMITS['horizon']}, got (\d+)$", message)
+    if (field == "horizon" or field.endswith(".length")) and over \
+            and int(over.group(1)) > APP_LIMITS["horizon"]:
+        # over the engine's limit is over this app's tighter one too: quote the app's
+        message = (f"this app runs at most {APP_LIMITS['horizon']:,} steps in all, got "
+                   f"{int(over.group(1)):,}; use the Python API for longer runs")
     if field.startswith("segments["):
         idx, _, part = field[len("segments["):].partition("]")
         part = part.lstrip(".")
