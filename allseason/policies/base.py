@@ -158,6 +158,10 @@ class Policy:
         """True if every posterior precision the policy holds is positive definite."""
         return True
 
+    def _prepare(self, arms) -> None:
+        """Hook called by the plain :meth:`run_chunk` with each chunk's arms (e.g. to switch
+        to block-diagonal models on :class:`BlockArms`); nothing by default."""
+
     # -- the runner's entry point ---------------------------------------------------------
     def draw(self, n: int) -> tuple[np.ndarray, np.ndarray | None]:
         """The next ``n`` steps' random numbers: u (n,), z (n, d) or None."""
@@ -172,6 +176,7 @@ class Policy:
         :meth:`_select` and :meth:`update`; compiled policies override it."""
         n = arms.shape[0]
         batch_end = check_batch_end(batch_end, n)
+        self._prepare(arms)
         u, z = self.draw(n)
         arm = np.empty(n, dtype=np.int64)
         reward = np.empty(n)

@@ -246,14 +246,13 @@ class BlockAware:
 
     blocks = 1
 
-    def run_chunk(self, arms, expected, noise, batch_end):
+    def _prepare(self, arms) -> None:
         if isinstance(arms, BlockArms) and arms.n_arms != self.blocks:
             if self.t:
                 raise ValueError("arms: outer-product actions must be given from the first "
                                  "step on")
             self.blocks = arms.n_arms
             self._reset_models()
-        return super().run_chunk(arms, expected, noise, batch_end)
 
     def _new_model(self):
         return ridge_model(self.d, self.lam, self.blocks)
