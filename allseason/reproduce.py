@@ -60,7 +60,8 @@ from .specs import PolicySpec
 __all__ = ["GRIDS", "SIGMA2", "LAM", "SEEDS", "VALIDATION_SEEDS", "Job", "Protocol",
            "validation_jobs", "test_jobs", "run_job", "reproduce", "table_frame",
            "load_runs", "load_curves", "results_dir", "format_comparison", "change_points",
-           "stored_choice", "live_jobs", "curves_frame", "LIVE_DEFAULTS", "table_status"]
+           "stored_choice", "live_jobs", "curves_frame", "LIVE_DEFAULTS", "table_status",
+           "oracle_frame"]
 
 SIGMA2 = 0.25
 LAM = 1.0
@@ -341,6 +342,32 @@ def table_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol())
     cmp = paper_tables.compare(table, measured[["algorithm", "pattern", "mean", "std"]])
     return cmp.merge(measured[["algorithm", "pattern", "seeds", "params", "seconds"]],
                      on=["algorithm", "pattern"], how="left")
+
+
+def oracle_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()) -> pd.DataFrame:
+    """Diagnostic (``benchmarks/paper_grid_oracle.py`` stores its runs with phase "oracle"):
+    per (pattern, policy), the test score of the protocol's choice beside the best grid point
+    in hindsight on the test data, one seed. The oracle peeks at the test data: it says what
+    the validation run's choice cost, never what the algorithm scores."""
+    runs = runs[runs.protocol == protocol.key()]
+    o = runs[(runs.phase == "oracle") & (runs.table == table)]
+    cols = ["pattern", "algorithm", "protocol_mean", "chosen_params", "oracle_mean",
+            "oracle_params", "cost"]
+    if not len(o):
+        return pd.DataFrame(columns=cols)
+    frame = table_frame(table, runs, protocol).set_index(["algorithm", "pattern"])
+    rows = []
+    for (pattern, policy), sub in o.groupby(["pattern", "policy"], sort=False):
+        best = sub.loc[sub["mean_reward"].astype(float).idxmax()]
+        ours = frame.loc[(policy, pattern)]
+        rows.append(dict(pattern=pattern, algorithm=policy, protocol_mean=ours["mean"],
+                         chosen_params=ours["params"], oracle_mean=float(best.mean_reward),
+                         oracle_params=best.params,
+                         cost=float(best.mean_reward) - ours["mean"]))
+    out = pd.DataFrame(rows, columns=cols)
+    order = {p: i for i, p in enumerate(paper_tables.PATTERNS)}
+    return out.sort_values(["pattern", "algorithm"], key=lambda c: c.map(order)
+                           if c.name == "pattern" else c).reset_index(drop=True)
 
 
 def format_comparison(table: str, frame: pd.DataFrame) -> str:

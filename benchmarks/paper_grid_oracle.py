@@ -44,21 +44,10 @@ def main(argv=None) -> int:
                                                                  flush=True))
     runs = R.load_runs(folder)
     runs = runs[runs.protocol == protocol.key()]
-    print(f"{'table':13} {'pattern':10} {'policy':15} {'protocol':>9} {'oracle':>7}  "
-          f"oracle params (chosen params)")
     for table in args.table:
-        frame = R.table_frame(table, runs, protocol).set_index(["algorithm", "pattern"])
-        o = runs[(runs.phase == "oracle") & (runs.table == table) & (runs.seed == args.seed)]
-        for pattern in PATTERNS:
-            for pol in policies:
-                sub = o[(o.pattern == pattern) & (o.policy == pol)]
-                if not len(sub):
-                    continue
-                best = sub.loc[sub.mean_reward.idxmax()]
-                ours = frame.loc[(pol, pattern)]
-                print(f"{table:13} {pattern:10} {pol:15} {ours['mean']:9.3f} "
-                      f"{best.mean_reward:7.3f}  {json.loads(best.params)} "
-                      f"({json.loads(ours['params'])})")
+        print(f"\n{table}: protocol's choice vs best grid point in hindsight (seed {args.seed})")
+        print(R.oracle_frame(table, runs, protocol).to_string(index=False,
+                                                               float_format="%.3f"))
     return 0
 
 

@@ -176,3 +176,24 @@ def test_partial_results_are_reported_not_raised(mnist_small):
     assert R.table_status("mnist-2arm", early, SMALL) == {"validation": (10, full["validation"][1]),
                                                           "test": (0, None)}
     assert R.table_frame("mnist-2arm", early, SMALL)["mean"].isna().all()
+
+
+def test_oracle_frame_compares_the_choice_with_the_best_in_hindsight(mnist_small, tmp_path):
+    import shutil
+
+    out, frame = mnist_small
+    folder = tmp_path / "paper"
+    shutil.copytree(out, folder)
+    jobs = [R.Job("oracle", "mnist-2arm", "extreme", "sw-lints", json.dumps(p, sort_keys=True),
+                  0, SMALL.n) for p in R.GRIDS["sw-lints"]]
+    R._execute(jobs, R._Store(folder, SMALL), 1, lambda s: None)
+    runs = R.load_runs(folder)
+    o = R.oracle_frame("mnist-2arm", runs, SMALL)
+    assert len(o) == 1
+    row = o.iloc[0]
+    scores = runs[runs.phase == "oracle"].set_index("params")["mean_reward"]
+    assert row.oracle_mean == scores.max() and row.oracle_params == scores.idxmax()
+    cell = frame[(frame.algorithm == "sw-lints") & (frame.pattern == "extreme")].iloc[0]
+    assert row.protocol_mean == cell["mean"] and row.chosen_params == cell["params"]
+    assert abs(row.cost - (row.oracle_mean - row.protocol_mean)) < 1e-12
+    assert R.oracle_frame("mnist-2arm", R.load_runs(out), SMALL).empty

@@ -93,6 +93,16 @@ def tables() -> None:
                          "s per run", format="%.1f")})
         views.csv_button("CSV of this table", frame[cols], f"paper-{table}",
                          key=f"csv_paper_{table}")
+    oracle = reproduce.oracle_frame(table, runs, protocol)
+    if len(oracle):
+        with st.expander("Diagnostic: what did the grid search on the first 10% cost?"):
+            st.caption("Every grid point run on the full test data (one seed) and the best "
+                       "one in hindsight, beside the protocol's choice. The oracle peeks at "
+                       "the test data, so it is never our result: a large cost means the "
+                       "validation run chose badly, not that the algorithm cannot do better.")
+            st.dataframe(oracle, hide_index=True, key=f"paper_oracle_{table}",
+                         column_config={c: st.column_config.NumberColumn(format="%.3f")
+                                        for c in ("protocol_mean", "oracle_mean", "cost")})
     sub = curves[(curves.table == table) & (curves.protocol == protocol.key())] \
         if len(curves) else curves
     if len(sub):
