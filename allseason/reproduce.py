@@ -351,8 +351,8 @@ def oracle_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()
     the validation run's choice cost, never what the algorithm scores."""
     runs = runs[runs.protocol == protocol.key()]
     o = runs[(runs.phase == "oracle") & (runs.table == table)]
-    cols = ["pattern", "algorithm", "protocol_mean", "chosen_params", "oracle_mean",
-            "oracle_params", "cost"]
+    cols = ["pattern", "algorithm", "protocol_mean", "oracle_mean", "cost", "chosen_params",
+            "oracle_params"]
     if not len(o):
         return pd.DataFrame(columns=cols)
     frame = table_frame(table, runs, protocol).set_index(["algorithm", "pattern"])
