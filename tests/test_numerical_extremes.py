@@ -55,3 +55,25 @@ def test_hundred_thousand_stationary_steps(name):
 def test_d_500_runs_clean():
     _check("lints", 400, 500, 1, 0.1, 1e-6)
     _check("allseason-sw", 60, 500, 20, 0.1, 1.0)
+
+
+@pytest.mark.parametrize("sigma2", [1e-6, 1e3])
+@pytest.mark.parametrize("batch_size", [1, 1000])
+def test_every_trace_column_stays_finite_through_the_runner(sigma2, batch_size):
+    """The runner's tables (steps, weights, events, summary) of the default race at extreme
+    noise: every number finite, the weights of every batch sum to 1."""
+    from allseason import api
+
+    sc = api.Scenario(segments=((0, 1500), (1, 1000), (0, 1500)), d=5, n_arms=5, sigma2=sigma2,
+                      batch_size=batch_size, seed=3)
+    result = api.run_race(api.Race(sc, api.policy_specs(api.DEFAULT_POLICIES,
+                                                        **api.DEFAULT_PARAMS), 1))
+    frames = result.to_frames()
+    for name, df in frames.items():
+        numeric = df.select_dtypes("number")
+        if name == "events":  # value is NaN by definition where an event has none
+            numeric = numeric.drop(columns=["value"], errors="ignore")
+        assert np.isfinite(numeric.to_numpy(dtype=float)).all(), name
+    w = frames["weights"]
+    sums = w.groupby(["policy", "seed", "step"])["weight"].sum()
+    np.testing.assert_allclose(sums.to_numpy(), 1.0, atol=1e-9)
