@@ -59,12 +59,14 @@ def explain(err: api.SpecError) -> str:
     message = str(err)
     if field and message.startswith(field + ": "):
         message = message[len(field) + 2:]
-    over = re.search(rf"and {api.LIMITS['horizon']}, got (\d+)$", message)
-    if (field == "horizon" or field.endswith(".length")) and over \
-            and int(over.group(1)) > APP_LIMITS["horizon"]:
-        # over the engine's limit is over this app's tighter one too: quote the app's
-        message = (f"this app runs at most {APP_LIMITS['horizon']:,} steps in all, got "
-                   f"{int(over.group(1)):,}; use the Python API for longer runs")
+    steps = re.search(rf"between 1 and {api.LIMITS['horizon']}, got (-?\d+)$", message)
+    if (field == "horizon" or field.endswith(".length")) and steps:
+        got = int(steps.group(1))
+        if got > APP_LIMITS["horizon"]:  # quote this app's limit, not the engine's
+            message = (f"this app runs at most {APP_LIMITS['horizon']:,} steps in all, got "
+                       f"{got:,}; use the Python API for longer runs")
+        elif got < 1:
+            message = f"must be at least 1 step, got {got}"
     if field.startswith("segments["):
         idx, _, part = field[len("segments["):].partition("]")
         part = part.lstrip(".")
