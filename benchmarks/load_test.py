@@ -120,8 +120,8 @@ class Server:
 
 
 # --- memory ---------------------------------------------------------------------------------
-def tree_rss(pid: int) -> int:
-    """RSS in bytes of process ``pid`` and all its children (0 if it is gone)."""
+def _tree_sum(pid: int, measure) -> float:
+    """Sum of ``measure(process)`` over process ``pid`` and its live children (0 if gone)."""
     try:
         root = psutil.Process(pid)
         procs = [root] + root.children(recursive=True)
@@ -130,27 +130,20 @@ def tree_rss(pid: int) -> int:
     total = 0
     for p in procs:
         try:
-            total += p.memory_info().rss
+            total += measure(p)
         except psutil.Error:
             pass
     return total
+
+
+def tree_rss(pid: int) -> int:
+    """RSS in bytes of process ``pid`` and all its children (0 if it is gone)."""
+    return int(_tree_sum(pid, lambda p: p.memory_info().rss))
 
 
 def tree_cpu(pid: int) -> float:
     """CPU seconds (user + system) used so far by process ``pid`` and its live children."""
-    try:
-        root = psutil.Process(pid)
-        procs = [root] + root.children(recursive=True)
-    except psutil.Error:
-        return 0.0
-    total = 0.0
-    for p in procs:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system
-        except psutil.Error:
-            pass
-    return total
+    return float(_tree_sum(pid, lambda p: sum(p.cpu_times()[:2])))
 
 
 def browser_usage(server_pid: int) -> tuple[int, float]:

@@ -7,6 +7,7 @@ folder on ``sys.path`` (rootdir-relative, no ``__init__.py``).
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 
 def unit_rows(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
@@ -51,3 +52,12 @@ def random_spd(rng: np.random.Generator, d: int, scale: float = 1.0) -> np.ndarr
     """A well-conditioned symmetric positive definite (d, d) matrix."""
     A = rng.standard_normal((d, d))
     return scale * (A @ A.T / d + np.eye(d))
+
+
+@pytest.fixture(scope="module")
+def private_data_cache(tmp_path_factory):
+    """Keep the tests' data cache (MNIST .npz) out of the user's ~/.cache."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("ALLSEASON_CACHE", str(tmp_path_factory.mktemp("allseason-cache")))
+    yield
+    mp.undo()

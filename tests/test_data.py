@@ -40,13 +40,7 @@ ARRAY_SHA256 = {
 PIXEL_STATS = {"mnist": (0.1307, 0.3081), "fmnist": (0.2860, 0.3530)}
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _private_cache(tmp_path_factory):
-    """Keep the tests' MNIST cache out of the user's ~/.cache."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("ALLSEASON_CACHE", str(tmp_path_factory.mktemp("allseason-cache")))
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("private_data_cache")  # see conftest.py
 
 
 _LOADED: dict[str, tuple] = {}

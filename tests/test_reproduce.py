@@ -17,12 +17,7 @@ from allseason.envs.classification import paper_setup
 SMALL = R.Protocol(n=600, seeds=2)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _private_cache(tmp_path_factory):
-    mp = pytest.MonkeyPatch()
-    mp.setenv("ALLSEASON_CACHE", str(tmp_path_factory.mktemp("allseason-cache")))
-    yield
-    mp.undo()
+pytestmark = pytest.mark.usefixtures("private_data_cache")  # see conftest.py
 
 
 @pytest.fixture(scope="module")
