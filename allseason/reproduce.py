@@ -148,10 +148,11 @@ def validation_jobs(table: str, protocol: Protocol = Protocol()) -> list[Job]:
 
 
 def choose(runs: pd.DataFrame, table: str, protocol: Protocol = Protocol()) -> dict:
-    """{(pattern, policy): params JSON} with the best mean validation reward (ties: the
-    first grid point)."""
+    """{(pattern, policy): params JSON} with the best mean validation reward of this
+    protocol's runs (ties: the first grid point). ValueError if the validation is
+    incomplete."""
     v = runs[(runs.phase == "validation") & (runs.table == table)
-             & (runs.n == protocol.n_validation)]
+             & (runs.n == protocol.n_validation) & (runs.protocol == protocol.key())]
     chosen = {}
     for pattern in paper_tables.PATTERNS:
         for policy in POLICIES:
@@ -212,8 +213,7 @@ def load_runs(out=None) -> pd.DataFrame:
     path = results_dir(out) / "runs.csv"
     if not path.exists():
         return pd.DataFrame(columns=RUN_COLUMNS)
-    df = pd.read_csv(path, dtype={"params": str})
-    return df
+    return pd.read_csv(path, dtype={"params": str, "protocol": str})
 
 
 def load_curves(out=None) -> pd.DataFrame:
@@ -222,7 +222,7 @@ def load_curves(out=None) -> pd.DataFrame:
     if not path.exists():
         return pd.DataFrame(columns=["table", "pattern", "policy", "seed", "step",
                                      "cum_reward", "protocol"])
-    return pd.read_csv(path)
+    return pd.read_csv(path, dtype={"protocol": str})
 
 
 class _Store:
@@ -235,24 +235,27 @@ class _Store:
         self.done = {(r.phase, r.table, r.pattern, r.policy, r.params, int(r.seed), int(r.n))
                      for r in runs.itertuples()}
 
-    def add(self, job: Job, mean: float, seconds: float, curve: np.ndarray) -> None:
-        new = not self.runs_path.exists()
-        with open(self.runs_path, "a", newline="") as f:
+    @staticmethod
+    def _append(path: Path, header: list[str], rows: list[list]) -> None:
+        new = not path.exists() or path.stat().st_size == 0
+        with open(path, "a", newline="") as f:
             w = csv.writer(f)
             if new:
-                w.writerow(RUN_COLUMNS)
-            w.writerow([job.phase, job.table, job.pattern, job.policy, job.params, job.seed,
-                        job.n, repr(mean), f"{seconds:.3f}", self.protocol.key()])
+                w.writerow(header)
+            w.writerows(rows)
+
+    def add(self, job: Job, mean: float, seconds: float, curve: np.ndarray) -> None:
+        """Store one finished run: its curve first, then its row in runs.csv (the row marks
+        it done, so a crash in between only repeats the run)."""
+        key = self.protocol.key()
         if job.phase == "test":
-            new = not self.curves_path.exists()
-            with open(self.curves_path, "a", newline="") as f:
-                w = csv.writer(f)
-                if new:
-                    w.writerow(["table", "pattern", "policy", "seed", "step", "cum_reward",
-                                "protocol"])
-                for i, c in enumerate(curve):
-                    w.writerow([job.table, job.pattern, job.policy, job.seed,
-                                (i + 1) * CURVE_EVERY, f"{c:.1f}", self.protocol.key()])
+            self._append(self.curves_path, ["table", "pattern", "policy", "seed", "step",
+                                            "cum_reward", "protocol"],
+                         [[job.table, job.pattern, job.policy, job.seed, (i + 1) * CURVE_EVERY,
+                           f"{c:.1f}", key] for i, c in enumerate(curve)])
+        self._append(self.runs_path, RUN_COLUMNS,
+                     [[job.phase, job.table, job.pattern, job.policy, job.params, job.seed,
+                       job.n, repr(mean), f"{seconds:.3f}", key]])
         self.done.add(job.key)
 
 
@@ -273,11 +276,15 @@ def _execute(jobs: list[Job], store: _Store, processes: int,
         return
     with ProcessPoolExecutor(processes) as pool:
         futures = [pool.submit(run_job, j) for j in todo]
-        for i, fut in enumerate(as_completed(futures), 1):
-            store.add(*fut.result())
-            if i % max(1, len(todo) // 20) == 0 or i == len(todo):
-                progress(f"{todo[0].phase} {todo[0].table}: {i}/{len(todo)} runs "
-                         f"({time.perf_counter() - t0:.0f} s)")
+        try:
+            for i, fut in enumerate(as_completed(futures), 1):
+                store.add(*fut.result())
+                if i % max(1, len(todo) // 20) == 0 or i == len(todo):
+                    progress(f"{todo[0].phase} {todo[0].table}: {i}/{len(todo)} runs "
+                             f"({time.perf_counter() - t0:.0f} s)")
+        except BaseException:  # a failed job or Ctrl-C: stop now; finished runs are stored
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
 
 
 def reproduce(tables: Iterable[str], *, protocol: Protocol = Protocol(), out=None,
@@ -324,8 +331,7 @@ def table_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol())
     t = runs[(runs.phase == "test") & (runs.table == table) & (runs.n == protocol.n)
              & (runs.protocol == protocol.key())]
     try:
-        chosen = choose(runs[runs.protocol == protocol.key()], table, protocol) \
-            if len(t) else {}
+        chosen = choose(runs, table, protocol) if len(t) else {}
     except ValueError:  # validation unfinished
         chosen = {}
     rows = []
@@ -346,24 +352,28 @@ def table_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol())
 
 def oracle_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()) -> pd.DataFrame:
     """Diagnostic (``benchmarks/paper_grid_oracle.py`` stores its runs with phase "oracle"):
-    per (pattern, policy), the test score of the protocol's choice beside the best grid point
-    in hindsight on the test data, one seed. The oracle peeks at the test data: it says what
-    the validation run's choice cost, never what the algorithm scores."""
+    per (pattern, policy), on the full test data and one seed, the score of the protocol's
+    choice beside the best grid point in hindsight (so the cost is never negative). The
+    oracle peeks at the test data: it says what the validation run's choice cost, never what
+    the algorithm scores."""
     runs = runs[runs.protocol == protocol.key()]
     o = runs[(runs.phase == "oracle") & (runs.table == table)]
     cols = ["pattern", "algorithm", "protocol_mean", "oracle_mean", "cost", "chosen_params",
             "oracle_params"]
     if not len(o):
         return pd.DataFrame(columns=cols)
-    frame = table_frame(table, runs, protocol).set_index(["algorithm", "pattern"])
+    chosen = choose(runs, table, protocol)
     rows = []
     for (pattern, policy), sub in o.groupby(["pattern", "policy"], sort=False):
         best = sub.loc[sub["mean_reward"].astype(float).idxmax()]
-        ours = frame.loc[(policy, pattern)]
-        rows.append(dict(pattern=pattern, algorithm=policy, protocol_mean=ours["mean"],
-                         chosen_params=ours["params"], oracle_mean=float(best.mean_reward),
-                         oracle_params=best.params,
-                         cost=float(best.mean_reward) - ours["mean"]))
+        mine = sub[sub.params == chosen[pattern, policy]]  # the same seed as the oracle
+        if not len(mine):
+            continue
+        score = float(mine["mean_reward"].iloc[0])
+        rows.append(dict(pattern=pattern, algorithm=policy, protocol_mean=score,
+                         chosen_params=chosen[pattern, policy],
+                         oracle_mean=float(best.mean_reward), oracle_params=best.params,
+                         cost=float(best.mean_reward) - score))
     out = pd.DataFrame(rows, columns=cols)
     order = {p: i for i, p in enumerate(paper_tables.PATTERNS)}
     return out.sort_values(["pattern", "algorithm"], key=lambda c: c.map(order)
@@ -408,14 +418,14 @@ def cli(argv: list[str]) -> int:
 
     p = _Parser(prog="python -m allseason paper",
                 description="Reproduce the paper's section 6 tables: grid search on the first "
-                            "10%% of the data, then the seeds; print ours beside the paper's.")
+                            "10% of the data, then the seeds; print ours beside the paper's.")
     p.add_argument("--table", action="append", choices=list(TABLE_KEYS),
                    help="a table to reproduce (repeat for several)")
     p.add_argument("--all", action="store_true", help="all four tables")
     p.add_argument("--seeds", type=int, default=SEEDS, help=f"test seeds (default {SEEDS})")
     p.add_argument("--n", type=int, default=HORIZON,
                    help=f"observations (default {HORIZON:,}, the paper's; fewer for a quick look)")
-    p.add_argument("--processes", type=int, default=os.cpu_count() or 1,
+    p.add_argument("--processes", type=int, default=min(os.cpu_count() or 1, 64),
                    help="worker processes (default: one per CPU)")
     p.add_argument("--out", default=None,
                    help="results folder (default $ALLSEASON_RESULTS/paper or results/paper)")
@@ -471,12 +481,11 @@ def change_points(n: int = HORIZON) -> dict[str, list[int]]:
 
 def stored_choice(table: str, pattern: str, out=None,
                   protocol: Protocol = Protocol()) -> dict[str, dict]:
-    """{policy: params} chosen by a stored grid search for (table, pattern), else the
-    :data:`LIVE_DEFAULTS`; a policy without a stored choice gets its default."""
-    runs = load_runs(out)
+    """{policy: params} chosen by a complete stored grid search for (table, pattern), else
+    the :data:`LIVE_DEFAULTS`."""
     try:
-        chosen = choose(runs[runs.protocol == protocol.key()], table, protocol)
-    except (ValueError, KeyError, AttributeError):
+        chosen = choose(load_runs(out), table, protocol)
+    except ValueError:  # no (complete) grid search stored
         return {k: dict(v) for k, v in LIVE_DEFAULTS.items()}
     return {pol: json.loads(chosen[pattern, pol]) for pol in POLICIES}
 

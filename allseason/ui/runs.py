@@ -69,7 +69,7 @@ class RaceRun:
 
 def measure_bytes(result: api.RaceResult, frames: dict) -> int:
     """Bytes held by a finished race: its tables and its traces' arrays."""
-    total = sum(int(df.memory_usage(index=True, deep=False).sum()) for df in frames.values()
+    total = sum(int(df.memory_usage(index=True, deep=True).sum()) for df in frames.values()
                 if isinstance(df, pd.DataFrame))
     for t in result.traces.values():
         total += sum(a.nbytes for a in (t.arm, t.reward, t.expected, t.best, t.state, t.player))
@@ -135,7 +135,7 @@ def compute_slot(bar=None):
     while not slots.acquire(timeout=0.25):
         if bar is not None:
             bar.progress(0.0, text=f"Waiting for a free slot: this server runs at most "
-                                   f"{MAX_CONCURRENT} races at once, yours starts next "
+                                   f"{MAX_CONCURRENT} races at once "
                                    f"({time.perf_counter() - t0:.0f} s)")
     try:
         yield
@@ -162,9 +162,11 @@ def run_race(race: api.Race) -> RaceRun:
     run = cached(race)
     if run is None:
         with compute_slot():
-            t0 = time.perf_counter()
-            result = api.run_race(race)
-            run = _finish(race, result, time.perf_counter() - t0)
+            run = cached(race)  # another session may have run it while we waited
+            if run is None:
+                t0 = time.perf_counter()
+                result = api.run_race(race)
+                run = _finish(race, result, time.perf_counter() - t0)
     return run
 
 
@@ -212,6 +214,10 @@ def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:
     bar = slots["progress"]
     slots["pattern"] = race.scenario.pattern
     with compute_slot(bar):
+        done = cached(race)  # another session may have run it while we waited
+        if done is not None:
+            bar.progress(1.0, text="Done: the same race had just been run in another session")
+            return done
         t0 = time.perf_counter()
         for progress in api.iter_race(race, chunk_size=chunk):
             now = time.perf_counter()

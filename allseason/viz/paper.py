@@ -20,8 +20,9 @@ MAX_CHANGE_LINES = 20
 
 def comparison_figure(frame: pd.DataFrame, title: str, threshold: float = 0.03) -> go.Figure:
     """Heatmap of ours minus the paper's mean reward (rows: algorithms in the paper's order,
-    columns: patterns). Each cell says both numbers; cells differing by more than
-    ``threshold`` are boxed and their difference in bold."""
+    columns: patterns), from :func:`allseason.paper_tables.compare`'s frame. Each cell says
+    both numbers; cells marked ``differs`` (|diff| > ``threshold``) are boxed and their
+    difference in bold."""
     algs = list(dict.fromkeys(frame["algorithm"]))
     pats = [p for p in _PATTERNS if p in set(frame["pattern"])]
     z = np.full((len(algs), len(pats)), np.nan)
@@ -34,9 +35,8 @@ def comparison_figure(frame: pd.DataFrame, title: str, threshold: float = 0.03) 
             text[i][j] = f"not run<br>{paper}"
             continue
         z[i, j] = r["diff"]
-        diff = f"{round(r['diff'], 2) + 0.0:+.2f}".replace("+0.00", "0.00").replace("-0.00",
-                                                                                       "0.00")
-        if abs(r["diff"]) > threshold:
+        diff = f"{round(r['diff'], 2) + 0.0:+.2f}".replace("+0.00", "0.00")
+        if r["differs"]:
             diff = f"<b>{diff}</b>"
             shapes.append(dict(type="rect", x0=j - 0.5, x1=j + 0.5, y0=i - 0.5, y1=i + 0.5,
                                line=dict(color="#222", width=2)))
