@@ -36,12 +36,16 @@ CSV_COLUMNS = ("state", "length")
 
 
 class SpecError(ValueError):
-    """A configuration value is invalid; ``field`` says which one, ``message`` what is wrong."""
+    """A configuration value is invalid; ``field`` says which one, ``message`` what is wrong.
+    An integer out of range also carries ``bounds`` (lo, hi) and ``got`` (the integer), so a
+    front end with tighter limits can word its own message."""
 
-    def __init__(self, field: str, message: str):
+    def __init__(self, field: str, message: str, *, bounds: tuple | None = None,
+                 got: int | None = None):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+        self.bounds, self.got = bounds, got
 
 
 _REPR = reprlib.Repr()
@@ -81,7 +85,8 @@ def _int(field, value, lo, hi):
             raise bad
         n = int(f)
     if not lo <= n <= hi:
-        raise SpecError(field, f"must be between {lo} and {hi}, got {_show(n)}")
+        raise SpecError(field, f"must be between {lo} and {hi}, got {_show(n)}",
+                        bounds=(lo, hi), got=n)
     return n
 
 

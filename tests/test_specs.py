@@ -160,3 +160,14 @@ def test_file_kind_looks_at_the_name_only():
     for name in ["../../etc/passwd", "x.txt", "csv", ""]:
         with pytest.raises(SpecError, match="file"):
             api.file_kind(name)
+
+
+def test_out_of_range_integers_carry_their_bounds():
+    """A front end with tighter limits words its own message from these, not from the text."""
+    with pytest.raises(SpecError) as e:
+        api.Scenario(segments=((0, 300_000),))
+    assert e.value.got == 300_000 and e.value.bounds[0] == 1
+    assert e.value.field.startswith("segments")
+    with pytest.raises(SpecError) as e:
+        api.Scenario(d="x")
+    assert e.value.got is None and e.value.bounds is None

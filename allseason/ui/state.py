@@ -17,8 +17,6 @@ checked on its own, so one bad value is reported by name and the others still ap
 
 from __future__ import annotations
 
-import re
-
 from collections.abc import Mapping
 
 import streamlit as st
@@ -59,9 +57,8 @@ def explain(err: api.SpecError) -> str:
     message = str(err)
     if field and message.startswith(field + ": "):
         message = message[len(field) + 2:]
-    steps = re.search(rf"between 1 and {api.LIMITS['horizon']}, got (-?\d+)$", message)
-    if (field == "horizon" or field.endswith(".length")) and steps:
-        got = int(steps.group(1))
+    got = getattr(err, "got", None)
+    if (field == "horizon" or field.endswith(".length")) and got is not None:
         if got > APP_LIMITS["horizon"]:  # quote this app's limit, not the engine's
             message = (f"this app runs at most {APP_LIMITS['horizon']:,} steps in all, got "
                        f"{got:,}; use the Python API for longer runs")
