@@ -100,10 +100,10 @@ def run(scenario: Scenario, policy: PolicySpec | str, n_seeds: int = 1, **params
 
 
 def play(env, policy, batch_ends: np.ndarray, *, label: str = "", seed_index: int = 0,
-         chunk_size: int = 2500, on_chunk=None) -> Trace:
+         chunk_size: int = 2500) -> Trace:
     """Play one policy on any environment with ``next_round`` (e.g. a
     :class:`~allseason.envs.ClassificationEnv`) to the end of ``batch_ends``; return its
-    trace. ``on_chunk(steps_done)`` is called after each chunk."""
+    trace."""
     ends = np.asarray(batch_ends, dtype=np.int64)
     trace = Trace(label, seed_index, int(ends[-1]) + 1)
     for start, stop, b0, b1 in chunk_bounds(ends, chunk_size):
@@ -111,8 +111,6 @@ def play(env, policy, batch_ends: np.ndarray, *, label: str = "", seed_index: in
         t0 = time.perf_counter()
         out = policy.run_chunk(rnd.arms, rnd.expected, rnd.noise, ends[b0:b1] - start)
         trace.record(start, out, rnd.expected, rnd.state, time.perf_counter() - t0)
-        if on_chunk is not None:
-            on_chunk(stop)
     return trace
 
 

@@ -55,20 +55,19 @@ def tables() -> None:
     table = _table_picker()
     runs, curves = _stored(_mtime(FOLDER / "runs.csv"), _mtime(FOLDER / "curves.csv"))
     protocol = reproduce.Protocol()
-    runs = runs[runs.protocol == protocol.key()] if len(runs) else runs
-    frame = reproduce.table_frame(table, runs, protocol) if len(runs) else None
+    frame = reproduce.table_frame(table, runs, protocol)
     caption = paper_tables.CAPTIONS[table]
-    status = reproduce.table_status(table, runs, protocol) if len(runs) else None
-    if status and (status["validation"][0] or status["test"][0]):
-        (v_done, v_all), (t_done, t_all) = status["validation"], status["test"]
-        if t_all is None or t_done < t_all:
-            st.info(f"Reproduction of this table in progress (or stopped): grid search "
-                    f"{v_done} of {v_all} runs, test "
-                    f"{t_done} of {t_all if t_all is not None else '?'} runs. Run "
-                    f"`python -m allseason paper --table {table}` to go on (it resumes); "
-                    f"reload to see more.", icon=":material/hourglass_top:")
-    if frame is None or frame["mean"].isna().all():
-        if not status or not (status["validation"][0] or status["test"][0]):
+    status = reproduce.table_status(table, runs, protocol)
+    (v_done, v_all), (t_done, t_all) = status["validation"], status["test"]
+    started = bool(v_done or t_done)
+    if started and (t_all is None or t_done < t_all):
+        st.info(f"Reproduction of this table in progress (or stopped): grid search "
+                f"{v_done} of {v_all} runs, test {t_done} of "
+                f"{t_all if t_all is not None else '?'} runs. Run "
+                f"`python -m allseason paper --table {table}` to go on (it resumes); "
+                f"reload to see more.", icon=":material/hourglass_top:")
+    if frame["mean"].isna().all():
+        if not started:
             _how_to_run(table)
         paper = paper_tables.paper_frame(table)
         st.markdown(f"**The paper's table: {caption}** (mean reward per step ± std over "
@@ -103,8 +102,7 @@ def tables() -> None:
             st.dataframe(oracle, hide_index=True, key=f"paper_oracle_{table}",
                          column_config={c: st.column_config.NumberColumn(format="%.3f")
                                         for c in ("protocol_mean", "oracle_mean", "cost")})
-    sub = curves[(curves.table == table) & (curves.protocol == protocol.key())] \
-        if len(curves) else curves
+    sub = curves[(curves.table == table) & (curves.protocol == protocol.key())]
     if len(sub):
         kind = st.radio("Curves show", list(vpaper.CURVE_KINDS), horizontal=True,
                         format_func=vpaper.CURVE_KINDS.get, key="paper_curve_kind")
