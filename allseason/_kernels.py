@@ -13,7 +13,10 @@ to stop rounding errors from accumulating (amortised O(d^2)); a discounted model
 once per batch (O(d^3) per batch, as gamma M + (1 - gamma) lam I is not a low-rank change).
 
 Shadow modes: 0 = none (plain LinTS), 1 = sliding window of tau, 2 = discount gamma.
-Weighting: 0 = the paper's (batch likelihood only), 1 = fixed share with share alpha.
+Weighting: 0 = the paper's printed rule (batch likelihood only), 1 = fixed share with share
+alpha (weights carried across batches); handover = 1: a newborn base bandit takes the shadow's
+weight over (the shadow restarts from the share) and is not a pruning candidate in the batch it
+is born (0: a plain copy, as Alg. 1: both keep the weight, and it can be pruned at once).
 Pruning: 0 = symmetric KL, 1 = distance between means.
 Event kinds: 1 = spawn, 2 = prune.
 """
@@ -406,8 +409,8 @@ def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty):
 @njit(cache=True)
 def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
                     M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wstate,
-                    shadow_mode, tau, gamma, lam, sigma2, n_max, weighting, share, prune_mode,
-                    work_S, work_tr, dirty,
+                    shadow_mode, tau, gamma, lam, sigma2, n_max, weighting, share, handover,
+                    prune_mode, work_S, work_tr, dirty,
                     out_arm, out_reward, out_player, out_wids, out_w,
                     ev_step, ev_kind, ev_bandit, ev_other, ev_value):
     """Algorithm 1 (batch version) over a chunk of whole batches. Slot 0 is the shadow bandit.
@@ -461,7 +464,9 @@ def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
                                           sigma2, tmp)
                 ll[s] = acc
         # Alg. 1 lines 10-14: the shadow played -> a new base bandit, a copy of the shadow
-        if played[0]:
+        spawned = played[0]
+        born = -1
+        if spawned:
             k = 1
             while alive[k]:
                 k += 1
@@ -473,6 +478,7 @@ def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
             ll[k] = ll[0]
             logw[k] = logw[0]
             played[k] = False
+            born = k
             e = counters[1]
             ev_step[e], ev_kind[e], ev_bandit[e], ev_other[e], ev_value[e] = (
                 step_end, SPAWN, ids[k], ids[0], np.nan)
@@ -500,6 +506,10 @@ def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
         for s in range(1, S):
             if alive[s]:
                 n_base += 1
+        # handover: the newborn has not played yet, so it is not a candidate this batch
+        shield = handover and born >= 0 and n_base - 1 >= 2
+        if shield:
+            alive[born] = False
         while n_base > n_max:
             drop, twin, dist = prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty)
             e = counters[1]
@@ -508,6 +518,8 @@ def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
             counters[1] = e + 1
             ids[drop] = -1
             n_base -= 1
+        if shield:
+            alive[born] = True
         # line 22: new weights (Alg. 3), in log space
         if weighting == 0:
             for s in range(S):
@@ -515,6 +527,8 @@ def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
         else:
             for s in range(S):
                 logw[s] += ll[s]
+            if handover and spawned:  # the newborn takes the shadow's weight over; the
+                logw[0] = -np.inf     # shadow restarts from the share alpha / N below
         norm = _logsumexp(logw, alive)
         n_alive = 0
         for s in range(S):

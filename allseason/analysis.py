@@ -6,6 +6,10 @@
   that state most before), how many steps until it holds the top weight (and which one did), which bandit held the top weight most often in the segment, and how many
   base bandits were spawned in the segment (spawns in a returning state were not needed).
 - :func:`state_table`: share of each true state's steps played by each bandit.
+- :func:`learnt_by`: which base bandits learnt which state (the paper's "theta*_1 is learnt by
+  bandits 1, 2, 3").
+- :func:`ensemble_summary`: the numbers that tell the two weightings apart: bandits created,
+  share of batches whose top weight exceeds 0.9, mean reward, recall delay per return.
 """
 
 from __future__ import annotations
@@ -90,3 +94,51 @@ def state_table(trace: Trace):
     table = pd.crosstab(pd.Series(trace.player[:n], name="bandit"),
                         pd.Series(trace.state[:n], name="state"), normalize="columns")
     return table
+
+
+def learnt_by(trace: Trace, pattern: Pattern, min_share: float = 0.1) -> dict[int, list[int]]:
+    """For each true state (in order of first appearance), the base bandits that played at
+    least ``min_share`` of that state's steps, by id -- the paper's "theta*_1 is learnt by
+    bandits 1, 2, 3". The shadow (id 0) is left out: it is nobody's long-term memory."""
+    n = trace.n_done
+    states, player = trace.state[:n], trace.player[:n]
+    out = {}
+    for state in dict.fromkeys(s for s, _ in pattern.segments):
+        mine = player[states == state]
+        if not len(mine):
+            continue
+        ids, counts = np.unique(mine[mine > 0], return_counts=True)
+        out[int(state)] = [int(i) for i, c in zip(ids, counts) if c >= min_share * len(mine)]
+    return out
+
+
+def learnt_by_text(learnt: dict[int, list[int]]) -> str:
+    """'θ*1 by bandits 1, 2, 3; θ*2 by bandit 4; ...' (states numbered from 1, as the paper)."""
+    parts = []
+    for state, ids in learnt.items():
+        who = ("no base bandit" if not ids else
+               f"bandit{'s' if len(ids) > 1 else ''} " + ", ".join(map(str, ids)))
+        parts.append(f"θ*{state + 1} by {who}")
+    return "; ".join(parts)
+
+
+def ensemble_summary(trace: Trace, pattern: Pattern, threshold: float = 0.9) -> dict:
+    """What an All-Season run did, in the numbers that tell the weightings apart.
+
+    bandits_created: base bandits ever created (bandit 1, there from step 0, plus one per
+    spawn); top_share: share of batches whose top weight exceeds ``threshold``; mean_reward;
+    regret: cumulative pseudo-regret; recall_delays: for each returning change point, the
+    steps until its old bandit held the top weight (NaN: never in that season)."""
+    bw = trace.batch_weights()
+    if bw is None:
+        raise ValueError(f"{trace.label}: not an ensemble policy, it has no weights")
+    _, _, w = bw
+    n = trace.n_done
+    recall = recall_table(trace, pattern)
+    returning = recall[recall["kind"] == "returning"] if len(recall) else recall
+    return dict(bandits_created=1 + sum(e.kind == "spawn" for e in trace.events),
+                top_share=float(np.mean(w.max(axis=1) > threshold)),
+                mean_reward=float(trace.reward[:n].mean()),
+                regret=float(trace.regret.sum()),
+                recall_delays=[float(v) for v in returning["steps_to_top"]] if len(recall)
+                else [])

@@ -10,7 +10,9 @@
 
 from __future__ import annotations
 
-from .analysis import recall_table, state_table
+from .analysis import ensemble_summary, learnt_by, learnt_by_text, recall_table, state_table
+from .defaults import (DEFAULT_POLICIES, DEFAULT_SEEDS, default_params, default_race,
+                       default_specs)
 from .envs import PRESETS, LinearGaussianEnv, Pattern, preset
 from .policies import REGISTRY, hyperparameters, make_policy
 from .sim import Progress, RaceResult, Trace, iter_race, run, run_race
@@ -19,20 +21,10 @@ from .specs import (LIMITS, MAX_INPUT_BYTES, QUERY_FIELDS, PolicySpec, Race, Rej
                     Scenario, SpecError, decode_batch, decode_segments, encode_batch,
                     encode_segments, file_kind, parse_scenario, policy_specs)
 
-DEFAULT_POLICIES = ("allseason-sw", "allseason-disc", "lints", "sw-lints", "d-lints", "random")
-DEFAULT_PARAMS = dict(tau=10, gamma=0.95, n_max=5)
-
 
 def policy_names() -> list[str]:
     """Names of every registered policy."""
     return list(REGISTRY)
-
-
-def default_race(scenario: Scenario | None = None, n_seeds: int = 3) -> Race:
-    """The race the app and the CLI run by default: the paper's synthetic experiment,
-    All-Season (SW and discounted) against LinTS, SW-LinTS, D-LinTS and random."""
-    scenario = scenario or Scenario.from_preset("paper-synthetic")
-    return Race(scenario, policy_specs(DEFAULT_POLICIES, **DEFAULT_PARAMS), n_seeds)
 
 
 def warm_up() -> float:
@@ -42,9 +34,9 @@ def warm_up() -> float:
 
     t0 = time.perf_counter()
     scenario = Scenario(segments=((0, 20), (1, 20)), batch_size=(1, 3), preset="custom")
-    run_race(Race(scenario, policy_specs(DEFAULT_POLICIES, **DEFAULT_PARAMS), 1))
+    run_race(Race(scenario, default_specs(), 1))
     run_race(Race(scenario, policy_specs(["allseason-sw", "allseason-disc"],
-                                         weighting="fixed-share"), 1))
+                                         spawn="copy"), 1))
     return time.perf_counter() - t0
 
 
@@ -53,4 +45,6 @@ __all__ = ["parse_scenario", "MAX_INPUT_BYTES", "QUERY_FIELDS", "Rejected", "fil
            "warm_up", "Scenario", "PolicySpec", "Race", "SpecError", "LIMITS", "policy_specs", "run",
            "run_race", "iter_race", "Progress", "RaceResult", "Trace", "Pattern", "preset",
            "PRESETS", "LinearGaussianEnv", "make_policy", "hyperparameters", "policy_names",
-           "default_race", "recall_table", "state_table", "make_env", "posterior_history", "DEFAULT_POLICIES", "DEFAULT_PARAMS"]
+           "default_race", "recall_table", "state_table", "make_env", "posterior_history",
+           "DEFAULT_POLICIES", "DEFAULT_SEEDS", "default_params", "default_specs",
+           "ensemble_summary", "learnt_by", "learnt_by_text"]

@@ -68,10 +68,16 @@ def cmd_run(args) -> int:
     if args.trace and not Path(args.trace).resolve().parent.is_dir():
         raise CliError(f"--trace: the folder of {args.trace!r} does not exist")
     scenario = _scenario(args)
-    shared = dict(tau=args.tau, gamma=args.gamma, n_max=args.n_max, lam=args.lam,
-                  weighting=args.weighting, share=args.share)
+    flags = dict(tau=args.tau, gamma=args.gamma, n_max=args.n_max, lam=args.lam,
+                 weighting=args.weighting, share=args.share, spawn=args.spawn)
+    flags = {k: v for k, v in flags.items() if v is not None}
     names = [n.strip() for n in args.policies.split(",") if n.strip()]
-    race = api.Race(scenario, api.policy_specs(names, **shared), args.seeds)
+    specs = []
+    for name in names:  # the default race's values, then the flags the policy takes
+        taken = set(api.hyperparameters(name)) if name in api.policy_names() else set()
+        specs.append(api.PolicySpec(name, {**api.default_params(name),
+                                           **{k: v for k, v in flags.items() if k in taken}}))
+    race = api.Race(scenario, api.policy_specs(specs), args.seeds)
     t0 = time.perf_counter()
     last = 0.0
     result = None
@@ -84,6 +90,13 @@ def cmd_run(args) -> int:
     if not args.json and sys.stderr.isatty():
         print("\r" + " " * 40 + "\r", end="", file=sys.stderr)
     summary = result.summary()
+    pattern = scenario.pattern
+    for label, s in summary.items():  # ensembles: how many bandits, how decided
+        traces = [result.traces[label, k] for k in range(race.n_seeds)]
+        if traces[0].batch_weights() is not None:
+            ens = [api.ensemble_summary(t, pattern) for t in traces]
+            s["bandits_created_max"] = max(e["bandits_created"] for e in ens)
+            s["top_share_mean"] = float(sum(e["top_share"] for e in ens) / len(ens))
     if args.trace:
         result.to_frames()["steps"].to_csv(args.trace, index=False)
     if args.json:
@@ -92,10 +105,17 @@ def cmd_run(args) -> int:
     print(f"pattern {scenario.preset} | T={scenario.horizon} d={scenario.d} K={scenario.n_arms}"
           f" sigma2={scenario.sigma2} batch={scenario.batch_size} seeds={race.n_seeds}"
           f" seed={scenario.seed} | {time.perf_counter() - t0:.2f} s")
-    print(f"{'policy':<16} {'mean reward':>18} {'cum. regret':>12} {'seconds':>8}")
+    width = max(16, *(len(label) for label in summary))
+    print(f"{'policy':<{width}} {'mean reward':>18} {'cum. regret':>12} {'seconds':>8} "
+          f"{'bandits':>8} {'top>0.9':>8}")
     for label, s in sorted(summary.items(), key=lambda kv: -kv[1]["mean_reward"]):
-        print(f"{label:<16} {s['mean_reward']:>9.4f} ± {s['std_reward']:<6.4f} "
-              f"{s['cum_regret']:>12.1f} {s['seconds']:>8.3f}")
+        ens = (f" {s['bandits_created_max']:>8} {s['top_share_mean']:>8.1%}"
+               if "bandits_created_max" in s else "")
+        print(f"{label:<{width}} {s['mean_reward']:>9.4f} ± {s['std_reward']:<6.4f} "
+              f"{s['cum_regret']:>12.1f} {s['seconds']:>8.3f}{ens}")
+    if any("bandits_created_max" in s for s in summary.values()):
+        print("bandits: most base bandits created in one run; top>0.9: share of batches "
+              "whose top weight exceeds 0.9 (mean over seeds)")
     if args.trace:
         print(f"trace written to {args.trace}")
     return 0
@@ -130,7 +150,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "paper-synthetic)")
     run.add_argument("--policies", default=",".join(api.DEFAULT_POLICIES),
                      help="comma-separated policy names (see `policies`)")
-    run.add_argument("--seeds", type=int, default=3, help="number of independent seeds (3)")
+    run.add_argument("--seeds", type=int, default=api.DEFAULT_SEEDS,
+                     help=f"number of independent seeds ({api.DEFAULT_SEEDS})")
     run.add_argument("--seed", type=int, default=None, help="root random seed (0)")
     run.add_argument("--horizon", type=int, default=None, help="steps T (preset's default)")
     run.add_argument("--states", type=int, default=3, help="distinct states of a preset (3)")
@@ -139,16 +160,22 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--d", type=int, default=None, help="dimension d (5)")
     run.add_argument("--arms", type=int, default=None, help="arms per step K (5)")
     run.add_argument("--sigma2", type=float, default=None, help="reward noise variance (0.1)")
-    run.add_argument("--tau", type=int, default=api.DEFAULT_PARAMS["tau"],
-                     help="window of SW-LinTS and of All-Season's shadow (10)")
-    run.add_argument("--gamma", type=float, default=api.DEFAULT_PARAMS["gamma"],
-                     help="discount of D-LinTS and All-Season (Disc) (0.95)")
-    run.add_argument("--n-max", type=int, default=api.DEFAULT_PARAMS["n_max"],
+    run.add_argument("--tau", type=int, default=None,
+                     help="window of SW-LinTS and of All-Season's shadow (default race: "
+                          "All-Season 10, SW-LinTS tuned)")
+    run.add_argument("--gamma", type=float, default=None,
+                     help="discount of D-LinTS and All-Season (Disc) (default race: "
+                          "All-Season 0.9, D-LinTS tuned)")
+    run.add_argument("--n-max", type=int, default=None,
                      help="All-Season's maximum number of base bandits (5)")
     run.add_argument("--lam", type=float, default=None, help="prior precision lambda (1)")
-    run.add_argument("--weighting", choices=["batch", "fixed-share"], default=None,
-                     help="All-Season weights: the paper's 'batch' or 'fixed-share'")
-    run.add_argument("--share", type=float, default=None, help="fixed-share alpha (0.01)")
+    run.add_argument("--weighting", choices=["fixed-share", "batch"], default=None,
+                     help="All-Season weights: 'fixed-share' (carried, the default) or "
+                          "'batch' (the paper's printed rule)")
+    run.add_argument("--share", type=float, default=None, help="fixed-share alpha (1e-4)")
+    run.add_argument("--spawn", choices=["handover", "copy"], default=None,
+                     help="how a newborn base bandit starts under fixed share: 'handover' (takes "
+                          "the shadow's weight, not pruned before it plays) or 'copy'")
     run.add_argument("--json", action="store_true", help="print one JSON object per policy")
     run.add_argument("--trace", metavar="FILE.csv", help="write the per-step trace as CSV")
     run.set_defaults(func=cmd_run)

@@ -155,16 +155,17 @@ def test_home_button_runs_the_paper_experiment_on_the_race_page():
     key = at.session_state[state.LAST_RACE]
     race = api.Race.from_dict(json.loads(key))
     assert [p.name for p in race.policies] == list(api.DEFAULT_POLICIES)
-    assert race.n_seeds == 3 and race.scenario == api.Scenario()
+    assert race.n_seeds == api.DEFAULT_SEEDS and race.scenario == api.Scenario()
     assert runs.store().get(key) is not None
     board = at.dataframe[0].value
-    assert len(board) == 6
-    assert set(board["Policy"]) >= {"All-Season (SW)", "LinTS", "Random"}
+    assert len(board) == len(api.DEFAULT_POLICIES)
+    assert set(board["Policy"]) >= {"All-Season (SW)", "All-Season (SW), printed rule",
+                                    "LinTS", "Random"}
     reward = figure(at, "Cumulative reward")
     assert reward["layout"]["xaxis"]["range"] == [0, 10_000]
     assert len(reward["layout"]["shapes"]) >= 9  # a season band per segment
     # each policy: band upper, band lower (filled), mean line
-    assert sum(1 for t in reward["data"] if t.get("fill") == "tonexty") == 6
+    assert sum(1 for t in reward["data"] if t.get("fill") == "tonexty") == len(api.DEFAULT_POLICIES)
     regret = figure(at, "Cumulative regret")
     assert regret["layout"]["xaxis"]["range"] == [0, 10_000]
     figure(at, "Leaderboard")

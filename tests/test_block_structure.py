@@ -36,10 +36,11 @@ def test_block_arms_index_like_the_dense_outer_product():
 
 
 POLICIES = [("lints", {}), ("sw-lints", {"tau": 30}), ("d-lints", {"gamma": 0.97}),
-            ("allseason-sw", {"tau": 20, "n_max": 3}),
-            ("allseason-sw", {"tau": 20, "n_max": 3, "weighting": "fixed-share"}),
-            ("allseason-disc", {"gamma": 0.9, "n_max": 3}),
-            ("allseason-sw", {"tau": 20, "n_max": 3, "pruning": "mean"})]
+            ("allseason-sw", {"tau": 20, "n_max": 3, "weighting": "batch"}),
+            ("allseason-sw", {"tau": 20, "n_max": 2, "share": 0.05}),
+            ("allseason-sw", {"tau": 20, "n_max": 2, "share": 0.05, "spawn": "copy"}),
+            ("allseason-disc", {"gamma": 0.9, "n_max": 3, "weighting": "batch"}),
+            ("allseason-sw", {"tau": 20, "n_max": 3, "pruning": "mean", "weighting": "batch"})]
 
 
 def _same(a, b):

@@ -25,10 +25,14 @@ SWITCHES = [500, 1_000]  # seasons A, B, A
 # hyperparameters that make the plain/compiled comparison bite (windows that wrap, forgetting
 # that matters, frequent pruning); every other registered policy runs with its defaults
 SPECIAL = {
-    "allseason-sw": [dict(tau=10, n_max=3, weighting=w, pruning=p)
-                     for w in ("batch", "fixed-share") for p in ("kl", "mean")],
-    "allseason-disc": [dict(gamma=0.9, n_max=3, weighting=w, pruning=p, share=0.05)
-                       for w in ("batch", "fixed-share") for p in ("kl", "mean")],
+    "allseason-sw": [dict(tau=10, n_max=2, weighting=w, pruning=p, share=0.05,
+                          spawn=sw)
+                     for w, sw in (("batch", "copy"), ("fixed-share", "copy"),
+                                   ("fixed-share", "handover")) for p in ("kl", "mean")],
+    "allseason-disc": [dict(gamma=0.9, n_max=2, weighting=w, pruning=p, share=0.05,
+                            spawn=sw)
+                       for w, sw in (("batch", "copy"), ("fixed-share", "copy"),
+                                     ("fixed-share", "handover")) for p in ("kl", "mean")],
     "sw-lints": [dict(tau=50)],
     "d-lints": [dict(gamma=0.95)],
 }

@@ -66,8 +66,7 @@ def test_every_trace_column_stays_finite_through_the_runner(sigma2, batch_size):
 
     sc = api.Scenario(segments=((0, 1500), (1, 1000), (0, 1500)), d=5, n_arms=5, sigma2=sigma2,
                       batch_size=batch_size, seed=3)
-    result = api.run_race(api.Race(sc, api.policy_specs(api.DEFAULT_POLICIES,
-                                                        **api.DEFAULT_PARAMS), 1))
+    result = api.run_race(api.Race(sc, api.default_specs(), 1))
     frames = result.to_frames()
     for name, df in frames.items():
         numeric = df.select_dtypes("number")

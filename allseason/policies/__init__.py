@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 
-from .allseason import AllSeason, AllSeasonDiscounted
+from .allseason import AllSeason, AllSeasonDiscounted, AllSeasonPrinted
 from .base import ChunkOutcome, Event, Policy
 from .bob import BoB
 from .denband import DenBand
@@ -14,7 +14,7 @@ from .random import RandomPolicy
 
 REGISTRY: dict[str, type[Policy]] = {
     cls.name: cls
-    for cls in (AllSeason, AllSeasonDiscounted, LinTS, SWLinTS, DLinTS, RandomPolicy,
+    for cls in (AllSeason, AllSeasonDiscounted, AllSeasonPrinted, LinTS, SWLinTS, DLinTS, RandomPolicy,
                 BoB, DenBand, DLinUCB)
 }
 
@@ -56,4 +56,4 @@ def make_policy(name: str, d: int, *, rng=None, **params) -> Policy:
 
 __all__ = ["REGISTRY", "Policy", "ChunkOutcome", "Event", "make_policy", "policy_class",
            "hyperparameters", "register", "LinTS", "SWLinTS", "DLinTS", "RandomPolicy",
-           "AllSeason", "AllSeasonDiscounted", "BoB", "DenBand", "DLinUCB"]
+           "AllSeason", "AllSeasonDiscounted", "AllSeasonPrinted", "BoB", "DenBand", "DLinUCB"]

@@ -50,6 +50,7 @@ def run_unit(unit: Unit) -> dict:
         out = policy.run_chunk(rnd.arms, rnd.expected, rnd.noise, ends[b0:b1] - start)
         trace.record(start, out, rnd.expected, rnd.state, time.perf_counter() - t1)
     n = trace.n_done
+    bw = trace.batch_weights()  # ensembles: how many bandits, how decided (NULL otherwise)
     row = dict(key=unit.key, config=canonical_json(unit.config),
                scenario_key=unit.scenario_key, label=spec.label, policy=spec.name,
                params=canonical_json(dict(spec.params)), seed_index=k,
@@ -58,6 +59,9 @@ def run_unit(unit: Unit) -> dict:
                cum_reward=float(trace.reward[:n].sum()),
                cum_regret=float(trace.regret.sum()),
                n_steps=int(n), policy_seconds=float(trace.seconds),
+               bandits_created=None if bw is None else
+               1 + sum(e.kind == "spawn" for e in trace.events),
+               top_share=None if bw is None else float(np.mean(bw[2].max(axis=1) > 0.9)),
                wall_seconds=time.perf_counter() - t0,
                worker=f"{socket.gethostname()}:{os.getpid()}", engine=_engine_version(),
                finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))

@@ -18,7 +18,10 @@ SPEC_FILE = "sweep.json"
 
 _COLUMNS = ("key", "config", "scenario_key", "label", "policy", "params", "seed_index",
             "mean_reward", "mean_expected_reward", "cum_reward", "cum_regret", "n_steps",
-            "policy_seconds", "wall_seconds", "worker", "engine", "finished_at")
+            "policy_seconds", "wall_seconds", "worker", "engine", "finished_at",
+            "bandits_created", "top_share")
+# columns added after the first format; an older store gets them (NULL) when opened
+_ADDED = {"bandits_created": "INTEGER", "top_share": "REAL"}
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     key TEXT PRIMARY KEY,            -- sha256 of config
@@ -38,6 +41,8 @@ CREATE TABLE IF NOT EXISTS runs (
     worker TEXT NOT NULL,
     engine TEXT NOT NULL,
     finished_at TEXT NOT NULL,
+    bandits_created INTEGER,         -- ensembles: base bandits ever created (else NULL)
+    top_share REAL,                  -- ensembles: share of batches with top weight > 0.9
     n_results INTEGER NOT NULL DEFAULT 1   -- how many times a result for this key arrived
 ) WITHOUT ROWID;
 """
@@ -64,6 +69,10 @@ class ResultStore:
         if create:
             self.con.executescript(_SCHEMA)
             self.con.execute(f"PRAGMA user_version={FORMAT}")
+        have = {r[1] for r in self.con.execute("PRAGMA table_info(runs)")}
+        for name, kind in _ADDED.items():
+            if have and name not in have:
+                self.con.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
 
     def keys(self) -> set[str]:
         return {k for (k,) in self.con.execute("SELECT key FROM runs")}
@@ -170,6 +179,11 @@ def settings_table(runs):
             v = g[m].to_numpy(dtype=float)
             row[m] = float(v.mean())
             row[f"{m}_std"] = float(v.std(ddof=1)) if len(v) > 1 else 0.0
+        for m, worst in (("bandits_created", "max"), ("top_share", "min")):  # ensembles only
+            v = pd.to_numeric(g[m], errors="coerce").to_numpy(dtype=float) \
+                if m in g else np.array([np.nan])
+            row[m] = float(v.mean()) if np.isfinite(v).all() else np.nan
+            row[f"{m}_{worst}"] = float(getattr(v, worst)()) if np.isfinite(v).all() else np.nan
         row.update({c: first[c] for c in hp})
         out.append(row)
     return pd.DataFrame(out)

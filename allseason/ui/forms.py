@@ -31,6 +31,8 @@ PRESET_HELP = {
 POLICY_HELP = {
     "allseason-sw": "All-Season, shadow with a sliding window (the paper's algorithm)",
     "allseason-disc": "All-Season, shadow with discounting",
+    "allseason-sw-printed": "All-Season (SW) with the paper's printed rule: weights from the "
+                            "last batch alone (Algorithm 3)",
     "lints": "Linear Thompson sampling, never forgets",
     "sw-lints": "LinTS on a sliding window of the last tau steps",
     "d-lints": "LinTS discounting old steps by gamma",
@@ -45,13 +47,18 @@ PARAM_HELP = {
     "gamma": "Discount: the weight of an observation shrinks by gamma every step (0 < gamma < 1).",
     "n_max": "Most base bandits (long-term memories) kept; the closest pair is pruned above it.",
     "lam": "λ, the prior precision: larger means a stronger pull of θ towards 0.",
-    "weighting": "batch: the paper's weights, the predictive likelihood of the last batch. "
-                 "fixed-share: weights accumulate over batches, mixed with a little uniform.",
+    "weighting": "fixed-share (default): weights carried from batch to batch, mixed with a "
+                 "little uniform weight. batch: the paper's printed rule, the predictive "
+                 "likelihood of the last batch alone.",
     "share": "Fixed-share mixing α: the share of weight spread uniformly after each batch.",
+    "spawn": "Under fixed share, how a newborn base bandit starts. handover (default): it "
+             "takes the shadow's weight over and is not pruned before it has played; copy: "
+             "the paper's plain copy, both keep the weight.",
     "pruning": "kl: closest pair by symmetric KL between posteriors; mean: by distance of means.",
 }
 
-CHOICES = {"weighting": ("batch", "fixed-share"), "pruning": ("kl", "mean")}
+CHOICES = {"weighting": ("fixed-share", "batch"), "spawn": ("handover", "copy"),
+           "pruning": ("kl", "mean")}
 AUTO_PARAMS = ("sigma2", "horizon")  # set from the scenario: correct specification
 
 

@@ -178,7 +178,8 @@ def url_errors() -> list[str]:
 
 # --- the race choice ------------------------------------------------------------------------
 def default_choice() -> dict:
-    """The default race's settings: the six default policies, DEFAULT_PARAMS, 3 seeds."""
+    """The default race's settings (``api.default_race``): its contestants, their default-race
+    hyperparameters, its seeds."""
     race = api.default_race()
     return {"policies": [p.name for p in race.policies],
             "params": {p.name: policy_defaults(p.name) for p in race.policies},
@@ -186,13 +187,12 @@ def default_choice() -> dict:
 
 
 def policy_defaults(name: str) -> dict:
-    """A policy's hyperparameters with the default race's values (``api.DEFAULT_PARAMS``
-    where the policy takes them), without sigma2 (the scenario's) and unset options."""
+    """A policy's hyperparameters with the default race's values (``api.default_params``:
+    All-Season's paper setting, the baselines' tuned values), without sigma2 (the
+    scenario's) and unset options."""
     hp = {k: v for k, v in api.hyperparameters(name).items()
           if v is not None}  # a None default is an option left unset (e.g. gamma of SW)
-    for k, v in api.DEFAULT_PARAMS.items():
-        if k in hp:
-            hp[k] = v
+    hp.update({k: v for k, v in api.default_params(name).items() if k in hp})
     hp.pop("sigma2", None)  # follows the scenario's noise (correct specification)
     return hp
 

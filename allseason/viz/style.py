@@ -42,6 +42,7 @@ def state_label(state: int) -> str:
 POLICY_NAMES: dict[str, str] = {
     "allseason-sw": "All-Season (SW)",
     "allseason-disc": "All-Season (Disc)",
+    "allseason-sw-printed": "All-Season (SW), printed rule",
     "lints": "LinTS",
     "sw-lints": "SW-LinTS",
     "d-lints": "D-LinTS",
@@ -55,6 +56,7 @@ RANDOM_GREY = "#9e9e9e"
 _POLICY_FIXED = {
     "allseason-sw": "#0072b2",    # strong blue
     "allseason-disc": "#d55e00",  # vermillion
+    "allseason-sw-printed": "#08306b",  # dark navy, dashed: the same algorithm, printed rule
     "lints": "#009e73",           # bluish green
     "sw-lints": "#e69f00",        # orange
     "d-lints": "#8c6bb1",         # purple
@@ -63,7 +65,7 @@ _POLICY_FIXED = {
     "dlinucb": "#cc79a7",         # reddish purple
     "random": RANDOM_GREY,
 }
-_ALLSEASON_EXTRA = ("#08306b", "#a50f15", "#3f007d", "#00441b")  # strong, for custom labels
+_ALLSEASON_EXTRA = ("#4a1486", "#a50f15", "#3f007d", "#00441b")  # strong, for custom labels
 _OTHER_EXTRA = ("#17becf", "#bcbd22", "#e377c2", "#8c564b", "#1b9e77", "#7570b3",
                 "#66a61e", "#e7298a")
 
@@ -99,7 +101,10 @@ def policy_colors(labels: Iterable[str]) -> dict[str, str]:
 
 
 def policy_line(label: str) -> dict:
-    """Line style: All-Season thick and solid, baselines thinner, random dotted."""
+    """Line style: All-Season thick and solid (its printed rule dashed), baselines thinner,
+    random dotted."""
+    if "printed" in str(label):
+        return dict(width=3, dash="dash")
     if is_allseason(label):
         return dict(width=3)
     if str(label).lower().startswith("random"):
