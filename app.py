@@ -35,11 +35,17 @@ with views.guard("the home page"):
             "takes over; when a new season starts only the shadow keeps up, and each "
             "time it plays it is copied into a new base bandit.\n"
             "5. Above a maximum number of base bandits, the most similar pair is found "
-            "and the less certain one is pruned.")
+            "and the less certain one is pruned.\n\n"
+            "Here the weights are **carried** from batch to batch (fixed share). The paper's "
+            "printed rule weighs each bandit on the last batch alone; read literally it "
+            "makes All-Season lose its own experiment, so it races beside the default as "
+            "*All-Season (SW), printed rule*, and the Inside page compares the two.")
         st.button("▶ Run the paper's synthetic experiment", type="primary",
                   key="home_run", on_click=state.start_default_race,
-                  help="10,000 steps, 4 seasons, 8 change points; All-Season against "
-                       "LinTS, SW-LinTS, D-LinTS and random, 3 seeds. A few seconds.")
+                  help="10,000 steps, 4 seasons, 8 change points, 5 seeds. All-Season "
+                       "(carried weights, two shadows), All-Season with the paper's printed "
+                       "rule, and the baselines LinTS, SW-LinTS, D-LinTS and random, "
+                       "tuned on a validation seed. A few seconds.")
         if st.session_state.get(state.AUTORUN):
             st.switch_page("pages/2_Race.py")
         st.markdown("**Or explore step by step:**")

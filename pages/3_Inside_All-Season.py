@@ -17,7 +17,7 @@ with views.guard("Inside All-Season"):
     else:
         label, seed = views.inside_picker(run)
         tabs = st.tabs(["Weights", "Births & prunings", "Seasons & recall",
-                        "Paper weighting vs fixed share", "Posteriors (d = 2)"])
+                        "Carried weights vs the printed rule", "Posteriors (d = 2)"])
         with tabs[0], views.guard("the weights"):
             views.weights_panel(run, label, seed)
         with tabs[1], views.guard("the lifelines"):

@@ -395,7 +395,7 @@ def test_inside_figures_after_a_race_d2():
     assert len(anim["frames"]) == min(150, n_batches)
     assert anim["layout"]["yaxis"]["range"] == [0, 1]
     top = figure(at, "most likely bandit")
-    assert top["layout"]["yaxis"]["range"] == [0, 1]
+    assert top["layout"]["yaxis"]["range"] == [0, 1.06]
     assert top["layout"]["xaxis"]["range"] == [0, SMALL.horizon]
     figure(at, "Lives of the base bandits")
     figure(at, "Who played each state")
@@ -404,7 +404,14 @@ def test_inside_figures_after_a_race_d2():
     table = at.dataframe[0].value
     assert len(table) == len(SMALL.segments) - 1
     assert any(m.value.startswith("**Verdict**") for m in at.markdown)
-    assert figure(at, "The paper's weighting (batch)") and figure(at, "Fixed share")
+    assert figure(at, "Carried weights (fixed share, the default)")
+    assert figure(at, "The paper's printed rule")
+    pair = [d for d in at.dataframe if "bandits created per run" in d.value.index]
+    assert len(pair) == 1 and list(pair[0].value.columns) == [
+        "Carried weights (fixed share, the default)",
+        "The paper's printed rule (last batch alone)"]
+    assert any("Who learnt which state" in m.value and "θ*1 by" in m.value
+               for m in at.markdown)
     post = figure(at, "Posteriors ·")
     assert 1 < len(post["frames"]) <= 100
     assert post["layout"]["xaxis"]["range"] and post["layout"]["yaxis"]["range"]

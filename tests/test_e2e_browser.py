@@ -228,7 +228,7 @@ def test_default_race_from_home_timed(server, page):
     assert n_charts(page) >= 3
     shot(page, "4-inside-weights")
     for i, tab in enumerate(["Births & prunings", "Seasons & recall",
-                             "Paper weighting vs fixed share", "Posteriors (d = 2)"]):
+                             "Carried weights vs the printed rule", "Posteriors (d = 2)"]):
         page.get_by_role("tab", name=tab).click()
         page.wait_for_timeout(800)
         wait_idle(page)

@@ -240,14 +240,58 @@ def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:
 
 
 # --- small extra runs for Inside All-Season -------------------------------------------------
-def weighting_pair(scenario: api.Scenario, spec: api.PolicySpec) -> tuple[RaceRun, list[str]]:
-    """The same All-Season contestant with the paper's batch weighting and with fixed share,
-    on the first seed of ``scenario`` (one small race, cached). Returns the run and labels."""
-    params = dict(spec.params)
-    labels = [f"{spec.name} · paper weighting", f"{spec.name} · fixed share"]
-    specs = (api.PolicySpec(spec.name, {**params, "weighting": "batch"}, labels[0]),
-             api.PolicySpec(spec.name, {**params, "weighting": "fixed-share"}, labels[1]))
-    return run_race(api.Race(scenario, specs, 1)), labels
+PRINTED = "allseason-sw-printed"
+CARRIED_TITLE = "Carried weights (fixed share, the default)"
+PRINTED_TITLE = "The paper's printed rule (last batch alone)"
+
+
+def weighting_pair(run: RaceRun, label: str) -> tuple[RaceRun, list[tuple[str, str]], int]:
+    """Two All-Season runs to compare the weightings: (run, [(title, label), ...], seeds).
+
+    The race itself when it holds a carried-weights All-Season (SW) and the printed rule
+    (the default race does): the same race, every seed. Otherwise the chosen contestant with
+    each weighting on the race's scenario, first seed only (one small race, cached)."""
+    names = {p.label: p for p in run.race.policies}
+    spec = names[label]
+    carried = next((p.label for p in run.race.policies if p.name == "allseason-sw"
+                    and dict(p.params).get("weighting", "fixed-share") == "fixed-share"), None)
+    if spec.name in ("allseason-sw", PRINTED) and PRINTED in names and carried is not None:
+        return run, [(CARRIED_TITLE, carried), (PRINTED_TITLE, PRINTED)], run.race.n_seeds
+    name = "allseason-sw" if spec.name == PRINTED else spec.name
+    params = {k: v for k, v in dict(spec.params).items()
+              if k not in ("weighting", "share", "spawn")}
+    labels = [f"{name} · carried weights", f"{name} · printed rule"]
+    specs = (api.PolicySpec(name, {**params, "weighting": "fixed-share"}, labels[0]),
+             api.PolicySpec(name, {**params, "weighting": "batch"}, labels[1]))
+    pair = run_race(api.Race(run.race.scenario, specs, 1))
+    return pair, [(CARRIED_TITLE, labels[0]), (PRINTED_TITLE, labels[1])], 1
+
+
+def weighting_table(run: RaceRun, rules: list[tuple[str, str]], n_seeds: int) -> pd.DataFrame:
+    """The numbers that tell the weightings apart, one column per rule, mean over seeds:
+    mean reward, cumulative regret, bandits created, share of batches with top weight > 0.9,
+    and the recall delay of each return (steps until its old bandit held the top weight)."""
+    pattern = run.race.scenario.pattern
+    cols = {}
+    for title, lab in rules:
+        ens = [api.ensemble_summary(run.result.traces[lab, k], pattern) for k in range(n_seeds)]
+        delays = pd.DataFrame([e["recall_delays"] for e in ens])
+        col = {"mean reward per step": f"{np.mean([e['mean_reward'] for e in ens]):.3f}",
+               "cumulative regret": f"{np.mean([e['regret'] for e in ens]):,.0f}",
+               "bandits created per run": _span([e["bandits_created"] for e in ens]),
+               "batches with top weight > 0.9": f"{np.mean([e['top_share'] for e in ens]):.1%}"}
+        for i, c in enumerate(delays.columns):
+            v = delays[c]
+            col[f"recall delay, return {i + 1} (steps)"] = (
+                "never" if v.isna().all() else f"{v.median():,.0f}"
+                + ("" if v.notna().all() else f" ({int(v.isna().sum())} never)"))
+        cols[title] = col
+    return pd.DataFrame(cols)
+
+
+def _span(values) -> str:
+    lo, hi = int(min(values)), int(max(values))
+    return f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -295,5 +339,6 @@ def recall_verdict(recall: pd.DataFrame) -> str:
 
 
 __all__ = ["RaceRun", "ResultStore", "store", "compute_slot", "measure_bytes", "MAX_CONCURRENT", "cached", "run_race", "stream_race",
-           "partial_steps", "remember", "last_run", "weighting_pair", "posterior_history",
+           "partial_steps", "remember", "last_run", "weighting_pair", "weighting_table",
+           "posterior_history",
            "recall_verdict", "key_of"]

@@ -27,7 +27,7 @@ import plotly.graph_objects as go
 from .race import sample_index
 from .style import (BANDIT_COLOR_SCALE, SHADOW, SHADOW_COLOR, bandit_color, bandit_color_code,
                     bandit_label, base_layout, empty_figure, state_color, state_label)
-from .timeline import add_season_bands
+from .timeline import add_change_points, add_season_bands
 
 OTHERS_COLOR = "#bdbdbd"
 BIRTH_KINDS = ("spawn", "create")
@@ -272,10 +272,12 @@ def top_weight_figure(weights: pd.DataFrame, pattern, max_points: int = 2000, *,
     fig.update_layout(**base_layout(
         title, "step", "weight of the top bandit",
         subtitle=("triangles: base bandits (colour = id), pink dashes: the shadow; "
-                  f"background: true state{shown}"), height=500))
-    fig.update_yaxes(range=[0, 1], autorange=False, dtick=0.2)
+                  f"▼ new state, ○ a state returns; background: true state{shown}"),
+        height=500))
+    fig.update_yaxes(range=[0, 1.06], autorange=False, tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1])
     if pattern is not None:
         add_season_bands(fig, pattern)
+        add_change_points(fig, pattern, y=1.04)
         fig.update_xaxes(range=[0, pattern.horizon])
     return fig
 

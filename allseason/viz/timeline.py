@@ -154,4 +154,34 @@ def pattern_timeline(pattern, height: int = 160) -> go.Figure:
     return fig
 
 
-__all__ = ["pattern_timeline", "add_season_bands", "segment_bounds"]
+def add_change_points(fig: go.Figure, pattern, y: float = 1.0) -> go.Figure:
+    """Mark the change points of ``pattern`` on a figure whose y axis is [0, 1]: a vertical
+    line each (solid black where a state appears for the first time, dotted grey where one
+    returns) and a marker at ``y`` (▼ new, ○ return), as in :func:`pattern_timeline`."""
+    cps, new = pattern.change_points(), pattern.first_seen()
+    states, _, _ = segment_bounds(pattern)
+    for is_new in (True, False):
+        sel = np.flatnonzero(new == is_new)
+        if not len(sel):
+            continue
+        xs = cps[sel]
+        color = "#111111" if is_new else "#777777"
+        name = "change point: new state" if is_new else "change point: return"
+        fig.add_trace(dict(type="scatter", mode="lines", hoverinfo="skip", showlegend=False,
+                           x=np.column_stack([xs, xs, np.full(len(xs), np.nan)]).ravel(),
+                           y=np.tile([0, y, np.nan], len(xs)), legendgroup=name, name=name,
+                           line=dict(color=color, width=1.5 if is_new else 1,
+                                     dash="solid" if is_new else "dot")))
+        verb = "first visit of" if is_new else "back to"
+        fig.add_trace(dict(
+            type="scatter", x=xs, y=np.full(len(xs), y), mode="markers", name=name,
+            legendgroup=name, cliponaxis=False,
+            marker=dict(symbol="triangle-down" if is_new else "circle-open", size=11,
+                        color=color, line=dict(width=2, color=color)),
+            customdata=np.stack([states[sel + 1], sel + 1], axis=1),
+            hovertemplate=(f"change point %{{customdata[1]}} at step %{{x:,}}<br>{verb} "
+                           "state %{customdata[0]}<extra></extra>")))
+    return fig
+
+
+__all__ = ["pattern_timeline", "add_season_bands", "add_change_points", "segment_bounds"]
