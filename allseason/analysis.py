@@ -128,7 +128,9 @@ def ensemble_summary(trace: Trace, pattern: Pattern, threshold: float = 0.9) -> 
     bandits_created: base bandits ever created (bandit 1, there from step 0, plus one per
     spawn); top_share: share of batches whose top weight exceeds ``threshold``; mean_reward;
     regret: cumulative pseudo-regret; recall_delays: for each returning change point, the
-    steps until its old bandit held the top weight (NaN: never in that season)."""
+    steps until its old bandit held the top weight (NaN: never in that season); recall_hold:
+    for each returning change point, the share of that season's batches with its old bandit
+    on top."""
     bw = trace.batch_weights()
     if bw is None:
         raise ValueError(f"{trace.label}: not an ensemble policy, it has no weights")
@@ -141,4 +143,6 @@ def ensemble_summary(trace: Trace, pattern: Pattern, threshold: float = 0.9) -> 
                 mean_reward=float(trace.reward[:n].mean()),
                 regret=float(trace.regret.sum()),
                 recall_delays=[float(v) for v in returning["steps_to_top"]] if len(recall)
+                else [],
+                recall_hold=[float(v) for v in returning["share_top_right"]] if len(recall)
                 else [])

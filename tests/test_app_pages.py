@@ -410,7 +410,7 @@ def test_inside_figures_after_a_race_d2():
     assert len(pair) == 1 and list(pair[0].value.columns) == [
         "Carried weights (fixed share, the default)",
         "The paper's printed rule (last batch alone)"]
-    assert any("Who learnt which state" in m.value and "θ*1 by" in m.value
+    assert any("Who learnt which state" in m.value and "θ\\*1 by" in m.value
                for m in at.markdown)
     post = figure(at, "Posteriors ·")
     assert 1 < len(post["frames"]) <= 100

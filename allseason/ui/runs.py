@@ -279,7 +279,10 @@ def weighting_table(run: RaceRun, rules: list[tuple[str, str]], n_seeds: int) ->
         col = {"mean reward per step": f"{np.mean([e['mean_reward'] for e in ens]):.3f}",
                "cumulative regret": f"{np.mean([e['regret'] for e in ens]):,.0f}",
                "bandits created per run": _span([e["bandits_created"] for e in ens]),
-               "batches with top weight > 0.9": f"{np.mean([e['top_share'] for e in ens]):.1%}"}
+               "batches with top weight > 0.9": f"{np.mean([e['top_share'] for e in ens]):.1%}",
+               "returning seasons: right bandit on top": "{:.0%} of their batches".format(
+                   np.mean([h for e in ens for h in e["recall_hold"]]))
+               if any(e["recall_hold"] for e in ens) else "no return"}
         for i, c in enumerate(delays.columns):
             v = delays[c]
             col[f"recall delay, return {i + 1} (steps)"] = (

@@ -281,10 +281,11 @@ def weights_panel(run: runs.RaceRun, label: str, seed: int) -> None:
     pattern, w = run.race.scenario.pattern, run.frames["weights"]
     trace = run.result.traces[label, seed]
     ens = api.ensemble_summary(trace, pattern)
+    learnt = api.learnt_by_text(api.learnt_by(trace, pattern)).replace("*", "\\*")  # not italics
     chart(inside.top_weight_figure(w, pattern, policy=label, seed=seed), INSIDE["top"],
           "top-weight", "in_top")
     st.markdown(f"**Who learnt which state** (bandits that played at least 10% of a state's "
-                f"steps): {api.learnt_by_text(api.learnt_by(trace, pattern))}. "
+                f"steps): {learnt}. "
                 f"{ens['bandits_created']:,} base bandits were created in this run; the top "
                 f"weight exceeds 0.9 in {ens['top_share']:.0%} of the batches.")
     chart(inside.weights_animation(w, pattern, n_frames=150, policy=label, seed=seed),
@@ -335,13 +336,14 @@ def weighting_panel(run: runs.RaceRun, label: str) -> None:
                 "Algorithm 3 read literally.")
     st.dataframe(runs.weighting_table(pair, rules, n_seeds), key="in_pair_table")
     st.caption("Bandits created: base bandits ever made (bandit 1 plus one per spawn). Recall "
-               "delay: steps after a season returns until the bandit that learnt it holds the "
-               "top weight (median over seeds). The paper's figure shows about 16 bandits and "
-               "a top weight near 1 after each change.")
+               "delay: steps after a season returns until the bandit that learnt it first holds "
+               "the top weight (median over seeds); *right bandit on top*: how much of the "
+               "returning seasons it then keeps it. The paper's figure shows about 16 bandits "
+               "and a top weight near 1 after each change.")
     for title, lab in rules:
         fig = inside.top_weight_figure(pair.frames["weights"], sc.pattern, policy=lab, seed=0)
         fig.update_layout(title_text=f"{title}: weight of the most likely bandit, seed 0",
-                          height=380)
+                          height=460)
         chart(fig, INSIDE["pair"], f"top-weight-{lab.replace(' · ', '-').replace(' ', '-')}",
               f"in_pair_{lab}")
     st.caption("Why carried weights are the default: README, *Where we follow the paper's "

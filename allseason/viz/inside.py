@@ -244,7 +244,12 @@ def top_weight_figure(weights: pd.DataFrame, pattern, max_points: int = 2000, *,
                             title)
     top = top_of_each_batch(w)
     n_batches = len(top)
-    top = top.iloc[minmax_index(top["weight"].to_numpy(), max_points)]
+    keep = minmax_index(top["weight"].to_numpy(), max_points)
+    # the shadow on top is the figure's point (a new season): shown whenever it is rare
+    shadow_on_top = np.flatnonzero(top["bandit"].to_numpy() == SHADOW)
+    if len(shadow_on_top) <= max_points // 10:
+        keep = np.union1d(keep, shadow_on_top)
+    top = top.iloc[keep]
     counts = top_of_each_batch(w)["bandit"].value_counts()
     labelled = [int(b) for b in counts.index if b > 0][:n_labelled]
     fig = go.Figure()
@@ -259,21 +264,22 @@ def top_weight_figure(weights: pd.DataFrame, pattern, max_points: int = 2000, *,
                            marker=marker, customdata=cd, hovertemplate=hover,
                            cliponaxis=False))
 
-    add(b == SHADOW, "shadow", dict(symbol="line-ew-open", size=10, color=SHADOW_COLOR,
-                                    line=dict(width=2.5, color=SHADOW_COLOR)))
     for i in sorted(labelled):
         add(b == i, bandit_label(i), dict(symbol="triangle-up", size=7, color=bandit_color(i)))
     rest = (b > 0) & ~np.isin(b, labelled)
     if rest.any():
         add(rest, "other base bandits", dict(symbol="triangle-up", size=6, opacity=0.55,
                                              color=[bandit_color(i) for i in b[rest]]))
-    shown = "" if len(top) == n_batches else f"; {len(top):,} of {n_batches:,} batches shown " \
-                                             "(lowest and highest of each bin)"
+    add(b == SHADOW, "shadow", dict(symbol="line-ew-open", size=16, color=SHADOW_COLOR,
+                                    line=dict(width=3.5, color=SHADOW_COLOR)))  # on top
+    shown = "" if len(top) == n_batches else f"; {len(top):,} of {n_batches:,} batches shown"
     fig.update_layout(**base_layout(
         title, "step", "weight of the top bandit",
-        subtitle=("triangles: base bandits (colour = id), pink dashes: the shadow; "
-                  f"▼ new state, ○ a state returns; background: true state{shown}"),
-        height=500))
+        subtitle=("▲ base bandits (colour = id), pink dashes: the shadow; "
+                  f"▼ new state, ○ a state returns{shown}"),
+        height=500, legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left",
+                                x=0.0, font=dict(size=12), tracegroupgap=2),
+        margin=dict(l=70, r=20, t=90, b=120)))
     fig.update_yaxes(range=[0, 1.06], autorange=False, tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1])
     if pattern is not None:
         add_season_bands(fig, pattern)
