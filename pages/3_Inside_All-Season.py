@@ -1,7 +1,5 @@
 """Inside All-Season: its bandits' weights, lives and seasons in the last race."""
 
-import streamlit as st
-
 from allseason.ui import runs, views
 
 views.page("Inside All-Season",
@@ -16,15 +14,6 @@ with views.guard("Inside All-Season"):
         views.inside_needs_race(run)
     else:
         label, seed = views.inside_picker(run)
-        tabs = st.tabs(["Weights", "Births & prunings", "Seasons & recall",
-                        "Carried weights vs the printed rule", "Posteriors (d = 2)"])
-        with tabs[0], views.guard("the weights"):
-            views.weights_panel(run, label, seed)
-        with tabs[1], views.guard("the lifelines"):
-            views.lives_panel(run, label, seed)
-        with tabs[2], views.guard("the seasons"):
-            views.seasons_panel(run, label, seed)
-        with tabs[3], views.guard("the weighting comparison"):
-            views.weighting_panel(run, label)
-        with tabs[4], views.guard("the posterior animation"):
-            views.posterior_panel(run, label, seed)
+        view = views.inside_view_picker()  # only the open view is built
+        with views.guard(f"the view {view}"):
+            views.INSIDE_VIEWS[view](run, label, seed)

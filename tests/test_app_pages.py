@@ -313,7 +313,8 @@ def test_race_settings_run_and_cache(monkeypatch):
     assert dict(race.policies[0].params)["tau"] == 20 and race.n_seeds == 2
     reward = figure(at, "Cumulative reward")
     assert reward["layout"]["xaxis"]["range"] == [0, SMALL.horizon]
-    means = [t for t in reward["data"] if t.get("mode") == "lines" and t.get("hovertemplate")]
+    means = [t for t in reward["data"] if t.get("mode") == "lines+markers"
+             and t.get("hovertemplate")]
     assert len(means) == 2
     for t in means:
         x = values(t["x"])
@@ -371,7 +372,9 @@ def test_inside_without_a_race_offers_one():
     at.run()
     assert_clean(at)
     assert at.selectbox(key="inside_label").options[0].startswith("All-Season (SW)")
-    assert len(at.get("plotly_chart")) >= 8
+    assert at.radio(key="inside_view").value == "Weights"  # the paper's figure first
+    assert title_of(figures(at)[0]).startswith("Weight of the most likely bandit")
+    assert len(at.get("plotly_chart")) == 3
 
 
 def test_inside_figures_after_a_race_d2():
@@ -390,6 +393,16 @@ def test_inside_figures_after_a_race_d2():
     at.selectbox(key="inside_seed").set_value(1)
     at.run()
     assert_clean(at)
+    assert at.radio(key="inside_view").value == "Weights"
+    assert len(at.get("plotly_chart")) == 3  # only the open view is built
+    for view in at.radio(key="inside_view").options:
+        at.radio(key="inside_view").set_value(view)
+        at.run()
+        assert_clean(at)
+        for el in at.get("plotly_chart"):  # every chart has a text alternative
+            assert len(el.proto.alt) > 20 and "<" not in el.proto.alt, el.proto.alt
+    at.radio(key="inside_view").set_value("Weights")
+    at.run()
     n_batches = len(SMALL.batch_ends())
     anim = figure(at, "Posterior weights")
     assert len(anim["frames"]) == min(150, n_batches)
@@ -397,21 +410,29 @@ def test_inside_figures_after_a_race_d2():
     top = figure(at, "most likely bandit")
     assert top["layout"]["yaxis"]["range"] == [0, 1.06]
     assert top["layout"]["xaxis"]["range"] == [0, SMALL.horizon]
+    assert any("Who learnt which state" in m.value and "θ\\*1 by" in m.value
+               for m in at.markdown)
+    at.radio(key="inside_view").set_value("Births & prunings")
+    at.run()
     figure(at, "Lives of the base bandits")
+    at.radio(key="inside_view").set_value("Seasons & recall")
+    at.run()
     figure(at, "Who played each state")
     recall = figure(at, "takes over after each change point")
     assert len(recall["data"]) >= 1
     table = at.dataframe[0].value
     assert len(table) == len(SMALL.segments) - 1
     assert any(m.value.startswith("**Verdict**") for m in at.markdown)
+    at.radio(key="inside_view").set_value("Carried weights vs the printed rule")
+    at.run()
     assert figure(at, "Carried weights (fixed share, the default)")
     assert figure(at, "The paper's printed rule")
     pair = [d for d in at.dataframe if "bandits created per run" in d.value.index]
     assert len(pair) == 1 and list(pair[0].value.columns) == [
         "Carried weights (fixed share, the default)",
         "The paper's printed rule (last batch alone)"]
-    assert any("Who learnt which state" in m.value and "θ\\*1 by" in m.value
-               for m in at.markdown)
+    at.radio(key="inside_view").set_value("Posteriors (d = 2)")
+    at.run()
     post = figure(at, "Posteriors ·")
     assert 1 < len(post["frames"]) <= 100
     assert post["layout"]["xaxis"]["range"] and post["layout"]["yaxis"]["range"]
@@ -424,6 +445,8 @@ def test_inside_says_how_to_get_the_posterior_animation_when_d_is_not_2():
     at.switch_page(INSIDE)
     at.run()
     at.button(key="inside_run_default").click()
+    at.run()
+    at.radio(key="inside_view").set_value("Posteriors (d = 2)")
     at.run()
     assert_clean(at)
     assert any("d = 2" in i.value and "Pattern builder" in i.value for i in at.info)

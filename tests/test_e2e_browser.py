@@ -172,6 +172,7 @@ def test_default_race_from_home_timed(server, page):
     on the Race page; the cumulative charts appear while it runs."""
     go(page, server)
     check(page)
+    page.locator('[data-testid="stPlotlyChart"]').first.wait_for()  # mounts after idle
     assert page.locator('[data-testid="stPlotlyChart"]').count() == 1
     shot(page, "1-home")
     button = page.get_by_role("button", name="Run the paper's synthetic experiment")
@@ -206,7 +207,7 @@ def test_default_race_from_home_timed(server, page):
     # a new race (4 seeds) from the Run button, warm process
     s = slider(page, "Seeds")
     s.focus()
-    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowLeft")  # the default race has 5
     wait_idle(page)
     assert s.get_attribute("aria-valuetext") == "4"
     t0 = time.perf_counter()
@@ -229,7 +230,7 @@ def test_default_race_from_home_timed(server, page):
     shot(page, "4-inside-weights")
     for i, tab in enumerate(["Births & prunings", "Seasons & recall",
                              "Carried weights vs the printed rule", "Posteriors (d = 2)"]):
-        page.get_by_role("tab", name=tab).click()
+        page.locator('[data-testid="stRadio"]').get_by_text(tab, exact=True).click()
         page.wait_for_timeout(800)
         wait_idle(page)
         check(page)
@@ -267,7 +268,7 @@ def test_every_page_and_a_slider(server, page):
     wait_idle(page)
     check(page)
     nav(page, "Inside_All-Season")
-    page.get_by_role("tab", name="Posteriors (d = 2)").click()
+    page.locator('[data-testid="stRadio"]').get_by_text("Posteriors (d = 2)", exact=True).click()
     page.locator(".gtitle", has_text="Posteriors").first.wait_for()
     wait_idle(page)
     check(page)

@@ -5,6 +5,7 @@ race's result panels. Figures come from :mod:`allseason.viz`; nothing here compu
 from __future__ import annotations
 
 import logging
+import re
 from contextlib import contextmanager
 
 import streamlit as st
@@ -27,7 +28,8 @@ PAGES = (("app.py", "Home", ":material/eco:"),
          ("pages/2_Race.py", "Race", ":material/sports_score:"),
          ("pages/3_Inside_All-Season.py", "Inside All-Season", ":material/troubleshoot:"),
          ("pages/4_Sweep_results.py", "Sweep results", ":material/tune:"),
-         ("pages/5_Paper_tables.py", "Paper tables", ":material/table_chart:"))
+         ("pages/5_Paper_tables.py", "Paper tables", ":material/table_chart:"),
+         ("pages/6_Guided_tour.py", "Guided tour", ":material/slideshow:"))
 
 
 # --- frame ----------------------------------------------------------------------------------
@@ -72,12 +74,23 @@ def scenario_line(sc: api.Scenario) -> str:
             f"σ² = {sc.sigma2:g}, batch {batch}, seed {sc.seed}")
 
 
+def alt_text(fig, caption: str = "") -> str:
+    """A chart's text alternative for screen readers: its title, subtitle and caption."""
+    title = fig.layout.title
+    parts = [title.text if title and title.text else "",
+             title.subtitle.text if title and title.subtitle and title.subtitle.text else "",
+             caption]
+    text = ". ".join(p.strip().rstrip(".") for p in parts if p and p.strip())
+    return re.sub(r"<[^>]+>", "", text)[:1000] or "chart"
+
+
 def chart(fig, caption: str, name: str, key: str, *, container=None) -> None:
-    """A Plotly figure, its one-line caption and an HTML download."""
+    """A Plotly figure with its alt text, its one-line caption and an HTML download."""
     target = container if container is not None else st.container()
     with target:
-        st.plotly_chart(fig, key=key, config={**PLOTLY_CONFIG, "toImageButtonOptions": {
-            **PLOTLY_CONFIG["toImageButtonOptions"], "filename": name}})
+        st.plotly_chart(fig, key=key, alt=alt_text(fig, caption), config={
+            **PLOTLY_CONFIG, "toImageButtonOptions": {
+                **PLOTLY_CONFIG["toImageButtonOptions"], "filename": name}})
         c1, c2 = st.columns([5, 1], vertical_alignment="top")
         c1.caption(caption)
         c2.download_button("HTML", data=lambda: export.figure_html(fig),
@@ -141,15 +154,13 @@ def race_slots() -> dict:
 def draw_live(slots: dict, steps, summary, tick: int) -> None:
     """Redraw the charts of a race still running (called by ``runs.stream_race``)."""
     pattern = slots.get("pattern")
-    with slots["reward"].container():
-        st.plotly_chart(vrace.cumulative_figure(steps, pattern, "reward", max_points=400),
-                        key=f"live_reward_{tick}", config=PLOTLY_CONFIG)
-    with slots["regret"].container():
-        st.plotly_chart(vrace.cumulative_figure(steps, pattern, "regret", max_points=400),
-                        key=f"live_regret_{tick}", config=PLOTLY_CONFIG)
-    with slots["board"].container():
-        st.plotly_chart(vrace.leaderboard_figure(summary), key=f"live_board_{tick}",
-                        config=PLOTLY_CONFIG)
+    figures = (("reward", vrace.cumulative_figure(steps, pattern, "reward", max_points=400)),
+               ("regret", vrace.cumulative_figure(steps, pattern, "regret", max_points=400)),
+               ("board", vrace.leaderboard_figure(summary)))
+    for slot, fig in figures:
+        with slots[slot].container():
+            st.plotly_chart(fig, key=f"live_{slot}_{tick}", config=PLOTLY_CONFIG,
+                            alt=alt_text(fig, "the race so far"))
 
 
 def show_race(run: runs.RaceRun, slots: dict) -> None:
@@ -354,6 +365,12 @@ def weighting_panel(run: runs.RaceRun, label: str) -> None:
                "and a bandit is spawned on most steps.")
 
 
+def inside_view_picker() -> str:
+    """Which view of Inside All-Season to build (one at a time: the others cost nothing)."""
+    return st.radio("View", list(INSIDE_VIEWS), horizontal=True, key="inside_view",
+                    label_visibility="collapsed")
+
+
 def posterior_panel(run: runs.RaceRun, label: str, seed: int) -> None:
     from allseason.viz import inside
 
@@ -369,6 +386,15 @@ def posterior_panel(run: runs.RaceRun, label: str, seed: int) -> None:
         history, thetas = runs.posterior_history(sc, _spec(run, label), seed)
     chart(inside.posterior_animation(history, thetas, n_frames=100), INSIDE["posterior"],
           "posterior-animation", "in_post")
+
+
+INSIDE_VIEWS = {  # label: panel(run, label, seed)
+    "Weights": weights_panel,
+    "Births & prunings": lives_panel,
+    "Seasons & recall": seasons_panel,
+    "Carried weights vs the printed rule": lambda run, label, seed: weighting_panel(run, label),
+    "Posteriors (d = 2)": posterior_panel,
+}
 
 
 def home_picture() -> None:

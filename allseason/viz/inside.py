@@ -456,7 +456,7 @@ def lifelines_figure(events: pd.DataFrame, weights: pd.DataFrame, horizon, *, po
                      range=[n_lanes - 0.5, -0.5], autorange=False, showgrid=False)
     fig.update_xaxes(range=[0, horizon])
     if pattern is not None:
-        add_season_bands(fig, pattern)
+        add_season_bands(fig, pattern, numbers="top")  # lanes fill the plot
     return fig
 
 

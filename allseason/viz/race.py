@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import (base_layout, empty_figure, policy_colors, policy_line, policy_name,
-                    state_color, state_label)
+from .style import (base_layout, empty_figure, policy_colors, policy_line, policy_marker,
+                    policy_name, state_color, state_label)
 from .timeline import add_season_bands
 
 METRICS = {
@@ -92,8 +92,9 @@ def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
                                showlegend=False, legendgroup=label,
                                name=f"{name} {band_name} over {k} seeds"))
         fig.add_trace(dict(
-            type="scatter", x=x, y=mean, mode="lines", name=name, legendgroup=label,
+            type="scatter", x=x, y=mean, mode="lines+markers", name=name, legendgroup=label,
             line=dict(color=color, **policy_line(label)),
+            marker=policy_marker(label, color),  # dash and symbol: not colour alone
             customdata=np.stack([lo, hi], axis=1),
             hovertemplate=(f"<b>{name}</b><br>step %{{x:,}}<br>mean %{{y:,.1f}}"
                            + (f"<br>{band_name} over {k} seeds: %{{customdata[0]:,.1f}} – "

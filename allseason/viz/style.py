@@ -20,12 +20,17 @@ from collections.abc import Iterable
 import numpy as np
 import plotly.graph_objects as go
 
-# -- states ------------------------------------------------------------------------------------
-# light (ColorBrewer Pastel1/Set3-like) for bands; strong twins for markers and text
-_STATE_LIGHT = ("#9ecae1", "#fdd0a2", "#a1d99b", "#d4b9da", "#fdae6b", "#c7e9c0", "#fcbba1",
-                "#dadaeb", "#ffffb2", "#c6dbef", "#f2c2a0", "#bcbddc")
-_STATE_STRONG = ("#2171b5", "#d94801", "#238b45", "#88419d", "#a63603", "#41ab5d", "#cb181d",
-                 "#6a51a3", "#b8a000", "#4292c6", "#a0522d", "#54278f")
+# -- states ----------------------------------------------------------------------------------
+# light colours for bands: Paul Tol's "light" scheme, designed to stay apart under colour-vision
+# deficiency (the bands are also labelled "state k" where wide enough); strong twins for
+# markers and text
+_STATE_LIGHT = ("#77aadd", "#ee8866", "#eedd88", "#ffaabb", "#99ddff", "#44bb99", "#bbcc33",
+                "#aaaa00", "#dddddd", "#c5b0d5", "#f7b6d2", "#c49c94")
+_STATE_STRONG = ("#336699", "#c4502e", "#9a8500", "#c45a76", "#2b8cbe", "#1f7a5c", "#7a8a10",
+                 "#6b6b00", "#666666", "#6a51a3", "#b0447a", "#8c564b")
+
+
+STATE_COLORS = _STATE_LIGHT
 
 
 def state_color(state: int, strong: bool = False) -> str:
@@ -52,19 +57,31 @@ POLICY_NAMES: dict[str, str] = {
     "dlinucb": "dLinUCB",
 }
 
-RANDOM_GREY = "#9e9e9e"
+RANDOM_GREY = "#bbbbbb"
+# Okabe & Ito's colour-blind-safe set, assigned so that the default race's seven colours stay
+# apart under deuteranopia and protanopia (tests/test_accessibility.py checks the minimum
+# pairwise CAM02-UCS Delta E); every policy also has its own dash and marker symbol
 _POLICY_FIXED = {
-    "allseason-sw": "#0072b2",    # strong blue
-    "allseason-disc": "#d55e00",  # vermillion
-    "allseason-sw-printed": "#08306b",  # dark navy, dashed: the same algorithm, printed rule
-    "lints": "#009e73",           # bluish green
-    "sw-lints": "#e69f00",        # orange
-    "d-lints": "#8c6bb1",         # purple
-    "bob": "#56b4e9",             # sky blue
-    "denband": "#a6761d",         # ochre
-    "dlinucb": "#cc79a7",         # reddish purple
+    "allseason-sw": "#0072b2",          # blue
+    "allseason-disc": "#d55e00",        # vermillion
+    "allseason-sw-printed": "#000000",  # black, dashed: the same algorithm, printed rule
+    "lints": "#e69f00",                 # orange
+    "sw-lints": "#56b4e9",              # sky blue
+    "d-lints": "#009e73",               # bluish green
+    "bob": "#cc79a7",                   # reddish purple
+    "denband": "#8c6d1f",               # dark ochre
+    "dlinucb": "#6a3d9a",               # violet
     "random": RANDOM_GREY,
 }
+_POLICY_DASH = {"allseason-sw": "solid", "allseason-disc": "solid",
+                "allseason-sw-printed": "dash", "lints": "longdash", "sw-lints": "dashdot",
+                "d-lints": "longdashdot", "bob": "5px,3px,1px,3px", "denband": "10px,4px",
+                "dlinucb": "2px,2px", "random": "dot"}
+_POLICY_SYMBOL = {"allseason-sw": "circle", "allseason-disc": "diamond",
+                  "allseason-sw-printed": "x", "lints": "square", "sw-lints": "triangle-up",
+                  "d-lints": "triangle-down", "bob": "star", "denband": "pentagon",
+                  "dlinucb": "hexagon", "random": "cross"}
+_EXTRA_SYMBOLS = ("star-triangle-up", "hourglass", "bowtie", "asterisk-open", "hash-open")
 _ALLSEASON_EXTRA = ("#4a1486", "#a50f15", "#3f007d", "#00441b")  # strong, for custom labels
 _OTHER_EXTRA = ("#17becf", "#bcbd22", "#e377c2", "#8c564b", "#1b9e77", "#7570b3",
                 "#66a61e", "#e7298a")
@@ -100,16 +117,41 @@ def policy_colors(labels: Iterable[str]) -> dict[str, str]:
     return {lab: out[lab] for lab in labels}
 
 
+def _base_name(label: str) -> str:
+    """The registry name a label starts with ("sw-lints-0.99" -> "sw-lints"), if any."""
+    label = str(label)
+    for name in sorted(_POLICY_FIXED, key=len, reverse=True):
+        if label == name or label.startswith(name + " ") or label.startswith(name + "-"):
+            return name
+    return label
+
+
 def policy_line(label: str) -> dict:
-    """Line style: All-Season thick and solid (its printed rule dashed), baselines thinner,
-    random dotted."""
+    """Line style: All-Season thick, baselines thinner; each policy its own dash (the
+    printed rule dashed, random dotted), so no distinction rests on colour alone."""
+    name = _base_name(label)
+    width = 3 if is_allseason(label) else 2
+    if name in _POLICY_DASH:
+        return dict(width=width, dash=_POLICY_DASH[name])
     if "printed" in str(label):
-        return dict(width=3, dash="dash")
-    if is_allseason(label):
-        return dict(width=3)
+        return dict(width=width, dash="dash")
     if str(label).lower().startswith("random"):
-        return dict(width=2, dash="dot")
-    return dict(width=2)
+        return dict(width=width, dash="dot")
+    return dict(width=width)
+
+
+def policy_symbol(label: str) -> str:
+    """Marker symbol of a policy: fixed for known names, else one picked by a hash."""
+    name = _base_name(label)
+    if name in _POLICY_SYMBOL:
+        return _POLICY_SYMBOL[name]
+    return _EXTRA_SYMBOLS[zlib.crc32(str(label).encode()) % len(_EXTRA_SYMBOLS)]
+
+
+def policy_marker(label: str, color: str, n_shown: int = 10) -> dict:
+    """Sparse markers along a policy's line (``maxdisplayed``): symbol and colour."""
+    return dict(symbol=policy_symbol(label), size=8, color=color, maxdisplayed=n_shown,
+                line=dict(width=1, color="white"))
 
 
 # -- bandits -----------------------------------------------------------------------------------
@@ -205,6 +247,7 @@ def empty_figure(message: str, title: str = "", height: int = 300) -> go.Figure:
 
 
 __all__ = ["state_color", "state_label", "policy_colors", "policy_name", "policy_line",
+           "policy_symbol", "policy_marker", "STATE_COLORS",
            "bandit_color", "bandit_colors", "bandit_color_code", "BANDIT_COLOR_SCALE",
            "bandit_label", "POLICY_NAMES", "SHADOW",
            "SHADOW_COLOR", "RANDOM_GREY", "base_layout", "empty_figure", "is_allseason"]

@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 
 from .style import base_layout, state_color, state_label
 
-BAND_OPACITY = 0.35
+BAND_OPACITY = 0.45  # with Tol's light colours: bands stay apart under CVD (tests)
 MAX_LANES = 8  # above this many states the timeline is a single row
 MAX_STATE_LEGEND = 6  # above this many states the bands get no legend entries
 
@@ -47,7 +47,8 @@ def _axis_refs(fig: go.Figure, row, col) -> list[tuple[str, str]]:
 
 def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: bool = True,
                      opacity: float = BAND_OPACITY,
-                     ribbon: tuple[float, float] | None = None) -> go.Figure:
+                     ribbon: tuple[float, float] | None = None,
+                     numbers: str | None = "bottom") -> go.Figure:
     """Shade each segment of ``pattern`` in its state's light colour, below the traces.
 
     row/col: one subplot of a ``make_subplots`` figure; both None = every subplot (or the
@@ -55,7 +56,9 @@ def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: boo
     states), grouped under "true state:". ribbon: (y0, y1) in fractions of the plot height
     to draw the states as an opaque strip there instead of full-height bands (for figures
     whose traces fill the plot, e.g. a stacked area), labelled "state k" in place of the
-    legend. Returns ``fig`` (modified in place)."""
+    legend. Without a ribbon each band wide enough carries its state's number, so the state
+    never rests on colour alone: ``numbers`` "bottom" (inside the plot), "top" (just above
+    it) or None. Returns ``fig`` (modified in place)."""
     y0, y1 = ribbon if ribbon is not None else (0, 1)
     if ribbon is not None:
         opacity = 1.0
@@ -77,6 +80,17 @@ def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: boo
                      text=state_label(s), showarrow=False, font=dict(size=11, color="#333"))
                 for s, a, b in zip(states[wide], starts[wide], stops[wide])])
             legend = False
+    if ribbon is None and numbers and refs:  # each wide band names its state
+        wide = (stops - starts) >= pattern.horizon / 30
+        if wide.sum() <= 40:
+            notes = list(fig.layout.annotations or ())
+            y = 0.0 if numbers == "bottom" else 1.0
+            for xref, yref in refs:
+                notes.extend(dict(x=(a + b) / 2, y=y, xref=xref, yref=f"{yref} domain",
+                                  yanchor="bottom", text=str(int(s)), showarrow=False,
+                                  font=dict(size=10, color=state_color(s, strong=True)))
+                             for s, a, b in zip(states[wide], starts[wide], stops[wide]))
+            fig.update_layout(annotations=notes)
     if legend and refs:
         xref, yref = refs[0]
         present = sorted(set(states.tolist()))
