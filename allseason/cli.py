@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from . import api, sweeps
+from .stats import t_quantile
 
 MAX_FILE_BYTES = 1_000_000
 
@@ -106,13 +107,19 @@ def cmd_run(args) -> int:
           f" sigma2={scenario.sigma2} batch={scenario.batch_size} seeds={race.n_seeds}"
           f" seed={scenario.seed} | {time.perf_counter() - t0:.2f} s")
     width = max(16, *(len(label) for label in summary))
-    print(f"{'policy':<{width}} {'mean reward':>18} {'cum. regret':>12} {'seconds':>8} "
-          f"{'bandits':>8} {'top>0.9':>8}")
+    print(f"{'policy':<{width}} {'mean reward':>11} {'std':>7} {'95% (t)':>8} "
+          f"{'cum. regret':>12} {'seconds':>8} {'bandits':>8} {'top>0.9':>8}")
     for label, s in sorted(summary.items(), key=lambda kv: -kv[1]["mean_reward"]):
         ens = (f" {s['bandits_created_max']:>8} {s['top_share_mean']:>8.1%}"
                if "bandits_created_max" in s else "")
-        print(f"{label:<{width}} {s['mean_reward']:>9.4f} ± {s['std_reward']:<6.4f} "
+        ci = f"±{s['ci95']:.4f}" if race.n_seeds > 1 else "—"
+        print(f"{label:<{width}} {s['mean_reward']:>11.4f} {s['std_reward']:>7.4f} {ci:>8} "
               f"{s['cum_regret']:>12.1f} {s['seconds']:>8.3f}{ens}")
+    if race.n_seeds > 1:
+        print(f"95% (t): Student's t interval over {race.n_seeds} seeds, ± "
+              f"{t_quantile(race.n_seeds):.3f} x std / sqrt({race.n_seeds})")
+    else:
+        print("one seed: no std and no 95% interval (reported as 0 in --json)")
     if any("bandits_created_max" in s for s in summary.values()):
         print("bandits: most base bandits created in one run; top>0.9: share of batches "
               "whose top weight exceeds 0.9 (mean over seeds)")
@@ -176,7 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--spawn", choices=["handover", "copy"], default=None,
                      help="how a newborn base bandit starts under fixed share: 'handover' (takes "
                           "the shadow's weight, not pruned before it plays) or 'copy'")
-    run.add_argument("--json", action="store_true", help="print one JSON object per policy")
+    run.add_argument("--json", action="store_true",
+                     help="print one JSON object per policy (ci95: half-width of the 95%% "
+                          "Student's t interval over seeds; 0 with one seed)")
     run.add_argument("--trace", metavar="FILE.csv", help="write the per-step trace as CSV")
     run.set_defaults(func=cmd_run)
     pat = sub.add_parser("patterns", help="list the preset season patterns")

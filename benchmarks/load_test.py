@@ -603,7 +603,7 @@ def run(n_sessions: int = 10, port: int | None = None, horizon: int = 10_000,
             "peak_rss_mb": "max over 0.2 s samples of the server process + children RSS",
             "cpu": "CPU seconds of the server and of the browser (Playwright + chromium) in "
                    "the phase: both run on this machine's cores"},
-        "race": "default race settings: 6 policies x 3 seeds",
+        "race": "default race settings: 7 policies x 5 seeds",
         "server_alive_at_end": server_alive,
         "single_race_s": single.get("race_s"),
         "single_open_s": single.get("open_s"),

@@ -3,7 +3,7 @@ Playwright's asyncio API, one browser context each) against ``streamlit run app.
 127.0.0.1, driven by ``benchmarks/load_test.py`` (loaded by path; see its docstring).
 
 Each session opens the Race page with its own scenario in the link (seed, d, K) and runs the
-default race settings (6 policies x 3 seeds) on a short horizon; all races start together.
+default race settings (7 policies x 5 seeds) on a short horizon; all races start together.
 Asserted: all finish; every page shows its own scenario (scenario line, URL, the race JSON it
 downloads) and its own result (leaderboards differ between sessions and equal the race
 recomputed here); no ``stException`` and no error alert; the server's peak RSS stays under a
@@ -24,12 +24,14 @@ from pathlib import Path
 
 import pytest
 
+from allseason import api
+
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 SCREENS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/allseason-screens"))
 
 N_SESSIONS = 10
-HORIZON = 1_000          # steps per race (x 3 seeds x 6 policies); the app allows 50,000
+HORIZON = 1_000          # steps per race (x 5 seeds x 7 policies); the app allows 50,000
 PHASE_TIMEOUT_S = 100    # opening the 10 pages, then the 10 races; measured 20-30 s and
                          # 34-37 s on a 2-core machine shared with other jobs (load 4-16)
 # Server (process + children) RSS, measured at horizon 1,000: idle 70 MB, one race 350 MB,
@@ -83,7 +85,8 @@ def test_all_sessions_finish(report):
     assert len(times) == N_SESSIONS and all(t is not None and t < PHASE_TIMEOUT_S
                                             for t in times), times
     for r in report["per_session"]:
-        assert r["done_text"].startswith(f"Done: {HORIZON:,} steps × 3 seeds × 6 policies"), r
+        assert r["done_text"].startswith(f"Done: {HORIZON:,} steps × {api.DEFAULT_SEEDS} seeds × "
+                                         f"{len(api.DEFAULT_POLICIES)} policies"), r
 
 
 def test_no_error_element_in_any_session(report):

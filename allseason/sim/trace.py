@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..policies.base import ChunkOutcome, Event
+from ..stats import ci95_halfwidth
 
 
 @dataclass
@@ -91,8 +92,10 @@ class RaceResult:
         return min(t.n_done for t in self.traces.values())
 
     def summary(self) -> dict[str, dict[str, float]]:
-        """Per policy: mean reward per step (mean and std over seeds, 95% interval half-width),
-        cumulative regret (mean over seeds), and seconds (sum over seeds)."""
+        """Per policy: mean reward per step (mean and std over seeds, and ``ci95``: the
+        half-width of the 95% Student's t interval, t.ppf(0.975, n − 1) · std / √n over n
+        seeds; 0 with one seed, where no interval exists), cumulative regret (mean over
+        seeds), and seconds (sum over seeds)."""
         out = {}
         n_seeds = self.race.n_seeds
         for label in self.labels:
@@ -101,7 +104,7 @@ class RaceResult:
             regrets = np.array([t.regret.sum() for t in traces])
             std = float(means.std(ddof=1)) if n_seeds > 1 else 0.0
             out[label] = dict(mean_reward=float(means.mean()), std_reward=std,
-                              ci95=float(1.96 * std / np.sqrt(n_seeds)),
+                              ci95=ci95_halfwidth(std, n_seeds),
                               mean_expected_reward=float(np.mean(
                                   [t.expected[:t.n_done].mean() for t in traces])),
                               cum_regret=float(regrets.mean()),

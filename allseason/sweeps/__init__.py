@@ -63,7 +63,10 @@ the folder (its metric and expected runs, for ``report``).
 Execution: a local process pool (``concurrent.futures.ProcessPoolExecutor``) by default; Dask
 distributed with ``workers=N`` (a ``LocalCluster`` of N single-threaded processes) or
 ``scheduler="tcp://host:8786"`` (an existing cluster whose workers have this package
-installed, same version: a worker on another version is refused).
+installed, same version: a worker on another version is refused). Dask is optional, the
+extra ``sweeps`` (``pip install 'allseason[sweeps]'`` or ``pip install -r
+requirements-sweeps.txt``); without it the process pool works and asking for Dask is one
+clear SweepError naming that command.
 
 Modules: ``spec`` (SweepSpec, PolicyGrid, Unit), ``store`` (ResultStore and the tables),
 ``execute`` (run_unit, run_sweep), ``cli`` (cli_sweep, cli_report). Importing this package

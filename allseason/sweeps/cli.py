@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from ..specs import SpecError
+from ..stats import ci95_halfwidth
 from .execute import SweepError, run_sweep
 from .spec import METRICS, SweepSpec
 from .store import (SPEC_FILE, STORE_FILE, ResultStore, best_settings, load_runs,
@@ -43,7 +44,7 @@ def report_text(folder, metric: str | None = None, top: int = 1,
         lines.append(f"{len(runs)} runs in the store")
     desc, higher = METRICS[metric]
     lines.append(f"metric: {metric} ({desc}, {'higher' if higher else 'lower'} is better), "
-                 "mean ± std over seeds")
+                 "mean ± std over seeds; 95% (t): half-width of the Student's t interval")
     settings = settings_table(runs)
     if len(settings) == 0:
         return "\n".join(lines + ["no runs stored yet"]), settings
@@ -52,14 +53,16 @@ def report_text(folder, metric: str | None = None, top: int = 1,
     swidth = max(14, *(len(x) for x in best["setting"]))
     value = lambda r: f"{r[metric]:.4f} ± {r[metric + '_std']:.4f}"  # noqa: E731
     vwidth = max(len(metric), *(len(value(r)) for _, r in best.iterrows()))
+    ci = lambda r: (f"±{ci95_halfwidth(r[metric + '_std'], r['n_seeds']):.4f}"  # noqa: E731
+                    if r["n_seeds"] > 1 else "—")  # one seed: no interval
     for _, g in best.groupby("scenario_key", sort=False):
         lines.append("")
         lines.append(f"scenario: {g['scenario'].iloc[0]}")
         lines.append(f"  {'algorithm':<{width}}  {'best setting':<{swidth}}  "
-                     f"{metric:<{vwidth}}  seeds")
+                     f"{metric:<{vwidth}}  {'95% (t)':>9}  seeds")
         for _, r in g.iterrows():
             lines.append(f"  {r['label']:<{width}}  {r['setting']:<{swidth}}  "
-                         f"{value(r):<{vwidth}}  {r['n_seeds']:>5}")
+                         f"{value(r):<{vwidth}}  {ci(r):>9}  {r['n_seeds']:>5}")
     return "\n".join(lines), settings
 
 
@@ -102,9 +105,11 @@ def _sweep_parser() -> argparse.ArgumentParser:
     where.add_argument("--processes", type=_positive, metavar="N",
                        help="local worker processes (default: every usable core)")
     where.add_argument("--workers", type=_positive, metavar="N",
-                       help="start a Dask LocalCluster of N single-threaded worker processes")
+                       help="start a Dask LocalCluster of N single-threaded worker processes "
+                            "(Dask: pip install 'allseason[sweeps]')")
     where.add_argument("--scheduler", metavar="ADDR",
-                       help="use a running Dask scheduler, e.g. tcp://host:8786")
+                       help="use a running Dask scheduler, e.g. tcp://host:8786 (Dask: pip "
+                            "install 'allseason[sweeps]')")
     p.add_argument("--out", metavar="DIR", help="results folder (default: results/NAME)")
     p.add_argument("--dry-run", action="store_true",
                    help="print how many runs the sweep has and how many are stored; run none")

@@ -202,16 +202,27 @@ def _pool(processes: int):
         ex.shutdown(wait=True, cancel_futures=True)
 
 
+#: one line, printed by the CLI when Dask is asked for but not installed (it is optional)
+DASK_MISSING = ("Dask is not installed (it runs --workers/--scheduler): pip install "
+                "'allseason[sweeps]' (or pip install -r requirements-sweeps.txt), or drop "
+                "--workers/--scheduler to run on the local process pool")
+
+
+def _require_dask() -> None:
+    """Dask is the optional extra ``sweeps``: a clear SweepError when it is missing."""
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError:
+        raise SweepError(DASK_MISSING) from None
+
+
 @contextlib.contextmanager
 def _dask(workers: int | None, scheduler: str | None):
-    try:
-        import logging
+    _require_dask()
+    import logging
 
-        from distributed import Client, LocalCluster
-    except ImportError:
-        raise SweepError("Dask is not installed: pip install 'dask[distributed]==2026.8.0' "
-                         "(or run on the local process pool: drop --workers/--scheduler)") \
-            from None
+    from distributed import Client, LocalCluster
     cluster = None
     try:
         if scheduler:
@@ -252,6 +263,8 @@ def run_sweep(spec: SweepSpec, out, *, processes: int | None = None,
     for name, n in (("processes", processes), ("workers", workers)):
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
             raise SweepError(f"{name}: must be a positive integer, got {n!r}")
+    if workers is not None or scheduler is not None:
+        _require_dask()  # before touching the results folder
     folder = Path(out)
     stream = stream if stream is not None else sys.stderr
     units = spec.units()

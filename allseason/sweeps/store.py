@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ..specs import Scenario, SpecError
+from ..stats import ci95_halfwidth
 from .spec import FORMAT, METRICS, canonical_json
 
 STORE_FILE = "results.sqlite"
@@ -159,10 +160,13 @@ def describe_scenario(sc: Scenario) -> str:
 
 def settings_table(runs):
     """One row per (scenario, label, setting): every metric's mean and std over the seeds
-    (``mean_reward``, ``mean_reward_std``, ...), n_seeds, and the ``hp.*`` columns.
+    (``mean_reward``, ``mean_reward_std``, ...), the half-width of its 95% Student's t
+    interval (``mean_reward_ci95``: t.ppf(0.975, n − 1) · std / √n, as
+    ``RaceResult.summary()``'s ``ci95``), n_seeds, and the ``hp.*`` columns.
 
     Means are numpy's over the seeds in seed order, so they equal ``RaceResult.summary()``'s
-    for the same seeds bit for bit; std uses ddof=1 (0 for a single seed)."""
+    for the same seeds bit for bit; std uses ddof=1 (0 for a single seed, and so is ci95:
+    one seed gives no interval)."""
     import pandas as pd
 
     if runs is None or len(runs) == 0:
@@ -179,6 +183,7 @@ def settings_table(runs):
             v = g[m].to_numpy(dtype=float)
             row[m] = float(v.mean())
             row[f"{m}_std"] = float(v.std(ddof=1)) if len(v) > 1 else 0.0
+            row[f"{m}_ci95"] = ci95_halfwidth(row[f"{m}_std"], len(v))
         for m, worst in (("bandits_created", "max"), ("top_share", "min")):  # ensembles only
             v = pd.to_numeric(g[m], errors="coerce").to_numpy(dtype=float) \
                 if m in g else np.array([np.nan])

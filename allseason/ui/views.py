@@ -174,7 +174,7 @@ def show_race(run: runs.RaceRun, slots: dict) -> None:
     with slots["board"].container():
         st.subheader("Leaderboard")
         st.dataframe(vrace.leaderboard_table(summary), key="race_board_table")
-        st.caption("Mean ± 95% interval over seeds (1.96 · std / √seeds). Regret: best "
+        st.caption("Mean ± 95% interval over seeds, Student's t: t·std/√seeds. Regret: best "
                    "expected reward − expected reward of the arm played, summed over steps. "
                    "Seconds: compute time, summed over seeds.")
         if {p.name for p in run.race.policies} & set(api.DEFAULT_POLICIES):

@@ -2,8 +2,10 @@
 
 Inputs are the tables of ``RaceResult.to_frames()``: ``steps`` (policy, seed, step, state,
 reward, best, regret, ...) and ``summary`` (policy, mean_reward, std_reward, ci95,
-mean_expected_reward, cum_regret, seconds). Policies keep the order in which they appear
-in the table unless a figure says it sorts them.
+mean_expected_reward, cum_regret, seconds). Every "95% interval" is Student's t over the
+seeds, ``allseason.stats.ci95_halfwidth`` (t.ppf(0.975, n − 1) · std / √n; none with one
+seed). Policies keep the order in which they appear in the table unless a figure says it
+sorts them.
 
 Downsampling is for display only: the cumulative curves are *sampled* (exact values at
 evenly spaced steps, always including the last one), never averaged.
@@ -15,6 +17,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..stats import CI_LABEL, ci95_halfwidth
 from .style import (base_layout, empty_figure, policy_colors, policy_line, policy_marker,
                     policy_name, state_color, state_label)
 from .timeline import add_season_bands
@@ -24,7 +27,7 @@ METRICS = {
     "regret": ("regret", "Cumulative regret",
                "cumulative regret<br>(best − played, expected)", False),
 }
-BANDS = {"minmax": "min–max", "std": "mean ± 1 std"}
+BANDS = {"minmax": "min–max", "std": "mean ± 1 std", "ci95": "mean ± " + CI_LABEL}
 
 
 def sample_index(n: int, max_points: int) -> np.ndarray:
@@ -48,7 +51,9 @@ def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
                       max_points: int = 1000, band: str = "minmax") -> go.Figure:
     """Cumulative reward (or pseudo-regret) over steps: one line per policy, the mean over
     seeds, and a shaded band over seeds (``band="minmax"``: the range of the seeds' curves;
-    ``"std"``: mean ± one standard deviation); the true state as background bands.
+    ``"std"``: mean ± one standard deviation; ``"ci95"``: mean ± the 95% Student's t
+    interval of the mean, t.ppf(0.975, n − 1) · std / √n); the true state as background
+    bands.
 
     Traces: for each policy (sorted best first) the band's upper edge, its lower edge (the
     fill), then the mean line; then one legend entry per state. Each trace holds at most
@@ -72,6 +77,8 @@ def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
             lo, hi = np.nanmin(cum, axis=1), np.nanmax(cum, axis=1)
         else:
             sd = np.nanstd(cum, axis=1, ddof=1) if n_seeds > 1 else np.zeros_like(mean)
+            if band == "ci95":  # seeds present at each step (a live race may be ragged)
+                sd = ci95_halfwidth(sd, np.isfinite(cum).sum(axis=1))
             lo, hi = mean - sd, mean + sd
         curves[label] = (wide.index.to_numpy(), mean, lo, hi, n_seeds)
     order = sorted(labels, key=lambda lab: curves[lab][1][-1], reverse=higher_better)
@@ -129,14 +136,16 @@ def _pm(mean: float, half: float) -> str:
 def leaderboard_table(summary) -> pd.DataFrame:
     """The leaderboard as display strings, best mean reward first; index "Rank" (1, 2, ...).
 
-    Columns: Policy (human name), "Mean reward / step" ("mean ± 95% interval" over seeds;
-    no ± with a single seed), "Mean expected reward / step", "Cumulative regret" (mean over
-    seeds), "Seconds" (compute time summed over seeds). ``summary``: the ``summary`` table
+    Columns: Policy (human name), "Mean reward / step (± 95% t)" ("mean ± half-width of
+    the 95% Student's t interval" over seeds; no ± with a single seed), "Mean expected
+    reward / step", "Cumulative regret" (mean over seeds), "Seconds" (compute time summed
+    over seeds). ``summary``: the ``summary`` table
     of ``to_frames()`` or the dict of ``RaceResult.summary()``."""
     s = _summary_frame(summary)
     out = pd.DataFrame({
         "Policy": [policy_name(p) for p in s["policy"]],
-        "Mean reward / step (± 95%)": [_pm(m, c) for m, c in zip(s["mean_reward"], s["ci95"])],
+        "Mean reward / step (± 95% t)": [_pm(m, c)
+                                          for m, c in zip(s["mean_reward"], s["ci95"])],
         "Mean expected reward / step": [f"{v:.3f}" for v in s["mean_expected_reward"]],
         "Cumulative regret": [f"{v:,.0f}" for v in s["cum_regret"]],
         "Seconds": [f"{v:.2f}" for v in s["seconds"]],
@@ -145,8 +154,9 @@ def leaderboard_table(summary) -> pd.DataFrame:
 
 
 def leaderboard_figure(summary) -> go.Figure:
-    """Horizontal bars of the mean reward per step, best on top, with 95% interval error bars
-    (over seeds); one trace per policy (its usual colour), value written past each bar."""
+    """Horizontal bars of the mean reward per step, best on top, with error bars of the 95%
+    Student's t interval over seeds (``summary["ci95"]``; none with one seed); one trace per
+    policy (its usual colour), value written past each bar."""
     s = _summary_frame(summary)
     if not len(s):
         return empty_figure("No results yet: run a race first.", "Leaderboard")
@@ -162,7 +172,7 @@ def leaderboard_figure(summary) -> go.Figure:
                          color="#333", thickness=1.5, width=6),
             customdata=[[row.ci95, row.cum_regret, row.seconds]],
             hovertemplate=(f"<b>{name}</b><br>mean reward / step %{{x:.4f}}"
-                           "<br>95% interval ± %{customdata[0]:.4f}"
+                           "<br>95% interval (Student's t) ± %{customdata[0]:.4f}"
                            "<br>cumulative regret %{customdata[1]:,.0f}"
                            "<br>%{customdata[2]:.2f} s<extra></extra>")))
         end = row.mean_reward + np.sign(row.mean_reward or 1) * row.ci95
@@ -173,7 +183,8 @@ def leaderboard_figure(summary) -> go.Figure:
     fig.update_layout(**base_layout(
         "Leaderboard: mean reward per step (higher is better)",
         "mean reward per step", None,
-        subtitle=("error bars: 95% interval over seeds" if any_ci else "one seed: no interval"),
+        subtitle=(f"error bars: {CI_LABEL} over seeds" if any_ci
+                  else "one seed: no interval"),
         height=max(260, 90 + 48 * len(s)), showlegend=False, bargap=0.25))
     fig.update_yaxes(categoryorder="array", categoryarray=names[::-1])
     lo = min(0.0, float((s["mean_reward"] - s["ci95"]).min()))
@@ -185,9 +196,10 @@ def leaderboard_figure(summary) -> go.Figure:
 
 
 def reward_by_state_figure(steps: pd.DataFrame) -> go.Figure:
-    """Mean reward per step in each true state, grouped bars (one trace per policy, 95%
-    interval over seeds as error bars), with the mean expected reward of the best arm in
-    that state (the oracle) as a black tick; state columns shaded in the state's colour."""
+    """Mean reward per step in each true state, grouped bars (one trace per policy, the 95%
+    Student's t interval over seeds as error bars; none with one seed), with the mean
+    expected reward of the best arm in that state (the oracle) as a black tick; state
+    columns shaded in the state's colour."""
     title = "Mean reward per step in each true state (higher is better)"
     if steps is None or len(steps) == 0:
         return empty_figure("No steps yet: run a race first.", title)
@@ -195,7 +207,7 @@ def reward_by_state_figure(steps: pd.DataFrame) -> go.Figure:
     colors = policy_colors(labels)
     per_seed = steps.groupby(["policy", "seed", "state"], sort=False)["reward"].mean()
     agg = per_seed.groupby(level=["policy", "state"], sort=False).agg(["mean", "std", "count"])
-    agg["ci95"] = (1.96 * agg["std"] / np.sqrt(agg["count"])).fillna(0.0)
+    agg["ci95"] = ci95_halfwidth(agg["std"].to_numpy(), agg["count"].to_numpy())
     states = sorted(steps["state"].unique().tolist())
     xcat = [state_label(s) for s in states]
     n_seeds = int(agg["count"].max())
@@ -210,7 +222,8 @@ def reward_by_state_figure(steps: pd.DataFrame) -> go.Figure:
                          color="#333", thickness=1.2, width=3),
             customdata=np.stack([a["ci95"].to_numpy(), a["count"].to_numpy()], axis=1),
             hovertemplate=(f"<b>{name}</b><br>%{{x}}: mean reward %{{y:.3f}}"
-                           "<br>95% interval ± %{customdata[0]:.3f} (%{customdata[1]} seeds)"
+                           "<br>95% interval (Student's t) ± %{customdata[0]:.3f} "
+                           "(%{customdata[1]} seeds)"
                            "<extra></extra>")))
     best = steps.groupby("state")["best"].mean().reindex(states)
     fig.add_trace(dict(
@@ -225,7 +238,7 @@ def reward_by_state_figure(steps: pd.DataFrame) -> go.Figure:
                       line=dict(width=0))
     fig.update_layout(**base_layout(
         title, "true state", "mean reward per step",
-        subtitle=(f"bars: mean over {n_seeds} seeds, error bars: 95% interval over seeds; "
+        subtitle=(f"bars: mean over {n_seeds} seeds, error bars: {CI_LABEL}; "
                   "black tick: best possible" if n_seeds > 1 else
                   "1 seed; black tick: best possible"),
         barmode="group", bargap=0.2, bargroupgap=0.05))

@@ -10,8 +10,9 @@ setting leaves it at its default).
 Rows are scenarios, columns the hyperparameters that vary for at least one algorithm. In a
 panel, an algorithm whose settings vary in that hyperparameter is a line: at each value, its
 best setting among those with that value (the other hyperparameters at their best), with
-± 1 std over seeds as error bars. An algorithm that does not vary in it is a dashed
-horizontal line at its best setting, for reference.
+± 1 std over seeds as error bars (the spread of the seeds; the hover adds the half-width of
+the 95% Student's t interval of the mean, ``allseason.stats.ci95_halfwidth``). An algorithm
+that does not vary in it is a dashed horizontal line at its best setting, for reference.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..stats import ci95_halfwidth
 from .style import base_layout, empty_figure, policy_colors, policy_line, policy_name
 
 METRIC_TEXT = {  # name: (axis title, higher is better)
@@ -113,6 +115,14 @@ def sweep_figure(settings: pd.DataFrame, metric: str = "mean_reward", *, title: 
     return fig
 
 
+_CI_HOVER = " (± 1 std error bar; 95% Student's t interval ± %{customdata[2]:.4f})"
+
+
+def _ci(row, metric: str) -> float:
+    """Half-width of the 95% Student's t interval of ``row``'s mean (0 with one seed)."""
+    return ci95_halfwidth(row[f"{metric}_std"], int(row["n_seeds"]))
+
+
 def _panel(fig, rows, labels, colors, metric, higher, h, r, c, in_legend):
     col = None if h is None else f"hp.{h}"
     present = rows[col].dropna().tolist() if col in rows else []
@@ -142,9 +152,10 @@ def _panel(fig, rows, labels, colors, metric, higher, h, r, c, in_legend):
                 x=[name], y=[b[metric]], mode="markers",
                 marker=dict(color=colors[label], size=11),
                 error_y=dict(type="data", array=[b[f"{metric}_std"]], visible=True),
-                customdata=[[b["setting"], b["n_seeds"]]],
+                customdata=[[b["setting"], b["n_seeds"], _ci(b, metric)]],
                 hovertemplate=(f"<b>{name}</b><br>%{{customdata[0]}}<br>{metric} %{{y:.4f}}"
-                               "<br>seeds %{customdata[1]}<extra></extra>"), **common),
+                               f"{_CI_HOVER}<br>seeds %{{customdata[1]}}<extra></extra>"),
+                **common),
                 row=r, col=c)
             continue
         values = g[col].dropna() if col in g else pd.Series(dtype=object)
@@ -159,17 +170,17 @@ def _panel(fig, rows, labels, colors, metric, higher, h, r, c, in_legend):
                     sub = g[g[col].astype(str) == str(v)]
                 b = sub.loc[_best_index(sub, metric, higher)]
                 pts.append((float(v) if numeric else str(v), b[metric], b[f"{metric}_std"],
-                            b["setting"], b["n_seeds"]))
-            x, y, e, s, n = zip(*pts)
+                            b["setting"], b["n_seeds"], _ci(b, metric)))
+            x, y, e, s, n, ci = zip(*pts)
             fig.add_trace(go.Scatter(
                 x=list(x), y=list(y), mode="lines+markers", line=style,
                 marker=dict(size=8, color=colors[label]),
                 error_y=dict(type="data", array=list(e), visible=True, thickness=1.2,
                              width=4),
-                customdata=list(zip(s, n)),
+                customdata=list(zip(s, n, ci)),
                 hovertemplate=(f"<b>{name}</b><br>{h} = %{{x}}<br>%{{customdata[0]}}"
-                               f"<br>{metric} %{{y:.4f}}<br>seeds %{{customdata[1]}}"
-                               "<extra></extra>"), **common),
+                               f"<br>{metric} %{{y:.4f}}{_CI_HOVER}<br>seeds "
+                               "%{customdata[1]}<extra></extra>"), **common),
                 row=r, col=c)
         elif span is not None:
             b = g.loc[_best_index(g, metric, higher)]
