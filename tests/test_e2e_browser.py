@@ -13,25 +13,13 @@ playwright is missing.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import CHROMIUM, IDLE, SCREENS
 
-CHROMIUM = "/usr/bin/chromium"
-ROOT = Path(__file__).resolve().parents[1]
-SCREENS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/allseason-screens"))
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-               "--no-first-run", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync"]
 VIEWPORT = {"width": 1280, "height": 1400}
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 TIMEOUT_MS = 90_000
 
 pytestmark = [
@@ -42,57 +30,7 @@ pytestmark = [
 sync_api = pytest.importorskip("playwright.sync_api")
 
 
-# --- fixtures -------------------------------------------------------------------------------
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="session")
-def server():
-    """``streamlit run app.py`` on a free port; yields its base URL."""
-    port = _free_port()
-    exe = shutil.which("streamlit")
-    cmd = ([exe] if exe else [sys.executable, "-m", "streamlit"]) + [
-        "run", "app.py", "--server.headless", "true", "--server.port", str(port),
-        "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
-    log = open(SCREENS.parent / f"allseason-e2e-server-{port}.log", "w") \
-        if SCREENS.parent.exists() else subprocess.DEVNULL
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.read().decode().strip() == "ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start (exit code {proc.poll()})")
-            time.sleep(0.25)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        if log is not subprocess.DEVNULL:
-            log.close()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    SCREENS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
-        yield b
-        b.close()
-
-
+# --- fixtures: server and browser are conftest.py's (one each per session) ----------
 @pytest.fixture
 def page(browser):
     """A fresh browser context (a new Streamlit session) with a tall viewport."""

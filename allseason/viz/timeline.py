@@ -128,31 +128,7 @@ def pattern_timeline(pattern, height: int = 160) -> go.Figure:
                            "–%{customdata[1]:,}<br>%{customdata[2]:,} steps<extra></extra>")))
     bottom = (n_states - 0.5) if lanes else 0.5
     top = -0.5  # the y axis is reversed: state 0 on top, markers above the first lane
-    cps = pattern.change_points()
-    new = pattern.first_seen()
-    for is_new in (True, False):
-        sel = np.flatnonzero(new == is_new)
-        if not len(sel):
-            continue
-        xs = cps[sel]
-        line_x = np.column_stack([xs, xs, np.full(len(xs), np.nan)]).ravel()
-        line_y = np.tile([top, bottom, np.nan], len(xs))
-        color = "#111111" if is_new else "#777777"
-        name = "change point: new state" if is_new else "change point: return"
-        fig.add_trace(dict(type="scatter", x=line_x, y=line_y, mode="lines", hoverinfo="skip",
-                           line=dict(color=color, width=2 if is_new else 1.5,
-                                     dash="solid" if is_new else "dot"),
-                           legendgroup=name, showlegend=False, name=name))
-        seg_state = states[sel + 1]
-        verb = "first visit of" if is_new else "back to"
-        fig.add_trace(dict(
-            type="scatter", x=xs, y=np.full(len(xs), top), mode="markers", name=name,
-            legendgroup=name, cliponaxis=False,
-            marker=dict(symbol="triangle-down" if is_new else "circle-open", size=11,
-                        color=color, line=dict(width=2, color=color)),
-            customdata=np.stack([seg_state, sel + 1], axis=1),
-            hovertemplate=(f"change point %{{customdata[1]}} at step %{{x:,}}<br>{verb} "
-                           "state %{customdata[0]}<extra></extra>")))
+    add_change_points(fig, pattern, y=top, base=bottom, width=2.0)
     fig.update_layout(**base_layout("Season pattern: the true state at each step", "step",
                                     None, height=height, bargap=0.2, barmode="overlay",
                                     margin=dict(l=70, r=20, t=36, b=40)))
@@ -168,10 +144,11 @@ def pattern_timeline(pattern, height: int = 160) -> go.Figure:
     return fig
 
 
-def add_change_points(fig: go.Figure, pattern, y: float = 1.0) -> go.Figure:
-    """Mark the change points of ``pattern`` on a figure whose y axis is [0, 1]: a vertical
-    line each (solid black where a state appears for the first time, dotted grey where one
-    returns) and a marker at ``y`` (▼ new, ○ return), as in :func:`pattern_timeline`."""
+def add_change_points(fig: go.Figure, pattern, y: float = 1.0, base: float = 0.0,
+                      width: float = 1.5) -> go.Figure:
+    """Mark the change points of ``pattern``: a vertical line each from ``base`` to ``y`` in
+    data coordinates (solid black where a state appears for the first time, dotted grey where
+    one returns) and a marker at ``y`` (▼ new, ○ return) whose hover names the state."""
     cps, new = pattern.change_points(), pattern.first_seen()
     states, _, _ = segment_bounds(pattern)
     for is_new in (True, False):
@@ -183,8 +160,8 @@ def add_change_points(fig: go.Figure, pattern, y: float = 1.0) -> go.Figure:
         name = "change point: new state" if is_new else "change point: return"
         fig.add_trace(dict(type="scatter", mode="lines", hoverinfo="skip", showlegend=False,
                            x=np.column_stack([xs, xs, np.full(len(xs), np.nan)]).ravel(),
-                           y=np.tile([0, y, np.nan], len(xs)), legendgroup=name, name=name,
-                           line=dict(color=color, width=1.5 if is_new else 1,
+                           y=np.tile([base, y, np.nan], len(xs)), legendgroup=name, name=name,
+                           line=dict(color=color, width=width if is_new else width - 0.5,
                                      dash="solid" if is_new else "dot")))
         verb = "first visit of" if is_new else "back to"
         fig.add_trace(dict(
