@@ -15,6 +15,7 @@ with views.guard("the race"):
     st.markdown(views.scenario_line(scenario))
     st.page_link("pages/1_Pattern_builder.py", label="Change the scenario", icon=":material/calendar_month:")
     race, clicked = forms.race_settings()
+    forms.race_upload()
     autorun = st.session_state.pop(state.AUTORUN, False)
     slots = views.race_slots()
     if race is not None:

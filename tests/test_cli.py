@@ -75,3 +75,18 @@ def test_help_everywhere():
         p = _run(*args)
         assert p.returncode == 0 and "usage" in p.stdout
     assert "paper-synthetic" in _run("patterns").stdout
+
+
+def test_kernel_load_reported_apart_and_json_stays_pure():
+    """numba's one-time kernel load is paid before timing and reported on its own line; with
+    --json the output is JSON and nothing else."""
+    args = ["run", "--pattern", "regular", "--horizon", "300", "--seeds", "1",
+            "--policies", "allseason-sw,lints"]
+    p = _run(*args)
+    assert p.returncode == 0, p.stderr
+    line = [x for x in p.stdout.splitlines() if x.startswith("compiled kernels loaded in")]
+    assert len(line) == 1 and line[0].endswith("s (not counted above)"), p.stdout
+    p = _run(*args, "--json")
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)  # the whole of stdout parses
+    assert set(out) == {"allseason-sw", "lints"} and "compiled kernels" not in p.stdout

@@ -203,3 +203,96 @@ def test_what_the_user_sent_is_shown_as_text_not_markdown():
     assert found and found[0].startswith(r"\[click\](http://x)\_\$1\$.csv"), errors(at)
     assert r"\`\$x\$\`" in found[0]
     assert_kept(at)
+
+
+# --- the Race page: a downloaded race JSON sent back ----------------------------------------
+RACE_PAGE = "pages/2_Race.py"
+TINY = api.Scenario(segments=((0, 120), (1, 80)), d=2, n_arms=3, sigma2=0.2, batch_size=5,
+                    seed=5, preset="custom")
+
+
+def open_race_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page(RACE_PAGE)
+    at.run()
+    assert_clean(at)
+    return at
+
+
+def upload_race(at: AppTest, name: str, data: bytes | str) -> None:
+    if isinstance(data, str):
+        data = data.encode()
+    at.file_uploader(key="race_upload").set_value((name, data, "application/json"))
+    at.run()
+
+
+def test_race_json_round_trip():
+    # a race set on one session's Race page and run: its "Race JSON" (the run's key) ...
+    sender = open_race_page()
+    sender.session_state[state.SCENARIO] = TINY
+    sender.run()
+    sender.multiselect(key="race_policies").set_value(["allseason-sw", "sw-lints", "bob"])
+    sender.slider(key="race_seeds").set_value(2)
+    sender.run()
+    sender.number_input(key="hp_sw-lints_tau").set_value(40)
+    sender.run()
+    sender.button(key="race_run").click()
+    sender.run()
+    assert_clean(sender)
+    text = sender.session_state[state.LAST_RACE]
+    sent = api.Race.from_dict(json.loads(text))
+    assert sent.scenario == TINY and sent.n_seeds == 2
+    # ... uploaded in a fresh session gives the same settings, and the same race
+    at = open_race_page()
+    upload_race(at, "race.json", text)
+    assert_clean(at)
+    assert not errors(at), errors(at)
+    assert any("Loaded race.json" in s.value for s in at.success)
+    assert at.session_state[state.SCENARIO] == TINY
+    assert at.multiselect(key="race_policies").value == ["allseason-sw", "sw-lints", "bob"]
+    assert at.slider(key="race_seeds").value == 2
+    assert at.number_input(key="hp_sw-lints_tau").value == 40
+    assert state.race_to_query(at.session_state[state.RACE_CHOICE])["sw-lints.tau"] == "40"
+    # the same race: served from the cache, no need to run it again
+    assert any("cache" in s.value.lower() or "computed" in s.value.lower()
+               for s in at.success), [s.value for s in at.success]
+
+
+def _race_json(**changes) -> str:
+    data = api.Race(TINY, api.policy_specs(["lints", "sw-lints"]), 2).to_dict()
+    data.update(changes)
+    return json.dumps(data)
+
+
+@pytest.mark.parametrize("data, needle", [
+    ("{not json", "is not JSON"),
+    ("[1, 2]", "must be a JSON object"),
+    (_race_json(n_seeds=0), "Seeds: must be between 1"),
+    (_race_json(n_seeds=50), "Seeds"),
+    (_race_json(policies=[{"name": "nope"}]), "nope"),
+    (_race_json(policies=[{"name": "lints"}, {"name": "lints", "label": "lints-2"}]),
+     "two contestants of the policy lints"),
+    (_race_json(policies=[{"name": "lints", "label": "my lints"}]),
+     "labelled differently"),
+    (_race_json(policies=[{"name": "lints", "params": {"sigma2": 5.0}}]),
+     "scenario's sigma2"),
+])
+def test_race_json_bad_file_is_reported_and_settings_kept(data, needle):
+    at = open_race_page()
+    before = dict(at.session_state[state.RACE_CHOICE])
+    upload_race(at, "race.json", data)
+    assert_clean(at)
+    found = [e for e in errors(at) if "was not loaded" in e]
+    assert found and needle in found[0], errors(at)
+    assert at.session_state[state.RACE_CHOICE] == before
+    assert at.session_state[state.SCENARIO] == api.Scenario()
+
+
+def test_race_json_oversized_file_is_refused():
+    at = open_race_page()
+    upload_race(at, "big.json", " " * (api.MAX_INPUT_BYTES + 1) + "{}")
+    assert_clean(at)
+    found = [e for e in errors(at) if "was not loaded" in e]
+    assert found and "at most" in found[0] and "1 MB" in found[0], errors(at)
+    assert at.session_state[state.SCENARIO] == api.Scenario()

@@ -398,6 +398,8 @@ def race_settings() -> tuple[api.Race | None, bool]:
                  + "\n".join(f"- **{_policy_label(n)}** (`{n}`): {POLICY_HELP.get(n, '')}"
                              for n in api.policy_names()))
         policies_error = st.empty()
+        for message in state.link_race_errors():
+            st.error(message, icon=":material/link_off:")
     with c2:
         n_seeds = st.slider("Seeds", 1, lim["n_seeds"], key="race_seeds",
                             help="Independent repetitions; bands and intervals are over seeds.")
@@ -447,6 +449,7 @@ def race_settings() -> tuple[api.Race | None, bool]:
     new_choice = {"policies": list(names), "n_seeds": int(n_seeds),
                   "params": {**choice["params"], **valid}}
     state.set_race_choice(new_choice)
+    state.sync_url()  # the link holds the race settings too
     if bad:
         return None, run
     try:
@@ -455,3 +458,97 @@ def race_settings() -> tuple[api.Race | None, bool]:
         target = seeds_error if e.field == "n_seeds" else policies_error
         _errors_here(target, [state.explain(e)])
         return None, run
+
+
+# --- a race JSON sent back ------------------------------------------------------------------
+RACE_UPLOAD = "race_upload"
+
+
+def race_as_choice(race: api.Race) -> dict:
+    """The Race page's settings for ``race``; SpecError("race", ...) if the form cannot show
+    it: the form has one contestant per policy, named by the policy, and every policy
+    takes the scenario's σ² (and horizon)."""
+    names = [p.name for p in race.policies]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise api.SpecError("race", f"it has two contestants of the policy {twice[0]}; the "
+                                    f"Race page runs each policy once. Run this race with "
+                                    f"the Python API: api.Race.from_dict(json.load(file))")
+    params = {}
+    sc = race.scenario
+    for p in race.policies:
+        if p.label != p.name:
+            raise api.SpecError("race", f"its contestant “{p.label[:40]}” is labelled "
+                                        f"differently from its policy {p.name}; the Race "
+                                        f"page names each contestant by its policy. Rename "
+                                        f"it to “{p.name}”, or use the Python API")
+        given = dict(p.params)
+        for auto, value in (("sigma2", sc.sigma2), ("horizon", sc.horizon)):
+            if auto in given and (mine := given.pop(auto)) != value:
+                raise api.SpecError("race", f"{p.name} has {auto} = {mine}, but here "
+                                            f"every policy takes the scenario's {auto} "
+                                            f"({value}); use the Python API")
+        defaults = {k: v for k, v in api.hyperparameters(p.name).items()
+                    if k not in AUTO_PARAMS and v is not None}
+        extra = sorted(set(given) - set(state.policy_defaults(p.name)))
+        if extra:
+            raise api.SpecError("race", f"{p.name} sets {extra[0]}, which the Race page "
+                                        f"does not offer; use the Python API")
+        params[p.name] = {k: given.get(k, defaults.get(k))
+                          for k in state.policy_defaults(p.name) if k not in AUTO_PARAMS}
+    return {"policies": names, "n_seeds": race.n_seeds, "params": params}
+
+
+def _on_race_upload() -> None:
+    """file_uploader callback: a valid race JSON becomes the scenario and race settings."""
+    import json
+
+    ss = st.session_state
+    up = ss.get(RACE_UPLOAD)
+    ss.pop("race_upload_error", None)
+    if up is None:
+        return
+    name = str(up.name)[-80:]
+    failed = f"{name} was not loaded; the settings were not changed."
+    try:
+        if up.size > api.MAX_INPUT_BYTES:
+            raise api.SpecError("file", f"is {up.size:,} bytes; at most "
+                                        f"{api.MAX_INPUT_BYTES:,} bytes (1 MB)")
+        try:
+            data = json.loads(up.getvalue().decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise api.SpecError("file", f"is not JSON text ({str(e)[:80]})") from None
+        race = api.Race.from_dict(data)
+        sc = state.check_app_limits(race.scenario)
+        choice = race_as_choice(race)
+        state.race(choice, sc)  # this app's limits on seeds, policies and work
+    except api.SpecError as e:
+        ss["race_upload_error"] = _literal(f"{failed} {state.explain(e)}.")
+        return
+    except Exception as e:  # noqa: BLE001 - never a traceback for a file a user sends
+        ss["race_upload_error"] = _literal(f"{failed} ({type(e).__name__}: {str(e)[:120]})")
+        return
+    for key in [k for k in ss if str(k).startswith(("race_policies", "race_seeds", "hp_"))]:
+        del ss[key]
+    state.set_race_choice(choice)
+    state.set_scenario(sc)
+    ss["pb_reseed"] = True  # the Pattern builder's inputs follow the new scenario
+    ss["race_upload_ok"] = _literal(f"Loaded {name}: {len(choice['policies'])} policies, "
+                                    f"{choice['n_seeds']} seeds, and its scenario.")
+
+
+def race_upload() -> None:
+    """Upload a race JSON (the "Race JSON" download) to set the scenario and the race."""
+    ss = st.session_state
+    error, ok = ss.get("race_upload_error"), ss.pop("race_upload_ok", None)
+    with st.expander("Load a race (JSON)", icon=":material/upload:",
+                     expanded=bool(error or ok)):
+        st.file_uploader("A race JSON saved with the **Race JSON** button, at most 1 MB",
+                         type=["json"], key=RACE_UPLOAD, on_change=_on_race_upload,
+                         help="It sets the scenario, the policies, their hyperparameters "
+                              "and the number of seeds; then press ▶ Run race (a race "
+                              "already computed on this server is shown at once).")
+        if error:
+            st.error(error, icon=":material/error:")
+        elif ok:
+            st.success(ok, icon=":material/check_circle:")

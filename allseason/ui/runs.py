@@ -12,7 +12,15 @@ Shared server: at most ``MAX_CONCURRENT`` races compute at once in the process (
 the others wait for a slot, and say so), which bounds the memory of races in flight.
 
 Streaming: :func:`stream_race` iterates ``api.iter_race`` and, after each chunk, redraws the
-progress bar and (at most every ``REDRAW_SECONDS``) the live charts from the partial result.
+progress bar and (at most every ``REDRAW_SECONDS``, the first time once the race has run that
+long, and only while the race has at least that long left to run: a chart replaced at once by
+the final one helps nobody) the live charts from the partial result, sampled to
+``LIVE_POINTS`` steps per curve.
+
+Warm-up: :func:`warm_up` starts, once per process, a background thread that loads the compiled
+kernels and does once what a fresh process pays on its first race (pandas tables, Plotly
+figures and their JSON), so ``streamlit run app.py`` alone is warm for the first visitor;
+pages call it through ``views.page``, and a race waits for it before computing.
 """
 
 from __future__ import annotations
@@ -38,7 +46,8 @@ log = logging.getLogger("allseason.ui")
 MAX_ENTRIES = 8
 MAX_BYTES = 1_500_000_000
 MAX_CONCURRENT = 2
-REDRAW_SECONDS = 0.35
+REDRAW_SECONDS = 0.5  # live charts: at most this often, the first time after this long
+LIVE_POINTS = 300  # steps per live curve (exact cumulative values at the sampled steps)
 N_UPDATES = 20  # chunks per race, so the progress bar moves smoothly
 
 
@@ -143,6 +152,52 @@ def compute_slot(bar=None):
         slots.release()
 
 
+def _warm() -> None:
+    """Everything a fresh process pays once on its first race, on a tiny race: the kernels,
+    the tables (``to_frames``' first call costs seconds), the race figures and their JSON."""
+    t0 = time.perf_counter()
+    try:
+        kernels = api.warm_up()
+        from allseason.viz import inside
+        from allseason.viz import race as vrace
+
+        sc = api.Scenario(segments=((0, 20), (1, 20)), batch_size=(1, 3), preset="custom")
+        result = api.run_race(api.Race(sc, api.default_specs(), 2))
+        frames = result.to_frames()
+        steps, summary = frames["steps"], frames["summary"]
+        figures = [vrace.cumulative_figure(steps, sc.pattern, m) for m in ("reward", "regret")]
+        figures += [vrace.cumulative_figure(partial_steps(result), sc.pattern, "reward",
+                                            max_points=LIVE_POINTS),
+                    vrace.leaderboard_figure(summary), vrace.reward_by_state_figure(steps),
+                    inside.top_weight_figure(frames["weights"], sc.pattern, seed=0,
+                                             policy=frames["weights"]["policy"].iloc[0])]
+        vrace.leaderboard_table(summary)
+        for fig in figures:
+            fig.to_json()
+        RaceRun("warm-up", api.Race(sc, api.default_specs(), 2), result, frames)
+        log.info("warm-up done in %.2f s (kernels %.2f s)", time.perf_counter() - t0, kernels)
+    except Exception:  # noqa: BLE001 - a failed warm-up only costs the first race some time
+        log.exception("warm-up failed")
+
+
+@st.cache_resource(show_spinner=False)
+def _warm_thread() -> threading.Thread:
+    thread = threading.Thread(target=_warm, name="allseason-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def warm_up(wait: bool = False, bar=None) -> None:
+    """Start the process's warm-up (once per process, in the background); with ``wait``,
+    until it has finished (saying so in the progress ``bar``, if any)."""
+    thread = _warm_thread()
+    if wait and thread.is_alive():
+        if bar is not None:
+            bar.progress(0.0, text="Getting ready: loading the compiled kernels (once per "
+                                   "server)…")
+        thread.join()
+
+
 def key_of(race: api.Race) -> str:
     return race.to_json()
 
@@ -164,6 +219,7 @@ def run_race(race: api.Race) -> RaceRun:
         with compute_slot():
             run = cached(race)  # another session may have run it while we waited
             if run is None:
+                warm_up(wait=True)
                 t0 = time.perf_counter()
                 result = api.run_race(race)
                 run = _finish(race, result, time.perf_counter() - t0)
@@ -191,14 +247,26 @@ def last_run() -> RaceRun | None:
     return run
 
 
-def partial_steps(result: api.RaceResult) -> pd.DataFrame:
-    """The steps table of a race still running (only the columns the live charts use)."""
+def partial_steps(result: api.RaceResult, max_points: int | None = None) -> pd.DataFrame:
+    """The steps table of a race still running (only the columns the live charts use).
+
+    With ``max_points``, at most that many rows per (policy, seed), at the same sampled steps
+    for every trace (the last step done included): ``reward``, ``best`` and ``regret`` then
+    hold the sums since the previous sampled step, so their cumulative sums are exact at the
+    sampled steps (what the live cumulative charts draw) at a fraction of the rows."""
     parts = []
     for (label, k), t in result.traces.items():
         n = t.n_done
-        parts.append(pd.DataFrame({"policy": label, "seed": k, "step": np.arange(n),
-                                   "state": t.state[:n], "reward": t.reward[:n],
-                                   "best": t.best[:n], "regret": t.regret}))
+        cols = {"reward": t.reward[:n], "best": t.best[:n], "regret": np.asarray(t.regret)}
+        step, state = np.arange(n), t.state[:n]
+        if max_points is not None and n > max_points:
+            idx = np.unique(np.linspace(0, n - 1, max_points).round().astype(np.int64))
+            for name, v in cols.items():
+                cum = np.cumsum(v, dtype=np.float64)[idx]
+                cols[name] = np.diff(cum, prepend=0.0)
+            step, state = idx, state[idx]
+        parts.append(pd.DataFrame({"policy": label, "seed": k, "step": step,
+                                   "state": state, **cols}))
     return pd.concat(parts, ignore_index=True)
 
 
@@ -207,7 +275,6 @@ def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:
     the live charts through ``on_update(slots, steps, summary, tick)``; return the stored run."""
     horizon = race.scenario.horizon
     chunk = max(250, -(-horizon // N_UPDATES))
-    last_draw = -1.0
     tick = 0
     progress = None
     compute = 0.0
@@ -218,7 +285,8 @@ def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:
         if done is not None:
             bar.progress(1.0, text="Done: the same race had just been run in another session")
             return done
-        t0 = time.perf_counter()
+        warm_up(wait=True, bar=bar)
+        t0 = last_draw = time.perf_counter()
         for progress in api.iter_race(race, chunk_size=chunk):
             now = time.perf_counter()
             compute = now - t0
@@ -226,9 +294,11 @@ def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:
                 f"Running… {progress.done:,} of {horizon:,} steps ({now - t0:.1f} s)"
                 if progress.done < horizon else
                 f"Finishing: building the tables ({now - t0:.1f} s)"))
-            if on_update and (tick == 0 or now - last_draw >= REDRAW_SECONDS) \
-                    and progress.done < horizon:
-                on_update(slots, partial_steps(progress.result), progress.result.summary(), tick)
+            # a live chart only when it would stay up a while (the race not about to end)
+            left = (now - t0) * (horizon - progress.done) / max(progress.done, 1)
+            if on_update and now - last_draw >= REDRAW_SECONDS and left >= REDRAW_SECONDS:
+                on_update(slots, partial_steps(progress.result, LIVE_POINTS),
+                          progress.result.summary(), tick)
                 last_draw = time.perf_counter()
             tick += 1
         seconds = time.perf_counter() - t0
@@ -341,7 +411,7 @@ def recall_verdict(recall: pd.DataFrame) -> str:
     return text
 
 
-__all__ = ["RaceRun", "ResultStore", "store", "compute_slot", "measure_bytes", "MAX_CONCURRENT", "cached", "run_race", "stream_race",
+__all__ = ["RaceRun", "ResultStore", "store", "compute_slot", "measure_bytes", "MAX_CONCURRENT", "cached", "run_race", "stream_race", "warm_up",
            "partial_steps", "remember", "last_run", "weighting_pair", "weighting_table",
            "posterior_history",
            "recall_verdict", "key_of"]

@@ -17,6 +17,7 @@ checked on its own, so one bad value is reported by name and the others still ap
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import streamlit as st
@@ -36,6 +37,15 @@ APP_LIMITS = dict(
 )
 
 SCENARIO_FIELDS = api.QUERY_FIELDS  # the parameters of a link
+# The race settings in a link: ``policies=lints,sw-lints``, ``n_seeds=3`` and one
+# ``<policy>.<hyperparameter>=value`` per hyperparameter that differs from its default;
+# each is written only when it differs from the default race, to keep links short.
+RACE_FIELDS = ("policies", "n_seeds")
+# Inside All-Season's view, contestant and seed (written by that page only).
+INSIDE_FIELDS = ("view", "contestant", "inside_seed")
+LINK_RACE_ERRORS = "link_race_errors"   # (messages, the choice they were about)
+LINK_INSIDE = "link_inside"             # Inside's settings from the link, not applied yet
+AUTO_PARAMS = ("sigma2", "horizon")     # set from the scenario, never in a link
 
 LABELS = {
     "preset": "Preset", "segments": "Segments", "horizon": "Horizon", "n_states":
@@ -121,8 +131,9 @@ def _link_message(r: api.Rejected) -> str:
     if r.param is None:
         return f"Link: {explain(r.error)}. The pattern was not changed."
     if r.param not in SCENARIO_FIELDS:
+        known = SCENARIO_FIELDS + RACE_FIELDS + INSIDE_FIELDS + ("<policy>.<hyperparameter>",)
         return (f"Link parameter “{_cut(r.param, 40)}” is not known and was ignored "
-                f"(known: {', '.join(SCENARIO_FIELDS)}).")
+                f"(known: {', '.join(known)}).")
     return f"Link parameter “{r.param}={_cut(r.value)}”: {explain(r.error)}"
 
 
@@ -139,18 +150,154 @@ def scenario_from_query(query: Mapping[str, str],
     return sc, [_link_message(r) for r in rejected]
 
 
+# --- the race settings and Inside's view in a link --------------------------------------------
+def _is_race_param(key: str) -> bool:
+    return key in RACE_FIELDS or ("." in key and key.split(".", 1)[0] in api.policy_names())
+
+
+def race_to_query(choice: dict) -> dict[str, str]:
+    """Link parameters for the race settings that differ from the default race."""
+    default = default_choice()
+    out: dict[str, str] = {}
+    if list(choice["policies"]) != default["policies"]:
+        out["policies"] = ",".join(choice["policies"])
+    if choice["n_seeds"] != default["n_seeds"]:
+        out["n_seeds"] = str(choice["n_seeds"])
+    for name in choice["policies"]:
+        defaults = policy_defaults(name)
+        for param, value in sorted(choice["params"].get(name, {}).items()):
+            if param in AUTO_PARAMS or param not in defaults or value is None:
+                continue
+            default_value = defaults[param]
+            if value == default_value and \
+                    isinstance(value, bool) == isinstance(default_value, bool):
+                continue
+            out[f"{name}.{param}"] = str(value).lower() if isinstance(value, bool) \
+                else str(value)
+    return out
+
+
+def _param_value(text: str, default):
+    """A hyperparameter's link text as the type of its default; ValueError if it is not."""
+    text = str(text).strip()
+    if isinstance(default, bool):
+        if text.lower() not in ("true", "false", "1", "0"):
+            raise ValueError("must be true or false")
+        return text.lower() in ("true", "1")
+    if isinstance(default, int):
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"must be a whole number, got “{_cut(text, 30)}”") from None
+    if isinstance(default, float):
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(f"must be a number, got “{_cut(text, 30)}”") from None
+        if not math.isfinite(value):
+            raise ValueError(f"must be a finite number, got “{_cut(text, 30)}”")
+        return value
+    return text
+
+
+def race_from_query(query: Mapping[str, str]) -> tuple[dict, list[str]]:
+    """The race settings a link asks for, each parameter checked on its own: a bad one is
+    reported by name and left out, the others apply (over the default race)."""
+    choice = default_choice()
+    errors: list[str] = []
+    lim = APP_LIMITS
+    if "policies" in query:
+        raw = str(query["policies"])
+        names = [n.strip() for n in raw.split(",") if n.strip()]
+        known = [n for n in names if n in api.policy_names()]
+        unknown = [n for n in names if n not in api.policy_names()]
+        known = list(dict.fromkeys(known))
+        if unknown:
+            errors.append(f"Link parameter “policies={_cut(raw)}”: unknown polic"
+                          f"{'y' if len(unknown) == 1 else 'ies'} "
+                          f"{', '.join('“' + _cut(n, 30) + '”' for n in unknown[:5])} left "
+                          f"out (known: {', '.join(api.policy_names())}).")
+        if len(known) > lim["n_policies"]:
+            errors.append(f"Link parameter “policies”: at most {lim['n_policies']} policies "
+                          f"in this app; the default race's policies are used.")
+        elif known:
+            choice["policies"] = known
+        elif not unknown:
+            errors.append("Link parameter “policies”: empty; the default race's policies "
+                          "are used.")
+        else:
+            errors.append("Link parameter “policies”: no known policy; the default race's "
+                          "policies are used.")
+    for name in choice["policies"]:
+        choice["params"].setdefault(name, policy_defaults(name))
+    if "n_seeds" in query:
+        raw = str(query["n_seeds"]).strip()
+        try:
+            n = int(raw)
+            if not 1 <= n <= lim["n_seeds"]:
+                raise ValueError
+            choice["n_seeds"] = n
+        except ValueError:
+            errors.append(f"Link parameter “n_seeds={_cut(raw, 30)}”: Seeds: a whole number "
+                          f"between 1 and {lim['n_seeds']} in this app; "
+                          f"{choice['n_seeds']} is used.")
+    for key in sorted(k for k in query if "." in k and k.split(".", 1)[0] in api.policy_names()):
+        name, param = key.split(".", 1)
+        raw = query[key]
+        where = f"Link parameter “{_cut(key, 40)}={_cut(raw, 30)}”"
+        defaults = policy_defaults(name)
+        if name not in choice["policies"]:
+            errors.append(f"{where}: {name} is not among the race's policies; ignored.")
+            continue
+        if param not in defaults or param in AUTO_PARAMS:
+            takes = ", ".join(p for p in defaults if p not in AUTO_PARAMS) or "none"
+            errors.append(f"{where}: {name} has no hyperparameter “{_cut(param, 30)}” here "
+                          f"(it takes {takes}); ignored.")
+            continue
+        try:
+            value = _param_value(raw, defaults[param])
+            params = {**choice["params"][name], param: value}
+            api.PolicySpec(name, params)
+        except ValueError as e:  # SpecError is a ValueError
+            msg = explain(e) if isinstance(e, api.SpecError) else f"{name}, {param}: {e}"
+            errors.append(f"{where}: {msg}; the default {defaults[param]} is used.")
+            continue
+        choice["params"][name] = params
+    try:
+        race(choice, scenario_if_set())
+    except api.SpecError as e:
+        errors.append(f"Link: {explain(e)}; the default race's number of seeds is used.")
+        choice["n_seeds"] = default_choice()["n_seeds"]
+    return choice, errors
+
+
+def scenario_if_set() -> api.Scenario:
+    return st.session_state.get(SCENARIO) or api.Scenario()
+
+
 # --- the scenario ---------------------------------------------------------------------------
 def scenario() -> api.Scenario:
-    """The session's scenario; on the first page a session opens, read from the link."""
+    """The session's scenario; on the first page a session opens, read from the link (with
+    the race settings and Inside All-Season's view, which are kept for their pages)."""
     ss = st.session_state
     if SCENARIO not in ss:
         query = st.query_params.to_dict()
         if query:
-            sc, errors = scenario_from_query(query)
+            scen_q = {k: v for k, v in query.items()
+                      if not _is_race_param(k) and k not in INSIDE_FIELDS}
+            sc, errors = scenario_from_query(scen_q)
             ss[URL_ERRORS] = errors
+            ss[SCENARIO] = sc
+            if any(_is_race_param(k) for k in query) and RACE_CHOICE not in ss:
+                choice, race_errors = race_from_query(query)
+                ss[RACE_CHOICE] = choice
+                if race_errors:
+                    ss[LINK_RACE_ERRORS] = (race_errors, choice)
+            inside = {k: query[k] for k in INSIDE_FIELDS if k in query}
+            if inside:
+                ss[LINK_INSIDE] = inside
         else:
-            sc = api.Scenario()
-        ss[SCENARIO] = sc
+            ss[SCENARIO] = api.Scenario()
     return ss[SCENARIO]
 
 
@@ -163,11 +310,24 @@ def set_scenario(sc: api.Scenario) -> None:
     sync_url()
 
 
-def sync_url() -> None:
-    """Write the current scenario to the page URL (pages are left with a clean URL)."""
-    want = scenario_to_query(scenario())
+def sync_url(extra: Mapping[str, str] | None = None) -> None:
+    """Write the current scenario and race settings (and ``extra``, a page's own settings)
+    to the page URL; pages are left with a clean URL."""
+    want = {**scenario_to_query(scenario()), **race_to_query(race_choice()), **(extra or {})}
     if st.query_params.to_dict() != want:
         st.query_params.from_dict(want)
+
+
+def link_race_errors() -> list[str]:
+    """Messages about the race settings of the link, while those settings are in force."""
+    found = st.session_state.get(LINK_RACE_ERRORS)
+    if not found:
+        return []
+    messages, choice = found
+    if race_choice() != choice:
+        st.session_state.pop(LINK_RACE_ERRORS, None)
+        return []
+    return list(messages)
 
 
 def url_errors() -> list[str]:
@@ -199,6 +359,7 @@ def policy_defaults(name: str) -> dict:
 
 def race_choice() -> dict:
     ss = st.session_state
+    scenario()  # a session's first page reads the link (race settings included) first
     if RACE_CHOICE not in ss:
         ss[RACE_CHOICE] = default_choice()
     return ss[RACE_CHOICE]

@@ -1,0 +1,181 @@
+"""Where people wait in the app: click→done times in a real browser (Debian chromium).
+
+    .venv/bin/python benchmarks/bench_app.py [--repeat 3]
+
+Measures, each ``--repeat`` times, median printed and written to ``$SCREENSHOT_DIR/bench_app.json``:
+
+* **home_run**: Home's "Run the paper's synthetic experiment", click→done (race finished, every
+  figure drawn, script idle). A fresh server per repeat (``streamlit run app.py`` alone, the
+  first page load is the first visitor's), so nothing is cached.
+* **race_default**: the Race page, a new session opened with ``?seed=N`` (N new each time, so
+  the race is not a cache hit), "Run race" click→done. The default race otherwise: 7 policies
+  × 5 seeds × 10,000 steps.
+* **inside_first_figure**: after that race, the sidebar link to Inside All-Season, click→its
+  first figure drawn.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+SCREENS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/allseason-screens"))
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+               "--no-first-run", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync"]
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+CHART = '[data-testid="stPlotlyChart"]'
+TIMEOUT_MS = 60_000
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """``streamlit run app.py`` on a free port of 127.0.0.1 (as tests/conftest.py starts it)."""
+
+    def __enter__(self) -> str:
+        SCREENS.mkdir(parents=True, exist_ok=True)
+        port = free_port()
+        cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+               "--server.port", str(port), "--server.address", "127.0.0.1",
+               "--browser.gatherUsageStats", "false"]
+        self.log = open(SCREENS / f"bench-server-{port}.log", "w")
+        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        try:
+            while True:
+                try:
+                    with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                        if r.read().decode().strip() == "ok":
+                            return url
+                except OSError:
+                    pass
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"streamlit did not start (exit {self.proc.poll()})")
+                time.sleep(0.25)
+        except BaseException:  # interrupted or failed while starting: leave no server behind
+            self.__exit__()
+            raise
+
+    def __exit__(self, *exc) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+def wait_idle(pg) -> None:
+    pg.wait_for_selector("h1")
+    pg.wait_for_timeout(250)
+    pg.wait_for_selector(IDLE)
+    pg.wait_for_timeout(600)
+
+
+def new_page(browser):
+    context = browser.new_context(viewport={"width": 1280, "height": 1400})
+    pg = context.new_page()
+    pg.set_default_timeout(TIMEOUT_MS)
+    return context, pg
+
+
+def race_done(pg) -> None:
+    """Until the race has finished and its last figure is drawn, script idle."""
+    pg.get_by_text("Done:", exact=False).first.wait_for()
+    pg.locator(".gtitle", has_text="each true state").first.wait_for()
+    pg.wait_for_selector(IDLE)
+
+
+def home_run(browser) -> float:
+    with Server() as url:
+        context, pg = new_page(browser)
+        try:
+            pg.goto(url)
+            wait_idle(pg)
+            pg.locator(CHART).first.wait_for()
+            button = pg.get_by_role("button", name="Run the paper's synthetic experiment")
+            t0 = time.perf_counter()
+            button.click()
+            race_done(pg)
+            return time.perf_counter() - t0
+        finally:
+            context.close()
+
+
+def race_and_inside(browser, url: str, seed: int) -> tuple[float, float]:
+    context, pg = new_page(browser)
+    try:
+        pg.goto(f"{url}/Race?seed={seed}")
+        wait_idle(pg)
+        t0 = time.perf_counter()
+        pg.get_by_role("button", name="Run race").click()
+        race_done(pg)
+        race = time.perf_counter() - t0
+        wait_idle(pg)
+        t0 = time.perf_counter()
+        pg.locator('[data-testid="stSidebar"] a[href$="Inside_All-Season"]').first.click()
+        pg.wait_for_selector("h1:has-text('Inside All-Season')")
+        pg.locator(f'{CHART} .main-svg').first.wait_for()
+        inside = time.perf_counter() - t0
+        wait_idle(pg)
+        return race, inside
+    finally:
+        context.close()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--label", default="", help="stored with the numbers (e.g. before/after)")
+    args = ap.parse_args(argv)
+    times: dict[str, list[float]] = {"home_run": [], "race_default": [],
+                                     "inside_first_figure": []}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+        try:
+            for _ in range(args.repeat):
+                times["home_run"].append(home_run(browser))
+            with Server() as url:
+                # a first visitor loads the Race page once (as anyone would before running)
+                context, pg = new_page(browser)
+                pg.goto(f"{url}/Race")
+                wait_idle(pg)
+                context.close()
+                for i in range(args.repeat):
+                    race, inside = race_and_inside(browser, url, seed=101 + i)
+                    times["race_default"].append(race)
+                    times["inside_first_figure"].append(inside)
+        finally:
+            browser.close()
+    out = {"label": args.label, "cores": os.cpu_count(), "repeat": args.repeat,
+           "median_s": {k: round(statistics.median(v), 2) for k, v in times.items()},
+           "runs_s": {k: [round(x, 2) for x in v] for k, v in times.items()}}
+    SCREENS.mkdir(parents=True, exist_ok=True)
+    path = SCREENS / "bench_app.json"
+    path.write_text(json.dumps(out, indent=2))
+    for k, v in out["median_s"].items():
+        print(f"{k:<22} median {v:6.2f} s   runs {out['runs_s'][k]}")
+    print(f"written to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
