@@ -67,6 +67,17 @@ def server():
         log.close()
 
 
+@pytest.fixture
+def page(browser, request):
+    """A fresh browser context (a new Streamlit session) of the test module's ``VIEWPORT``,
+    with its ``TIMEOUT_MS`` as the default timeout."""
+    context = browser.new_context(viewport=request.module.VIEWPORT)
+    pg = context.new_page()
+    pg.set_default_timeout(request.module.TIMEOUT_MS)
+    yield pg
+    context.close()
+
+
 @pytest.fixture(scope="session")
 def browser():
     """One headless Debian chromium for the session, driven by Playwright's sync API (one

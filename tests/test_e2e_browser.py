@@ -30,15 +30,8 @@ pytestmark = [
 sync_api = pytest.importorskip("playwright.sync_api")
 
 
-# --- fixtures: server and browser are conftest.py's (one each per session) ----------
-@pytest.fixture
-def page(browser):
-    """A fresh browser context (a new Streamlit session) with a tall viewport."""
-    context = browser.new_context(viewport=VIEWPORT)
-    pg = context.new_page()
-    pg.set_default_timeout(TIMEOUT_MS)
-    yield pg
-    context.close()
+# fixtures: conftest.py's server and browser (one each per session) and page (a new session
+# at this module's VIEWPORT)
 
 
 # --- helpers --------------------------------------------------------------------------------
