@@ -403,13 +403,6 @@ def prebuild(race_key: str) -> bool:
     return True
 
 
-def alt_text(s: Step) -> str:
-    """The figure's text alternative (screen readers): its title and the caption."""
-    title = s.figure.layout.title.text or ""
-    text = f"{title}. {s.caption}" if title else s.caption
-    return re.sub(r"<[^>]+>|\\(?=\S)", "", text)
-
-
 # --- the page ---------------------------------------------------------------------------------
 def heading(k: int) -> str:
     return f"Step {k} of {N_STEPS} · {STEPS[k - 1][1]}"
@@ -446,7 +439,7 @@ def show() -> None:
         s = step(k)
     text_col, fig_col = st.columns([1.2, 2.5], gap="medium")
     with fig_col:
-        st.plotly_chart(s.figure, key=f"tour_fig_{k}", alt=alt_text(s), config={
+        st.plotly_chart(s.figure, key=f"tour_fig_{k}", alt=views.alt_text(s.figure, s.caption), config={
             **views.PLOTLY_CONFIG, "toImageButtonOptions": {
                 **views.PLOTLY_CONFIG["toImageButtonOptions"], "filename": s.name}})
     with text_col:
@@ -463,5 +456,5 @@ def show() -> None:
 
 
 __all__ = ["STEPS", "N_STEPS", "QUERY", "Step", "parse_step", "go_to", "facts", "race_facts",
-           "real_facts", "build", "step", "prebuild", "alt_text", "heading", "page_frame",
+           "real_facts", "build", "step", "prebuild", "heading", "page_frame",
            "show", "race_run", "warm_up", "md_escape"]

@@ -82,7 +82,7 @@ def alt_text(fig, caption: str = "") -> str:
              title.subtitle.text if title and title.subtitle and title.subtitle.text else "",
              caption]
     text = ". ".join(p.strip().rstrip(".") for p in parts if p and p.strip())
-    return re.sub(r"<[^>]+>", "", text)[:1000] or "chart"
+    return re.sub(r"<[^>]+>|\\(?=\S)", "", text)[:1000] or "chart"  # no HTML, no \* escapes
 
 
 def chart(fig, caption: str, name: str, key: str, *, container=None) -> None:
