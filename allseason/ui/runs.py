@@ -162,7 +162,8 @@ def _warm() -> None:
         from allseason.viz import race as vrace
 
         sc = api.Scenario(segments=((0, 20), (1, 20)), batch_size=(1, 3), preset="custom")
-        result = api.run_race(api.Race(sc, api.default_specs(), 2))
+        race = api.Race(sc, api.default_specs(), 2)
+        result = api.run_race(race)
         frames = result.to_frames()
         steps, summary = frames["steps"], frames["summary"]
         figures = [vrace.cumulative_figure(steps, sc.pattern, m) for m in ("reward", "regret")]
@@ -174,7 +175,7 @@ def _warm() -> None:
         vrace.leaderboard_table(summary)
         for fig in figures:
             fig.to_json()
-        RaceRun("warm-up", api.Race(sc, api.default_specs(), 2), result, frames)
+        RaceRun("warm-up", race, result, frames)  # its size accounting, once
         log.info("warm-up done in %.2f s (kernels %.2f s)", time.perf_counter() - t0, kernels)
     except Exception:  # noqa: BLE001 - a failed warm-up only costs the first race some time
         log.exception("warm-up failed")

@@ -259,6 +259,15 @@ def _learnt_sentence(learnt: dict) -> str:
     return f"{head}: {_and(parts)}."
 
 
+def _top_weight(run: runs.RaceRun, label: str):
+    """The paper's figure (weight of the most likely bandit) for one contestant, seed SEED,
+    fitted to a projector."""
+    fig = inside.top_weight_figure(run.frames["weights"], run.race.scenario.pattern,
+                                   policy=label, seed=SEED, n_labelled=N_LABELLED,
+                                   max_points=MAX_POINTS)
+    return vtour.projector(fig, subtitle="", unlisted=vtour.CHANGE_POINTS)
+
+
 def step_weights(run: runs.RaceRun, f: dict):
     c = f["carried"]
     sure = ("so it was nearly always sure which bandit fits the season"
@@ -268,10 +277,7 @@ def step_weights(run: runs.RaceRun, f: dict):
             f"In this run one bandit held more than {THRESHOLD} of the weight after "
             f"{_pct(c['top_share'])} of the {_unit(f)}, {sure}. "
             + _learnt_sentence(c["learnt"]))
-    fig = inside.top_weight_figure(run.frames["weights"], run.race.scenario.pattern,
-                                   policy=CARRIED, seed=SEED, n_labelled=N_LABELLED,
-                                   max_points=MAX_POINTS)
-    fig = vtour.projector(fig, subtitle="", unlisted=vtour.CHANGE_POINTS)
+    fig = _top_weight(run, CARRIED)
     caption = (f"{policy_name(CARRIED)}, seed {SEED}, weights carried from batch to batch "
                f"(fixed share). Triangles: base bandits (colour = id); pink dashes: the shadow; "
                f"▼ new state, ○ a state returns. Paper's notation: "
@@ -347,10 +353,7 @@ def step_printed(run: runs.RaceRun, f: dict):
             f"{c['mean_reward']:.3f} with carried weights.")
     if f["batch_size"] != 1:
         text = text.replace(" (here one reward)", "")
-    fig = inside.top_weight_figure(run.frames["weights"], run.race.scenario.pattern,
-                                   policy=PRINTED, seed=SEED, n_labelled=N_LABELLED,
-                                   max_points=MAX_POINTS)
-    fig = vtour.projector(fig, subtitle="", unlisted=vtour.CHANGE_POINTS)
+    fig = _top_weight(run, PRINTED)
     caption = (f"The figure of step 3 for the printed rule: same run (seed {SEED}), same "
                f"settings, only the weighting differs. Triangles: base bandits; pink dashes: the "
                f"shadow.")
