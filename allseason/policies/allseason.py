@@ -53,9 +53,10 @@ from collections import deque
 import numpy as np
 from scipy.special import logsumexp
 
-from .. import _kernels as K
+from .. import _kernels as kernels
 from ..models import GaussianLinearPosterior, mean_distance, symmetric_kl
-from .base import ChunkOutcome, Event, Policy, as_blocks, check_batch_end, check_positive
+from ..envs.arms import as_blocks
+from .base import ChunkOutcome, Event, Policy, check_batch_end, check_positive
 
 WEIGHTINGS = ("batch", "fixed-share")
 SPAWNS = ("copy", "handover")
@@ -73,7 +74,7 @@ class AllSeason(Policy):
     """
 
     name = "allseason-sw"
-    _shadow_mode = K.WINDOW
+    _shadow_mode = kernels.WINDOW
 
     def __init__(self, d, *, tau=10, n_max=5, lam=1.0, sigma2=1.0, weighting="fixed-share",
                  share=DEFAULT_SHARE, spawn="handover", pruning="kl", rng=None):
@@ -247,7 +248,7 @@ class AllSeason(Policy):
               np.empty(2 * nb, dtype=np.int64), np.empty(2 * nb, dtype=np.int64),
               np.empty(2 * nb))
         f["counters"][1] = 0
-        K.allseason_chunk(
+        kernels.allseason_chunk(
             ctx, block, cidx, expected, noise, batch_end, u, z.reshape(n, G, -1), self.t,
             f["M"], f["L"], f["b"], f["mu"], f["ids"], f["logw"], f["alive"], f["counters"],
             f["wx"], f["wg"], f["wr"], f["wstate"], self._shadow_mode, self.tau,
@@ -257,7 +258,7 @@ class AllSeason(Policy):
             f["work_S"], f["work_tr"], f["dirty"], arm, reward, player, wids, w, *ev)
         self.t += n
         self.last_player = int(player[-1])
-        kinds = {K.SPAWN: "spawn", K.PRUNE: "prune"}
+        kinds = {kernels.SPAWN: "spawn", kernels.PRUNE: "prune"}
         events = [Event(int(ev[0][e]), kinds[int(ev[1][e])], int(ev[2][e]), int(ev[3][e]),
                         float(ev[4][e])) for e in range(f["counters"][1])]
         return ChunkOutcome(arm, reward, player, batch_end, wids, w, events)
@@ -268,7 +269,7 @@ class AllSeasonDiscounted(AllSeason):
     observation by gamma^(age) instead of keeping a window."""
 
     name = "allseason-disc"
-    _shadow_mode = K.DISCOUNT
+    _shadow_mode = kernels.DISCOUNT
 
     def __init__(self, d, *, gamma=0.9, n_max=5, lam=1.0, sigma2=1.0, weighting="fixed-share",
                  share=DEFAULT_SHARE, spawn="handover", pruning="kl", rng=None):

@@ -27,51 +27,6 @@ from typing import ClassVar, NamedTuple
 import numpy as np
 
 
-class BlockArms:
-    """Outer-product actions: arm k at step t is x_{t,k} = e_k (x) c_t, the context c_t placed
-    in the k-th block of a vector of dimension d = K p (the paper's real-data experiments).
-
-    Behaves like the dense array of shape (n, K, d) for indexing (``arms[t]`` is (K, d);
-    ``arms[rows, cols]`` is (len(rows), d)), while the compiled kernels use the contexts
-    directly and keep the precision block-diagonal (K blocks of p x p)."""
-
-    def __init__(self, contexts: np.ndarray, n_arms: int):
-        self.contexts = np.ascontiguousarray(contexts, dtype=float)  # (n, p)
-        self.n_arms = int(n_arms)
-        n, p = self.contexts.shape
-        self.shape = (n, self.n_arms, self.n_arms * p)
-
-    def __len__(self):
-        return self.shape[0]
-
-    def __getitem__(self, key):
-        n, K, d = self.shape
-        p = d // K
-        if isinstance(key, slice):  # a range of steps: still outer-product arms
-            return BlockArms(self.contexts[key], K)
-        if isinstance(key, tuple):  # (rows, arms): the played vectors
-            rows, arms = (np.atleast_1d(k) for k in key)
-            out = np.zeros((len(rows), d))
-            for i, (t, k) in enumerate(zip(rows, arms)):
-                out[i, k * p:(k + 1) * p] = self.contexts[t]
-            return out
-        out = np.zeros((K, d))
-        for k in range(K):
-            out[k, k * p:(k + 1) * p] = self.contexts[key]
-        return out
-
-
-def as_blocks(arms) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(ctx (n, C, p), block (K,), cidx (K,), G) for the kernels; see _kernels.best_arm."""
-    if isinstance(arms, BlockArms):
-        K = arms.n_arms
-        return (arms.contexts[:, None, :], np.arange(K, dtype=np.int64),
-                np.zeros(K, dtype=np.int64), K)
-    arms = np.ascontiguousarray(arms, dtype=float)
-    K = arms.shape[1]
-    return arms, np.zeros(K, dtype=np.int64), np.arange(K, dtype=np.int64), 1
-
-
 class Event(NamedTuple):
     """One thing that happened inside a policy.
 
@@ -160,7 +115,7 @@ class Policy:
 
     def _prepare(self, arms) -> None:
         """Hook called by the plain :meth:`run_chunk` with each chunk's arms (e.g. to switch
-        to block-diagonal models on :class:`BlockArms`); nothing by default."""
+        to block-diagonal models on :class:`~allseason.envs.arms.BlockArms`); nothing by default."""
 
     # -- the runner's entry point ---------------------------------------------------------
     def draw(self, n: int) -> tuple[np.ndarray, np.ndarray | None]:

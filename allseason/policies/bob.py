@@ -65,7 +65,7 @@ from collections import deque
 
 import numpy as np
 from .base import Event, Policy, check_positive
-from .dlinucb import BlockAware
+from .ridge import BlockAware
 
 
 def block_length(d: int, horizon: int) -> int:

@@ -70,7 +70,7 @@ from collections import deque
 import numpy as np
 
 from .base import Event, Policy, check_positive
-from .dlinucb import BlockAware, confidence_radius
+from .ridge import BlockAware, confidence_radius
 
 
 class _Expert:

@@ -15,16 +15,17 @@ from collections import deque
 
 import numpy as np
 
-from .. import _kernels as K
+from .. import _kernels as kernels
 from ..models import GaussianLinearPosterior
-from .base import ChunkOutcome, Policy, as_blocks, check_batch_end, check_positive
+from ..envs.arms import as_blocks
+from .base import ChunkOutcome, Policy, check_batch_end, check_positive
 
 
 class LinTS(Policy):
     """Linear Thompson Sampling: theta ~ N(mu, M^-1), play argmax <theta, x>."""
 
     name = "lints"
-    _mode = K.PLAIN
+    _mode = kernels.PLAIN
 
     def __init__(self, d, *, lam=1.0, sigma2=1.0, rng=None):
         super().__init__(d, rng=rng)
@@ -79,7 +80,7 @@ class LinTS(Policy):
         _, z = self.draw(n)
         arm = np.empty(n, dtype=np.int64)
         reward = np.empty(n)
-        K.lints_chunk(ctx, block, cidx, expected, noise, batch_end, z.reshape(n, G, -1),
+        kernels.lints_chunk(ctx, block, cidx, expected, noise, batch_end, z.reshape(n, G, -1),
                       f["M"], f["L"], f["b"], f["mu"], self._mode, max(self._window(), 1),
                       self._gamma(), self.lam, self.sigma2, f["wx"], f["wg"], f["wr"],
                       f["wstate"], arm, reward)
@@ -91,7 +92,7 @@ class SWLinTS(LinTS):
     """Sliding-window LinTS: the posterior of the last ``tau`` observations only."""
 
     name = "sw-lints"
-    _mode = K.WINDOW
+    _mode = kernels.WINDOW
 
     def __init__(self, d, *, tau=100, lam=1.0, sigma2=1.0, rng=None):
         super().__init__(d, lam=lam, sigma2=sigma2, rng=rng)
@@ -114,7 +115,7 @@ class DLinTS(LinTS):
     """Discounted LinTS: M = lam I + sum gamma^(t-s) x_s x_s^T / sigma2."""
 
     name = "d-lints"
-    _mode = K.DISCOUNT
+    _mode = kernels.DISCOUNT
 
     def __init__(self, d, *, gamma=0.99, lam=1.0, sigma2=1.0, rng=None):
         super().__init__(d, lam=lam, sigma2=sigma2, rng=rng)
