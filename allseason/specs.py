@@ -15,13 +15,14 @@ import io
 import json
 import math
 import re
-import reprlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
 from .envs.patterns import PAPER_SYNTHETIC, PRESETS, Pattern, preset
-from .policies import hyperparameters, policy_class
+from .errors import SpecError
+from .errors import show as _show
+from .policies import check_params, hyperparameters, policy_class
 
 # bounds that keep one request from taking a machine down; the app may tighten them
 LIMITS = dict(horizon=200_000, d=500, n_arms=100, n_states=50, n_segments=2_000, n_seeds=50,
@@ -33,35 +34,6 @@ QUERY_FIELDS = ("preset", "segments", "horizon", "n_states", "d", "n_arms", "sig
                 "batch_size", "seed")
 ENVIRONMENT_FIELDS = ("d", "n_arms", "sigma2", "batch_size", "seed")
 CSV_COLUMNS = ("state", "length")
-
-
-class SpecError(ValueError):
-    """A configuration value is invalid; ``field`` says which one, ``message`` what is wrong.
-    An integer out of range also carries ``bounds`` (lo, hi) and ``got`` (the integer), so a
-    front end with tighter limits can word its own message."""
-
-    def __init__(self, field: str, message: str, *, bounds: tuple | None = None,
-                 got: int | None = None):
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-        self.bounds, self.got = bounds, got
-
-
-_REPR = reprlib.Repr()
-_REPR.maxstring = _REPR.maxother = 40
-_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict = 2, 4, 4
-
-
-def _show(value) -> str:
-    """A short repr of a user's value for a message: long text, deep nesting and numbers of
-    thousands of digits are cut (``repr`` of the last one even raises)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
-        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
-    try:
-        return _REPR.repr(value)
-    except Exception:  # noqa: BLE001 - e.g. a huge int inside a list
-        return f"a {type(value).__name__}"
 
 
 def _int(field, value, lo, hi):
@@ -180,10 +152,7 @@ class Scenario:
         if horizon is not None:
             horizon = _int("horizon", horizon, 1, LIMITS["horizon"])
         n_states = _int("n_states", n_states, 1, LIMITS["n_states"])
-        try:
-            pattern = preset(name, horizon, n_states)
-        except ValueError as e:
-            raise SpecError("horizon", str(e).split(": ", 1)[-1]) from None
+        pattern = preset(name, horizon, n_states)  # SpecError("horizon", ...) if too short
         return cls(segments=pattern.segments, preset=name, **kw)
 
     def to_dict(self) -> dict:
@@ -581,23 +550,16 @@ class PolicySpec:
     def __post_init__(self):
         try:
             policy_class(self.name)
-        except ValueError as e:
-            raise SpecError("policies", str(e).split(": ", 1)[-1]) from None
+        except SpecError as e:
+            raise SpecError("policies", e.message, bounds=e.bounds, got=e.got) from None
         params = dict(self.params.items() if isinstance(self.params, dict) else self.params)
-        allowed = hyperparameters(self.name)
-        for k in params:
-            if k not in allowed:
-                raise SpecError(f"{self.name}.{k}", f"unknown hyperparameter; {self.name} "
-                                                   f"takes {', '.join(sorted(allowed)) or 'none'}")
+        try:  # the policy's declaration: values are checked now rather than mid-race
+            check_params(self.name, params)
+        except SpecError as e:
+            raise e.within(self.name) from None
         object.__setattr__(self, "params", tuple(sorted(params.items())))
         if not self.label:
             object.__setattr__(self, "label", self.name)
-        # build once to validate values now rather than mid-race
-        try:
-            self.build(1, rng=0)
-        except ValueError as e:
-            raise SpecError(f"{self.name}.{str(e).split(':', 1)[0]}",
-                            str(e).split(": ", 1)[-1]) from None
 
     def build(self, d: int, *, rng=None, sigma2: float | None = None,
               horizon: int | None = None):
@@ -627,8 +589,8 @@ def policy_specs(names_or_dicts, **shared) -> tuple[PolicySpec, ...]:
         name = str(item).strip()
         try:
             allowed = hyperparameters(name)
-        except ValueError as e:
-            raise SpecError("policies", str(e).split(": ", 1)[-1]) from None
+        except SpecError as e:
+            raise SpecError("policies", e.message, bounds=e.bounds, got=e.got) from None
         specs.append(PolicySpec(name, {k: v for k, v in shared.items()
                                        if k in allowed and v is not None}))
     labels = [s.label for s in specs]

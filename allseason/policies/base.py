@@ -26,6 +26,8 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
+from .params import Param, check_own
+
 
 class Event(NamedTuple):
     """One thing that happened inside a policy.
@@ -66,11 +68,23 @@ class ChunkOutcome:
 class Policy:
     """Base class: stores hyperparameters, owns the random streams, runs chunks step by step.
 
+    A policy is one class that says what it is: its registry ``name``, a display ``title``,
+    a one-line ``help``, whether it is ``deterministic``, a ``style`` preference for figures
+    (``color``: an Okabe-Ito colour name such as "blue", ``dash``, ``symbol``; anything left
+    out is picked from the palettes by registration order) and ``params``, the declaration of
+    its hyperparameters (:class:`~allseason.policies.params.Param`; the defaults are those
+    of ``__init__``). ``__init__`` passes its hyperparameters to :meth:`_set_params`, which
+    checks them against the declaration and stores them.
+
     Subclasses implement ``_select(arms, u, z) -> int`` and ``update(xs, rs)`` and may override
     :meth:`run_chunk` with a compiled loop that makes exactly the same decisions.
     """
 
     name: ClassVar[str] = "policy"
+    title: ClassVar[str] = ""  # display name; "" = the registry name
+    help: ClassVar[str] = ""  # one line: what it does
+    style: ClassVar[dict] = {}  # preferred color / dash / symbol in figures
+    params: ClassVar[dict[str, Param]] = {}  # declared hyperparameters
     uses_normals: ClassVar[bool] = True  # whether each step draws d standard normals
     deterministic: ClassVar[bool] = False  # True: decisions do not depend on the rng at all
 
@@ -83,6 +97,12 @@ class Policy:
         self.last_player = -1
         self.t = 0  # steps played so far
         self._events: list[Event] = []
+
+    def _set_params(self, **values) -> None:
+        """Check hyperparameters against the declarations (SpecError naming the bad one,
+        with its bounds and value) and store them, converted (ints, floats), as attributes."""
+        for k, v in check_own(self, values).items():
+            setattr(self, k, v)
 
     # -- the protocol --------------------------------------------------------------------
     def select(self, arms: np.ndarray) -> int:
@@ -172,19 +192,3 @@ def check_batch_end(batch_end, n: int) -> np.ndarray:
             or np.any(np.diff(ends) <= 0)):
         raise ValueError(f"batch_end: must be strictly increasing indices ending at {n - 1}")
     return ends
-
-
-def check_positive(name: str, value, *, integer: bool = False, upper: float | None = None):
-    """Validate a hyperparameter: positive (and <= upper); raise ValueError naming it."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: must be a number, got {value!r}") from None
-    if not np.isfinite(v) or v <= 0 or (upper is not None and v > upper):
-        bound = f" and at most {upper}" if upper is not None else ""
-        raise ValueError(f"{name}: must be positive{bound}, got {value!r}")
-    if integer:
-        if v != int(v):
-            raise ValueError(f"{name}: must be an integer, got {value!r}")
-        return int(v)
-    return v

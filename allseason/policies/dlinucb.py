@@ -64,7 +64,8 @@ from collections import deque
 import numpy as np
 from scipy.special import erfinv
 
-from .base import Event, Policy, check_positive
+from .base import Event, Policy
+from .params import COUNT, OPEN_UNIT, POSITIVE, Interval, Param, Real
 from .ridge import BlockAware, confidence_radius
 
 
@@ -103,29 +104,26 @@ class DLinUCB(BlockAware, Policy):
     """
 
     name = "dlinucb"
+    title = "dLinUCB"
+    help = "Dynamic LinUCB: a committee of ridge models"
+    params = {
+        "tau": Param(COUNT, "Window of the badness estimate."),
+        "delta1": Param(OPEN_UNIT, "δ1, the confidence level of the reward bound, and the "
+                                   "discard threshold."),
+        "delta2": Param(OPEN_UNIT, "δ2, the confidence level of the badness bound."),
+        "tilde_delta1": Param(Interval(Real, 0, "delta1", closed="both"),
+                              "The creation threshold, between 0 and δ1."),
+        "lam": Param(POSITIVE, "λ, the ridge regulariser."),
+        "sigma2": Param(POSITIVE, "σ², the noise variance (the app sets it to the scenario's)."),
+    }
     deterministic = True
     uses_normals = False
 
     def __init__(self, d, *, tau=200, delta1=0.01, delta2=0.1, tilde_delta1=0.002, lam=1.0,
                  sigma2=1.0, rng=None):
         super().__init__(d, rng=rng)
-        self.tau = check_positive("tau", tau, integer=True)
-        self.delta1 = check_positive("delta1", delta1, upper=1.0)
-        self.delta2 = check_positive("delta2", delta2, upper=1.0)
-        if self.delta1 >= 1.0:
-            raise ValueError(f"delta1: must be below 1, got {delta1!r}")
-        if self.delta2 >= 1.0:
-            raise ValueError(f"delta2: must be below 1, got {delta2!r}")
-        try:
-            td = float(tilde_delta1)
-        except (TypeError, ValueError):
-            raise ValueError(f"tilde_delta1: must be a number, got {tilde_delta1!r}") from None
-        if not 0.0 <= td <= self.delta1:
-            raise ValueError(f"tilde_delta1: must be in [0, delta1={self.delta1}], "
-                             f"got {tilde_delta1!r}")
-        self.tilde_delta1 = td
-        self.lam = check_positive("lam", lam)
-        self.sigma2 = check_positive("sigma2", sigma2)
+        self._set_params(tau=tau, delta1=delta1, delta2=delta2, tilde_delta1=tilde_delta1,
+                         lam=lam, sigma2=sigma2)
         self.sigma = math.sqrt(self.sigma2)
         self.eps = math.sqrt(2.0) * self.sigma * float(erfinv(1.0 - self.delta1))  # line 10
         self._lcb_scale = math.sqrt(math.log(self.tau))
