@@ -6,6 +6,16 @@ point, :func:`parse_scenario`, and is either accepted as a valid :class:`Scenari
 with a ``SpecError`` whose ``field`` names the input. Text is size-checked before it is read
 (``MAX_INPUT_BYTES``), parsed with ``json`` / ``csv`` only, and never evaluated; nothing a
 user sends is used as a path.
+
+    >>> sc = parse_scenario('{"segments": [[0, 500], [1, 300]], "d": 3}')
+    >>> sc.horizon, sc.d, sc.preset
+    (800, 3, 'custom')
+    >>> parse_scenario({"segments": [[0, 500], [1, -3]]}, "dict")
+    Traceback (most recent call last):
+    ...
+    allseason.errors.SpecError: segments[2].length: must be between 1 and 200000, got -3
+    >>> PolicySpec("allseason-sw", {"tau": 20}).params
+    (('tau', 20),)
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ from typing import NamedTuple
 from .envs.patterns import PAPER_SYNTHETIC, PRESETS, Pattern, preset
 from .errors import SpecError
 from .errors import show as _show
+from .links import QUERY_FIELDS, decode_batch, decode_segments, encode_batch, encode_segments
 from .policies import check_params, hyperparameters, policy_class
 
 # bounds that keep one request from taking a machine down; the app may tighten them
@@ -29,9 +40,6 @@ LIMITS = dict(horizon=200_000, d=500, n_arms=100, n_states=50, n_segments=2_000,
               batch_size=10_000, n_policies=12)
 MAX_INPUT_BYTES = 1_000_000  # the largest text (file, upload, link) parse_scenario reads
 INPUT_KINDS = ("json", "csv", "query", "dict")
-# the parameters of a link (and of the CLI's preset flags); see Scenario.to_query
-QUERY_FIELDS = ("preset", "segments", "horizon", "n_states", "d", "n_arms", "sigma2",
-                "batch_size", "seed")
 ENVIRONMENT_FIELDS = ("d", "n_arms", "sigma2", "batch_size", "seed")
 CSV_COLUMNS = ("state", "length")
 
@@ -221,42 +229,6 @@ class Rejected(NamedTuple):
     param: str | None
     value: object
     error: SpecError
-
-
-def encode_segments(segments) -> str:
-    """((0, 1500), (1, 1000)) -> '0x1500_1x1000' (state x length, joined by _)."""
-    return "_".join(f"{s}x{n}" for s, n in segments)
-
-
-def decode_segments(text: str) -> list[list[str]]:
-    """'0x1500_1x1000' -> [['0', '1500'], ['1', '1000']] (still to be validated)."""
-    parts = [p for p in str(text).strip().split("_") if p]
-    if not parts:
-        raise SpecError("segments", "is empty; write STATExLENGTH joined by _, "
-                                    "e.g. 0x1500_1x1000")
-    if len(parts) > LIMITS["n_segments"]:
-        raise SpecError("segments", f"at most {LIMITS['n_segments']} segments")
-    out = []
-    for i, part in enumerate(parts, start=1):
-        state, sep, length = part.partition("x")
-        if not sep:
-            raise SpecError("segments", f"segment {i} ({_show(part)}) is not STATExLENGTH; "
-                                        f"write e.g. 0x1500_1x1000")
-        out.append([state, length])
-    return out
-
-
-def encode_batch(batch_size) -> str:
-    """10 -> '10'; (10, 20, 5) -> '10_20_5'."""
-    return "_".join(map(str, batch_size)) if isinstance(batch_size, tuple) else str(batch_size)
-
-
-def decode_batch(text: str):
-    """'10' -> '10'; '10_20, 5' -> ['10', '20', '5'] (still to be validated)."""
-    parts = [p for p in str(text).replace(",", "_").split("_") if p.strip()]
-    if not parts:
-        raise SpecError("batch_size", "is empty")
-    return parts[0].strip() if len(parts) == 1 else [p.strip() for p in parts]
 
 
 def file_kind(name: str) -> str:
@@ -518,7 +490,8 @@ def _from_query(query, env, defaults, check, rejected, max_bytes) -> Scenario:
     try:
         if has_segments:
             segs = query["segments"]
-            segs = decode_segments(segs) if isinstance(segs, str) else segs
+            segs = (decode_segments(segs, max_segments=LIMITS["n_segments"])
+                    if isinstance(segs, str) else segs)
             sc = Scenario(segments=segs, preset=preset_, **good)
         elif preset_ == "custom":
             raise SpecError("segments", "a custom pattern needs segments=STATExLENGTH_...")

@@ -21,6 +21,8 @@ checks, sweeps and the app to offer it.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..errors import SpecError
 from .allseason import AllSeason, AllSeasonDiscounted, AllSeasonPrinted
 from .base import ChunkOutcome, Event, Policy
@@ -66,9 +68,30 @@ def hyperparameters(name: str) -> dict[str, object]:
     return {k: p.default for k, p in parameters(name).items()}
 
 
-def title(name: str) -> str:
-    """The display name of a registered policy (its registry name if it declares none)."""
-    return policy_class(name).title or name
+@dataclass(frozen=True)
+class PolicyInfo:
+    """What a registered policy declares: its name, display title, one-line help, whether
+    its decisions ignore the seed, and its hyperparameters (:class:`Param`, with defaults)."""
+
+    name: str
+    title: str
+    help: str
+    deterministic: bool
+    params: dict[str, Param]
+
+
+def describe(name: str) -> PolicyInfo:
+    """The declaration of a registered policy.
+
+        >>> info = describe("allseason-sw")
+        >>> info.title, info.deterministic
+        ('All-Season (SW)', False)
+        >>> info.params["weighting"].describe()
+        "one of 'fixed-share', 'batch'"
+    """
+    cls = policy_class(name)
+    return PolicyInfo(name, cls.title or name, cls.help, bool(cls.deterministic),
+                      declared(cls))
 
 
 def check_params(name: str, params) -> dict:
@@ -87,6 +110,6 @@ def make_policy(name: str, d: int, *, rng=None, **params) -> Policy:
 
 
 __all__ = ["REGISTRY", "Policy", "ChunkOutcome", "Event", "make_policy", "policy_class",
-           "hyperparameters", "parameters", "check_params", "title", "register", "LinTS",
-           "SWLinTS", "DLinTS", "RandomPolicy", "AllSeason", "AllSeasonDiscounted",
-           "AllSeasonPrinted", "BoB", "DenBand", "DLinUCB"]
+           "hyperparameters", "parameters", "check_params", "describe", "PolicyInfo",
+           "register", "LinTS", "SWLinTS", "DLinTS", "RandomPolicy", "AllSeason",
+           "AllSeasonDiscounted", "AllSeasonPrinted", "BoB", "DenBand", "DLinUCB"]
