@@ -102,7 +102,7 @@ class DenBand(BlockAware, Policy):
 
     name = "denband"
     title = "DenBand"
-    help = "DenBand: detects changes and reuses old experts"
+    help = "A dynamic ensemble of LinUCB experts: detects changes and reuses old experts"
     params = {
         "tau": Param(COUNT, "Window of the auditors: how many recent observations they fit."),
         "delta_l": Param(POSITIVE, "Δ_L, the slack of the admission and absorption tests."),

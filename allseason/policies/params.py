@@ -144,6 +144,18 @@ class Param:
         text = self.constraint.describe(context)
         return text + " or None" if self.none else text
 
+    @property
+    def choices(self) -> tuple | None:
+        """The allowed values of an :class:`Options` parameter, else None."""
+        return self.constraint.values if isinstance(self.constraint, Options) else None
+
+    @property
+    def low(self) -> float | None:
+        """The numeric lower bound of an :class:`Interval` parameter (None if it has none
+        or it names another hyperparameter)."""
+        low = getattr(self.constraint, "low", None)
+        return None if isinstance(low, str) else low
+
 
 # common constraints
 POSITIVE = Interval(Real, 0, None, closed="neither")
