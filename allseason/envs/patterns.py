@@ -83,7 +83,14 @@ def _scale(rel, horizon):
 
 
 def preset(name: str, horizon: int | None = None, n_states: int = 3) -> Pattern:
-    """A preset pattern scaled to ``horizon`` steps with ``n_states`` distinct states."""
+    """A preset pattern scaled to ``horizon`` steps with ``n_states`` distinct states.
+
+    >>> preset("regular", horizon=600, n_states=3).segments
+    ((0, 100), (1, 100), (2, 100), (0, 100), (1, 100), (2, 100))
+    >>> p = preset("paper-synthetic")
+    >>> p.horizon, p.n_states, p.change_points()[:3].tolist()
+    (10000, 4, [1500, 2500, 3500])
+    """
     if name == "paper-synthetic":
         if horizon not in (None, 10_000):
             return Pattern(tuple(zip([s for s, _ in PAPER_SYNTHETIC],
