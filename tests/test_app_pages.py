@@ -504,7 +504,7 @@ def test_result_cache_is_bounded_in_measured_bytes():
     run.nbytes = runs.measure_bytes(run.result, run.frames)
     steps = run.frames["steps"]
     assert run.nbytes >= steps.memory_usage(deep=False).sum() > 600 * 4 * 8
-    store = runs.ResultStore(max_entries=10, max_bytes=int(2.5 * run.nbytes))
+    store = runs.RunCache(max_entries=10, max_bytes=int(2.5 * run.nbytes))
     for seed in range(4):
         other = api.Race(api.Scenario.from_preset("regular", horizon=600, seed=seed),
                          race.policies, 2)
