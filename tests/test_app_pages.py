@@ -26,8 +26,8 @@ from allseason.ui import runs, state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-BUILDER, RACE, INSIDE = ("pages/1_Pattern_builder.py", "pages/2_Race.py",
-                         "pages/3_Inside_All-Season.py")
+BUILDER, RACE, INSIDE = ("app_pages/1_Pattern_builder.py", "app_pages/2_Race.py",
+                         "app_pages/3_Inside_All-Season.py")
 TIMEOUT = 90
 
 
@@ -457,7 +457,7 @@ def test_sweep_results_page_without_and_with_a_sweep(tmp_path, monkeypatch):
     from allseason import sweeps
     from allseason.ui import sweep_view
 
-    page = "pages/4_Sweep_results.py"
+    page = "app_pages/4_Sweep_results.py"
     monkeypatch.setattr(sweep_view, "ROOT", tmp_path)
     at = open_app(page)
     assert not at.exception

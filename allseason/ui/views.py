@@ -23,13 +23,25 @@ PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "se
                  "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
-PAGES = (("app.py", "Home", ":material/eco:"),
-         ("pages/1_Pattern_builder.py", "Pattern builder", ":material/calendar_month:"),
-         ("pages/2_Race.py", "Race", ":material/sports_score:"),
-         ("pages/3_Inside_All-Season.py", "Inside All-Season", ":material/troubleshoot:"),
-         ("pages/4_Sweep_results.py", "Sweep results", ":material/tune:"),
-         ("pages/5_Paper_tables.py", "Paper tables", ":material/table_chart:"),
-         ("pages/6_Guided_tour.py", "Guided tour", ":material/slideshow:"))
+# (script, title, icon, URL path): the app's pages in sidebar order; Home is the default page
+# (URL "/"), the others keep the URL paths they had when they lived in pages/: old links work
+PAGES = (("app_pages/0_Home.py", "Home", ":material/eco:", ""),
+         ("app_pages/1_Pattern_builder.py", "Pattern builder", ":material/calendar_month:",
+          "Pattern_builder"),
+         ("app_pages/2_Race.py", "Race", ":material/sports_score:", "Race"),
+         ("app_pages/3_Inside_All-Season.py", "Inside All-Season", ":material/troubleshoot:",
+          "Inside_All-Season"),
+         ("app_pages/4_Sweep_results.py", "Sweep results", ":material/tune:", "Sweep_results"),
+         ("app_pages/5_Paper_tables.py", "Paper tables", ":material/table_chart:", "Paper_tables"),
+         ("app_pages/6_Guided_tour.py", "Guided tour", ":material/slideshow:", "Guided_tour"))
+
+
+def navigation():
+    """The app's pages as ``st.navigation`` (the sidebar's links); ``.run()`` runs the one
+    the URL asks for."""
+    return st.navigation([st.Page(path, title=title, icon=icon, url_path=url or None,
+                                  default=not url)
+                          for path, title, icon, url in PAGES])
 
 
 # --- frame ----------------------------------------------------------------------------------
@@ -40,9 +52,6 @@ def page(title: str, purpose: str, icon: str = ":material/eco:") -> None:
     st.title(title)
     st.markdown(purpose)
     with st.sidebar:
-        for path, label, page_icon in PAGES:
-            st.page_link(path, label=label, icon=page_icon)
-        st.divider()
         st.caption("**Downloads.** Every figure: the **HTML** button under it (interactive, "
                    "opens offline); for a **PNG**, the camera icon in the toolbar that appears "
                    "at the figure's top right. Every run: **CSV** buttons under the results.")
@@ -131,7 +140,7 @@ CAPTIONS = {
               "the price of adapting. Lower is better.",
     "board": "Mean reward per step over the whole run; bars that overlap within their 95% "
              "intervals are not clearly different.",
-    "states": "Which seasons each policy handles: compare every bar with the black tick, the "
+    "states": "Which seasons each policy handles: compare every bar with the grey tick, the "
               "best reward possible in that state.",
 }
 
@@ -260,7 +269,7 @@ def inside_needs_race(run: runs.RaceRun | None) -> None:
         with st.spinner("Running the default race…"):
             runs.remember(runs.run_race(race))
         st.rerun()
-    st.page_link("pages/2_Race.py", label="Go to the Race page", icon=":material/sports_score:")
+    st.page_link("app_pages/2_Race.py", label="Go to the Race page", icon=":material/sports_score:")
 
 
 def inside_picker(run: runs.RaceRun) -> tuple[str, int]:
@@ -438,7 +447,7 @@ def posterior_panel(run: runs.RaceRun, label: str, seed: int) -> None:
         st.info(f"This animation draws each bandit's posterior in the plane, so it needs "
                 f"d = 2 (this race has d = {sc.d}). Set **Dimension d = 2** in the Pattern "
                 f"builder and run the race again.", icon=":material/straighten:")
-        st.page_link("pages/1_Pattern_builder.py", label="Open the Pattern builder",
+        st.page_link("app_pages/1_Pattern_builder.py", label="Open the Pattern builder",
                      icon=":material/calendar_month:")
         return
     with st.spinner("Replaying the run to snapshot the posteriors…"):

@@ -64,11 +64,11 @@ RANDOM_GREY = "#bbbbbb"
 _POLICY_FIXED = {
     "allseason-sw": "#0072b2",          # blue
     "allseason-disc": "#d55e00",        # vermillion
-    "allseason-sw-printed": "#000000",  # black, dashed: the same algorithm, printed rule
+    "allseason-sw-printed": "#cc79a7",  # reddish purple, dashed: the same algorithm, printed rule
     "lints": "#e69f00",                 # orange
     "sw-lints": "#56b4e9",              # sky blue
     "d-lints": "#009e73",               # bluish green
-    "bob": "#cc79a7",                   # reddish purple
+    "bob": "#882255",                   # wine (Paul Tol)
     "denband": "#8c6d1f",               # dark ochre
     "dlinucb": "#6a3d9a",               # violet
     "random": RANDOM_GREY,
@@ -207,24 +207,37 @@ def bandit_label(bandit: int) -> str:
 
 
 # -- layout ------------------------------------------------------------------------------------
-FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=14, color="#222")
+# Figures follow the app's theme (light or dark): ``st.plotly_chart``'s Streamlit theme sets the
+# background, grid and text colours in the browser, so the layout names no text colour, and
+# every neutral mark (error bars, zero lines, ticks, change points) is INK, a mid grey that
+# reads on white and on the dark theme's near-black (tests/test_accessibility.py)
+FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=14)
+INK = "#8a8f98"
+# the legend: in rows at the bottom of the figure, left-aligned, so it wraps to the width of
+# the screen (a legend at the right takes the plot's width on a phone); measured from the
+# container, so it never covers the x axis title and the bottom margin grows to hold it
+LEGEND_BELOW = dict(orientation="h", xanchor="left", x=0.0, yref="container", yanchor="bottom",
+                    y=0.0, traceorder="grouped", tracegroupgap=8, font=dict(size=13))
+# for animations, whose play button and slider sit under the plot: a short legend at the right
+LEGEND_RIGHT = dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.01,
+                    traceorder="grouped", tracegroupgap=8, font=dict(size=13))
 
 
 def base_layout(title: str = "", xaxis_title: str | None = None,
                 yaxis_title: str | None = None, *, subtitle: str | None = None,
                 height: int = 440, **overrides) -> dict:
-    """Keyword arguments for ``fig.update_layout``: white template, large readable font, a
-    title (with an optional one-line subtitle), axis titles, a legend on the right."""
+    """Keyword arguments for ``fig.update_layout``: white template (replaced by the app's
+    theme in the app), large readable font, a title (with an optional one-line subtitle),
+    axis titles, the legend in rows under the plot."""
     title_dict = dict(text=title, x=0.0, xanchor="left", y=0.98, yanchor="top",
                       font=dict(size=18))
     if subtitle:
-        title_dict["subtitle"] = dict(text=subtitle, font=dict(size=13, color="#555"))
+        title_dict["subtitle"] = dict(text=subtitle, font=dict(size=13))
     top = 90 if subtitle else 60
     layout = dict(
         template="plotly_white", font=FONT, height=height, title=title_dict,
         margin=dict(l=70, r=30, t=top, b=60),
-        legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.01,
-                    traceorder="grouped", tracegroupgap=8, font=dict(size=13)),
+        legend=dict(LEGEND_BELOW),
         hoverlabel=dict(font_size=13), separators=".,",
     )
     if xaxis_title is not None:
@@ -242,7 +255,7 @@ def empty_figure(message: str, title: str = "", height: int = 300) -> go.Figure:
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     fig.add_annotation(text=message, x=0.5, y=0.5, xref="paper", yref="paper",
-                       showarrow=False, font=dict(size=15, color="#555"))
+                       showarrow=False, font=dict(size=15))
     return fig
 
 
@@ -250,4 +263,4 @@ __all__ = ["state_color", "state_label", "policy_colors", "policy_name", "policy
            "policy_symbol", "policy_marker", "STATE_COLORS",
            "bandit_color", "bandit_colors", "bandit_color_code", "BANDIT_COLOR_SCALE",
            "bandit_label", "POLICY_NAMES", "SHADOW",
-           "SHADOW_COLOR", "RANDOM_GREY", "base_layout", "empty_figure", "is_allseason"]
+           "SHADOW_COLOR", "RANDOM_GREY", "INK", "LEGEND_BELOW", "LEGEND_RIGHT", "base_layout", "empty_figure", "is_allseason"]
