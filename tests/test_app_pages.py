@@ -500,17 +500,31 @@ def test_result_cache_is_bounded_in_measured_bytes():
     race = api.Race(api.Scenario.from_preset("regular", horizon=600),
                     api.policy_specs(["allseason-sw", "lints"]), 2)
     run = runs.RaceRun(runs.key_of(race), race, api.run_race(race))
-    run.frames = run.result.to_frames()
-    run.nbytes = runs.measure_bytes(run.result, run.frames)
-    steps = run.frames["steps"]
-    assert run.nbytes >= steps.memory_usage(deep=False).sum() > 600 * 4 * 8
+    traces_only = run.nbytes
+    steps = run.frames["steps"]  # built when first read: the run now holds it too
+    assert run.nbytes >= traces_only + steps.memory_usage(deep=False).sum()
+    assert steps.memory_usage(deep=False).sum() > 600 * 4 * 8
+    for name in ("weights", "events", "summary", "states"):
+        run.frames[name]
     store = runs.ResultStore(max_entries=10, max_bytes=int(2.5 * run.nbytes))
     for seed in range(4):
         other = api.Race(api.Scenario.from_preset("regular", horizon=600, seed=seed),
                          race.policies, 2)
-        store.put(runs.RaceRun(runs.key_of(other), other, run.result, run.frames,
-                               nbytes=run.nbytes))
+        store.put(runs.RaceRun(runs.key_of(other), other, run.result, run.frames))
     assert len(store) == 2  # the byte budget, not the entry count, evicted the oldest
+
+
+def test_a_runs_tables_are_built_once_when_first_read_and_equal_to_frames():
+    race = api.Race(api.Scenario.from_preset("regular", horizon=300),
+                    api.policy_specs(["allseason-sw", "lints"]), 2)
+    run = runs.RaceRun(runs.key_of(race), race, api.run_race(race))
+    assert run.frames.built() == {}
+    full = run.result.to_frames()
+    for name in ("steps", "weights", "events", "summary"):
+        assert run.frames[name].equals(full[name])
+        assert run.frames[name] is run.frames[name]  # built once
+    with pytest.raises(KeyError):
+        run.frames["nothing"]
 
 
 def test_compute_slots_bound_concurrent_races():

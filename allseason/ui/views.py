@@ -111,7 +111,9 @@ def chart(fig, caption: str, name: str, key: str, *, container=None) -> None:
 
 
 def csv_button(label: str, df, name: str, key: str) -> None:
-    st.download_button(label, data=lambda: export.frames_csv(df), file_name=f"{name}.csv",
+    """A CSV download of ``df`` (a table, or a function returning one), made on click."""
+    st.download_button(label, data=lambda: export.frames_csv(df() if callable(df) else df),
+                       file_name=f"{name}.csv",
                        mime="text/csv", on_click="ignore", key=key,
                        icon=":material/download:")
 
@@ -177,10 +179,11 @@ def draw_live(slots: dict, steps, summary, tick: int) -> None:
 def show_race(run: runs.RaceRun, slots: dict) -> None:
     """The finished race: both cumulative curves, leaderboard, reward per state, CSVs."""
     frames, pattern = run.frames, run.race.scenario.pattern
-    steps, summary = frames["steps"], frames["summary"]
-    # the curves' 1,000 drawn steps only, with exact cumulative values there: the same
-    # figures as from all the steps, built from 35,000 rows instead of 350,000
-    n = 1000
+    summary = frames["summary"]
+    # the curves' drawn steps only, with exact cumulative values there: the same figures as
+    # from all the steps, built from 17,500 rows instead of 350,000 (the per-step tables are
+    # built only for a download or the Inside page)
+    n = runs.FINAL_POINTS
     curves = runs.partial_steps(run.result, n)
     chart(vrace.cumulative_figure(curves, pattern, "reward", max_points=n), CAPTIONS["reward"],
           "cumulative-reward", "race_reward", container=slots["reward"].container())
@@ -196,27 +199,23 @@ def show_race(run: runs.RaceRun, slots: dict) -> None:
             st.caption(FAIRNESS)
         chart(vrace.leaderboard_figure(summary), CAPTIONS["board"], "leaderboard",
               "race_board")
-    chart(vrace.reward_by_state_figure(steps), CAPTIONS["states"], "reward-by-state",
+    chart(vrace.reward_by_state_figure(frames["states"]), CAPTIONS["states"], "reward-by-state",
           "race_states", container=slots["states"].container())
     with slots["downloads"].container():
         st.subheader("Download this run")
         cols = st.columns(5)
-        with cols[0]:
-            csv_button("Steps CSV", steps, "race-steps", "dl_steps")
-        with cols[1]:
-            csv_button("Summary CSV", summary, "race-summary", "dl_summary")
-        with cols[2]:
-            csv_button("Weights CSV", frames["weights"], "race-weights",
-                       "dl_weights")
-        with cols[3]:
-            csv_button("Events CSV", frames["events"], "race-events",
-                       "dl_events")
+        for col, (label, name) in zip(cols, (("Steps CSV", "steps"), ("Summary CSV", "summary"),
+                                              ("Weights CSV", "weights"),
+                                              ("Events CSV", "events"))):
+            with col:
+                csv_button(label, lambda name=name: frames[name], f"race-{name}", f"dl_{name}")
         with cols[4]:
             st.download_button("Race JSON", data=run.key,
                                file_name="race.json", mime="application/json",
                                on_click="ignore", key="dl_race_json",
                                icon=":material/download:")
-        st.caption(f"**Steps**: one row per policy, seed and step ({len(steps):,} rows): true "
+        n_rows = sum(t.n_done for t in run.result.traces.values())
+        st.caption(f"**Steps**: one row per policy, seed and step ({n_rows:,} rows): true "
                    f"state, arm, reward, expected and best expected reward, regret and, for "
                    f"All-Season, the bandit that played. **Summary**: the leaderboard's "
                    f"numbers. **Weights**: All-Season's bandit weights after every batch. "
@@ -332,7 +331,7 @@ def _params_text(run: runs.RaceRun, label: str) -> str:
 def weights_panel(run: runs.RaceRun, label: str, seed: int) -> None:
     from allseason.viz import inside
 
-    pattern, w = run.race.scenario.pattern, run.frames["weights"]
+    pattern, w = run.race.scenario.pattern, run.frames_for(label, seed)["weights"]
     trace = run.result.traces[label, seed]
     ens = api.ensemble_summary(trace, pattern)
     learnt = api.learnt_by_text(api.learnt_by(trace, pattern)).replace("*", "\\*")  # not italics
@@ -352,7 +351,8 @@ def lives_panel(run: runs.RaceRun, label: str, seed: int) -> None:
     from allseason.viz import inside
 
     pruning = dict(_spec(run, label).params).get("pruning", "kl")
-    fig = inside.lifelines_figure(run.frames["events"], run.frames["weights"],
+    own = run.frames_for(label, seed)
+    fig = inside.lifelines_figure(own["events"], own["weights"],
                                   run.race.scenario.pattern, policy=label, seed=seed,
                                   distance_name="mean distance" if pruning == "mean"
                                   else "symmetric KL")
@@ -395,7 +395,8 @@ def weighting_panel(run: runs.RaceRun, label: str) -> None:
                "returning seasons it then keeps it. The paper's figure shows about 16 bandits "
                "and a top weight near 1 after each change.")
     for title, lab in rules:
-        fig = inside.top_weight_figure(pair.frames["weights"], sc.pattern, policy=lab, seed=0)
+        fig = inside.top_weight_figure(pair.frames_for(lab, 0)["weights"], sc.pattern,
+                                       policy=lab, seed=0)
         fig.update_layout(title_text=f"{title}: weight of the most likely bandit, seed 0",
                           height=460)
         chart(fig, INSIDE["pair"], f"top-weight-{lab.replace(' · ', '-').replace(' ', '-')}",

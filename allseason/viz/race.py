@@ -195,20 +195,33 @@ def leaderboard_figure(summary) -> go.Figure:
     return fig
 
 
-def reward_by_state_figure(steps: pd.DataFrame) -> go.Figure:
+def state_means(steps: pd.DataFrame) -> pd.DataFrame:
+    """A steps table reduced to ``RaceResult.state_frame()``'s: per policy, seed and state,
+    ``n`` steps and the mean ``reward`` and ``best``."""
+    g = steps.groupby(["policy", "seed", "state"], sort=False)
+    out = g[["reward", "best"]].mean()
+    out.insert(0, "n", g.size())
+    return out.reset_index()
+
+
+def reward_by_state_figure(table: pd.DataFrame) -> go.Figure:
     """Mean reward per step in each true state, grouped bars (one trace per policy, the 95%
     Student's t interval over seeds as error bars; none with one seed), with the mean
     expected reward of the best arm in that state (the oracle) as a grey tick; state
-    columns shaded in the state's colour."""
+    columns shaded in the state's colour.
+
+    ``table``: ``RaceResult.state_frame()`` (per policy, seed and state), or a steps table
+    (one row per step), which is reduced to it first."""
     title = "Mean reward per step in each true state (higher is better)"
-    if steps is None or len(steps) == 0:
+    if table is None or len(table) == 0:
         return empty_figure("No steps yet: run a race first.", title)
-    labels = _labels(steps)
+    means = table if "n" in table.columns else state_means(table)
+    labels = _labels(means)
     colors = policy_colors(labels)
-    per_seed = steps.groupby(["policy", "seed", "state"], sort=False)["reward"].mean()
+    per_seed = means.set_index(["policy", "seed", "state"])["reward"]
     agg = per_seed.groupby(level=["policy", "state"], sort=False).agg(["mean", "std", "count"])
     agg["ci95"] = ci95_halfwidth(agg["std"].to_numpy(), agg["count"].to_numpy())
-    states = sorted(steps["state"].unique().tolist())
+    states = sorted(means["state"].unique().tolist())
     xcat = [state_label(s) for s in states]
     n_seeds = int(agg["count"].max())
     fig = go.Figure()
@@ -225,7 +238,8 @@ def reward_by_state_figure(steps: pd.DataFrame) -> go.Figure:
                            "<br>95% interval (Student's t) ± %{customdata[0]:.3f} "
                            "(%{customdata[1]} seeds)"
                            "<extra></extra>")))
-    best = steps.groupby("state")["best"].mean().reindex(states)
+    weighted = (means["best"] * means["n"]).groupby(means["state"]).sum()
+    best = (weighted / means["n"].groupby(means["state"]).sum()).reindex(states)
     fig.add_trace(dict(
         type="scatter", x=xcat, y=best.to_numpy(), mode="markers",
         name="best arm (oracle, expected)",
@@ -247,4 +261,4 @@ def reward_by_state_figure(steps: pd.DataFrame) -> go.Figure:
 
 
 __all__ = ["cumulative_figure", "leaderboard_table", "leaderboard_figure",
-           "reward_by_state_figure", "sample_index", "rgba"]
+           "reward_by_state_figure", "state_means", "sample_index", "rgba"]
