@@ -19,6 +19,9 @@ weight over (the shadow restarts from the share) and is not a pruning candidate 
 is born (0: a plain copy, as Alg. 1: both keep the weight, and it can be pruned at once).
 Pruning: 0 = symmetric KL, 1 = distance between means.
 Event kinds: 1 = spawn, 2 = prune.
+
+Every kernel releases the GIL (``nogil=True``): a race plays its seeds in threads
+(:func:`allseason.sim.runner.iter_race`), one per core.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ REBUILD_EVERY = 128  # a window is refactored from its data at least every tau a
 
 # ---------------------------------------------------------------------------------------------
 # linear algebra on one slot
-@njit(cache=True, fastmath=False)
+@njit(cache=True, nogil=True, fastmath=False)
 def chol_update(L, x):
     """L L^T + x x^T, in place on the lower factor L; x is overwritten."""
     d = x.shape[0]
@@ -51,7 +54,7 @@ def chol_update(L, x):
             x[i] = c * x[i] - s * L[i, k]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def chol_downdate(L, x):
     """L L^T - x x^T, in place; the result must stay positive definite. x is overwritten."""
     d = x.shape[0]
@@ -67,7 +70,7 @@ def chol_downdate(L, x):
             x[i] = c * x[i] - s * L[i, k]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def chol_factor(M, L):
     """L = cholesky(M), lower, written into L."""
     d = M.shape[0]
@@ -86,7 +89,7 @@ def chol_factor(M, L):
             L[i, j] = 0.0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def forward_solve(L, x, out):
     """out = L^-1 x."""
     d = x.shape[0]
@@ -97,7 +100,7 @@ def forward_solve(L, x, out):
         out[i] = s / L[i, i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def backward_solve(L, y, out):
     """out = L^-T y."""
     d = y.shape[0]
@@ -108,14 +111,14 @@ def backward_solve(L, y, out):
         out[i] = s / L[i, i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def refresh_mean(L, b, mu, tmp):
     """mu = M^-1 b = L^-T L^-1 b."""
     forward_solve(L, b, tmp)
     backward_solve(L, tmp, mu)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def log_predictive(L, mu, x, r, sigma2, tmp):
     """log N(r; <mu, x>, sigma2 + x^T M^-1 x)   (eq. postpred)."""
     forward_solve(L, x, tmp)
@@ -128,7 +131,7 @@ def log_predictive(L, mu, x, r, sigma2, tmp):
     return -0.5 * (LOG_2PI + math.log(var) + e * e / var)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def best_arm(ctx_t, block, cidx, L, mu, z_t, theta, tmp):
     """Thompson step over G blocks: theta_g = mu_g + L_g^-T z_g for every block, then
     argmax_k <theta_{block[k]}, ctx_t[cidx[k]]>. Dense arms are G = 1, block = 0, cidx = k;
@@ -149,7 +152,7 @@ def best_arm(ctx_t, block, cidx, L, mu, z_t, theta, tmp):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def add_obs(M, L, b, x, r, sigma2, tmp):
     """Learn (x, r): M += x x^T / sigma2, b += r x / sigma2, L by a rank-one update."""
     d = x.shape[0]
@@ -164,7 +167,7 @@ def add_obs(M, L, b, x, r, sigma2, tmp):
     chol_update(L, tmp)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def remove_obs(M, L, b, x, r, sigma2, tmp):
     """Forget (x, r): the exact inverse of add_obs, by a rank-one downdate."""
     d = x.shape[0]
@@ -179,7 +182,7 @@ def remove_obs(M, L, b, x, r, sigma2, tmp):
     chol_downdate(L, tmp)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def discount_obs(M, b, x, r, gamma, lam, sigma2):
     """M = lam I + gamma (M - lam I) + x x^T / sigma2 ; b = gamma b + r x / sigma2."""
     d = x.shape[0]
@@ -191,7 +194,7 @@ def discount_obs(M, b, x, r, gamma, lam, sigma2):
         M[i, i] += (1.0 - gamma) * lam
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def decay(M, b, gamma, lam):
     """M = lam I + gamma (M - lam I) ; b = gamma b: a step with no observation in this block."""
     d = b.shape[0]
@@ -202,7 +205,7 @@ def decay(M, b, gamma, lam):
         M[i, i] += (1.0 - gamma) * lam
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def rebuild_window(M, L, b, wx, wg, wr, count, lam, sigma2):
     """Every block's M, b from scratch over the window's observations, then L = chol(M)."""
     G, p = b.shape
@@ -223,7 +226,7 @@ def rebuild_window(M, L, b, wx, wg, wr, count, lam, sigma2):
         chol_factor(M[g], L[g])
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def short_memory_learn(M, L, b, g, x, r, mode, tau, gamma, lam, sigma2, wx, wg, wr, wstate,
                        tmp):
     """One observation (x in block g) into a short-memory model: M (G, p, p), L, b (G, p).
@@ -253,7 +256,7 @@ def short_memory_learn(M, L, b, g, x, r, mode, tau, gamma, lam, sigma2, wx, wg, 
         wstate[2] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def refresh_means(L, b, mu, tmp):
     """mu_g = M_g^-1 b_g for every block."""
     for g in range(b.shape[0]):
@@ -262,7 +265,7 @@ def refresh_means(L, b, mu, tmp):
 
 # ---------------------------------------------------------------------------------------------
 # LinTS, SW-LinTS, D-LinTS
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def lints_chunk(ctx, block, cidx, expected, noise, batch_end, z, M, L, b, mu, mode, tau, gamma,
                 lam, sigma2, wx, wg, wr, wstate, out_arm, out_reward):
     """Play a chunk with one Thompson-sampling posterior (mode PLAIN, WINDOW or DISCOUNT).
@@ -296,7 +299,7 @@ def lints_chunk(ctx, block, cidx, expected, noise, batch_end, z, M, L, b, mu, mo
 
 # ---------------------------------------------------------------------------------------------
 # All-Season
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _logsumexp(v, alive):
     m = -np.inf
     for s in range(v.shape[0]):
@@ -309,7 +312,7 @@ def _logsumexp(v, alive):
     return m + math.log(acc)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _copy_slot(M, L, b, mu, src, dst):
     M[dst] = M[src]
     L[dst] = L[src]
@@ -317,7 +320,7 @@ def _copy_slot(M, L, b, mu, src, dst):
     mu[dst] = mu[src]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _covariance(L, out, tmp, col):
     """out = (L L^T)^-1, column by column."""
     d = L.shape[0]
@@ -331,7 +334,7 @@ def _covariance(L, out, tmp, col):
             out[i, j] = col[i]
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def sym_kl(M1, mu1, S1, M2, mu2, S2, dm):
     """KL_sym = 0.5 [tr(M2 S1) + tr(M1 S2) - 2d] + 0.5 dm^T (M1 + M2) dm, dm = mu2 - mu1."""
     d = mu1.shape[0]
@@ -347,7 +350,7 @@ def sym_kl(M1, mu1, S1, M2, mu2, S2, dm):
     return 0.5 * (tr - 2.0 * d) + 0.5 * quad
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty):
     """Find the closest pair of base bandits (slots 1..) and drop the less certain one.
 
@@ -406,7 +409,7 @@ def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty):
     return drop, twin, best
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
                     M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wstate,
                     shadow_mode, tau, gamma, lam, sigma2, n_max, weighting, share, handover,

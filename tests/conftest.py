@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -33,10 +34,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
-def server():
-    """``streamlit run app.py`` (this interpreter's streamlit) on a free port of 127.0.0.1,
-    for the whole session; yields its base URL. The log goes to ``$SCREENSHOT_DIR``."""
+@contextmanager
+def streamlit_server():
+    """``streamlit run app.py`` (this interpreter's streamlit) on a free port of 127.0.0.1;
+    yields its base URL once ``/_stcore/health`` answers. The log goes to ``$SCREENSHOT_DIR``."""
     SCREENS.mkdir(parents=True, exist_ok=True)
     port = free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
@@ -65,6 +66,13 @@ def server():
         except subprocess.TimeoutExpired:
             proc.kill()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def server():
+    """One app server for the whole test session (:func:`streamlit_server`); its base URL."""
+    with streamlit_server() as url:
+        yield url
 
 
 @pytest.fixture

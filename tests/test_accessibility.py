@@ -9,6 +9,8 @@ difference). ``python tests/test_accessibility.py`` prints the minimum distances
 from __future__ import annotations
 
 import itertools
+import tomllib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,7 +23,11 @@ from allseason.viz.timeline import BAND_OPACITY  # noqa: E402
 
 KINDS = (None, "deuteranomaly", "protanomaly")
 MIN_POLICY_DE = 12.0  # between line colours of the default race
-MIN_STATE_DE = 8.0    # between background bands as drawn (over white, at BAND_OPACITY)
+MIN_STATE_DE = 8.0    # between background bands as drawn (over the background, at BAND_OPACITY)
+MIN_BACKGROUND_DE = 20.0  # between every line colour (and INK) and both themes' backgrounds
+CONFIG = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml")
+                       .read_text())
+BACKGROUNDS = {theme: CONFIG["theme"][theme]["backgroundColor"] for theme in ("light", "dark")}
 
 
 def rgb(hex_colour: str) -> np.ndarray:
@@ -53,9 +59,9 @@ def policy_colours() -> dict:
     return {k: rgb(c) for k, c in style.policy_colors(labels).items()}
 
 
-def band_colours(n_states: int) -> dict:
-    white = np.ones(3)
-    return {s: BAND_OPACITY * rgb(style.state_color(s)) + (1 - BAND_OPACITY) * white
+def band_colours(n_states: int, background: str = "#ffffff") -> dict:
+    under = rgb(background)
+    return {s: BAND_OPACITY * rgb(style.state_color(s)) + (1 - BAND_OPACITY) * under
             for s in range(n_states)}
 
 
@@ -64,10 +70,35 @@ def test_default_race_colours_stay_apart_under_colour_blindness():
     assert d >= MIN_POLICY_DE, (d, where)
 
 
+@pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("n_states", [3, 4])
-def test_state_bands_stay_apart_under_colour_blindness(n_states):
-    d, where = min_delta_e(band_colours(n_states))
+def test_state_bands_stay_apart_under_colour_blindness(n_states, theme):
+    d, where = min_delta_e(band_colours(n_states, BACKGROUNDS[theme]))
     assert d >= MIN_STATE_DE, (d, where)
+
+
+def test_the_app_has_a_light_and_a_dark_theme():
+    assert set(BACKGROUNDS) == {"light", "dark"}
+    assert "base" not in CONFIG["theme"]  # both offered: the reader picks in the menu
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_lines_and_neutral_marks_stand_out_from_both_backgrounds(theme):
+    """Figures follow the theme (the background changes, the trace colours do not): every
+    policy colour of the default race and INK must read on either background."""
+    colours = {**policy_colours(), "INK": rgb(style.INK), "shadow": rgb(style.SHADOW_COLOR)}
+    background = rgb(BACKGROUNDS[theme])
+    worst = min((float(colorspacious.deltaE(seen(c, k), seen(background, k),
+                                            input_space="sRGB1")), name, k or "normal")
+                for name, c in colours.items() for k in KINDS)
+    assert worst[0] >= MIN_BACKGROUND_DE, worst
+
+
+def test_figures_name_no_text_colour_so_they_follow_the_theme():
+    layout = style.base_layout("t", "x", "y", subtitle="s")
+    assert "color" not in layout["font"]
+    assert "color" not in layout["title"]["subtitle"]["font"]
+    assert layout["legend"]["orientation"] == "h"  # rows under the plot: fits a phone
 
 
 def test_no_distinction_rests_on_colour_alone():
@@ -97,5 +128,6 @@ def test_race_figure_lines_carry_dash_and_markers():
 
 if __name__ == "__main__":
     print("policies:", min_delta_e(policy_colours()))
-    for n in (3, 4, 6):
-        print(f"bands ({n} states):", min_delta_e(band_colours(n)))
+    for theme, background in BACKGROUNDS.items():
+        for n in (3, 4, 6):
+            print(f"bands ({n} states, {theme}):", min_delta_e(band_colours(n, background)))

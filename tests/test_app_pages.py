@@ -26,8 +26,8 @@ from allseason.ui import runs, state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-BUILDER, RACE, INSIDE = ("pages/1_Pattern_builder.py", "pages/2_Race.py",
-                         "pages/3_Inside_All-Season.py")
+BUILDER, RACE, INSIDE = ("app_pages/1_Pattern_builder.py", "app_pages/2_Race.py",
+                         "app_pages/3_Inside_All-Season.py")
 TIMEOUT = 90
 
 
@@ -457,7 +457,7 @@ def test_sweep_results_page_without_and_with_a_sweep(tmp_path, monkeypatch):
     from allseason import sweeps
     from allseason.ui import sweep_view
 
-    page = "pages/4_Sweep_results.py"
+    page = "app_pages/4_Sweep_results.py"
     monkeypatch.setattr(sweep_view, "ROOT", tmp_path)
     at = open_app(page)
     assert not at.exception
@@ -500,17 +500,31 @@ def test_result_cache_is_bounded_in_measured_bytes():
     race = api.Race(api.Scenario.from_preset("regular", horizon=600),
                     api.policy_specs(["allseason-sw", "lints"]), 2)
     run = runs.RaceRun(runs.key_of(race), race, api.run_race(race))
-    run.frames = run.result.to_frames()
-    run.nbytes = runs.measure_bytes(run.result, run.frames)
-    steps = run.frames["steps"]
-    assert run.nbytes >= steps.memory_usage(deep=False).sum() > 600 * 4 * 8
+    traces_only = run.nbytes
+    steps = run.frames["steps"]  # built when first read: the run now holds it too
+    assert run.nbytes >= traces_only + steps.memory_usage(deep=False).sum()
+    assert steps.memory_usage(deep=False).sum() > 600 * 4 * 8
+    for name in ("weights", "events", "summary", "states"):
+        run.frames[name]
     store = runs.RunCache(max_entries=10, max_bytes=int(2.5 * run.nbytes))
     for seed in range(4):
         other = api.Race(api.Scenario.from_preset("regular", horizon=600, seed=seed),
                          race.policies, 2)
-        store.put(runs.RaceRun(runs.key_of(other), other, run.result, run.frames,
-                               nbytes=run.nbytes))
+        store.put(runs.RaceRun(runs.key_of(other), other, run.result, run.frames))
     assert len(store) == 2  # the byte budget, not the entry count, evicted the oldest
+
+
+def test_a_runs_tables_are_built_once_when_first_read_and_equal_to_frames():
+    race = api.Race(api.Scenario.from_preset("regular", horizon=300),
+                    api.policy_specs(["allseason-sw", "lints"]), 2)
+    run = runs.RaceRun(runs.key_of(race), race, api.run_race(race))
+    assert run.frames.built() == {}
+    full = run.result.to_frames()
+    for name in ("steps", "weights", "events", "summary"):
+        assert run.frames[name].equals(full[name])
+        assert run.frames[name] is run.frames[name]  # built once
+    with pytest.raises(KeyError):
+        run.frames["nothing"]
 
 
 def test_compute_slots_bound_concurrent_races():

@@ -35,7 +35,7 @@ def test_viz_imports_no_streamlit():
 
 def test_pages_import_only_the_facade():
     allowed = ("streamlit", "allseason.api", "allseason.ui", "allseason.viz", "__future__")
-    pages = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    pages = [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py"))]
     for path in pages:
         if not path.exists():
             continue

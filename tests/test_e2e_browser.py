@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CHROMIUM, IDLE, SCREENS
+from conftest import CHROMIUM, IDLE, SCREENS, streamlit_server
 
 VIEWPORT = {"width": 1280, "height": 1400}
 TIMEOUT_MS = 90_000
@@ -216,6 +216,64 @@ def test_every_page_and_a_slider(server, page):
         assert slider(pg2, "Dimension d").get_attribute("aria-valuetext") == "2"
     finally:
         other.close()
+
+
+def test_deep_link_on_a_fresh_server_gets_the_apps_own_sidebar(browser):
+    """The case that once kept the sidebar hand-drawn: the first visitor of a fresh server
+    arrives by a deep link. Every page must be listed with its title, and nothing else (a
+    legacy multipage sidebar would list ``app`` and pages without icons)."""
+    from allseason.ui.views import PAGES
+
+    with streamlit_server() as fresh:
+        context = browser.new_context(viewport=VIEWPORT)
+        try:
+            pg = context.new_page()
+            pg.set_default_timeout(TIMEOUT_MS)
+            go(pg, fresh, "Race?seed=3&preset=regular")
+            check(pg)
+            assert pg.locator("h1").first.inner_text() == "Race"
+            assert pg.get_by_text("seed 3", exact=False).count() >= 1
+            links = pg.locator('[data-testid="stSidebarNav"] a')
+            assert [a.inner_text().split("\n")[-1] for a in links.all()] == \
+                [title for _, title, _, _ in PAGES]
+            hrefs = [a.get_attribute("href") for a in links.all()]
+            assert hrefs == [f"{fresh}/{url}" for _, _, _, url in PAGES]
+            shot(pg, "0-deep-link-fresh-server")
+        finally:
+            context.close()
+
+
+def test_dark_theme_figures_follow_it(server, browser):
+    """With the reader's system in dark mode the app and its figures turn dark (the figure's
+    background is the theme's, not white); screenshots for a person to look at."""
+    context = browser.new_context(viewport=VIEWPORT, color_scheme="dark")
+    try:
+        pg = context.new_page()
+        pg.set_default_timeout(TIMEOUT_MS)
+        go(pg, server, "Race")
+        pg.get_by_role("button", name="Run race").click()
+        pg.locator(".js-plotly-plot").first.wait_for(timeout=30_000)  # run, or from the cache
+        wait_idle(pg)
+        check(pg)
+        app_bg = pg.evaluate("getComputedStyle(document.querySelector("
+                             "'[data-testid=\"stApp\"]')).backgroundColor")
+        fig_bg = pg.evaluate("document.querySelector('.js-plotly-plot .main-svg')"
+                             ".style.background")
+        assert _luminance(app_bg) < 0.1, app_bg
+        assert _luminance(fig_bg) < 0.1, fig_bg  # the figure follows the theme
+        shot(pg, "7-race-dark")
+    finally:
+        context.close()
+
+
+def _luminance(css: str) -> float:
+    """Relative luminance (0 black .. 1 white) of a CSS ``rgb(...)``/``rgba(...)`` colour;
+    a fully transparent one counts as black (the dark page shows through)."""
+    parts = [float(v) for v in css[css.index("(") + 1:css.index(")")].split(",")]
+    if len(parts) == 4 and parts[3] == 0:
+        return 0.0
+    r, g, b = (v / 255 for v in parts[:3])
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
 
 def test_bad_link_gets_a_message_not_a_traceback(server, page):

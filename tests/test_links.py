@@ -20,7 +20,7 @@ from allseason.ui import runs, state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-RACE, INSIDE = "pages/2_Race.py", "pages/3_Inside_All-Season.py"
+RACE, INSIDE = "app_pages/2_Race.py", "app_pages/3_Inside_All-Season.py"
 TIMEOUT = 90
 SMALL = api.Scenario(segments=((0, 150), (1, 100), (0, 100)), d=2, n_arms=3, sigma2=0.1,
                      batch_size=5, seed=3, preset="custom")

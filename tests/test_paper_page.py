@@ -19,7 +19,7 @@ from allseason.envs.classification import paper_setup  # noqa: E402
 from allseason.ui import paper_view  # noqa: E402
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
-PAGE = "pages/5_Paper_tables.py"
+PAGE = "app_pages/5_Paper_tables.py"
 
 
 def _open(monkeypatch, folder: Path) -> AppTest:

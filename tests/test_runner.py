@@ -48,6 +48,21 @@ def test_chunk_size_does_not_change_the_result():
     assert _fingerprint(run_race(race, chunk_size=97)) == _fingerprint(run_race(race))
 
 
+@pytest.mark.parametrize("workers", [2, 3])
+def test_threads_do_not_change_the_result(workers):
+    """Seeds play side by side in threads (the kernels release the GIL): same trace, bit
+    for bit, as one thread playing them in turn -- weights and events included."""
+    race = _race(batch=3)
+    race = api.Race(race.scenario, race.policies, n_seeds=3)
+    assert _fingerprint(run_race(race, chunk_size=500, workers=workers)) == \
+        _fingerprint(run_race(race, chunk_size=500, workers=1))
+
+
+def test_a_bad_worker_count_is_refused():
+    with pytest.raises(ValueError, match="workers"):
+        run_race(_race(), workers=0)
+
+
 def test_common_random_numbers_and_independent_contestants():
     race = _race()
     result = api.run_race(race)

@@ -3,9 +3,9 @@
 answered with a message (never an exception), one figure and at most three sentences per
 step, and the numbers of the texts equal to those computed here from the engine.
 
-The tour is opened through ``app.py`` and ``switch_page``: the sidebar of every page is drawn
-with ``st.page_link`` to paths relative to ``app.py``, so a page file cannot be the entry
-point of an AppTest on its own.
+The tour is opened through ``app.py`` and ``switch_page``: ``app.py`` registers the pages
+(``st.navigation``) that the tour's links point to, so a page file cannot be the entry point
+of an AppTest on its own.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from allseason import api, snapshot  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-TOUR = "pages/6_Guided_tour.py"
+TOUR = "app_pages/6_Guided_tour.py"
 N_STEPS = 7
 TITLES = ("The seasons", "The race", "Who holds the weight", "Births and prunings",
           "A season returns", "The printed rule", "Real data")

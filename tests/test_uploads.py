@@ -24,7 +24,7 @@ from allseason.ui import state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-BUILDER = "pages/1_Pattern_builder.py"
+BUILDER = "app_pages/1_Pattern_builder.py"
 TIMEOUT = 90
 START = api.Scenario(segments=((0, 400), (1, 300), (0, 300)), d=3, n_arms=4, sigma2=0.2,
                      batch_size=5, seed=7, preset="custom")
@@ -206,7 +206,7 @@ def test_what_the_user_sent_is_shown_as_text_not_markdown():
 
 
 # --- the Race page: a downloaded race JSON sent back ----------------------------------------
-RACE_PAGE = "pages/2_Race.py"
+RACE_PAGE = "app_pages/2_Race.py"
 TINY = api.Scenario(segments=((0, 120), (1, 80)), d=2, n_arms=3, sigma2=0.2, batch_size=5,
                     seed=5, preset="custom")
 

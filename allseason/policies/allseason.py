@@ -310,7 +310,7 @@ class AllSeasonPrinted(AllSeason):
     title = "All-Season (SW), printed rule"
     help = ("All-Season (SW) with the paper's printed rule: weights from the last batch alone "
             "(Algorithm 3)")
-    style = {"color": "black", "dash": "dash", "symbol": "x"}
+    style = {"color": "reddish purple", "dash": "dash", "symbol": "x"}
 
     def __init__(self, d, *, tau=10, n_max=5, lam=1.0, sigma2=1.0, pruning="kl", rng=None):
         super().__init__(d, tau=tau, n_max=n_max, lam=lam, sigma2=sigma2, weighting="batch",

@@ -93,7 +93,7 @@ class BoB(BlockAware, Policy):
     name = "bob"
     title = "BoB"
     help = "Bandit-over-bandits: learns the window size"
-    style = {"color": "reddish purple"}
+    style = {"color": "wine"}
     params = {
         "horizon": Param(COUNT, "T, the horizon: it fixes the block length, the window set "
                                 "and EXP3's rate (the app sets it to the scenario's)."),

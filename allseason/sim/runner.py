@@ -6,15 +6,19 @@ sees the same arms and noise (common random numbers), and adding or removing a c
 changes nobody else's result. Same scenario, same seed: same trace, bit for bit.
 
 Time advances chunk by chunk (whole batches of about ``chunk_size`` steps) for every
-(seed, policy) in turn, so :func:`iter_race` can report progress and partial results while
-it runs.
+(seed, policy), so :func:`iter_race` can report progress and partial results while it runs.
+Within a chunk the seeds play in ``workers`` threads (one per core by default): the compiled
+kernels release the GIL, and a seed's environment, policies and traces belong to it alone, so
+the result does not depend on the number of threads, bit for bit (tests/test_runner.py).
 """
 
 from __future__ import annotations
 
+import os
 import time
 import zlib
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -57,8 +61,18 @@ class Progress:
         return self.done / self.horizon
 
 
-def iter_race(race: Race, chunk_size: int = 2500) -> Iterator[Progress]:
-    """Run a race, yielding a :class:`Progress` after each chunk of time (all traces advanced)."""
+def default_workers(n_seeds: int) -> int:
+    """Threads for a race of ``n_seeds`` seeds: one per core, at most one per seed."""
+    return max(1, min(n_seeds, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                      else os.cpu_count() or 1))
+
+
+def iter_race(race: Race, chunk_size: int = 2500,
+              workers: int | None = None) -> Iterator[Progress]:
+    """Run a race, yielding a :class:`Progress` after each chunk of time (all traces advanced).
+
+    ``workers``: threads that play the seeds of a chunk side by side (default: one per core,
+    at most one per seed; 1 plays them in turn). The result is the same for any value."""
     sc = race.scenario
     ends = sc.batch_ends()
     bounds = chunk_bounds(ends, chunk_size)
@@ -72,23 +86,40 @@ def iter_race(race: Race, chunk_size: int = 2500) -> Iterator[Progress]:
                 rng=np.random.default_rng(seed_sequence(sc, k, spec.label)))
             traces[spec.label, k] = Trace(spec.label, k, sc.horizon)
     result = RaceResult(race, traces)
-    for start, stop, b0, b1 in bounds:
-        local_ends = ends[b0:b1] - start
-        for k in range(race.n_seeds):
-            rnd = envs[k].next_round(stop - start)
-            for spec in race.policies:
-                t0 = time.perf_counter()
-                out = policies[spec.label, k].run_chunk(rnd.arms, rnd.expected, rnd.noise,
-                                                        local_ends)
-                traces[spec.label, k].record(start, out, rnd.expected, rnd.state,
-                                             time.perf_counter() - t0)
-        yield Progress(stop, sc.horizon, result)
+
+    def play_seed(k: int, start: int, stop: int, local_ends: np.ndarray) -> None:
+        rnd = envs[k].next_round(stop - start)
+        for spec in race.policies:
+            t0 = time.perf_counter()
+            out = policies[spec.label, k].run_chunk(rnd.arms, rnd.expected, rnd.noise,
+                                                    local_ends)
+            traces[spec.label, k].record(start, out, rnd.expected, rnd.state,
+                                         time.perf_counter() - t0)
+
+    n_workers = default_workers(race.n_seeds) if workers is None else int(workers)
+    if n_workers < 1:
+        raise ValueError(f"workers: must be >= 1, got {workers}")
+    pool = ThreadPoolExecutor(n_workers, thread_name_prefix="race") if n_workers > 1 else None
+    try:
+        for start, stop, b0, b1 in bounds:
+            local_ends = ends[b0:b1] - start
+            if pool is None:
+                for k in range(race.n_seeds):
+                    play_seed(k, start, stop, local_ends)
+            else:  # .result() re-raises a seed's error here
+                for f in [pool.submit(play_seed, k, start, stop, local_ends)
+                          for k in range(race.n_seeds)]:
+                    f.result()
+            yield Progress(stop, sc.horizon, result)
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
-def run_race(race: Race, chunk_size: int = 2500) -> RaceResult:
-    """Run a race to the end and return its result."""
+def run_race(race: Race, chunk_size: int = 2500, workers: int | None = None) -> RaceResult:
+    """Run a race to the end and return its result (``workers``: see :func:`iter_race`)."""
     progress = None
-    for progress in iter_race(race, chunk_size):
+    for progress in iter_race(race, chunk_size, workers):
         pass
     return progress.result
 

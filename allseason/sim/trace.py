@@ -164,34 +164,87 @@ class RaceResult:
     def to_frames(self) -> dict[str, "object"]:
         """Tidy pandas tables: ``steps`` (one row per policy, seed, step), ``weights`` (policy,
         seed, batch, step, bandit, weight; ensembles only), ``events`` and ``summary``."""
+        return {"steps": self.steps_frame(), "weights": self.weights_frame(),
+                "events": self.events_frame(), "summary": self.summary_frame()}
+
+    def _selected(self, only):
+        keys = self.traces if only is None else [tuple(key) for key in only]
+        return [(key, self.traces[key]) for key in keys]
+
+    def steps_frame(self, only=None):
+        """One row per policy, seed and step: state, arm, reward, expected, best, regret,
+        player. ``only``: the (policy, seed) keys to include (default: every trace)."""
         import pandas as pd
 
-        steps, weights, events = [], [], []
-        for (label, k), t in self.traces.items():
+        parts = []
+        for (label, k), t in self._selected(only):
             n = t.n_done
-            steps.append(pd.DataFrame({
+            parts.append(pd.DataFrame({
                 "policy": label, "seed": k, "step": np.arange(n), "state": t.state[:n],
                 "arm": t.arm[:n], "reward": t.reward[:n], "expected": t.expected[:n],
                 "best": t.best[:n], "regret": t.regret, "player": t.player[:n]}))
+        return _concat(parts, ["policy", "seed", "step"])
+
+    def weights_frame(self, only=None):
+        """Ensembles only: one row per policy, seed, batch and live bandit (its weight).
+        ``only``: as in :meth:`steps_frame`."""
+        import pandas as pd
+
+        parts = []
+        for (label, k), t in self._selected(only):
             bw = t.batch_weights()
             if bw is not None:
                 ends, ids, w = bw
                 batch = np.repeat(np.arange(len(ends)), ids.shape[1])
                 keep = ids.ravel() >= 0
-                weights.append(pd.DataFrame({
+                parts.append(pd.DataFrame({
                     "policy": label, "seed": k, "batch": batch[keep],
                     "step": np.repeat(ends, ids.shape[1])[keep], "bandit": ids.ravel()[keep],
                     "weight": w.ravel()[keep]}))
+        return _concat(parts, ["policy", "seed", "batch", "step", "bandit", "weight"])
+
+    def events_frame(self, only=None):
+        """Spawns and prunings: policy, seed and the event's fields. ``only``: as in
+        :meth:`steps_frame`."""
+        import pandas as pd
+
+        parts = []
+        for (label, k), t in self._selected(only):
             if t.events:
                 ev = pd.DataFrame(t.events, columns=list(Event._fields))
                 ev.insert(0, "seed", k)
                 ev.insert(0, "policy", label)
-                events.append(ev)
-        cat = lambda parts, cols: (pd.concat(parts, ignore_index=True) if parts  # noqa: E731
-                                   else pd.DataFrame(columns=cols))
+                parts.append(ev)
+        return _concat(parts, ["policy", "seed"] + list(Event._fields))
+
+    def summary_frame(self):
+        """:meth:`summary` as a table, one row per policy."""
+        import pandas as pd
+
         summary = pd.DataFrame.from_dict(self.summary(), orient="index")
         summary.index.name = "policy"
-        return {"steps": cat(steps, ["policy", "seed", "step"]),
-                "weights": cat(weights, ["policy", "seed", "batch", "step", "bandit", "weight"]),
-                "events": cat(events, ["policy", "seed"] + list(Event._fields)),
-                "summary": summary.reset_index()}
+        return summary.reset_index()
+
+    def state_frame(self, only=None):
+        """Per policy, seed and true state: ``n`` steps, mean ``reward`` and mean ``best``
+        expected reward (the oracle's) -- the per-state table without the per-step one.
+        ``only``: as in :meth:`steps_frame`."""
+        import pandas as pd
+
+        parts = []
+        for (label, k), t in self._selected(only):
+            n = t.n_done
+            state = t.state[:n].astype(np.int64)
+            count = np.bincount(state)
+            seen = np.flatnonzero(count)
+            parts.append(pd.DataFrame({
+                "policy": label, "seed": k, "state": seen, "n": count[seen],
+                "reward": np.bincount(state, weights=t.reward[:n])[seen] / count[seen],
+                "best": np.bincount(state, weights=t.best[:n])[seen] / count[seen]}))
+        return _concat(parts, ["policy", "seed", "state", "n", "reward", "best"])
+
+
+def _concat(parts: list, columns: list[str]):
+    import pandas as pd
+
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)

@@ -1,4 +1,4 @@
-"""Streamlit glue for the app: the only code outside ``pages/`` and ``app.py`` that imports
+"""Streamlit glue for the app: the only code outside ``app_pages/`` and ``app.py`` that imports
 streamlit.
 
 - :mod:`.state`: the canonical scenario and race settings in ``st.session_state``, the URL

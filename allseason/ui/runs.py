@@ -2,9 +2,11 @@
 
 Cache: every finished race is kept in one process-wide LRU (``st.cache_resource``) keyed by
 ``Race.to_json()`` (the canonical JSON of scenario + policies + seeds), with its tables
-(``to_frames()``) computed once. It holds at most ``MAX_ENTRIES`` races and ``MAX_BYTES`` of
-tables and traces in all (measured, not estimated: a 50,000-step race of 6 policies x 3 seeds
-holds about 400 MB), so a session (or many) cannot fill the memory; an evicted race is simply
+(:class:`Frames`), each built once, the first time a page reads it: the Race page reads only
+the small ones (the default race's steps and weights tables have 350,000 and 840,000 rows, and
+took 1.4 s to build). It holds at most ``MAX_ENTRIES`` races and ``MAX_BYTES`` of tables and
+traces in all (measured, not estimated: a 50,000-step race of 6 policies x 3 seeds holds about
+400 MB), so a session (or many) cannot fill the memory; an evicted race is simply
 recomputed (runs are deterministic: same JSON, same result, bit for bit). Coming back to a
 page therefore shows the stored result at once.
 
@@ -30,8 +32,9 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -48,27 +51,81 @@ MAX_BYTES = 1_500_000_000
 MAX_CONCURRENT = 2
 REDRAW_SECONDS = 0.5  # live charts: at most this often, the first time after this long
 LIVE_POINTS = 300  # steps per live curve (exact cumulative values at the sampled steps)
+FINAL_POINTS = 500  # steps per curve of the finished race's figures (about 2 px apart)
 N_UPDATES = 20  # chunks per race, so the progress bar moves smoothly
+
+
+class Frames(Mapping):
+    """A finished race's tables by name (``steps``, ``weights``, ``events``, ``summary`` and
+    ``states``: ``RaceResult.<name>_frame()``), each built the first time it is read."""
+
+    BUILDERS = {"steps": "steps_frame", "weights": "weights_frame", "events": "events_frame",
+                "summary": "summary_frame", "states": "state_frame"}
+
+    def __init__(self, result: api.RaceResult):
+        self._result, self._built, self._lock = result, {}, threading.Lock()
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        if name not in self.BUILDERS:
+            raise KeyError(name)
+        with self._lock:  # two sessions reading one run build each table once
+            if name not in self._built:
+                self._built[name] = getattr(self._result, self.BUILDERS[name])()
+            return self._built[name]
+
+    def __iter__(self):
+        return iter(self.BUILDERS)
+
+    def __len__(self) -> int:
+        return len(self.BUILDERS)
+
+    def built(self) -> dict[str, pd.DataFrame]:
+        """The tables built so far (the per-run ones of :meth:`of` included)."""
+        return dict(self._built)
+
+    def of(self, label: str, seed: int) -> dict[str, pd.DataFrame]:
+        """The steps, weights and events of one (policy, seed): cut from the whole tables if
+        they are built, else built from that trace alone (the Inside page reads these)."""
+        out = {}
+        for name in ("steps", "weights", "events"):
+            with self._lock:
+                whole = self._built.get(name)
+                if whole is not None:
+                    out[name] = whole[(whole["policy"] == label) & (whole["seed"] == seed)] \
+                        .reset_index(drop=True)
+                    continue
+                key = (name, label, seed)
+                if key not in self._built:
+                    self._built[key] = getattr(self._result, self.BUILDERS[name])(
+                        only=[(label, seed)])
+                out[name] = self._built[key]
+        return out
 
 
 @dataclass
 class RaceRun:
-    """A finished race, its tables and how long it took."""
+    """A finished race, its tables (built when first read) and how long it took."""
 
     key: str
     race: api.Race
     result: api.RaceResult
-    frames: dict = field(default_factory=dict)
+    frames: Mapping = None
     seconds: float = 0.0
 
-    nbytes: int = 0
-
     def __post_init__(self):
-        if not self.nbytes:
-            self.nbytes = measure_bytes(self.result, self.frames)
+        if self.frames is None:
+            self.frames = Frames(self.result)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held: the traces' arrays and the tables built so far."""
+        frames = self.frames.built() if isinstance(self.frames, Frames) else self.frames
+        return measure_bytes(self.result, frames)
 
     def frames_for(self, label: str, seed: int) -> dict[str, pd.DataFrame]:
         """The steps, weights and events of one (policy, seed)."""
+        if isinstance(self.frames, Frames):
+            return self.frames.of(label, seed)
         out = {}
         for name in ("steps", "weights", "events"):
             df = self.frames[name]
@@ -163,19 +220,23 @@ def _warm() -> None:
 
         sc = api.Scenario(segments=((0, 20), (1, 20)), batch_size=(1, 3), preset="custom")
         race = api.Race(sc, api.default_specs(), 2)
-        result = api.run_race(race)
-        frames = result.to_frames()
-        steps, summary = frames["steps"], frames["summary"]
-        figures = [vrace.cumulative_figure(steps, sc.pattern, m) for m in ("reward", "regret")]
-        figures += [vrace.cumulative_figure(partial_steps(result), sc.pattern, "reward",
+        run = RaceRun("warm-up", race, api.run_race(race))
+        frames, summary = run.frames, run.frames["summary"]
+        curves = partial_steps(run.result, FINAL_POINTS)
+        figures = [vrace.cumulative_figure(curves, sc.pattern, m) for m in ("reward", "regret")]
+        figures += [vrace.cumulative_figure(partial_steps(run.result), sc.pattern, "reward",
                                             max_points=LIVE_POINTS),
-                    vrace.leaderboard_figure(summary), vrace.reward_by_state_figure(steps),
-                    inside.top_weight_figure(frames["weights"], sc.pattern, seed=0,
-                                             policy=frames["weights"]["policy"].iloc[0])]
+                    vrace.leaderboard_figure(summary),
+                    vrace.reward_by_state_figure(frames["states"]),
+                    inside.top_weight_figure(run.frames_for(race.policies[0].label, 0)
+                                             ["weights"], sc.pattern, seed=0,
+                                             policy=race.policies[0].label)]
         vrace.leaderboard_table(summary)
+        for name in frames:  # pandas' first tables, and the size accounting, once
+            frames[name]
+        run.nbytes
         for fig in figures:
             fig.to_json()
-        RaceRun("warm-up", race, result, frames)  # its size accounting, once
         log.info("warm-up done in %.2f s (kernels %.2f s)", time.perf_counter() - t0, kernels)
     except Exception:  # noqa: BLE001 - a failed warm-up only costs the first race some time
         log.exception("warm-up failed")
@@ -208,7 +269,7 @@ def cached(race: api.Race) -> RaceRun | None:
 
 
 def _finish(race: api.Race, result: api.RaceResult, seconds: float) -> RaceRun:
-    run = RaceRun(key_of(race), race, result, result.to_frames(), seconds)
+    run = RaceRun(key_of(race), race, result, seconds=seconds)
     store().put(run)
     return run
 
@@ -412,7 +473,7 @@ def recall_verdict(recall: pd.DataFrame) -> str:
     return text
 
 
-__all__ = ["RaceRun", "RunCache", "store", "compute_slot", "measure_bytes", "MAX_CONCURRENT", "cached", "run_race", "stream_race", "warm_up",
+__all__ = ["RaceRun", "Frames", "FINAL_POINTS", "RunCache", "store", "compute_slot", "measure_bytes", "MAX_CONCURRENT", "cached", "run_race", "stream_race", "warm_up",
            "partial_steps", "remember", "last_run", "weighting_pair", "weighting_table",
            "posterior_history",
            "recall_verdict", "key_of"]

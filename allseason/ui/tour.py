@@ -235,7 +235,7 @@ def step_race(run: runs.RaceRun, f: dict):
             f"best of the others, {policy_name(bb)}. "
             f"All-Season's curves stay nearly flat: when a season returns, it does not learn it "
             f"again.")
-    steps = run.frames["steps"]
+    steps = runs.partial_steps(run.result, MAX_POINTS // 4)  # exact at the drawn steps
     steps = steps[steps["policy"].isin(shown)]
     fig = vrace.cumulative_figure(steps, run.race.scenario.pattern, "regret",
                                   max_points=MAX_POINTS // 4)
@@ -262,7 +262,8 @@ def _learnt_sentence(learnt: dict) -> str:
 def _top_weight(run: runs.RaceRun, label: str):
     """The paper's figure (weight of the most likely bandit) for one contestant, seed SEED,
     fitted to a projector."""
-    fig = inside.top_weight_figure(run.frames["weights"], run.race.scenario.pattern,
+    fig = inside.top_weight_figure(run.frames_for(label, SEED)["weights"],
+                                   run.race.scenario.pattern,
                                    policy=label, seed=SEED, n_labelled=N_LABELLED,
                                    max_points=MAX_POINTS)
     return vtour.projector(fig, subtitle="", unlisted=vtour.CHANGE_POINTS)
@@ -300,7 +301,8 @@ def step_lives(run: runs.RaceRun, f: dict):
             f"and pruned {pruned}. "
             f"It keeps at most {f['n_max']}: above that, the less certain of the two most "
             f"similar bandits is pruned.")
-    fig = inside.lifelines_figure(run.frames["events"], run.frames["weights"],
+    own = run.frames_for(CARRIED, SEED)
+    fig = inside.lifelines_figure(own["events"], own["weights"],
                                   run.race.scenario.pattern, policy=CARRIED, seed=SEED)
     fig = vtour.projector(fig, subtitle="one lane per base bandit; background: true state")
     caption = ("Each lane is a base bandit's life: from its birth (▶, a copy of the shadow) to "

@@ -23,13 +23,25 @@ PLOTLY_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "se
                  "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
-PAGES = (("app.py", "Home", ":material/eco:"),
-         ("pages/1_Pattern_builder.py", "Pattern builder", ":material/calendar_month:"),
-         ("pages/2_Race.py", "Race", ":material/sports_score:"),
-         ("pages/3_Inside_All-Season.py", "Inside All-Season", ":material/troubleshoot:"),
-         ("pages/4_Sweep_results.py", "Sweep results", ":material/tune:"),
-         ("pages/5_Paper_tables.py", "Paper tables", ":material/table_chart:"),
-         ("pages/6_Guided_tour.py", "Guided tour", ":material/slideshow:"))
+# (script, title, icon, URL path): the app's pages in sidebar order; Home is the default page
+# (URL "/"), the others keep the URL paths they had when they lived in pages/: old links work
+PAGES = (("app_pages/0_Home.py", "Home", ":material/eco:", ""),
+         ("app_pages/1_Pattern_builder.py", "Pattern builder", ":material/calendar_month:",
+          "Pattern_builder"),
+         ("app_pages/2_Race.py", "Race", ":material/sports_score:", "Race"),
+         ("app_pages/3_Inside_All-Season.py", "Inside All-Season", ":material/troubleshoot:",
+          "Inside_All-Season"),
+         ("app_pages/4_Sweep_results.py", "Sweep results", ":material/tune:", "Sweep_results"),
+         ("app_pages/5_Paper_tables.py", "Paper tables", ":material/table_chart:", "Paper_tables"),
+         ("app_pages/6_Guided_tour.py", "Guided tour", ":material/slideshow:", "Guided_tour"))
+
+
+def navigation():
+    """The app's pages as ``st.navigation`` (the sidebar's links); ``.run()`` runs the one
+    the URL asks for."""
+    return st.navigation([st.Page(path, title=title, icon=icon, url_path=url or None,
+                                  default=not url)
+                          for path, title, icon, url in PAGES])
 
 
 # --- frame ----------------------------------------------------------------------------------
@@ -40,9 +52,6 @@ def page(title: str, purpose: str, icon: str = ":material/eco:") -> None:
     st.title(title)
     st.markdown(purpose)
     with st.sidebar:
-        for path, label, page_icon in PAGES:
-            st.page_link(path, label=label, icon=page_icon)
-        st.divider()
         st.caption("**Downloads.** Every figure: the **HTML** button under it (interactive, "
                    "opens offline); for a **PNG**, the camera icon in the toolbar that appears "
                    "at the figure's top right. Every run: **CSV** buttons under the results.")
@@ -102,7 +111,9 @@ def chart(fig, caption: str, name: str, key: str, *, container=None) -> None:
 
 
 def csv_button(label: str, df, name: str, key: str) -> None:
-    st.download_button(label, data=lambda: export.frames_csv(df), file_name=f"{name}.csv",
+    """A CSV download of ``df`` (a table, or a function returning one), made on click."""
+    st.download_button(label, data=lambda: export.frames_csv(df() if callable(df) else df),
+                       file_name=f"{name}.csv",
                        mime="text/csv", on_click="ignore", key=key,
                        icon=":material/download:")
 
@@ -131,7 +142,7 @@ CAPTIONS = {
               "the price of adapting. Lower is better.",
     "board": "Mean reward per step over the whole run; bars that overlap within their 95% "
              "intervals are not clearly different.",
-    "states": "Which seasons each policy handles: compare every bar with the black tick, the "
+    "states": "Which seasons each policy handles: compare every bar with the grey tick, the "
               "best reward possible in that state.",
 }
 
@@ -168,10 +179,11 @@ def draw_live(slots: dict, steps, summary, tick: int) -> None:
 def show_race(run: runs.RaceRun, slots: dict) -> None:
     """The finished race: both cumulative curves, leaderboard, reward per state, CSVs."""
     frames, pattern = run.frames, run.race.scenario.pattern
-    steps, summary = frames["steps"], frames["summary"]
-    # the curves' 1,000 drawn steps only, with exact cumulative values there: the same
-    # figures as from all the steps, built from 35,000 rows instead of 350,000
-    n = 1000
+    summary = frames["summary"]
+    # the curves' drawn steps only, with exact cumulative values there: the same figures as
+    # from all the steps, built from 17,500 rows instead of 350,000 (the per-step tables are
+    # built only for a download or the Inside page)
+    n = runs.FINAL_POINTS
     curves = runs.partial_steps(run.result, n)
     chart(vrace.cumulative_figure(curves, pattern, "reward", max_points=n), CAPTIONS["reward"],
           "cumulative-reward", "race_reward", container=slots["reward"].container())
@@ -187,27 +199,23 @@ def show_race(run: runs.RaceRun, slots: dict) -> None:
             st.caption(FAIRNESS)
         chart(vrace.leaderboard_figure(summary), CAPTIONS["board"], "leaderboard",
               "race_board")
-    chart(vrace.reward_by_state_figure(steps), CAPTIONS["states"], "reward-by-state",
+    chart(vrace.reward_by_state_figure(frames["states"]), CAPTIONS["states"], "reward-by-state",
           "race_states", container=slots["states"].container())
     with slots["downloads"].container():
         st.subheader("Download this run")
         cols = st.columns(5)
-        with cols[0]:
-            csv_button("Steps CSV", steps, "race-steps", "dl_steps")
-        with cols[1]:
-            csv_button("Summary CSV", summary, "race-summary", "dl_summary")
-        with cols[2]:
-            csv_button("Weights CSV", frames["weights"], "race-weights",
-                       "dl_weights")
-        with cols[3]:
-            csv_button("Events CSV", frames["events"], "race-events",
-                       "dl_events")
+        for col, (label, name) in zip(cols, (("Steps CSV", "steps"), ("Summary CSV", "summary"),
+                                              ("Weights CSV", "weights"),
+                                              ("Events CSV", "events"))):
+            with col:
+                csv_button(label, lambda name=name: frames[name], f"race-{name}", f"dl_{name}")
         with cols[4]:
             st.download_button("Race JSON", data=run.key,
                                file_name="race.json", mime="application/json",
                                on_click="ignore", key="dl_race_json",
                                icon=":material/download:")
-        st.caption(f"**Steps**: one row per policy, seed and step ({len(steps):,} rows): true "
+        n_rows = sum(t.n_done for t in run.result.traces.values())
+        st.caption(f"**Steps**: one row per policy, seed and step ({n_rows:,} rows): true "
                    f"state, arm, reward, expected and best expected reward, regret and, for "
                    f"All-Season, the bandit that played. **Summary**: the leaderboard's "
                    f"numbers. **Weights**: All-Season's bandit weights after every batch. "
@@ -260,7 +268,7 @@ def inside_needs_race(run: runs.RaceRun | None) -> None:
         with st.spinner("Running the default race…"):
             runs.remember(runs.run_race(race))
         st.rerun()
-    st.page_link("pages/2_Race.py", label="Go to the Race page", icon=":material/sports_score:")
+    st.page_link("app_pages/2_Race.py", label="Go to the Race page", icon=":material/sports_score:")
 
 
 def inside_picker(run: runs.RaceRun) -> tuple[str, int]:
@@ -323,7 +331,7 @@ def _params_text(run: runs.RaceRun, label: str) -> str:
 def weights_panel(run: runs.RaceRun, label: str, seed: int) -> None:
     from allseason.viz import inside
 
-    pattern, w = run.race.scenario.pattern, run.frames["weights"]
+    pattern, w = run.race.scenario.pattern, run.frames_for(label, seed)["weights"]
     trace = run.result.traces[label, seed]
     ens = api.ensemble_summary(trace, pattern)
     learnt = api.learnt_by_text(api.learnt_by(trace, pattern)).replace("*", "\\*")  # not italics
@@ -343,7 +351,8 @@ def lives_panel(run: runs.RaceRun, label: str, seed: int) -> None:
     from allseason.viz import inside
 
     pruning = dict(_spec(run, label).params).get("pruning", "kl")
-    fig = inside.lifelines_figure(run.frames["events"], run.frames["weights"],
+    own = run.frames_for(label, seed)
+    fig = inside.lifelines_figure(own["events"], own["weights"],
                                   run.race.scenario.pattern, policy=label, seed=seed,
                                   distance_name="mean distance" if pruning == "mean"
                                   else "symmetric KL")
@@ -386,7 +395,8 @@ def weighting_panel(run: runs.RaceRun, label: str) -> None:
                "returning seasons it then keeps it. The paper's figure shows about 16 bandits "
                "and a top weight near 1 after each change.")
     for title, lab in rules:
-        fig = inside.top_weight_figure(pair.frames["weights"], sc.pattern, policy=lab, seed=0)
+        fig = inside.top_weight_figure(pair.frames_for(lab, 0)["weights"], sc.pattern,
+                                       policy=lab, seed=0)
         fig.update_layout(title_text=f"{title}: weight of the most likely bandit, seed 0",
                           height=460)
         chart(fig, INSIDE["pair"], f"top-weight-{lab.replace(' · ', '-').replace(' ', '-')}",
@@ -438,7 +448,7 @@ def posterior_panel(run: runs.RaceRun, label: str, seed: int) -> None:
         st.info(f"This animation draws each bandit's posterior in the plane, so it needs "
                 f"d = 2 (this race has d = {sc.d}). Set **Dimension d = 2** in the Pattern "
                 f"builder and run the race again.", icon=":material/straighten:")
-        st.page_link("pages/1_Pattern_builder.py", label="Open the Pattern builder",
+        st.page_link("app_pages/1_Pattern_builder.py", label="Open the Pattern builder",
                      icon=":material/calendar_month:")
         return
     with st.spinner("Replaying the run to snapshot the posteriors…"):

@@ -25,11 +25,13 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .race import sample_index
-from .style import (BANDIT_COLOR_SCALE, SHADOW, SHADOW_COLOR, bandit_color, bandit_color_code,
-                    bandit_label, base_layout, empty_figure, state_color, state_label)
+from .style import (BANDIT_COLOR_SCALE, INK, LEGEND_BELOW, LEGEND_RIGHT, SHADOW, SHADOW_COLOR,
+                    bandit_color, bandit_color_code, bandit_label, base_layout, empty_figure,
+                    state_color, state_label)
 from .timeline import add_change_points, add_season_bands
 
 OTHERS_COLOR = "#bdbdbd"
+NEVER_COLOR = "#e0453a"  # "never on top": a red that reads on both themes
 BIRTH_KINDS = ("spawn", "create")
 DEATH_KINDS = ("prune", "discard")
 
@@ -101,7 +103,8 @@ def _wide(w: pd.DataFrame) -> pd.DataFrame:
 def _animation_controls(names: list[str], labels: list[str], frame_ms: int,
                         transition_ms: int, redraw: bool, offset: int = 0) -> dict:
     """Play/pause buttons and a slider over the frames ``names`` (labels shown), placed
-    ``offset`` pixels further below the plot (room for long tick labels)."""
+    ``offset`` pixels further below the plot (room for long tick labels); the legend moves to
+    the right, out of their way."""
     play = dict(frame=dict(duration=frame_ms, redraw=redraw), fromcurrent=True,
                 transition=dict(duration=transition_ms, easing="linear"), mode="immediate")
     pause = dict(frame=dict(duration=0, redraw=False), transition=dict(duration=0),
@@ -111,14 +114,14 @@ def _animation_controls(names: list[str], labels: list[str], frame_ms: int,
                    buttons=[dict(label="▶ Play", method="animate", args=[None, play]),
                             dict(label="❚❚ Pause", method="animate", args=[[None], pause])])
     slider = dict(active=0, x=0.17, len=0.83, y=0, yanchor="top", pad=dict(t=40 + offset, b=10),
-                  currentvalue=dict(prefix="step ", font=dict(size=13)),
+                  currentvalue=dict(prefix="step ", xanchor="right", font=dict(size=13)),
                   transition=dict(duration=0),
                   steps=[dict(label=lab, method="animate",
                               args=[[name], dict(mode="immediate",
                                                  frame=dict(duration=0, redraw=redraw),
                                                  transition=dict(duration=0))])
                          for name, lab in zip(names, labels)])
-    return dict(updatemenus=[buttons], sliders=[slider])
+    return dict(updatemenus=[buttons], sliders=[slider], legend=LEGEND_RIGHT)
 
 
 def _frame_title(head: str, step: int, state: int, tail: str = "") -> str:
@@ -175,7 +178,7 @@ def weights_animation(weights: pd.DataFrame, pattern, n_frames: int = 150, *, po
                   marker=dict(color=[bandit_color(b) for b in keep]))]
     if show_others:
         style.append(dict(name="other bandits, summed", marker=dict(
-            color=OTHERS_COLOR, pattern=dict(shape="/", fgcolor="#888"))))
+            color=OTHERS_COLOR, pattern=dict(shape="/", fgcolor=INK))))
     hover = "<b>%{x}</b><br>weight %{y:.3f} (%{customdata[0]})<extra></extra>"
     data0 = [dict(d, **s, textposition="outside", cliponaxis=False,
                   hovertemplate=hover) for d, s in zip(frame_data(0), style)]
@@ -190,11 +193,11 @@ def weights_animation(weights: pd.DataFrame, pattern, n_frames: int = 150, *, po
     fig = go.Figure(dict(data=data0, frames=frames))
     sub_txt = ("bar = probability that the bandit plays the next step; "
                f"{len(chosen)} frames of {w['batch'].nunique()} batches")
-    fig.update_layout(**base_layout(frames[0]["layout"]["title"]["text"], None,
-                                    "posterior weight", subtitle=sub_txt, height=520),
-                      **_animation_controls(names, [f"{int(s):,}" for s in step_of],
-                                            frame_ms=150, transition_ms=100, redraw=True,
-                                            offset=45))
+    fig.update_layout(**{**base_layout(frames[0]["layout"]["title"]["text"], None,
+                                       "posterior weight", subtitle=sub_txt, height=520),
+                         **_animation_controls(names, [f"{int(s):,}" for s in step_of],
+                                               frame_ms=150, transition_ms=100, redraw=True,
+                                               offset=45)})
     fig.update_layout(margin=dict(b=180), bargap=0.25)
     categories = ["shadow"] + base_x + ([f"other bandits ({n_rest_total})"]
                                         if show_others else [])
@@ -277,9 +280,8 @@ def top_weight_figure(weights: pd.DataFrame, pattern, max_points: int = 2000, *,
         title, "step", "weight of the top bandit",
         subtitle=("▲ base bandits (colour = id), pink dashes: the shadow; "
                   f"▼ new state, ○ a state returns{shown}"),
-        height=500, legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left",
-                                x=0.0, font=dict(size=12), tracegroupgap=2),
-        margin=dict(l=70, r=20, t=90, b=120)))
+        height=520, legend=dict(LEGEND_BELOW, font=dict(size=12), tracegroupgap=2),
+        margin=dict(l=70, r=20, t=90, b=60)))
     fig.update_yaxes(range=[0, 1.06], autorange=False, tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1])
     if pattern is not None:
         add_season_bands(fig, pattern)
@@ -429,7 +431,7 @@ def lifelines_figure(events: pd.DataFrame, weights: pd.DataFrame, horizon, *, po
     fig.add_trace(dict(
         type="scatter", x=dead["death"], y=[lane_of[b] for b in dead.index], mode="markers",
         name="pruned (hover: closest twin)",
-        marker=dict(symbol="x", size=10, color="#111", line=dict(width=1, color="#fff")),
+        marker=dict(symbol="x", size=10, color=INK, line=dict(width=1, color="#fff")),
         customdata=np.stack([[bandit_label(b) for b in dead.index], twin_txt(dead)], axis=1)
         if len(dead) else None,
         hovertemplate="<b>%{customdata[0]}</b><br>%{customdata[1]}<extra></extra>"))
@@ -438,8 +440,8 @@ def lifelines_figure(events: pd.DataFrame, weights: pd.DataFrame, horizon, *, po
         fig.add_trace(dict(
             type="scatter", x=h["birth"], y=np.full(len(h), len(shown)), mode="markers",
             name=f"short-lived bandits ({len(hidden)}): birth",
-            marker=dict(symbol="line-ns-open", size=12, color="#777",
-                        line=dict(width=1.5, color="#777")),
+            marker=dict(symbol="line-ns-open", size=12, color=INK,
+                        line=dict(width=1.5, color=INK)),
             customdata=np.stack([[bandit_label(b) for b in h.index], h["life"],
                                  twin_txt(h)], axis=1),
             hovertemplate=("<b>%{customdata[0]}</b><br>born at step %{x:,}, lived "
@@ -533,8 +535,8 @@ def recall_figure(recall: pd.DataFrame) -> go.Figure:
     fig.add_trace(dict(
         type="scatter", x=[v for v, n in zip(x, never) if n], y=np.zeros(int(never.sum())),
         mode="markers+text", name="never on top in the segment", text=["never"] * int(never.sum()),
-        textposition="top center", textfont=dict(color="#b00", size=13),
-        marker=dict(symbol="x", size=13, color="#b00"), customdata=cd[never],
+        textposition="top center", textfont=dict(color=NEVER_COLOR, size=13),
+        marker=dict(symbol="x", size=13, color=NEVER_COLOR), customdata=cd[never],
         hovertemplate=hover.replace("steps to top: %{y:,}", "never on top"), cliponaxis=False))
     ymax = float(np.nanmax(r["steps_to_top"].to_numpy(dtype=float))) if (~never).any() else 1
     fig.update_layout(**base_layout(
@@ -639,9 +641,9 @@ def posterior_animation(history: pd.DataFrame, thetas: np.ndarray, n_frames: int
     first = frame_traces(0)
     data = [dict(type="scatter", x=thetas[:, 0], y=thetas[:, 1], mode="markers+text",
                  name="true θ of each state", text=[state_label(k) for k in range(len(thetas))],
-                 textposition="top center", textfont=dict(size=12, color="#333"),
+                 textposition="top center", textfont=dict(size=12),
                  marker=dict(symbol="star", size=16, color=star_colors,
-                             line=dict(width=1, color="#333")),
+                             line=dict(width=1, color=INK)),
                  hovertemplate="true θ of %{text}<br>(%{x:.2f}, %{y:.2f})<extra></extra>")]
     n_static = len(data)
     data.append(dict(first[0], mode="markers", name="true θ of the current state",
@@ -653,7 +655,7 @@ def posterior_animation(history: pd.DataFrame, thetas: np.ndarray, n_frames: int
                      line=dict(color=SHADOW_COLOR, width=2.5)))
     data.append(dict(first[2], mode="lines",
                      name="the model: 2σ ellipse" if single else "base bandits: 2σ ellipses",
-                     hoverinfo="skip", line=dict(color="rgba(60,60,60,0.6)", width=1.5)))
+                     hoverinfo="skip", line=dict(color=INK, width=1.5)))
     data.append(dict(first[3], mode="markers+text", name="posterior means (label = id)",
                      textposition="middle right", textfont=dict(size=13),
                      marker=dict(first[3]["marker"], size=11, line=dict(width=1, color="#fff"),
@@ -675,7 +677,7 @@ def posterior_animation(history: pd.DataFrame, thetas: np.ndarray, n_frames: int
                                       [f"{int(s):,}" for s in steps],
                                       frame_ms=200, transition_ms=0, redraw=True))
     layout["margin"] = dict(layout["margin"], b=130)
-    axis = dict(range=[-reach, reach], autorange=False, zeroline=True, zerolinecolor="#ccc",
+    axis = dict(range=[-reach, reach], autorange=False, zeroline=True, zerolinecolor=INK,
                 constrain="domain")
     layout["xaxis"] = dict(axis, title=dict(text="θ[0]"))
     layout["yaxis"] = dict(axis, title=dict(text="θ[1]"), scaleanchor="x", scaleratio=1)

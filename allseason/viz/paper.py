@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import base_layout, policy_colors, policy_line, policy_name
+from .style import INK, base_layout, policy_colors, policy_line, policy_name
 
 __all__ = ["comparison_figure", "curves_figure", "CURVE_KINDS", "policy_name"]
 
@@ -89,7 +89,7 @@ def curves_figure(curves: pd.DataFrame, title: str, kind: str = "average",
                               f"{CURVE_KINDS[kind]} %{{y:.3f}}<extra></extra>"), row=1, col=j)
         if len(cps.get(pattern, ())) <= MAX_CHANGE_LINES:
             for cp in cps.get(pattern, ()):
-                fig.add_vline(x=cp, line=dict(color="#bbb", width=1), row=1, col=j)
+                fig.add_vline(x=cp, line=dict(color=INK, width=1, dash="dot"), row=1, col=j)
     fig.update_layout(**base_layout(title, yaxis_title=CURVE_KINDS[kind].capitalize(),
                                     subtitle=f"Mean over seeds, legend ranked by the final "
                                              f"value; grey lines: change points (not drawn "

@@ -18,7 +18,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..stats import CI_LABEL, ci95_halfwidth
-from .style import (base_layout, empty_figure, policy_colors, policy_line, policy_marker,
+from .style import (INK, base_layout, empty_figure, policy_colors, policy_line, policy_marker,
                     policy_name, state_color, state_label)
 from .timeline import add_season_bands
 
@@ -169,7 +169,7 @@ def leaderboard_figure(summary) -> go.Figure:
             type="bar", orientation="h", x=[row.mean_reward], y=[name], name=name,
             marker=dict(color=colors[row.policy]), width=0.7,
             error_x=dict(type="data", array=[row.ci95], visible=bool(row.ci95 > 0),
-                         color="#333", thickness=1.5, width=6),
+                         color=INK, thickness=1.5, width=6),
             customdata=[[row.ci95, row.cum_regret, row.seconds]],
             hovertemplate=(f"<b>{name}</b><br>mean reward / step %{{x:.4f}}"
                            "<br>95% interval (Student's t) ± %{customdata[0]:.4f}"
@@ -191,24 +191,37 @@ def leaderboard_figure(summary) -> go.Figure:
     hi = max(0.0, float((s["mean_reward"] + s["ci95"]).max()))
     pad = 0.3 * reach
     fig.update_xaxes(range=[lo - (pad if lo < 0 else 0.02 * reach), hi + pad],
-                     zeroline=True, zerolinecolor="#444", zerolinewidth=1)
+                     zeroline=True, zerolinecolor=INK, zerolinewidth=1)
     return fig
 
 
-def reward_by_state_figure(steps: pd.DataFrame) -> go.Figure:
+def state_means(steps: pd.DataFrame) -> pd.DataFrame:
+    """A steps table reduced to ``RaceResult.state_frame()``'s: per policy, seed and state,
+    ``n`` steps and the mean ``reward`` and ``best``."""
+    g = steps.groupby(["policy", "seed", "state"], sort=False)
+    out = g[["reward", "best"]].mean()
+    out.insert(0, "n", g.size())
+    return out.reset_index()
+
+
+def reward_by_state_figure(table: pd.DataFrame) -> go.Figure:
     """Mean reward per step in each true state, grouped bars (one trace per policy, the 95%
     Student's t interval over seeds as error bars; none with one seed), with the mean
-    expected reward of the best arm in that state (the oracle) as a black tick; state
-    columns shaded in the state's colour."""
+    expected reward of the best arm in that state (the oracle) as a grey tick; state
+    columns shaded in the state's colour.
+
+    ``table``: ``RaceResult.state_frame()`` (per policy, seed and state), or a steps table
+    (one row per step), which is reduced to it first."""
     title = "Mean reward per step in each true state (higher is better)"
-    if steps is None or len(steps) == 0:
+    if table is None or len(table) == 0:
         return empty_figure("No steps yet: run a race first.", title)
-    labels = _labels(steps)
+    means = table if "n" in table.columns else state_means(table)
+    labels = _labels(means)
     colors = policy_colors(labels)
-    per_seed = steps.groupby(["policy", "seed", "state"], sort=False)["reward"].mean()
+    per_seed = means.set_index(["policy", "seed", "state"])["reward"]
     agg = per_seed.groupby(level=["policy", "state"], sort=False).agg(["mean", "std", "count"])
     agg["ci95"] = ci95_halfwidth(agg["std"].to_numpy(), agg["count"].to_numpy())
-    states = sorted(steps["state"].unique().tolist())
+    states = sorted(means["state"].unique().tolist())
     xcat = [state_label(s) for s in states]
     n_seeds = int(agg["count"].max())
     fig = go.Figure()
@@ -219,18 +232,19 @@ def reward_by_state_figure(steps: pd.DataFrame) -> go.Figure:
             type="bar", x=xcat, y=a["mean"].to_numpy(), name=name,
             marker=dict(color=colors[label]),
             error_y=dict(type="data", array=a["ci95"].to_numpy(), visible=n_seeds > 1,
-                         color="#333", thickness=1.2, width=3),
+                         color=INK, thickness=1.2, width=3),
             customdata=np.stack([a["ci95"].to_numpy(), a["count"].to_numpy()], axis=1),
             hovertemplate=(f"<b>{name}</b><br>%{{x}}: mean reward %{{y:.3f}}"
                            "<br>95% interval (Student's t) ± %{customdata[0]:.3f} "
                            "(%{customdata[1]} seeds)"
                            "<extra></extra>")))
-    best = steps.groupby("state")["best"].mean().reindex(states)
+    weighted = (means["best"] * means["n"]).groupby(means["state"]).sum()
+    best = (weighted / means["n"].groupby(means["state"]).sum()).reindex(states)
     fig.add_trace(dict(
         type="scatter", x=xcat, y=best.to_numpy(), mode="markers",
         name="best arm (oracle, expected)",
-        marker=dict(symbol="line-ew-open", size=44, color="#111",
-                    line=dict(width=3, color="#111")),
+        marker=dict(symbol="line-ew-open", size=44, color=INK,
+                    line=dict(width=3, color=INK)),
         hovertemplate="%{x}: best arm's mean expected reward %{y:.3f}<extra></extra>"))
     for i, s in enumerate(states):
         fig.add_shape(type="rect", xref="x", yref="y domain", x0=i - 0.5, x1=i + 0.5, y0=0,
@@ -239,12 +253,12 @@ def reward_by_state_figure(steps: pd.DataFrame) -> go.Figure:
     fig.update_layout(**base_layout(
         title, "true state", "mean reward per step",
         subtitle=(f"bars: mean over {n_seeds} seeds, error bars: {CI_LABEL}; "
-                  "black tick: best possible" if n_seeds > 1 else
-                  "1 seed; black tick: best possible"),
+                  "grey tick: best possible" if n_seeds > 1 else
+                  "1 seed; grey tick: best possible"),
         barmode="group", bargap=0.2, bargroupgap=0.05))
-    fig.update_yaxes(zeroline=True, zerolinecolor="#444")
+    fig.update_yaxes(zeroline=True, zerolinecolor=INK)
     return fig
 
 
 __all__ = ["cumulative_figure", "leaderboard_table", "leaderboard_figure",
-           "reward_by_state_figure", "sample_index", "rgba"]
+           "reward_by_state_figure", "state_means", "sample_index", "rgba"]

@@ -51,11 +51,13 @@ OKABE_ITO = {"blue": "#0072b2", "vermillion": "#d55e00", "black": "#000000",
              "orange": "#e69f00", "sky blue": "#56b4e9", "bluish green": "#009e73",
              "reddish purple": "#cc79a7", "yellow": "#f0e442"}
 RANDOM_GREY = "#bbbbbb"
-NAMED_COLORS = {**OKABE_ITO, "grey": RANDOM_GREY}
-# what a registered policy without a preference gets, first free entry first: Okabe-Ito,
-# then darker companions that stay apart from it
-POLICY_PALETTE = (*(c for k, c in OKABE_ITO.items() if k != "yellow"), "#8c6d1f", "#6a3d9a",
-                  "#17becf", "#bcbd22", "#8c564b", "#1b9e77", "#7570b3", "#66a61e")
+# other named colours a policy may prefer: Paul Tol's wine (stays apart from Okabe-Ito)
+NAMED_COLORS = {**OKABE_ITO, "wine": "#882255", "grey": RANDOM_GREY}
+# what a registered policy without a preference gets, first free entry first: Okabe-Ito (but
+# black, which the dark theme hides, and yellow), then darker companions that stay apart
+POLICY_PALETTE = (*(c for k, c in OKABE_ITO.items() if k not in ("black", "yellow")),
+                  "#8c6d1f", "#6a3d9a", "#17becf", "#bcbd22", "#8c564b", "#1b9e77", "#7570b3",
+                  "#66a61e")
 DASHES = ("solid", "dash", "longdash", "dashdot", "longdashdot", "dot", "5px,3px,1px,3px",
           "10px,4px", "2px,2px", "8px,2px,2px,2px,2px,2px", "1px,4px")
 SYMBOLS = ("circle", "diamond", "x", "square", "triangle-up", "triangle-down", "cross", "star",
@@ -220,24 +222,37 @@ def bandit_label(bandit: int) -> str:
 
 
 # -- layout ------------------------------------------------------------------------------------
-FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=14, color="#222")
+# Figures follow the app's theme (light or dark): ``st.plotly_chart``'s Streamlit theme sets the
+# background, grid and text colours in the browser, so the layout names no text colour, and
+# every neutral mark (error bars, zero lines, ticks, change points) is INK, a mid grey that
+# reads on white and on the dark theme's near-black (tests/test_accessibility.py)
+FONT = dict(family="Inter, Segoe UI, Helvetica, Arial, sans-serif", size=14)
+INK = "#8a8f98"
+# the legend: in rows at the bottom of the figure, left-aligned, so it wraps to the width of
+# the screen (a legend at the right takes the plot's width on a phone); measured from the
+# container, so it never covers the x axis title and the bottom margin grows to hold it
+LEGEND_BELOW = dict(orientation="h", xanchor="left", x=0.0, yref="container", yanchor="bottom",
+                    y=0.0, traceorder="grouped", tracegroupgap=8, font=dict(size=13))
+# for animations, whose play button and slider sit under the plot: a short legend at the right
+LEGEND_RIGHT = dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.01,
+                    traceorder="grouped", tracegroupgap=8, font=dict(size=13))
 
 
 def base_layout(title: str = "", xaxis_title: str | None = None,
                 yaxis_title: str | None = None, *, subtitle: str | None = None,
                 height: int = 440, **overrides) -> dict:
-    """Keyword arguments for ``fig.update_layout``: white template, large readable font, a
-    title (with an optional one-line subtitle), axis titles, a legend on the right."""
+    """Keyword arguments for ``fig.update_layout``: white template (replaced by the app's
+    theme in the app), large readable font, a title (with an optional one-line subtitle),
+    axis titles, the legend in rows under the plot."""
     title_dict = dict(text=title, x=0.0, xanchor="left", y=0.98, yanchor="top",
                       font=dict(size=18))
     if subtitle:
-        title_dict["subtitle"] = dict(text=subtitle, font=dict(size=13, color="#555"))
+        title_dict["subtitle"] = dict(text=subtitle, font=dict(size=13))
     top = 90 if subtitle else 60
     layout = dict(
         template="plotly_white", font=FONT, height=height, title=title_dict,
         margin=dict(l=70, r=30, t=top, b=60),
-        legend=dict(orientation="v", yanchor="top", y=1.0, xanchor="left", x=1.01,
-                    traceorder="grouped", tracegroupgap=8, font=dict(size=13)),
+        legend=dict(LEGEND_BELOW),
         hoverlabel=dict(font_size=13), separators=".,",
     )
     if xaxis_title is not None:
@@ -255,12 +270,13 @@ def empty_figure(message: str, title: str = "", height: int = 300) -> go.Figure:
     fig.update_xaxes(visible=False)
     fig.update_yaxes(visible=False)
     fig.add_annotation(text=message, x=0.5, y=0.5, xref="paper", yref="paper",
-                       showarrow=False, font=dict(size=15, color="#555"))
+                       showarrow=False, font=dict(size=15))
     return fig
 
 
 __all__ = ["state_color", "state_label", "policy_colors", "policy_name", "policy_line",
            "policy_symbol", "policy_marker", "STATE_COLORS",
            "bandit_color", "bandit_colors", "bandit_color_code", "BANDIT_COLOR_SCALE",
-           "bandit_label", "registered_styles", "OKABE_ITO", "SHADOW",
-           "SHADOW_COLOR", "RANDOM_GREY", "base_layout", "empty_figure", "is_allseason"]
+           "bandit_label", "registered_styles", "OKABE_ITO", "SHADOW", "SHADOW_COLOR",
+           "RANDOM_GREY", "INK", "LEGEND_BELOW", "LEGEND_RIGHT", "base_layout", "empty_figure",
+           "is_allseason"]

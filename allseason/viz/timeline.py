@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .style import base_layout, state_color, state_label
+from .style import INK, base_layout, state_color, state_label
 
 BAND_OPACITY = 0.45  # with Tol's light colours: bands stay apart under CVD (tests)
 MAX_LANES = 8  # above this many states the timeline is a single row
@@ -77,7 +77,7 @@ def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: boo
         if wide.sum() <= 60:
             fig.update_layout(annotations=list(fig.layout.annotations or ()) + [
                 dict(x=(a + b) / 2, y=(y0 + y1) / 2, xref=xref, yref=f"{yref} domain",
-                     text=state_label(s), showarrow=False, font=dict(size=11, color="#333"))
+                     text=state_label(s), showarrow=False, font=dict(size=11))
                 for s, a, b in zip(states[wide], starts[wide], stops[wide])])
             legend = False
     if ribbon is None and numbers and refs:  # each wide band names its state
@@ -108,7 +108,7 @@ def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: boo
 def pattern_timeline(pattern, height: int = 160) -> go.Figure:
     """The season pattern: one lane per state ("state 0", "state 1", ...; a single row above
     8 states), a coloured bar per segment, and the change points as vertical lines --
-    solid black with a down-triangle where a state appears for the first time, dotted grey
+    solid grey with a down-triangle where a state appears for the first time, dotted grey
     with a circle where a state returns."""
     states, starts, stops = segment_bounds(pattern)
     n_states = int(states.max()) + 1
@@ -147,7 +147,7 @@ def pattern_timeline(pattern, height: int = 160) -> go.Figure:
 def add_change_points(fig: go.Figure, pattern, y: float = 1.0, base: float = 0.0,
                       width: float = 1.5) -> go.Figure:
     """Mark the change points of ``pattern``: a vertical line each from ``base`` to ``y`` in
-    data coordinates (solid black where a state appears for the first time, dotted grey where
+    data coordinates (solid grey where a state appears for the first time, dotted grey where
     one returns) and a marker at ``y`` (▼ new, ○ return) whose hover names the state."""
     cps, new = pattern.change_points(), pattern.first_seen()
     states, _, _ = segment_bounds(pattern)
@@ -156,7 +156,7 @@ def add_change_points(fig: go.Figure, pattern, y: float = 1.0, base: float = 0.0
         if not len(sel):
             continue
         xs = cps[sel]
-        color = "#111111" if is_new else "#777777"
+        color = INK
         name = "change point: new state" if is_new else "change point: return"
         fig.add_trace(dict(type="scatter", mode="lines", hoverinfo="skip", showlegend=False,
                            x=np.column_stack([xs, xs, np.full(len(xs), np.nan)]).ravel(),

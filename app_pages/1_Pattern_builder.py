@@ -16,5 +16,5 @@ with views.guard("the pattern builder"):
     st.subheader("3 · Save, load, share")
     forms.scenario_files(scenario)
     st.divider()
-    st.page_link("pages/2_Race.py", label="Next: race the policies on this scenario",
+    st.page_link("app_pages/2_Race.py", label="Next: race the policies on this scenario",
                  icon=":material/sports_score:")

@@ -13,7 +13,7 @@ with views.guard("the race"):
     scenario = state.scenario()
     state.sync_url()
     st.markdown(views.scenario_line(scenario))
-    st.page_link("pages/1_Pattern_builder.py", label="Change the scenario", icon=":material/calendar_month:")
+    st.page_link("app_pages/1_Pattern_builder.py", label="Change the scenario", icon=":material/calendar_month:")
     race, clicked = forms.race_settings()
     forms.race_upload()
     autorun = st.session_state.pop(state.AUTORUN, False)
@@ -31,5 +31,5 @@ with views.guard("the race"):
         else:
             runs.remember(run)
             views.show_race(run, slots)
-            st.page_link("pages/3_Inside_All-Season.py",
+            st.page_link("app_pages/3_Inside_All-Season.py",
                          label="Next: look inside All-Season in this race", icon=":material/troubleshoot:")
