@@ -113,7 +113,7 @@ def test_the_app_offers_it(registered):
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
     at.run()
-    at.switch_page("pages/2_Race.py")
+    at.switch_page("app_pages/2_Race.py")
     at.run()
     picker = at.multiselect(key="race_policies")
     assert "ε-greedy" in picker.options
