@@ -19,68 +19,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-SCREENS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/allseason-screens"))
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-               "--no-first-run", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync"]
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, LOG_DIR, Server  # noqa: E402
+
+SCREENS = LOG_DIR
 CHART = '[data-testid="stPlotlyChart"]'
 TIMEOUT_MS = 60_000
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """``streamlit run app.py`` on a free port of 127.0.0.1 (as tests/conftest.py starts it)."""
-
-    def __enter__(self) -> str:
-        SCREENS.mkdir(parents=True, exist_ok=True)
-        port = free_port()
-        cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-               "--server.port", str(port), "--server.address", "127.0.0.1",
-               "--browser.gatherUsageStats", "false"]
-        self.log = open(SCREENS / f"bench-server-{port}.log", "w")
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 60
-        try:
-            while True:
-                try:
-                    with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                        if r.read().decode().strip() == "ok":
-                            return url
-                except OSError:
-                    pass
-                if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"streamlit did not start (exit {self.proc.poll()})")
-                time.sleep(0.25)
-        except BaseException:  # interrupted or failed while starting: leave no server behind
-            self.__exit__()
-            raise
-
-    def __exit__(self, *exc) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-        self.log.close()
 
 
 def wait_idle(pg) -> None:
@@ -105,7 +56,8 @@ def race_done(pg) -> None:
 
 
 def home_run(browser) -> float:
-    with Server() as url:
+    with Server() as srv:
+        url = srv.url
         context, pg = new_page(browser)
         try:
             pg.goto(url)
@@ -153,7 +105,8 @@ def main(argv=None) -> int:
         try:
             for _ in range(args.repeat):
                 times["home_run"].append(home_run(browser))
-            with Server() as url:
+            with Server() as srv:
+                url = srv.url
                 # a first visitor loads the Race page once (as anyone would before running)
                 context, pg = new_page(browser)
                 pg.goto(f"{url}/Race")

@@ -31,26 +31,20 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import threading
 import time
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import psutil
 
-ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-               "--no-first-run", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync"]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, ROOT, Server  # noqa: E402
+
 VIEWPORT = {"width": 1280, "height": 800}        # a laptop screen: every session
 SHOT_VIEWPORT = {"width": 1280, "height": 1400}  # the session that takes the screenshot
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 MB = 1024 * 1024
 
 # the leaderboard's bars (name, mean reward per step), read from the Plotly figure's data
@@ -60,63 +54,6 @@ LEADERBOARD_JS = """() => {
   if (!g || !g._fullData) return null;
   return g._fullData.map(t => [String(t.name), Number(Array.from(t.x)[0])]);
 }"""
-
-
-# --- the server -----------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """``streamlit run app.py`` on 127.0.0.1:PORT, headless; ``with Server() as srv``."""
-
-    def __init__(self, port: int | None = None, log_path: str | Path | None = None):
-        self.port = port or free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log_path = Path(log_path or f"/tmp/allseason-load-server-{self.port}.log")
-        self.proc: subprocess.Popen | None = None
-
-    def __enter__(self) -> "Server":
-        cmd = [sys.executable, "-m", "streamlit", "run", "app.py",
-               "--server.headless", "true", "--server.port", str(self.port),
-               "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
-        self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT)
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(self.url + "/_stcore/health", timeout=2) as r:
-                    if r.read().decode().strip() == "ok":
-                        return self
-            except OSError:
-                pass
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                self.__exit__(None, None, None)
-                raise RuntimeError(f"streamlit did not start (exit code {self.proc.poll()}); "
-                                   f"see {self.log_path}")
-            time.sleep(0.25)
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def log_tail(self, n: int = 40) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
-        except OSError:
-            return ""
-
-    def __exit__(self, *exc) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(timeout=10)
-        self._log.close()
 
 
 # --- memory ---------------------------------------------------------------------------------

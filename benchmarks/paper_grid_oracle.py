@@ -14,7 +14,6 @@ Runs are stored with phase "oracle" in the same runs.csv (resumable).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 

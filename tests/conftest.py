@@ -6,12 +6,7 @@ folder on ``sys.path`` (rootdir-relative, no ``__init__.py``).
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
 import sys
-import time
-import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -20,52 +15,18 @@ import pytest
 
 # -- real-browser tests (tests/test_*_browser.py): one server, one browser per session ----------
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = "/usr/bin/chromium"
-SCREENS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/allseason-screens"))
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-               "--no-first-run", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync"]
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, LOG_DIR, Server  # noqa: E402,F401
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+SCREENS = LOG_DIR  # screenshots and server logs: $SCREENSHOT_DIR, default /tmp/allseason-screens
 
 
 @contextmanager
 def streamlit_server():
-    """``streamlit run app.py`` (this interpreter's streamlit) on a free port of 127.0.0.1;
-    yields its base URL once ``/_stcore/health`` answers. The log goes to ``$SCREENSHOT_DIR``."""
-    SCREENS.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-           "--server.port", str(port), "--server.address", "127.0.0.1",
-           "--browser.gatherUsageStats", "false"]
-    log = open(SCREENS / f"e2e-server-{port}.log", "w")
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.read().decode().strip() == "ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start (exit code {proc.poll()})")
-            time.sleep(0.25)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    """``streamlit run app.py`` on a free port of 127.0.0.1 (``benchmarks/appserver.py``);
+    yields its base URL once it answers. The log goes to ``$SCREENSHOT_DIR``."""
+    with Server() as srv:
+        yield srv.url
 
 
 @pytest.fixture(scope="session")
