@@ -10,12 +10,13 @@ numba; pandas is used at the edge (tables). Start with :mod:`allseason.api`:
 """
 
 from .api import (LIMITS, PRESETS, PolicySpec, Race, RaceResult, Scenario, SpecError,
-                  default_race, iter_race, make_policy, policy_specs, run, run_race)
+                  default_race, iter_race, policy_specs, run_race)
 from .models import GaussianLinearPosterior, symmetric_kl
-from .policies import REGISTRY, Policy
+from .policies import REGISTRY, Policy, make_policy, register
+from .sim import run
 
 __version__ = "0.1.0"
 
 __all__ = ["Scenario", "PolicySpec", "Race", "RaceResult", "SpecError", "LIMITS", "PRESETS",
            "policy_specs", "run", "run_race", "iter_race", "default_race", "make_policy",
-           "GaussianLinearPosterior", "symmetric_kl", "REGISTRY", "Policy"]
+           "GaussianLinearPosterior", "symmetric_kl", "REGISTRY", "Policy", "register"]

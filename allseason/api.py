@@ -1,11 +1,21 @@
 """The one facade that the app, the command line and notebooks use.
 
+Configure (:class:`Scenario`, :class:`PolicySpec`, :class:`Race`; any bad value raises a
+:class:`SpecError` naming it), run (:func:`run_race`, :func:`iter_race`), look inside
+(:func:`recall_table`, :func:`state_table`, :func:`ensemble_summary`, ...). Which policies
+exist, what they take and what they mean: :func:`policy_names`, :func:`hyperparameters`,
+:func:`describe_policy`.
+
     >>> from allseason import api
-    >>> scenario = api.Scenario.from_preset("paper-synthetic", batch_size=10)
+    >>> scenario = api.Scenario.from_preset("paper-synthetic", horizon=2_000, batch_size=10)
     >>> race = api.Race(scenario, api.policy_specs(["allseason-sw", "lints"], tau=10), n_seeds=2)
     >>> result = api.run_race(race)
     >>> sorted(result.summary())
     ['allseason-sw', 'lints']
+    >>> api.PolicySpec("sw-lints", {"tau": 0})
+    Traceback (most recent call last):
+    ...
+    allseason.errors.SpecError: sw-lints.tau: must be an integer >= 1, got 0
 """
 
 from __future__ import annotations
@@ -13,17 +23,21 @@ from __future__ import annotations
 from .analysis import ensemble_summary, learnt_by, learnt_by_text, recall_table, state_table
 from .defaults import (DEFAULT_POLICIES, DEFAULT_SEEDS, default_params, default_race,
                        default_specs)
-from .envs import PRESETS, LinearGaussianEnv, Pattern, preset
-from .policies import REGISTRY, hyperparameters, make_policy
-from .sim import Progress, RaceResult, Trace, iter_race, run, run_race
-from .sim.runner import make_env, posterior_history
-from .specs import (LIMITS, MAX_INPUT_BYTES, QUERY_FIELDS, PolicySpec, Race, Rejected,
-                    Scenario, SpecError, decode_batch, decode_segments, encode_batch,
-                    encode_segments, file_kind, parse_scenario, policy_specs)
+from .envs import PRESETS, preset
+from .policies import REGISTRY, PolicyInfo, hyperparameters
+from .policies import describe as describe_policy
+from .sim import RaceResult, iter_race, run_race
+from .sim.runner import posterior_history
+from .specs import (LIMITS, MAX_INPUT_BYTES, PolicySpec, Race, Scenario, SpecError, file_kind,
+                    parse_scenario, policy_specs)
 
 
 def policy_names() -> list[str]:
-    """Names of every registered policy."""
+    """Names of every registered policy.
+
+        >>> policy_names()[:3]
+        ['allseason-sw', 'allseason-disc', 'allseason-sw-printed']
+    """
     return list(REGISTRY)
 
 
@@ -40,11 +54,17 @@ def warm_up() -> float:
     return time.perf_counter() - t0
 
 
-__all__ = ["parse_scenario", "MAX_INPUT_BYTES", "QUERY_FIELDS", "Rejected", "file_kind",
-           "encode_segments", "decode_segments", "encode_batch", "decode_batch",
-           "warm_up", "Scenario", "PolicySpec", "Race", "SpecError", "LIMITS", "policy_specs", "run",
-           "run_race", "iter_race", "Progress", "RaceResult", "Trace", "Pattern", "preset",
-           "PRESETS", "LinearGaussianEnv", "make_policy", "hyperparameters", "policy_names",
-           "default_race", "recall_table", "state_table", "make_env", "posterior_history",
-           "DEFAULT_POLICIES", "DEFAULT_SEEDS", "default_params", "default_specs",
-           "ensemble_summary", "learnt_by", "learnt_by_text"]
+__all__ = [
+    # configuration
+    "Scenario", "PolicySpec", "Race", "policy_specs", "SpecError", "LIMITS", "PRESETS",
+    "preset", "parse_scenario", "file_kind", "MAX_INPUT_BYTES",
+    # policies
+    "policy_names", "hyperparameters", "describe_policy", "PolicyInfo",
+    # the default race
+    "default_race", "default_specs", "default_params", "DEFAULT_POLICIES", "DEFAULT_SEEDS",
+    # running
+    "run_race", "iter_race", "RaceResult", "warm_up",
+    # looking inside
+    "recall_table", "state_table", "ensemble_summary", "learnt_by", "learnt_by_text",
+    "posterior_history",
+]

@@ -146,8 +146,11 @@ def cmd_patterns(args) -> int:
 
 def cmd_policies(args) -> int:
     for name in api.policy_names():
-        params = ", ".join(f"{k}={v!r}" for k, v in api.hyperparameters(name).items())
-        print(f"{name:<16} {params}")
+        info = api.describe_policy(name)
+        note = " Deterministic: the seed changes nothing." if info.deterministic else ""
+        print(f"{name:<20} {info.title}: {info.help}.{note}")
+        for k, p in info.params.items():
+            print(f"  {f'{k}={p.default!r}':<22} {p.describe()}. {p.help}")
     return 0
 
 

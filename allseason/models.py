@@ -33,6 +33,18 @@ class GaussianLinearPosterior:
     d : int, dimension.
     lam : float, prior precision (theta ~ N(0, lam^-1 I)).
     sigma2 : float, noise variance of the rewards.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> post = GaussianLinearPosterior(2, lam=1.0, sigma2=1.0)
+    >>> post.update(np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]]), np.array([2.0, 2.0, -1.0]))
+    >>> post.mean  # M = diag(3, 2), b = (4, -1)
+    array([ 1.33333333, -0.5       ])
+    >>> post.sample(np.zeros(2))  # theta = mu + L^-T z: z = 0 gives the mean
+    array([ 1.33333333, -0.5       ])
+    >>> float(symmetric_kl(post, post))
+    0.0
     """
 
     def __init__(self, d: int, lam: float = 1.0, sigma2: float = 1.0):

@@ -6,6 +6,16 @@ point, :func:`parse_scenario`, and is either accepted as a valid :class:`Scenari
 with a ``SpecError`` whose ``field`` names the input. Text is size-checked before it is read
 (``MAX_INPUT_BYTES``), parsed with ``json`` / ``csv`` only, and never evaluated; nothing a
 user sends is used as a path.
+
+    >>> sc = parse_scenario('{"segments": [[0, 500], [1, 300]], "d": 3}')
+    >>> sc.horizon, sc.d, sc.preset
+    (800, 3, 'custom')
+    >>> parse_scenario({"segments": [[0, 500], [1, -3]]}, "dict")
+    Traceback (most recent call last):
+    ...
+    allseason.errors.SpecError: segments[2].length: must be between 1 and 200000, got -3
+    >>> PolicySpec("allseason-sw", {"tau": 20}).params
+    (('tau', 20),)
 """
 
 from __future__ import annotations
@@ -15,53 +25,23 @@ import io
 import json
 import math
 import re
-import reprlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
 from .envs.patterns import PAPER_SYNTHETIC, PRESETS, Pattern, preset
-from .policies import hyperparameters, policy_class
+from .errors import SpecError
+from .errors import show as _show
+from .links import QUERY_FIELDS, decode_batch, decode_segments, encode_batch, encode_segments
+from .policies import check_params, hyperparameters, policy_class
 
 # bounds that keep one request from taking a machine down; the app may tighten them
 LIMITS = dict(horizon=200_000, d=500, n_arms=100, n_states=50, n_segments=2_000, n_seeds=50,
               batch_size=10_000, n_policies=12)
 MAX_INPUT_BYTES = 1_000_000  # the largest text (file, upload, link) parse_scenario reads
 INPUT_KINDS = ("json", "csv", "query", "dict")
-# the parameters of a link (and of the CLI's preset flags); see Scenario.to_query
-QUERY_FIELDS = ("preset", "segments", "horizon", "n_states", "d", "n_arms", "sigma2",
-                "batch_size", "seed")
 ENVIRONMENT_FIELDS = ("d", "n_arms", "sigma2", "batch_size", "seed")
 CSV_COLUMNS = ("state", "length")
-
-
-class SpecError(ValueError):
-    """A configuration value is invalid; ``field`` says which one, ``message`` what is wrong.
-    An integer out of range also carries ``bounds`` (lo, hi) and ``got`` (the integer), so a
-    front end with tighter limits can word its own message."""
-
-    def __init__(self, field: str, message: str, *, bounds: tuple | None = None,
-                 got: int | None = None):
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
-        self.bounds, self.got = bounds, got
-
-
-_REPR = reprlib.Repr()
-_REPR.maxstring = _REPR.maxother = 40
-_REPR.maxlevel, _REPR.maxlist, _REPR.maxdict = 2, 4, 4
-
-
-def _show(value) -> str:
-    """A short repr of a user's value for a message: long text, deep nesting and numbers of
-    thousands of digits are cut (``repr`` of the last one even raises)."""
-    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 64:
-        return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
-    try:
-        return _REPR.repr(value)
-    except Exception:  # noqa: BLE001 - e.g. a huge int inside a list
-        return f"a {type(value).__name__}"
 
 
 def _int(field, value, lo, hi):
@@ -180,10 +160,7 @@ class Scenario:
         if horizon is not None:
             horizon = _int("horizon", horizon, 1, LIMITS["horizon"])
         n_states = _int("n_states", n_states, 1, LIMITS["n_states"])
-        try:
-            pattern = preset(name, horizon, n_states)
-        except ValueError as e:
-            raise SpecError("horizon", str(e).split(": ", 1)[-1]) from None
+        pattern = preset(name, horizon, n_states)  # SpecError("horizon", ...) if too short
         return cls(segments=pattern.segments, preset=name, **kw)
 
     def to_dict(self) -> dict:
@@ -252,42 +229,6 @@ class Rejected(NamedTuple):
     param: str | None
     value: object
     error: SpecError
-
-
-def encode_segments(segments) -> str:
-    """((0, 1500), (1, 1000)) -> '0x1500_1x1000' (state x length, joined by _)."""
-    return "_".join(f"{s}x{n}" for s, n in segments)
-
-
-def decode_segments(text: str) -> list[list[str]]:
-    """'0x1500_1x1000' -> [['0', '1500'], ['1', '1000']] (still to be validated)."""
-    parts = [p for p in str(text).strip().split("_") if p]
-    if not parts:
-        raise SpecError("segments", "is empty; write STATExLENGTH joined by _, "
-                                    "e.g. 0x1500_1x1000")
-    if len(parts) > LIMITS["n_segments"]:
-        raise SpecError("segments", f"at most {LIMITS['n_segments']} segments")
-    out = []
-    for i, part in enumerate(parts, start=1):
-        state, sep, length = part.partition("x")
-        if not sep:
-            raise SpecError("segments", f"segment {i} ({_show(part)}) is not STATExLENGTH; "
-                                        f"write e.g. 0x1500_1x1000")
-        out.append([state, length])
-    return out
-
-
-def encode_batch(batch_size) -> str:
-    """10 -> '10'; (10, 20, 5) -> '10_20_5'."""
-    return "_".join(map(str, batch_size)) if isinstance(batch_size, tuple) else str(batch_size)
-
-
-def decode_batch(text: str):
-    """'10' -> '10'; '10_20, 5' -> ['10', '20', '5'] (still to be validated)."""
-    parts = [p for p in str(text).replace(",", "_").split("_") if p.strip()]
-    if not parts:
-        raise SpecError("batch_size", "is empty")
-    return parts[0].strip() if len(parts) == 1 else [p.strip() for p in parts]
 
 
 def file_kind(name: str) -> str:
@@ -549,7 +490,8 @@ def _from_query(query, env, defaults, check, rejected, max_bytes) -> Scenario:
     try:
         if has_segments:
             segs = query["segments"]
-            segs = decode_segments(segs) if isinstance(segs, str) else segs
+            segs = (decode_segments(segs, max_segments=LIMITS["n_segments"])
+                    if isinstance(segs, str) else segs)
             sc = Scenario(segments=segs, preset=preset_, **good)
         elif preset_ == "custom":
             raise SpecError("segments", "a custom pattern needs segments=STATExLENGTH_...")
@@ -581,23 +523,16 @@ class PolicySpec:
     def __post_init__(self):
         try:
             policy_class(self.name)
-        except ValueError as e:
-            raise SpecError("policies", str(e).split(": ", 1)[-1]) from None
+        except SpecError as e:
+            raise SpecError("policies", e.message, bounds=e.bounds, got=e.got) from None
         params = dict(self.params.items() if isinstance(self.params, dict) else self.params)
-        allowed = hyperparameters(self.name)
-        for k in params:
-            if k not in allowed:
-                raise SpecError(f"{self.name}.{k}", f"unknown hyperparameter; {self.name} "
-                                                   f"takes {', '.join(sorted(allowed)) or 'none'}")
+        try:  # the policy's declaration: values are checked now rather than mid-race
+            check_params(self.name, params)
+        except SpecError as e:
+            raise e.within(self.name) from None
         object.__setattr__(self, "params", tuple(sorted(params.items())))
         if not self.label:
             object.__setattr__(self, "label", self.name)
-        # build once to validate values now rather than mid-race
-        try:
-            self.build(1, rng=0)
-        except ValueError as e:
-            raise SpecError(f"{self.name}.{str(e).split(':', 1)[0]}",
-                            str(e).split(": ", 1)[-1]) from None
 
     def build(self, d: int, *, rng=None, sigma2: float | None = None,
               horizon: int | None = None):
@@ -627,8 +562,8 @@ def policy_specs(names_or_dicts, **shared) -> tuple[PolicySpec, ...]:
         name = str(item).strip()
         try:
             allowed = hyperparameters(name)
-        except ValueError as e:
-            raise SpecError("policies", str(e).split(": ", 1)[-1]) from None
+        except SpecError as e:
+            raise SpecError("policies", e.message, bounds=e.bounds, got=e.got) from None
         specs.append(PolicySpec(name, {k: v for k, v in shared.items()
                                        if k in allowed and v is not None}))
     labels = [s.label for s in specs]

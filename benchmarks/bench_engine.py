@@ -19,7 +19,7 @@ import numpy as np
 from allseason import api
 from allseason.envs.linear import LinearGaussianEnv
 from allseason.policies import REGISTRY, Policy, make_policy
-from allseason.policies.base import BlockArms
+from allseason.envs.arms import BlockArms
 
 PARAMS = {"allseason-sw": dict(tau=10, n_max=5), "allseason-disc": dict(gamma=0.9, n_max=5),
           "sw-lints": dict(tau=100), "d-lints": dict(gamma=0.99)}

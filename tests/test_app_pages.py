@@ -506,7 +506,7 @@ def test_result_cache_is_bounded_in_measured_bytes():
     assert steps.memory_usage(deep=False).sum() > 600 * 4 * 8
     for name in ("weights", "events", "summary", "states"):
         run.frames[name]
-    store = runs.ResultStore(max_entries=10, max_bytes=int(2.5 * run.nbytes))
+    store = runs.RunCache(max_entries=10, max_bytes=int(2.5 * run.nbytes))
     for seed in range(4):
         other = api.Race(api.Scenario.from_preset("regular", horizon=600, seed=seed),
                          race.policies, 2)

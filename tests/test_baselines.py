@@ -15,7 +15,8 @@ import pytest
 
 from allseason.policies.bob import BoB, block_length, window_set
 from allseason.policies.denband import DenBand
-from allseason.policies.dlinucb import DLinUCB, RidgeModel, confidence_radius
+from allseason.policies.dlinucb import DLinUCB
+from allseason.policies.ridge import RidgeModel, confidence_radius
 from allseason.policies.lints import LinTS
 from allseason.policies.random import RandomPolicy
 

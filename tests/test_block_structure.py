@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from allseason.policies import Policy, make_policy
-from allseason.policies.base import BlockArms, as_blocks
+from allseason.envs.arms import BlockArms, as_blocks
 
 K_ARMS, P, T = 3, 4, 600
 
@@ -87,7 +87,7 @@ def test_changing_the_structure_between_chunks_is_an_error():
 # -- the plain-numpy LinUCB family (BoB, DenBand, dLinUCB): block-diagonal ridge models ------
 
 def test_block_ridge_model_equals_the_dense_one():
-    from allseason.policies.dlinucb import BlockRidgeModel, RidgeModel
+    from allseason.policies.ridge import BlockRidgeModel, RidgeModel
 
     arms, dense, *_ = _problem()
     rng = np.random.default_rng(5)

@@ -23,7 +23,7 @@ from allseason.envs import classification as C
 from allseason.envs.classification import ClassificationEnv, Task, paper_setup, permutation_tasks
 from allseason.envs.patterns import Pattern, preset
 from allseason.policies import make_policy
-from allseason.policies.base import BlockArms
+from allseason.envs.arms import BlockArms
 
 # label counts of the first 30,000 training images (computed once, pinned)
 COUNTS_30K = {"mnist": [2961, 3423, 2948, 3073, 2926, 2709, 2975, 3107, 2875, 3003],

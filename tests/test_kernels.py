@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy.linalg import solve_triangular
 from scipy.stats import norm
 
-from allseason import _kernels as K
+from allseason import _kernels as kernels
 from allseason.models import GaussianLinearPosterior, mean_distance, symmetric_kl
 from conftest import random_spd, unit_rows
 
@@ -24,7 +24,7 @@ def test_chol_update_matches_numpy(d):
         M = random_spd(rng, d)
         x = rng.standard_normal(d) * rng.uniform(0.1, 3.0)
         L = np.linalg.cholesky(M)
-        K.chol_update(L, x.copy())
+        kernels.chol_update(L, x.copy())
         np.testing.assert_allclose(L, np.linalg.cholesky(M + np.outer(x, x)),
                                    rtol=1e-10, atol=1e-12)
         assert np.all(np.triu(L, 1) == 0)
@@ -37,7 +37,7 @@ def test_chol_downdate_matches_numpy(d):
         M = random_spd(rng, d)
         x = rng.standard_normal(d) * rng.uniform(0.1, 3.0)
         L = np.linalg.cholesky(M + np.outer(x, x))  # M + x x^T - x x^T = M stays PD
-        K.chol_downdate(L, x.copy())
+        kernels.chol_downdate(L, x.copy())
         np.testing.assert_allclose(L, np.linalg.cholesky(M), rtol=1e-8, atol=1e-10)
         assert np.all(np.triu(L, 1) == 0)
 
@@ -49,10 +49,10 @@ def test_many_updates_then_downdates_return_to_start(d):
     L = np.linalg.cholesky(M)
     xs = unit_rows(rng, (300, d))
     for x in xs:
-        K.chol_update(L, x.copy())
+        kernels.chol_update(L, x.copy())
     np.testing.assert_allclose(L @ L.T, M + xs.T @ xs, rtol=1e-10, atol=1e-10)
     for x in xs[::-1]:
-        K.chol_downdate(L, x.copy())
+        kernels.chol_downdate(L, x.copy())
     np.testing.assert_allclose(L @ L.T, M, rtol=1e-7, atol=1e-8)
 
 
@@ -63,7 +63,7 @@ def test_chol_update_property(seed, d, scale):
     M = random_spd(rng, d, scale)
     x = np.sqrt(scale) * rng.standard_normal(d)
     L = np.linalg.cholesky(M)
-    K.chol_update(L, x.copy())
+    kernels.chol_update(L, x.copy())
     np.testing.assert_allclose(L @ L.T, M + np.outer(x, x), rtol=1e-10,
                                atol=1e-12 * scale * d)
 
@@ -73,7 +73,7 @@ def test_chol_factor_matches_numpy(d):
     rng = np.random.default_rng(300 + d)
     M = random_spd(rng, d)
     L = np.full((d, d), np.nan)  # garbage in the upper triangle must be cleared
-    K.chol_factor(M, L)
+    kernels.chol_factor(M, L)
     np.testing.assert_allclose(L, np.linalg.cholesky(M), rtol=1e-12, atol=1e-13)
 
 
@@ -83,13 +83,13 @@ def test_triangular_solves_match_scipy(d):
     L = np.linalg.cholesky(random_spd(rng, d))
     x = rng.standard_normal(d)
     out = np.empty(d)
-    K.forward_solve(L, x, out)
+    kernels.forward_solve(L, x, out)
     np.testing.assert_allclose(out, solve_triangular(L, x, lower=True), rtol=1e-12, atol=1e-13)
-    K.backward_solve(L, x, out)
+    kernels.backward_solve(L, x, out)
     np.testing.assert_allclose(out, solve_triangular(L.T, x, lower=False), rtol=1e-12,
                                atol=1e-13)
     b, mu, tmp = rng.standard_normal(d), np.empty(d), np.empty(d)
-    K.refresh_mean(L, b, mu, tmp)
+    kernels.refresh_mean(L, b, mu, tmp)
     np.testing.assert_allclose(mu, np.linalg.solve(L @ L.T, b), rtol=1e-10, atol=1e-12)
 
 
@@ -105,7 +105,7 @@ def test_log_predictive_kernel(d, sigma2):
     tmp = np.empty(d)
     for _ in range(10):
         x, r = rng.standard_normal(d), rng.normal(0, 2)
-        got = K.log_predictive(L, mu, x, r, sigma2, tmp)
+        got = kernels.log_predictive(L, mu, x, r, sigma2, tmp)
         assert got == pytest.approx(norm.logpdf(r, mu @ x, np.sqrt(sigma2 + x @ S @ x)),
                                     rel=1e-10)
         assert got == pytest.approx(post.log_predictive(x, r)[0], rel=1e-10)
@@ -120,7 +120,7 @@ def test_best_arm_is_argmax_of_the_thompson_sample():
     block, cidx = np.zeros(n_arms, dtype=np.int64), np.arange(n_arms, dtype=np.int64)
     for _ in range(50):
         arms, z = rng.standard_normal((n_arms, d)), rng.standard_normal(d)
-        a = K.best_arm(arms, block, cidx, L[None], mu[None], z[None], theta, tmp)
+        a = kernels.best_arm(arms, block, cidx, L[None], mu[None], z[None], theta, tmp)
         want = mu + solve_triangular(L.T, z, lower=False)
         np.testing.assert_allclose(theta[0], want, rtol=1e-12, atol=1e-13)
         assert a == int(np.argmax(arms @ want))
@@ -135,12 +135,12 @@ def test_add_and_remove_obs(d):
     L, tmp = np.sqrt(lam) * np.eye(d), np.empty(d)
     xs, rs = rng.standard_normal((25, d)), rng.standard_normal(25)
     for x, r in zip(xs, rs):
-        K.add_obs(M, L, b, x, r, sigma2, tmp)
+        kernels.add_obs(M, L, b, x, r, sigma2, tmp)
     np.testing.assert_allclose(M, lam * np.eye(d) + xs.T @ xs / sigma2, rtol=1e-12)
     np.testing.assert_allclose(b, xs.T @ rs / sigma2, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(L, np.linalg.cholesky(M), rtol=1e-10, atol=1e-12)
     for x, r in zip(xs[:10], rs[:10]):
-        K.remove_obs(M, L, b, x, r, sigma2, tmp)
+        kernels.remove_obs(M, L, b, x, r, sigma2, tmp)
     M2 = lam * np.eye(d) + xs[10:].T @ xs[10:] / sigma2
     np.testing.assert_allclose(M, M2, rtol=1e-11, atol=1e-11)
     np.testing.assert_allclose(b, xs[10:].T @ rs[10:] / sigma2, rtol=1e-11, atol=1e-11)
@@ -153,7 +153,7 @@ def test_discount_obs():
     M, b = lam * np.eye(d) + 0.0, np.zeros(d)
     xs, rs = rng.standard_normal((30, d)), rng.standard_normal(30)
     for x, r in zip(xs, rs):
-        K.discount_obs(M, b, x, r, gamma, lam, sigma2)
+        kernels.discount_obs(M, b, x, r, gamma, lam, sigma2)
     w = gamma ** (29 - np.arange(30))
     np.testing.assert_allclose(M, lam * np.eye(d) + (w * xs.T) @ xs / sigma2, rtol=1e-12)
     np.testing.assert_allclose(b, (w * xs.T) @ rs / sigma2, rtol=1e-12)
@@ -168,7 +168,7 @@ def _fresh_state(d, lam, tau):
 def _learn(M, L, b, x, r, mode, tau, gamma, lam, sigma2, wx, wr, wstate, tmp):
     """short_memory_learn on a single block (G = 1): views of shape (1, ...)."""
     wg = np.zeros(len(wr), dtype=np.int64)
-    K.short_memory_learn(M[None], L[None], b[None], 0, x, r, mode, tau, gamma, lam, sigma2,
+    kernels.short_memory_learn(M[None], L[None], b[None], 0, x, r, mode, tau, gamma, lam, sigma2,
                          wx, wg, wr, wstate, tmp)
 
 
@@ -180,7 +180,7 @@ def test_short_memory_window_is_the_last_tau_observations(tau):
     rs = xs @ unit_rows(rng, (d,)) + np.sqrt(sigma2) * rng.standard_normal(n)
     M, L, b, wx, wr, wstate, tmp = _fresh_state(d, lam, tau)
     for t in range(n):
-        _learn(M, L, b, xs[t], rs[t], K.WINDOW, tau, 1.0, lam, sigma2, wx, wr, wstate, tmp)
+        _learn(M, L, b, xs[t], rs[t], kernels.WINDOW, tau, 1.0, lam, sigma2, wx, wr, wstate, tmp)
         lo = max(t - tau + 1, 0)  # the window: max(t - tau + 1, 1) .. t, 1-based
         ref = GaussianLinearPosterior(d, lam, sigma2)
         ref.update(xs[lo:t + 1], rs[lo:t + 1])
@@ -201,7 +201,7 @@ def test_short_memory_discount_is_the_weighted_sum(gamma):
     xs, rs = unit_rows(rng, (n, d)), rng.standard_normal(n)
     M, L, b, wx, wr, wstate, tmp = _fresh_state(d, lam, 1)
     for t in range(n):
-        _learn(M, L, b, xs[t], rs[t], K.DISCOUNT, 1, gamma, lam, sigma2, wx, wr, wstate, tmp)
+        _learn(M, L, b, xs[t], rs[t], kernels.DISCOUNT, 1, gamma, lam, sigma2, wx, wr, wstate, tmp)
         if t % 37 == 0 or t == n - 1:
             w = gamma ** (t - np.arange(t + 1))
             np.testing.assert_allclose(
@@ -210,7 +210,7 @@ def test_short_memory_discount_is_the_weighted_sum(gamma):
                                        rtol=1e-10, atol=1e-12)
     # the caller refactors once per batch; L is left alone by the DISCOUNT branch
     np.testing.assert_array_equal(L, np.sqrt(lam) * np.eye(d))
-    K.chol_factor(M, L)
+    kernels.chol_factor(M, L)
     np.testing.assert_allclose(L @ L.T, M, rtol=1e-12)
 
 
@@ -224,9 +224,9 @@ def test_sym_kl_kernel_matches_models(d):
         p.update(rng.standard_normal((n, d)), rng.standard_normal(n))
         posts.append(p)
     p, q = posts
-    got = K.sym_kl(p.M, p.mean, p.covariance, q.M, q.mean, q.covariance, np.empty(d))
+    got = kernels.sym_kl(p.M, p.mean, p.covariance, q.M, q.mean, q.covariance, np.empty(d))
     assert got == pytest.approx(symmetric_kl(p, q), rel=1e-10)
-    assert K.sym_kl(p.M, p.mean, p.covariance, p.M, p.mean, p.covariance,
+    assert kernels.sym_kl(p.M, p.mean, p.covariance, p.M, p.mean, p.covariance,
                     np.empty(d)) == pytest.approx(0.0, abs=1e-10)
 
 
@@ -244,7 +244,7 @@ def _prune(M, L, mu, ids, alive, mode, work_S, work_tr):
     """prune_one on single-block banks (G = 1); work_tr is filled with each slot's trace."""
     S, d = mu.shape
     ws, wt = np.empty((S, 1, d, d)), np.zeros((S, 1))
-    out = K.prune_one(M[:, None], mu[:, None], ids, alive, mode, ws, wt,
+    out = kernels.prune_one(M[:, None], mu[:, None], ids, alive, mode, ws, wt,
                       np.ones((S, 1), dtype=np.bool_))
     work_tr[:] = wt[:, 0]
     return out
@@ -314,12 +314,12 @@ def test_prune_one_tie_between_identical_posteriors_is_broken_by_id():
         M = np.tile(lam * np.eye(d), (3, 1, 1))
         L = np.tile(np.sqrt(lam) * np.eye(d), (3, 1, 1))
         b, mu, tmp = np.zeros((3, d)), np.empty((3, d)), np.empty(d)
-        K.add_obs(M[1], L[1], b[1], x, r, sigma2, tmp)  # a base bandit: rank-one update
-        K.add_obs(M[2], L[2], b[2], x, r, sigma2, tmp)  # the copied shadow: refactored
-        K.chol_factor(M[2], L[2])
+        kernels.add_obs(M[1], L[1], b[1], x, r, sigma2, tmp)  # a base bandit: rank-one update
+        kernels.add_obs(M[2], L[2], b[2], x, r, sigma2, tmp)  # the copied shadow: refactored
+        kernels.chol_factor(M[2], L[2])
         assert np.array_equal(M[1], M[2]) and np.array_equal(b[1], b[2])
         for s in range(3):
-            K.refresh_mean(L[s], b[s], mu[s], tmp)
+            kernels.refresh_mean(L[s], b[s], mu[s], tmp)
         ids, alive = np.array([0, 1, 2]), np.ones(3, dtype=np.bool_)
         drop, _, _ = _prune(M, L, mu, ids, alive, 0, np.empty((3, d, d)), np.empty(3))
         if drop != 2:

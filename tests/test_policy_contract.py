@@ -1,7 +1,8 @@
 """One contract for every registered policy (baselines added later are covered automatically).
 
 Policies are built with ``make_policy(name, d, rng=seed)``, plus ``sigma2=0.1`` for those
-whose hyperparameters include it.
+whose hyperparameters include it. What a policy declares (``deterministic``, ``params``) is
+checked against what it does: bad values are made from each declared constraint.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ import math
 import numpy as np
 import pytest
 
-from allseason.policies import REGISTRY, hyperparameters, make_policy
+from allseason.errors import SpecError
+from allseason.policies import REGISTRY, describe, hyperparameters, make_policy
+from allseason.policies.params import Integral, Interval, Options
 from allseason.policies.base import ChunkOutcome, Policy
 from conftest import linear_problem
 
 NAMES = sorted(REGISTRY)
 LEARNERS = [n for n in NAMES if n != "random"]
-DETERMINISTIC = {"denband", "dlinucb"}  # no randomness at all (their docstrings say so)
 SIGMA2 = 0.1
 D, N_ARMS = 5, 5
 
@@ -96,12 +98,10 @@ def test_same_seed_same_outcome(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_different_seed_different_outcome(name):
+    """The declared flag is true to the policy: the paper reproduction runs a deterministic
+    policy once."""
     differs = not _same(_run(name, 3)[1], _run(name, 4)[1])
-    assert differs or name in DETERMINISTIC
-    # the class flag the paper reproduction relies on (it runs such policies once)
-    assert REGISTRY[name].deterministic == (name in DETERMINISTIC)
-    if REGISTRY[name].deterministic:
-        assert not differs
+    assert differs != REGISTRY[name].deterministic
 
 
 @pytest.mark.parametrize("plain", PATHS)
@@ -160,19 +160,48 @@ def test_beats_random_on_a_stationary_problem(name):
     assert min(margins) >= 0.2, margins
 
 
-BAD_VALUES = [("tau", -3), ("n_max", 0), ("gamma", 1.5), ("weighting", "foo"),
-              ("pruning", "foo"), ("lam", 0.0), ("sigma2", -1.0), ("share", 2.0),
-              ("tau", 2.5)]
+def bad_values(param) -> list:
+    """Values the declaration refuses: past each bound, a fraction for an integer, text."""
+    c = param.constraint
+    if isinstance(c, Options):
+        return ["no-such-choice", 1]
+    lo, hi = c.low, c.high  # a bound naming another hyperparameter is left out
+    out = ["x"]
+    if isinstance(lo, (int, float)):
+        out += [lo - 1, lo] if c.closed in ("right", "neither") else [lo - 1]
+    if isinstance(hi, (int, float)):
+        out += [hi + 1, hi] if c.closed in ("left", "neither") else [hi + 1]
+    if c.type is Integral:
+        out.append(2.5)
+    return out
+
+
 BAD_CASES = [pytest.param(name, param, value, id=f"{name}-{param}={value}")
-             for name in NAMES for param, value in BAD_VALUES
-             if param in hyperparameters(name)]
+             for name in NAMES for param, decl in describe(name).params.items()
+             if isinstance(decl.constraint, (Interval, Options))
+             for value in bad_values(decl)]
 
 
 @pytest.mark.parametrize("name,param,value", BAD_CASES)
 def test_invalid_hyperparameter_raises_naming_it(name, param, value):
-    with pytest.raises(ValueError) as err:
+    with pytest.raises(SpecError) as err:
         make_policy(name, D, rng=0, **{param: value})
-    assert str(err.value).startswith(param), str(err.value)
+    assert err.value.field == param and str(err.value).startswith(f"{param}: ")
+    assert err.value.got == value
+    with pytest.raises(SpecError) as built:  # the class itself checks the same declaration
+        REGISTRY[name](D, rng=0, **{param: value})
+    assert str(built.value) == str(err.value)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_declaration_is_complete(name):
+    info = describe(name)
+    assert info.title and info.help, "a title and a one-line help"
+    assert list(info.params) == list(hyperparameters(name))
+    for param, decl in info.params.items():
+        assert decl.help, f"{name}.{param}: no help"
+        if decl.default is not None:  # the defaults pass their own declaration
+            make_policy(name, D, rng=0, **{param: decl.default})
 
 
 @pytest.mark.parametrize("name", NAMES)

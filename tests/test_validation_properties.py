@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from allseason import api
 from allseason.cli import main as cli_main
-from allseason.specs import LIMITS, SpecError
+from allseason.links import QUERY_FIELDS
+from allseason.specs import LIMITS, Rejected, SpecError
 
 MAX = api.MAX_INPUT_BYTES
 # the fields a SpecError may name (besides an unknown key, named as it was sent)
@@ -273,12 +274,12 @@ query_values = st.one_of(
     st.lists(st.integers(-2, 12_000).map(str), max_size=5).map(  # "10_20" or "10, 20"
         lambda b: (", " if len(b) % 2 else "_").join(b)),
     st.integers(-5, 60), st.lists(st.integers(0, 30), max_size=3))
-query_keys = st.one_of(st.sampled_from(api.QUERY_FIELDS + ("junk", "<script>", "__class__", "",
+query_keys = st.one_of(st.sampled_from(QUERY_FIELDS + ("junk", "<script>", "__class__", "",
                                                            "segments[1]", "n_seeds")),
                        st.text(max_size=10))
 queries = st.one_of(st.dictionaries(query_keys, query_values, max_size=7),
                     valid_scenarios.map(lambda sc: sc.to_query()),
-                    st.tuples(valid_scenarios, st.sampled_from(api.QUERY_FIELDS),
+                    st.tuples(valid_scenarios, st.sampled_from(QUERY_FIELDS),
                               query_values).map(lambda t: t[0].to_query() | {t[1]: t[2]}))
 
 
@@ -290,7 +291,7 @@ def test_query_mappings_are_accepted_or_named_strict_and_lenient(query):
     lenient = api.parse_scenario(query, "query", rejected=rejected)
     _valid(lenient)  # a link always gives a scenario ...
     for r in rejected:  # ... and says what it left out
-        assert isinstance(r, api.Rejected)
+        assert isinstance(r, Rejected)
         _named(r.error, query, "query")
         assert r.param is None or r.param in query
     if isinstance(strict, api.Scenario):

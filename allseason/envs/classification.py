@@ -2,7 +2,7 @@
 
 At step t the learner sees image t (its PCA context c_t, shape (p,)) and K arms, the
 outer-product actions x_{t,k} = e_k (x) c_t (d = K p, handed over as
-:class:`~allseason.policies.base.BlockArms` so the kernels keep K blocks of p x p). The
+:class:`~allseason.envs.arms.BlockArms` so the kernels keep K blocks of p x p). The
 stationary state s_t (from a :class:`~allseason.envs.patterns.Pattern`) picks a *task*: a map
 from image labels to the correct arm. Reward is exactly 1 for the correct arm and 0 otherwise
 (``expected`` in {0, 1}, ``noise`` = 0), so regret is exact.
@@ -63,7 +63,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..policies.base import BlockArms
+from .arms import BlockArms
 from .linear import Round
 from .patterns import Pattern, preset
 

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import SpecError
+
 PAPER_SYNTHETIC = ((0, 1500), (1, 1000), (0, 1000), (2, 1200), (1, 800), (3, 1200), (0, 1000),
                    (2, 1100), (1, 1200))
 
@@ -76,12 +78,19 @@ def _scale(rel, horizon):
     lengths = np.maximum(np.floor(rel / rel.sum() * horizon).astype(int), 1)
     lengths[-1] += horizon - lengths.sum()
     if lengths[-1] < 1:
-        raise ValueError(f"horizon: {horizon} is too short for this pattern")
+        raise SpecError("horizon", f"{horizon} is too short for this pattern", got=horizon)
     return lengths
 
 
 def preset(name: str, horizon: int | None = None, n_states: int = 3) -> Pattern:
-    """A preset pattern scaled to ``horizon`` steps with ``n_states`` distinct states."""
+    """A preset pattern scaled to ``horizon`` steps with ``n_states`` distinct states.
+
+    >>> preset("regular", horizon=600, n_states=3).segments
+    ((0, 100), (1, 100), (2, 100), (0, 100), (1, 100), (2, 100))
+    >>> p = preset("paper-synthetic")
+    >>> p.horizon, p.n_states, p.change_points()[:3].tolist()
+    (10000, 4, [1500, 2500, 3500])
+    """
     if name == "paper-synthetic":
         if horizon not in (None, 10_000):
             return Pattern(tuple(zip([s for s, _ in PAPER_SYNTHETIC],
@@ -90,7 +99,7 @@ def preset(name: str, horizon: int | None = None, n_states: int = 3) -> Pattern:
     horizon = 10_000 if horizon is None else int(horizon)
     n_states = int(n_states)
     if n_states < 1:
-        raise ValueError(f"n_states: must be >= 1, got {n_states}")
+        raise SpecError("n_states", f"must be >= 1, got {n_states}", got=n_states)
     if name == "regular":
         states = [i % n_states for i in range(2 * n_states)]
         rel = [1] * len(states)
@@ -106,8 +115,8 @@ def preset(name: str, horizon: int | None = None, n_states: int = 3) -> Pattern:
         states = [i % n_states for i in range(n_seg)]
         rel = [1] * n_seg
     else:
-        raise ValueError(f"pattern: unknown preset {name!r}; known: {', '.join(PRESETS)}")
+        raise SpecError("pattern", f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
     if horizon < len(states):
-        raise ValueError(f"horizon: {horizon} is too short for the {name} pattern "
-                         f"(needs at least {len(states)} steps)")
+        raise SpecError("horizon", f"{horizon} is too short for the {name} pattern (needs at "
+                                   f"least {len(states)} steps)", got=horizon)
     return Pattern(tuple(zip(states, _scale(rel, horizon))))

@@ -53,12 +53,13 @@ from collections import deque
 import numpy as np
 from scipy.special import logsumexp
 
-from .. import _kernels as K
+from .. import _kernels as kernels
 from ..models import GaussianLinearPosterior, mean_distance, symmetric_kl
-from .base import ChunkOutcome, Event, Policy, as_blocks, check_batch_end, check_positive
+from ..envs.arms import as_blocks
+from .base import ChunkOutcome, Event, Policy, check_batch_end
+from .params import COUNT, OPEN_UNIT, POSITIVE, Options, Param
 
-WEIGHTINGS = ("batch", "fixed-share")
-SPAWNS = ("copy", "handover")
+WEIGHTINGS = ("batch", "fixed-share")  # the kernel's codes: the index in these tuples
 PRUNINGS = ("kl", "mean")
 DEFAULT_SHARE = 1e-4  # chosen by examples/sweep_share.toml; README, "Weighting"
 
@@ -73,27 +74,38 @@ class AllSeason(Policy):
     """
 
     name = "allseason-sw"
-    _shadow_mode = K.WINDOW
+    title = "All-Season (SW)"
+    help = "All-Season, shadow with a sliding window (the paper's algorithm)"
+    style = {"color": "blue", "dash": "solid", "symbol": "circle"}
+    params = {
+        "tau": Param(COUNT, "Window: how many recent steps the short-term memory sees."),
+        "n_max": Param(COUNT, "Most base bandits (long-term memories) kept; the closest pair "
+                              "is pruned above it."),
+        "lam": Param(POSITIVE, "λ, the prior precision: larger means a stronger pull of θ "
+                               "towards 0."),
+        "sigma2": Param(POSITIVE, "σ², the noise variance of the reward model (the app sets "
+                                  "it to the scenario's)."),
+        "weighting": Param(Options("fixed-share", "batch"),
+                           "fixed-share (default): weights carried from batch to batch, mixed "
+                           "with a little uniform weight. batch: the paper's printed rule, the "
+                           "predictive likelihood of the last batch alone."),
+        "share": Param(OPEN_UNIT, "Fixed-share mixing α: the share of weight spread uniformly "
+                                  "after each batch."),
+        "spawn": Param(Options("handover", "copy"),
+                       "Under fixed share, how a newborn base bandit starts. handover "
+                       "(default): it takes the shadow's weight over and is not pruned before "
+                       "it has played; copy: the paper's plain copy, both keep the weight."),
+        "pruning": Param(Options(*PRUNINGS), "kl: closest pair by symmetric KL between "
+                                             "posteriors; mean: by distance of means."),
+    }
+    _shadow_mode = kernels.WINDOW
 
     def __init__(self, d, *, tau=10, n_max=5, lam=1.0, sigma2=1.0, weighting="fixed-share",
                  share=DEFAULT_SHARE, spawn="handover", pruning="kl", rng=None):
         super().__init__(d, rng=rng)
-        self.tau = check_positive("tau", tau, integer=True)
+        self._set_params(tau=tau, n_max=n_max, lam=lam, sigma2=sigma2, weighting=weighting,
+                         share=share, spawn=spawn, pruning=pruning)
         self._shadow_gamma = 1.0  # the discounted variant sets its gamma here
-        self.n_max = check_positive("n_max", n_max, integer=True)
-        self.lam = check_positive("lam", lam)
-        self.sigma2 = check_positive("sigma2", sigma2)
-        if weighting not in WEIGHTINGS:
-            raise ValueError(f"weighting: must be one of {WEIGHTINGS}, got {weighting!r}")
-        if pruning not in PRUNINGS:
-            raise ValueError(f"pruning: must be one of {PRUNINGS}, got {pruning!r}")
-        if spawn not in SPAWNS:
-            raise ValueError(f"spawn: must be one of {SPAWNS}, got "
-                             f"{spawn!r}")
-        self.weighting, self.pruning, self.spawn = weighting, pruning, spawn
-        self.share = check_positive("share", share, upper=1.0)
-        if weighting == "fixed-share" and self.share >= 1.0:
-            raise ValueError(f"share: must be below 1, got {share!r}")
         # slots: 0 is the shadow, 1..n_max+1 base bandits (None = empty); same order as the kernel
         n_slots = self.n_max + 2
         self.slots: list[GaussianLinearPosterior | None] = [None] * n_slots
@@ -247,7 +259,7 @@ class AllSeason(Policy):
               np.empty(2 * nb, dtype=np.int64), np.empty(2 * nb, dtype=np.int64),
               np.empty(2 * nb))
         f["counters"][1] = 0
-        K.allseason_chunk(
+        kernels.allseason_chunk(
             ctx, block, cidx, expected, noise, batch_end, u, z.reshape(n, G, -1), self.t,
             f["M"], f["L"], f["b"], f["mu"], f["ids"], f["logw"], f["alive"], f["counters"],
             f["wx"], f["wg"], f["wr"], f["wstate"], self._shadow_mode, self.tau,
@@ -257,7 +269,7 @@ class AllSeason(Policy):
             f["work_S"], f["work_tr"], f["dirty"], arm, reward, player, wids, w, *ev)
         self.t += n
         self.last_player = int(player[-1])
-        kinds = {K.SPAWN: "spawn", K.PRUNE: "prune"}
+        kinds = {kernels.SPAWN: "spawn", kernels.PRUNE: "prune"}
         events = [Event(int(ev[0][e]), kinds[int(ev[1][e])], int(ev[2][e]), int(ev[3][e]),
                         float(ev[4][e])) for e in range(f["counters"][1])]
         return ChunkOutcome(arm, reward, player, batch_end, wids, w, events)
@@ -268,15 +280,18 @@ class AllSeasonDiscounted(AllSeason):
     observation by gamma^(age) instead of keeping a window."""
 
     name = "allseason-disc"
-    _shadow_mode = K.DISCOUNT
+    title = "All-Season (Disc)"
+    help = "All-Season, shadow with discounting"
+    style = {"color": "vermillion", "dash": "solid", "symbol": "diamond"}
+    params = {"gamma": Param(OPEN_UNIT, "Discount: the weight of an observation shrinks by "
+                                        "gamma every step (0 < gamma < 1).")}
+    _shadow_mode = kernels.DISCOUNT
 
     def __init__(self, d, *, gamma=0.9, n_max=5, lam=1.0, sigma2=1.0, weighting="fixed-share",
                  share=DEFAULT_SHARE, spawn="handover", pruning="kl", rng=None):
         super().__init__(d, tau=1, n_max=n_max, lam=lam, sigma2=sigma2, weighting=weighting,
                          share=share, spawn=spawn, pruning=pruning, rng=rng)
-        self.gamma = check_positive("gamma", gamma, upper=1.0)
-        if self.gamma >= 1.0:
-            raise ValueError(f"gamma: must be below 1, got {gamma!r}")
+        self._set_params(gamma=gamma)
         self._shadow_gamma = self.gamma
 
     def _learn_shadow(self, xs, rs):
@@ -292,6 +307,10 @@ class AllSeasonPrinted(AllSeason):
     it beside the default (carried weights) as a contestant of its own."""
 
     name = "allseason-sw-printed"
+    title = "All-Season (SW), printed rule"
+    help = ("All-Season (SW) with the paper's printed rule: weights from the last batch alone "
+            "(Algorithm 3)")
+    style = {"color": "reddish purple", "dash": "dash", "symbol": "x"}
 
     def __init__(self, d, *, tau=10, n_max=5, lam=1.0, sigma2=1.0, pruning="kl", rng=None):
         super().__init__(d, tau=tau, n_max=n_max, lam=lam, sigma2=sigma2, weighting="batch",

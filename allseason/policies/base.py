@@ -26,50 +26,7 @@ from typing import ClassVar, NamedTuple
 
 import numpy as np
 
-
-class BlockArms:
-    """Outer-product actions: arm k at step t is x_{t,k} = e_k (x) c_t, the context c_t placed
-    in the k-th block of a vector of dimension d = K p (the paper's real-data experiments).
-
-    Behaves like the dense array of shape (n, K, d) for indexing (``arms[t]`` is (K, d);
-    ``arms[rows, cols]`` is (len(rows), d)), while the compiled kernels use the contexts
-    directly and keep the precision block-diagonal (K blocks of p x p)."""
-
-    def __init__(self, contexts: np.ndarray, n_arms: int):
-        self.contexts = np.ascontiguousarray(contexts, dtype=float)  # (n, p)
-        self.n_arms = int(n_arms)
-        n, p = self.contexts.shape
-        self.shape = (n, self.n_arms, self.n_arms * p)
-
-    def __len__(self):
-        return self.shape[0]
-
-    def __getitem__(self, key):
-        n, K, d = self.shape
-        p = d // K
-        if isinstance(key, slice):  # a range of steps: still outer-product arms
-            return BlockArms(self.contexts[key], K)
-        if isinstance(key, tuple):  # (rows, arms): the played vectors
-            rows, arms = (np.atleast_1d(k) for k in key)
-            out = np.zeros((len(rows), d))
-            for i, (t, k) in enumerate(zip(rows, arms)):
-                out[i, k * p:(k + 1) * p] = self.contexts[t]
-            return out
-        out = np.zeros((K, d))
-        for k in range(K):
-            out[k, k * p:(k + 1) * p] = self.contexts[key]
-        return out
-
-
-def as_blocks(arms) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(ctx (n, C, p), block (K,), cidx (K,), G) for the kernels; see _kernels.best_arm."""
-    if isinstance(arms, BlockArms):
-        K = arms.n_arms
-        return (arms.contexts[:, None, :], np.arange(K, dtype=np.int64),
-                np.zeros(K, dtype=np.int64), K)
-    arms = np.ascontiguousarray(arms, dtype=float)
-    K = arms.shape[1]
-    return arms, np.zeros(K, dtype=np.int64), np.arange(K, dtype=np.int64), 1
+from .params import Param, check_own
 
 
 class Event(NamedTuple):
@@ -111,11 +68,23 @@ class ChunkOutcome:
 class Policy:
     """Base class: stores hyperparameters, owns the random streams, runs chunks step by step.
 
+    A policy is one class that says what it is: its registry ``name``, a display ``title``,
+    a one-line ``help``, whether it is ``deterministic``, a ``style`` preference for figures
+    (``color``: an Okabe-Ito colour name such as "blue", ``dash``, ``symbol``; anything left
+    out is picked from the palettes by registration order) and ``params``, the declaration of
+    its hyperparameters (:class:`~allseason.policies.params.Param`; the defaults are those
+    of ``__init__``). ``__init__`` passes its hyperparameters to :meth:`_set_params`, which
+    checks them against the declaration and stores them.
+
     Subclasses implement ``_select(arms, u, z) -> int`` and ``update(xs, rs)`` and may override
     :meth:`run_chunk` with a compiled loop that makes exactly the same decisions.
     """
 
     name: ClassVar[str] = "policy"
+    title: ClassVar[str] = ""  # display name; "" = the registry name
+    help: ClassVar[str] = ""  # one line: what it does
+    style: ClassVar[dict] = {}  # preferred color / dash / symbol in figures
+    params: ClassVar[dict[str, Param]] = {}  # declared hyperparameters
     uses_normals: ClassVar[bool] = True  # whether each step draws d standard normals
     deterministic: ClassVar[bool] = False  # True: decisions do not depend on the rng at all
 
@@ -128,6 +97,12 @@ class Policy:
         self.last_player = -1
         self.t = 0  # steps played so far
         self._events: list[Event] = []
+
+    def _set_params(self, **values) -> None:
+        """Check hyperparameters against the declarations (SpecError naming the bad one,
+        with its bounds and value) and store them, converted (ints, floats), as attributes."""
+        for k, v in check_own(self, values).items():
+            setattr(self, k, v)
 
     # -- the protocol --------------------------------------------------------------------
     def select(self, arms: np.ndarray) -> int:
@@ -160,7 +135,7 @@ class Policy:
 
     def _prepare(self, arms) -> None:
         """Hook called by the plain :meth:`run_chunk` with each chunk's arms (e.g. to switch
-        to block-diagonal models on :class:`BlockArms`); nothing by default."""
+        to block-diagonal models on :class:`~allseason.envs.arms.BlockArms`); nothing by default."""
 
     # -- the runner's entry point ---------------------------------------------------------
     def draw(self, n: int) -> tuple[np.ndarray, np.ndarray | None]:
@@ -217,19 +192,3 @@ def check_batch_end(batch_end, n: int) -> np.ndarray:
             or np.any(np.diff(ends) <= 0)):
         raise ValueError(f"batch_end: must be strictly increasing indices ending at {n - 1}")
     return ends
-
-
-def check_positive(name: str, value, *, integer: bool = False, upper: float | None = None):
-    """Validate a hyperparameter: positive (and <= upper); raise ValueError naming it."""
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name}: must be a number, got {value!r}") from None
-    if not np.isfinite(v) or v <= 0 or (upper is not None and v > upper):
-        bound = f" and at most {upper}" if upper is not None else ""
-        raise ValueError(f"{name}: must be positive{bound}, got {value!r}")
-    if integer:
-        if v != int(v):
-            raise ValueError(f"{name}: must be an integer, got {value!r}")
-        return int(v)
-    return v

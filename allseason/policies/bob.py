@@ -64,8 +64,10 @@ import math
 from collections import deque
 
 import numpy as np
-from .base import Event, Policy, check_positive
-from .dlinucb import BlockAware
+
+from .base import Event, Policy
+from .params import COUNT, POSITIVE, Param
+from .ridge import BlockAware
 
 
 def block_length(d: int, horizon: int) -> int:
@@ -89,16 +91,23 @@ class BoB(BlockAware, Policy):
     """
 
     name = "bob"
+    title = "BoB"
+    help = "Bandit-over-bandits: learns the window size"
+    style = {"color": "wine"}
+    params = {
+        "horizon": Param(COUNT, "T, the horizon: it fixes the block length, the window set "
+                                "and EXP3's rate (the app sets it to the scenario's)."),
+        "S": Param(POSITIVE, "Bound on the norm of θ."),
+        "L": Param(POSITIVE, "Bound on the norm of the arms."),
+        "lam": Param(POSITIVE, "λ, the ridge regulariser."),
+        "sigma2": Param(POSITIVE, "σ², the noise variance (the app sets it to the scenario's)."),
+    }
     uses_normals = False
 
     def __init__(self, d, *, horizon=10000, S=1.0, L=1.0, lam=1.0, sigma2=1.0,  # noqa: N803
                  rng=None):
         super().__init__(d, rng=rng)
-        self.horizon = check_positive("horizon", horizon, integer=True)
-        self.S = check_positive("S", S)
-        self.L = check_positive("L", L)
-        self.lam = check_positive("lam", lam)
-        self.sigma2 = check_positive("sigma2", sigma2)
+        self._set_params(horizon=horizon, S=S, L=L, lam=lam, sigma2=sigma2)
         T, R = self.horizon, math.sqrt(self.sigma2)
         self.block = block_length(self.d, T)  # H
         self.windows = window_set(self.block)  # J

@@ -69,8 +69,9 @@ from collections import deque
 
 import numpy as np
 
-from .base import Event, Policy, check_positive
-from .dlinucb import BlockAware, confidence_radius
+from .base import Event, Policy
+from .params import COUNT, OPEN_UNIT, POSITIVE, Param
+from .ridge import BlockAware, confidence_radius
 
 
 class _Expert:
@@ -100,21 +101,25 @@ class DenBand(BlockAware, Policy):
     """
 
     name = "denband"
+    title = "DenBand"
+    help = "A dynamic ensemble of LinUCB experts: detects changes and reuses old experts"
+    params = {
+        "tau": Param(COUNT, "Window of the auditors: how many recent observations they fit."),
+        "delta_l": Param(POSITIVE, "Δ_L, the slack of the admission and absorption tests."),
+        "delta": Param(OPEN_UNIT, "δ, the confidence level of the widths."),
+        "max_idle": Param(COUNT, "Discard an expert admissible for no offered arm in that "
+                                 "many steps (None: never, as in the paper).", none=True),
+        "lam": Param(POSITIVE, "λ, the ridge regulariser."),
+        "sigma2": Param(POSITIVE, "σ², the noise variance (the app sets it to the scenario's)."),
+    }
     deterministic = True
     uses_normals = False
 
     def __init__(self, d, *, tau=1000, delta_l=0.25, delta=0.01, max_idle=None, lam=1.0,
                  sigma2=1.0, rng=None):
         super().__init__(d, rng=rng)
-        self.tau = check_positive("tau", tau, integer=True)
-        self.delta_l = check_positive("delta_l", delta_l)
-        self.delta = check_positive("delta", delta, upper=1.0)
-        if self.delta >= 1.0:
-            raise ValueError(f"delta: must be below 1, got {delta!r}")
-        self.max_idle = None if max_idle is None else check_positive("max_idle", max_idle,
-                                                                     integer=True)
-        self.lam = check_positive("lam", lam)
-        self.sigma2 = check_positive("sigma2", sigma2)
+        self._set_params(tau=tau, delta_l=delta_l, delta=delta, max_idle=max_idle, lam=lam,
+                         sigma2=sigma2)
         self.sigma = float(np.sqrt(self.sigma2))
         self.experts: list[_Expert] = []
         self.next_id = 0

@@ -15,21 +15,31 @@ from collections import deque
 
 import numpy as np
 
-from .. import _kernels as K
+from .. import _kernels as kernels
 from ..models import GaussianLinearPosterior
-from .base import ChunkOutcome, Policy, as_blocks, check_batch_end, check_positive
+from ..envs.arms import as_blocks
+from .base import ChunkOutcome, Policy, check_batch_end
+from .params import COUNT, POSITIVE, Interval, Param, Real
 
 
 class LinTS(Policy):
     """Linear Thompson Sampling: theta ~ N(mu, M^-1), play argmax <theta, x>."""
 
     name = "lints"
-    _mode = K.PLAIN
+    title = "LinTS"
+    help = "Linear Thompson sampling, never forgets"
+    style = {"color": "orange", "dash": "longdash", "symbol": "square"}
+    params = {
+        "lam": Param(POSITIVE, "λ, the prior precision: larger means a stronger pull of θ "
+                               "towards 0."),
+        "sigma2": Param(POSITIVE, "σ², the noise variance of the reward model (the app sets "
+                                  "it to the scenario's)."),
+    }
+    _mode = kernels.PLAIN
 
     def __init__(self, d, *, lam=1.0, sigma2=1.0, rng=None):
         super().__init__(d, rng=rng)
-        self.lam = check_positive("lam", lam)
-        self.sigma2 = check_positive("sigma2", sigma2)
+        self._set_params(lam=lam, sigma2=sigma2)
         self.model = GaussianLinearPosterior(self.d, self.lam, self.sigma2)
         self._fast = None  # compiled state, created on the first run_chunk
 
@@ -79,7 +89,7 @@ class LinTS(Policy):
         _, z = self.draw(n)
         arm = np.empty(n, dtype=np.int64)
         reward = np.empty(n)
-        K.lints_chunk(ctx, block, cidx, expected, noise, batch_end, z.reshape(n, G, -1),
+        kernels.lints_chunk(ctx, block, cidx, expected, noise, batch_end, z.reshape(n, G, -1),
                       f["M"], f["L"], f["b"], f["mu"], self._mode, max(self._window(), 1),
                       self._gamma(), self.lam, self.sigma2, f["wx"], f["wg"], f["wr"],
                       f["wstate"], arm, reward)
@@ -91,11 +101,15 @@ class SWLinTS(LinTS):
     """Sliding-window LinTS: the posterior of the last ``tau`` observations only."""
 
     name = "sw-lints"
-    _mode = K.WINDOW
+    title = "SW-LinTS"
+    help = "LinTS on a sliding window of the last tau steps"
+    style = {"color": "sky blue", "dash": "dashdot", "symbol": "triangle-up"}
+    params = {"tau": Param(COUNT, "Window: how many recent observations the posterior sees.")}
+    _mode = kernels.WINDOW
 
     def __init__(self, d, *, tau=100, lam=1.0, sigma2=1.0, rng=None):
         super().__init__(d, lam=lam, sigma2=sigma2, rng=rng)
-        self.tau = check_positive("tau", tau, integer=True)
+        self._set_params(tau=tau)
         self._window_obs = deque()
 
     def _window(self):
@@ -114,11 +128,17 @@ class DLinTS(LinTS):
     """Discounted LinTS: M = lam I + sum gamma^(t-s) x_s x_s^T / sigma2."""
 
     name = "d-lints"
-    _mode = K.DISCOUNT
+    title = "D-LinTS"
+    help = "LinTS discounting old steps by gamma"
+    style = {"color": "bluish green", "dash": "longdashdot", "symbol": "triangle-down"}
+    params = {"gamma": Param(Interval(Real, 0, 1, closed="right"),
+                             "Discount: the weight of an observation shrinks by gamma every "
+                             "step (1: never forgets).")}
+    _mode = kernels.DISCOUNT
 
     def __init__(self, d, *, gamma=0.99, lam=1.0, sigma2=1.0, rng=None):
         super().__init__(d, lam=lam, sigma2=sigma2, rng=rng)
-        self.gamma = check_positive("gamma", gamma, upper=1.0)
+        self._set_params(gamma=gamma)
 
     def _gamma(self):
         return self.gamma

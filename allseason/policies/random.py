@@ -11,6 +11,9 @@ class RandomPolicy(Policy):
     """Plays arm floor(u K), u ~ U(0, 1): each arm with probability 1/K."""
 
     name = "random"
+    title = "Random"
+    help = "A random arm every step (the floor)"
+    style = {"color": "grey", "dash": "dot", "symbol": "cross"}
     uses_normals = False
 
     def __init__(self, d, *, rng=None):

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..envs.patterns import PRESETS
-from ..policies import hyperparameters
+from ..policies import check_params, hyperparameters
 from ..specs import PolicySpec, Scenario, SpecError
 
 FORMAT = 1  # bump when the meaning of a stored row changes
@@ -38,15 +38,9 @@ def _engine_version() -> str:
     return __version__
 
 
-def _msg(e: SpecError) -> str:
-    """The message of a SpecError without its field prefix."""
-    text = str(e)
-    return text[len(e.field) + 2:] if text.startswith(e.field + ": ") else text
-
-
 def _reraise(prefix: str, e: SpecError):
     """Raise ``e`` again with its field under ``prefix`` (``scenarios[2]`` + ``horizon``)."""
-    raise SpecError(f"{prefix}.{e.field}", _msg(e)) from None
+    raise e.within(prefix) from None
 
 
 def canonical_json(obj) -> str:
@@ -113,8 +107,8 @@ class PolicyGrid:
             raise SpecError("name", "must be a registered policy name (see `policies`)")
         try:
             allowed = hyperparameters(self.name)
-        except ValueError as e:
-            raise SpecError("name", str(e).split(": ", 1)[-1]) from None
+        except SpecError as e:
+            raise SpecError("name", e.message, bounds=e.bounds, got=e.got) from None
         params = self.params
         if params is None:
             params = {}
@@ -144,13 +138,14 @@ class PolicyGrid:
         n = math.prod(len(v) for _, v in grid)
         if n > SWEEP_LIMITS["n_runs"]:
             raise SpecError("grid", f"{n} settings; at most {SWEEP_LIMITS['n_runs']}")
-        for point in _product(grid):  # build every setting once: bad values fail now
+        for point in _product(grid):  # every setting against the declaration: bad values fail now
             try:
-                PolicySpec(self.name, {**params, **point}, self.label)
+                check_params(self.name, {**params, **point})
             except SpecError as e:
-                k = e.field.split(".", 1)[-1]
-                raise SpecError(f"grid.{k}" if k in point else f"params.{k}",
-                                f"{_msg(e)}" + (f" (setting {point})" if point else "")) from None
+                where = "grid" if e.field in point else "params"
+                raise SpecError(f"{where}.{e.field}",
+                                e.message + (f" (setting {point})" if point else ""),
+                                bounds=e.bounds, got=e.got) from None
 
     @property
     def n_settings(self) -> int:

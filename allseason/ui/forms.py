@@ -28,37 +28,6 @@ PRESET_HELP = {
     "custom": "Edit the table of (state, length) segments freely.",
 }
 
-POLICY_HELP = {
-    "allseason-sw": "All-Season, shadow with a sliding window (the paper's algorithm)",
-    "allseason-disc": "All-Season, shadow with discounting",
-    "allseason-sw-printed": "All-Season (SW) with the paper's printed rule: weights from the "
-                            "last batch alone (Algorithm 3)",
-    "lints": "Linear Thompson sampling, never forgets",
-    "sw-lints": "LinTS on a sliding window of the last tau steps",
-    "d-lints": "LinTS discounting old steps by gamma",
-    "random": "A random arm every step (the floor)",
-    "bob": "Bandit-over-bandits: learns the window size",
-    "denband": "DenBand: detects changes and reuses old experts",
-    "dlinucb": "Dynamic LinUCB: a committee of ridge models",
-}
-
-PARAM_HELP = {
-    "tau": "Window: how many recent steps the short-term memory sees.",
-    "gamma": "Discount: the weight of an observation shrinks by gamma every step (0 < gamma < 1).",
-    "n_max": "Most base bandits (long-term memories) kept; the closest pair is pruned above it.",
-    "lam": "λ, the prior precision: larger means a stronger pull of θ towards 0.",
-    "weighting": "fixed-share (default): weights carried from batch to batch, mixed with a "
-                 "little uniform weight. batch: the paper's printed rule, the predictive "
-                 "likelihood of the last batch alone.",
-    "share": "Fixed-share mixing α: the share of weight spread uniformly after each batch.",
-    "spawn": "Under fixed share, how a newborn base bandit starts. handover (default): it "
-             "takes the shadow's weight over and is not pruned before it has played; copy: "
-             "the paper's plain copy, both keep the weight.",
-    "pruning": "kl: closest pair by symmetric KL between posteriors; mean: by distance of means.",
-}
-
-CHOICES = {"weighting": ("fixed-share", "batch"), "spawn": ("handover", "copy"),
-           "pruning": ("kl", "mean")}
 AUTO_PARAMS = ("sigma2", "horizon")  # set from the scenario: correct specification
 
 
@@ -352,9 +321,7 @@ def scenario_files(sc: api.Scenario) -> None:
 
 # --- race settings --------------------------------------------------------------------------
 def _policy_label(name: str) -> str:
-    from allseason.viz.style import policy_name
-
-    return policy_name(name)
+    return api.describe_policy(name).title
 
 
 def _seed_race(choice: dict) -> None:
@@ -364,21 +331,25 @@ def _seed_race(choice: dict) -> None:
 
 
 def _param_input(name: str, param: str, value, key: str):
-    """One hyperparameter input chosen by the type of its default."""
+    """One hyperparameter input, chosen by its declaration (choices, lower bound, help) and
+    the type of its default."""
     ss = st.session_state
     if key not in ss:
         ss[key] = value
-    help_ = PARAM_HELP.get(param)
+    declared = api.describe_policy(name).params.get(param)
+    help_ = declared.help if declared is not None else None
+    low = declared.low if declared is not None else None
     if isinstance(value, bool):
         return st.checkbox(param, key=key, help=help_)
-    if param in CHOICES and isinstance(value, str):
-        return st.selectbox(param, CHOICES[param], key=key, help=help_)
+    if declared is not None and declared.choices and isinstance(value, str):
+        return st.selectbox(param, declared.choices, key=key, help=help_)
     if isinstance(value, int):
-        return st.number_input(param, min_value=1, step=1, key=key, help=help_)
+        return st.number_input(param, min_value=int(low) if low is not None else None, step=1,
+                               key=key, help=help_)
     if isinstance(value, float):
         step = 0.01 if 0 < value < 1 else 0.1
-        return st.number_input(param, min_value=0.0, step=step, format="%g", key=key,
-                               help=help_)
+        return st.number_input(param, min_value=float(low) if low is not None else None,
+                               step=step, format="%g", key=key, help=help_)
     return st.text_input(param, key=key, help=help_)
 
 
@@ -395,7 +366,7 @@ def race_settings() -> tuple[api.Race | None, bool]:
             "Policies", api.policy_names(), key="race_policies", format_func=_policy_label,
             max_selections=lim["n_policies"],
             help="Every policy plays the same arms and noise (common random numbers).\n\n"
-                 + "\n".join(f"- **{_policy_label(n)}** (`{n}`): {POLICY_HELP.get(n, '')}"
+                 + "\n".join(f"- **{_policy_label(n)}** (`{n}`): {api.describe_policy(n).help}"
                              for n in api.policy_names()))
         policies_error = st.empty()
         for message in state.link_race_errors():

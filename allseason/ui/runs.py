@@ -144,7 +144,7 @@ def measure_bytes(result: api.RaceResult, frames: dict) -> int:
     return total
 
 
-class ResultStore:
+class RunCache:
     """A thread-safe LRU of :class:`RaceRun`, bounded in entries and in bytes."""
 
     def __init__(self, max_entries: int = MAX_ENTRIES, max_bytes: int = MAX_BYTES):
@@ -181,9 +181,9 @@ class ResultStore:
 
 
 @st.cache_resource(show_spinner=False)
-def store() -> ResultStore:
+def store() -> RunCache:
     """The process-wide result cache."""
-    return ResultStore()
+    return RunCache()
 
 
 @st.cache_resource(show_spinner=False)
@@ -473,7 +473,7 @@ def recall_verdict(recall: pd.DataFrame) -> str:
     return text
 
 
-__all__ = ["RaceRun", "Frames", "FINAL_POINTS", "ResultStore", "store", "compute_slot", "measure_bytes", "MAX_CONCURRENT", "cached", "run_race", "stream_race", "warm_up",
+__all__ = ["RaceRun", "Frames", "FINAL_POINTS", "RunCache", "store", "compute_slot", "measure_bytes", "MAX_CONCURRENT", "cached", "run_race", "stream_race", "warm_up",
            "partial_steps", "remember", "last_run", "weighting_pair", "weighting_table",
            "posterior_history",
            "recall_verdict", "key_of"]

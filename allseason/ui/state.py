@@ -22,7 +22,8 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from allseason import api
+from allseason import api, links
+from allseason.specs import Rejected
 
 SCENARIO = "scenario"
 RACE_CHOICE = "race_choice"
@@ -36,7 +37,7 @@ APP_LIMITS = dict(
     n_segments=500, batch_size=1_000, budget=1_000_000,  # budget: horizon x seeds x policies
 )
 
-SCENARIO_FIELDS = api.QUERY_FIELDS  # the parameters of a link
+SCENARIO_FIELDS = links.QUERY_FIELDS  # the parameters of a link
 # The race settings in a link: ``policies=lints,sw-lints``, ``n_seeds=3`` and one
 # ``<policy>.<hyperparameter>=value`` per hyperparameter that differs from its default;
 # each is written only when it differs from the default race, to keep links short.
@@ -113,8 +114,7 @@ def check_app_limits(scenario: api.Scenario) -> api.Scenario:
 # --- URL encoding ---------------------------------------------------------------------------
 # The parsing and decoding are the engine's (api.parse_scenario, kind "query"); this module
 # keeps the wording of the messages and the app's limits. Re-exported for the forms and views.
-encode_segments, decode_segments = api.encode_segments, api.decode_segments
-encode_batch, decode_batch = api.encode_batch, api.decode_batch
+encode_batch, decode_batch = links.encode_batch, links.decode_batch
 
 
 def scenario_to_query(scenario: api.Scenario) -> dict[str, str]:
@@ -127,7 +127,7 @@ def _cut(value, n: int = 60) -> str:
     return text if len(text) <= n else text[:n] + "…"
 
 
-def _link_message(r: api.Rejected) -> str:
+def _link_message(r: Rejected) -> str:
     if r.param is None:
         return f"Link: {explain(r.error)}. The pattern was not changed."
     if r.param not in SCENARIO_FIELDS:
@@ -144,7 +144,7 @@ def scenario_from_query(query: Mapping[str, str],
 
     Returns the scenario (``base`` or the default where nothing usable was given) and the
     list of messages about the parameters that were not used."""
-    rejected: list[api.Rejected] = []
+    rejected: list[Rejected] = []
     sc = api.parse_scenario(query, "query", defaults=base, check=check_app_limits,
                             rejected=rejected)
     return sc, [_link_message(r) for r in rejected]

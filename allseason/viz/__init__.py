@@ -19,11 +19,11 @@ from .inside import (lifelines_figure, posterior_animation, recall_figure, state
                      top_weight_figure, weights_animation, weights_area_figure)
 from .race import (cumulative_figure, leaderboard_figure, leaderboard_table,
                    reward_by_state_figure)
-from .style import (POLICY_NAMES, SHADOW_COLOR, bandit_colors, base_layout, policy_colors,
-                    policy_name, state_color)
+from .style import (SHADOW_COLOR, bandit_colors, base_layout, policy_colors, policy_name,
+                    state_color)
 from .timeline import add_season_bands, pattern_timeline
 
-__all__ = ["state_color", "policy_colors", "bandit_colors", "POLICY_NAMES", "SHADOW_COLOR",
+__all__ = ["state_color", "policy_colors", "bandit_colors", "SHADOW_COLOR",
            "policy_name", "base_layout", "pattern_timeline", "add_season_bands",
            "cumulative_figure", "leaderboard_table", "leaderboard_figure",
            "reward_by_state_figure", "weights_animation", "top_weight_figure",

@@ -5,8 +5,9 @@ state has the same colour in every figure, every run and every page:
 
 - states: a light qualitative palette (usable as background bands), and a strong twin of it
   for markers (``state_color(s, strong=True)``);
-- policies: All-Season variants strong colours, baselines softer ones, ``random`` grey;
-  unknown labels get a colour from a hash of the label;
+- policies: what each registered policy's ``style`` declares, else the next free entry of
+  the palette (Okabe-Ito first), dash and symbol lists; ``random`` grey; unregistered
+  labels get a colour from a hash of the label;
 - bandits: the shadow (id 0) always magenta; base bandits cycle through a palette by id.
 
 The palettes derive from Okabe & Ito's colour-blind-safe set and ColorBrewer.
@@ -44,52 +45,62 @@ def state_label(state: int) -> str:
 
 
 # -- policies ----------------------------------------------------------------------------------
-POLICY_NAMES: dict[str, str] = {
-    "allseason-sw": "All-Season (SW)",
-    "allseason-disc": "All-Season (Disc)",
-    "allseason-sw-printed": "All-Season (SW), printed rule",
-    "lints": "LinTS",
-    "sw-lints": "SW-LinTS",
-    "d-lints": "D-LinTS",
-    "random": "Random",
-    "bob": "BoB",
-    "denband": "DenBand",
-    "dlinucb": "dLinUCB",
-}
-
+# Okabe & Ito's colour-blind-safe set, by the names a policy's ``style`` may use; yellow is
+# left out of the palette (too light on white)
+OKABE_ITO = {"blue": "#0072b2", "vermillion": "#d55e00", "black": "#000000",
+             "orange": "#e69f00", "sky blue": "#56b4e9", "bluish green": "#009e73",
+             "reddish purple": "#cc79a7", "yellow": "#f0e442"}
 RANDOM_GREY = "#bbbbbb"
-# Okabe & Ito's colour-blind-safe set, assigned so that the default race's seven colours stay
-# apart under deuteranopia and protanopia (tests/test_accessibility.py checks the minimum
-# pairwise CAM02-UCS Delta E); every policy also has its own dash and marker symbol
-_POLICY_FIXED = {
-    "allseason-sw": "#0072b2",          # blue
-    "allseason-disc": "#d55e00",        # vermillion
-    "allseason-sw-printed": "#cc79a7",  # reddish purple, dashed: the same algorithm, printed rule
-    "lints": "#e69f00",                 # orange
-    "sw-lints": "#56b4e9",              # sky blue
-    "d-lints": "#009e73",               # bluish green
-    "bob": "#882255",                   # wine (Paul Tol)
-    "denband": "#8c6d1f",               # dark ochre
-    "dlinucb": "#6a3d9a",               # violet
-    "random": RANDOM_GREY,
-}
-_POLICY_DASH = {"allseason-sw": "solid", "allseason-disc": "solid",
-                "allseason-sw-printed": "dash", "lints": "longdash", "sw-lints": "dashdot",
-                "d-lints": "longdashdot", "bob": "5px,3px,1px,3px", "denband": "10px,4px",
-                "dlinucb": "2px,2px", "random": "dot"}
-_POLICY_SYMBOL = {"allseason-sw": "circle", "allseason-disc": "diamond",
-                  "allseason-sw-printed": "x", "lints": "square", "sw-lints": "triangle-up",
-                  "d-lints": "triangle-down", "bob": "star", "denband": "pentagon",
-                  "dlinucb": "hexagon", "random": "cross"}
-_EXTRA_SYMBOLS = ("star-triangle-up", "hourglass", "bowtie", "asterisk-open", "hash-open")
+# other named colours a policy may prefer: Paul Tol's wine (stays apart from Okabe-Ito)
+NAMED_COLORS = {**OKABE_ITO, "wine": "#882255", "grey": RANDOM_GREY}
+# what a registered policy without a preference gets, first free entry first: Okabe-Ito (but
+# black, which the dark theme hides, and yellow), then darker companions that stay apart
+POLICY_PALETTE = (*(c for k, c in OKABE_ITO.items() if k not in ("black", "yellow")),
+                  "#8c6d1f", "#6a3d9a", "#17becf", "#bcbd22", "#8c564b", "#1b9e77", "#7570b3",
+                  "#66a61e")
+DASHES = ("solid", "dash", "longdash", "dashdot", "longdashdot", "dot", "5px,3px,1px,3px",
+          "10px,4px", "2px,2px", "8px,2px,2px,2px,2px,2px", "1px,4px")
+SYMBOLS = ("circle", "diamond", "x", "square", "triangle-up", "triangle-down", "cross", "star",
+           "pentagon", "hexagon", "star-triangle-up", "hourglass", "bowtie", "asterisk-open",
+           "hash-open")
+_EXTRA_SYMBOLS = SYMBOLS[-5:]  # unregistered labels: one of these, by a hash of the label
 _ALLSEASON_EXTRA = ("#4a1486", "#a50f15", "#3f007d", "#00441b")  # strong, for custom labels
 _OTHER_EXTRA = ("#17becf", "#bcbd22", "#e377c2", "#8c564b", "#1b9e77", "#7570b3",
                 "#66a61e", "#e7298a")
 
 
+def registered_styles() -> dict[str, dict[str, str]]:
+    """{registry name: {"color", "dash", "symbol"}} for every registered policy: what its
+    ``style`` declares (a colour by its Okabe-Ito name, or a hex code), the rest the first
+    entries of :data:`POLICY_PALETTE`, :data:`DASHES` and :data:`SYMBOLS` that no policy
+    declares or took before it, in registration order. The default race's choices keep its
+    seven colours apart under colour-vision deficiency (tests/test_accessibility.py)."""
+    from allseason.policies import REGISTRY
+
+    pools = {"color": POLICY_PALETTE, "dash": DASHES, "symbol": SYMBOLS}
+    out = {}
+    for name, cls in REGISTRY.items():
+        pref = dict(getattr(cls, "style", {}) or {})
+        if "color" in pref:
+            pref["color"] = NAMED_COLORS.get(pref["color"], pref["color"])
+        out[name] = {k: v for k, v in pref.items() if k in pools}
+    taken = {k: {st[k] for st in out.values() if k in st} for k in pools}
+    for i, st in enumerate(out.values()):
+        for key, pool in pools.items():
+            if key not in st:
+                free = [v for v in pool if v not in taken[key]]
+                st[key] = free[0] if free else pool[i % len(pool)]
+                taken[key].add(st[key])
+    return out
+
+
 def policy_name(label: str) -> str:
-    """Human name of a policy label; unknown labels pass through unchanged."""
-    return POLICY_NAMES.get(label, label)
+    """Human name of a policy label (a registered policy's ``title``); other labels pass
+    through unchanged."""
+    from allseason.policies import REGISTRY
+
+    cls = REGISTRY.get(label) if isinstance(label, str) else None
+    return (cls.title or label) if cls is not None else label
 
 
 def is_allseason(label: str) -> bool:
@@ -97,10 +108,12 @@ def is_allseason(label: str) -> bool:
 
 
 def policy_colors(labels: Iterable[str]) -> dict[str, str]:
-    """Colour of each policy label, stable across calls: known names have a fixed colour,
-    other labels one picked by a hash of the label (probing past colours already taken)."""
+    """Colour of each policy label, stable across calls: registered names have theirs
+    (:func:`registered_styles`), other labels one picked by a hash of the label (probing past
+    colours already taken)."""
     labels = list(dict.fromkeys(labels))
-    out = {lab: _POLICY_FIXED[lab] for lab in labels if lab in _POLICY_FIXED}
+    styles = registered_styles()
+    out = {lab: styles[lab]["color"] for lab in labels if lab in styles}
     taken = set(out.values())
     for lab in sorted(lab for lab in labels if lab not in out):
         palette = _ALLSEASON_EXTRA if is_allseason(lab) else _OTHER_EXTRA
@@ -117,10 +130,10 @@ def policy_colors(labels: Iterable[str]) -> dict[str, str]:
     return {lab: out[lab] for lab in labels}
 
 
-def _base_name(label: str) -> str:
+def _base_name(label: str, names: Iterable[str]) -> str:
     """The registry name a label starts with ("sw-lints-0.99" -> "sw-lints"), if any."""
     label = str(label)
-    for name in sorted(_POLICY_FIXED, key=len, reverse=True):
+    for name in sorted(names, key=len, reverse=True):
         if label == name or label.startswith(name + " ") or label.startswith(name + "-"):
             return name
     return label
@@ -129,10 +142,11 @@ def _base_name(label: str) -> str:
 def policy_line(label: str) -> dict:
     """Line style: All-Season thick, baselines thinner; each policy its own dash (the
     printed rule dashed, random dotted), so no distinction rests on colour alone."""
-    name = _base_name(label)
+    styles = registered_styles()
+    name = _base_name(label, styles)
     width = 3 if is_allseason(label) else 2
-    if name in _POLICY_DASH:
-        return dict(width=width, dash=_POLICY_DASH[name])
+    if name in styles:
+        return dict(width=width, dash=styles[name]["dash"])
     if "printed" in str(label):
         return dict(width=width, dash="dash")
     if str(label).lower().startswith("random"):
@@ -141,10 +155,11 @@ def policy_line(label: str) -> dict:
 
 
 def policy_symbol(label: str) -> str:
-    """Marker symbol of a policy: fixed for known names, else one picked by a hash."""
-    name = _base_name(label)
-    if name in _POLICY_SYMBOL:
-        return _POLICY_SYMBOL[name]
+    """Marker symbol of a policy: its registered one, else one picked by a hash."""
+    styles = registered_styles()
+    name = _base_name(label, styles)
+    if name in styles:
+        return styles[name]["symbol"]
     return _EXTRA_SYMBOLS[zlib.crc32(str(label).encode()) % len(_EXTRA_SYMBOLS)]
 
 
@@ -262,5 +277,6 @@ def empty_figure(message: str, title: str = "", height: int = 300) -> go.Figure:
 __all__ = ["state_color", "state_label", "policy_colors", "policy_name", "policy_line",
            "policy_symbol", "policy_marker", "STATE_COLORS",
            "bandit_color", "bandit_colors", "bandit_color_code", "BANDIT_COLOR_SCALE",
-           "bandit_label", "POLICY_NAMES", "SHADOW",
-           "SHADOW_COLOR", "RANDOM_GREY", "INK", "LEGEND_BELOW", "LEGEND_RIGHT", "base_layout", "empty_figure", "is_allseason"]
+           "bandit_label", "registered_styles", "OKABE_ITO", "SHADOW", "SHADOW_COLOR",
+           "RANDOM_GREY", "INK", "LEGEND_BELOW", "LEGEND_RIGHT", "base_layout", "empty_figure",
+           "is_allseason"]
