@@ -349,7 +349,8 @@ def test_race_invalid_hyperparameter_and_budget():
     click_run(at)
     assert_clean(at)
     assert any("at most 1,000,000" in e for e in errors(at)), errors(at)
-    assert not at.get("plotly_chart")
+    # no race was run: the only chart is the scenario's season timeline
+    assert [title_of(f).split(":")[0] for f in figures(at)] == ["Season pattern"]
     assert "horizon ≤ 50,000" in " ".join(c.value for c in at.caption)
 
 
@@ -548,3 +549,22 @@ def test_compute_slots_bound_concurrent_races():
     for t in threads:
         t.join()
     assert peak[0] == runs.MAX_CONCURRENT
+
+
+def test_the_warm_up_computes_homes_race():
+    """The server's warm-up computes the default race into the cache, and Home's button asks
+    for exactly that race, so its first visitor gets it at once."""
+    from allseason.ui import runs
+
+    cache = runs.RunCache()
+    runs._warm(cache)
+    homes = runs.key_of(state.race(state.default_choice(), api.Scenario()))
+    run = cache.get(homes)
+    assert run is not None and run.precomputed
+    assert run.race.to_dict() == api.Race.from_dict(json.loads(homes)).to_dict()
+    assert runs.done_text(run).startswith("Done: 10,000 steps × 5 seeds × 7 policies in ")
+    assert runs.done_text(run).endswith(" (computed when the server started)")
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.run()
+    at.button(key="home_run").click().run()
+    assert at.session_state[state.LAST_RACE] == homes

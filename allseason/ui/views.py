@@ -118,20 +118,21 @@ def csv_button(label: str, df, name: str, key: str) -> None:
                        icon=":material/download:")
 
 
-def pattern_preview(sc: api.Scenario, container) -> None:
-    """The live timeline of the scenario's seasons."""
+def pattern_preview(sc: api.Scenario, container, key: str = "pb_timeline",
+                    lane_px: int = 34) -> None:
+    """The timeline of the scenario's seasons (``lane_px`` pixels per state's lane)."""
     from allseason.viz import timeline
 
     n_states = max(s for s, _ in sc.segments) + 1
-    fig = timeline.pattern_timeline(sc.pattern, height=150 + 34 * min(n_states, 8))
+    fig = timeline.pattern_timeline(sc.pattern, height=150 + lane_px * min(n_states, 8))
     chart(fig, "Each bar is a season; ▼ marks a state seen for the first time (All-Season "
                "must grow a new bandit), ○ a state coming back (it should recall an old one).",
-          "season-pattern", "pb_timeline", container=container)
+          "season-pattern", key, container=container)
 
 
 def cached_note(run: runs.RaceRun) -> str:
-    return (f"Result of this race from the cache (computed in {run.seconds:.1f} s); change a "
-            f"setting and press ▶ Run race for a new one.")
+    return (f"{runs.done_text(run)}, shown from the cache. Change a setting and press "
+            f"▶ Run race for a new one.")
 
 
 # --- the race -------------------------------------------------------------------------------
