@@ -1,0 +1,170 @@
+"""The ten-arm gap, measured: All-Season on MNIST ten-arm (regular and extreme patterns), inside.
+
+    .venv/bin/python benchmarks/tenarm_diagnosis.py [--out DIR] [--seed 0] [--processes 2]
+
+Prints Markdown tables (numbers, not pass/fail) and writes figures to ``--out`` (default
+``$SCREENSHOT_DIR/tenarm`` or ``/tmp/allseason-screens/tenarm``):
+
+1. **Inside views on real data.** All-Season (SW, tau = 500, n_max = 5), carried weights (the
+   default) and the paper's printed rule, 30,000 steps, one seed: mean reward, base bandits
+   created, share of batches whose top weight exceeds 0.9, which bandit learnt which state,
+   and for every returning season the recall delay (steps until the bandit that learnt it
+   holds the top weight again) and how much of the season it keeps the top weight. The
+   paper's figure (weight of the most likely bandit per batch) for each, as HTML and PNG.
+2. **Sensitivity to sigma2 and lambda.** Rewards are 0/1, the model Gaussian: sigma2 is a
+   modelling choice (the reproduction uses 0.25, the largest variance of a 0/1 reward).
+   Mean reward of both rules over sigma2 x lambda, same run otherwise.
+
+Everything comes from the engine's public pieces (``paper_setup``, ``PolicySpec``,
+``sim.play``, ``analysis``); the figures from ``allseason.viz.inside``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from allseason import analysis  # noqa: E402
+from allseason.envs.classification import paper_setup  # noqa: E402
+from allseason.sim.runner import play  # noqa: E402
+from allseason.specs import PolicySpec  # noqa: E402
+
+RULES = {"carried": {}, "printed": {"weighting": "batch"}}
+LABELS = {"carried": "carried weights", "printed": "the paper's printed rule"}
+SIGMA2S = (0.05, 0.25, 1.0)
+LAMS = (0.1, 1.0, 10.0)
+BASE = {"tau": 500, "n_max": 5}
+
+
+def run(pattern: str, rule: str, sigma2: float = 0.25, lam: float = 1.0, seed: int = 0,
+        table: tuple[str, str] = ("mnist", "10arm"), keep_trace: bool = False) -> dict:
+    """One All-Season(SW) run on the real data: its numbers (and its trace if asked)."""
+    setup = paper_setup(*table, pattern)
+    spec = PolicySpec("allseason-sw", {**BASE, **RULES[rule], "sigma2": sigma2, "lam": lam})
+    rng = np.random.default_rng(np.random.SeedSequence(20_261_124, spawn_key=(seed,)))
+    policy = spec.build(setup.d, rng=rng, horizon=setup.horizon)
+    t0 = time.perf_counter()
+    trace = play(setup.env(), policy, setup.batch_ends(), label=f"All-Season (SW), {LABELS[rule]}",
+                 seed_index=seed)
+    out = dict(pattern=pattern, rule=rule, sigma2=sigma2, lam=lam, seed=seed,
+               seconds=time.perf_counter() - t0,
+               **analysis.ensemble_summary(trace, setup.pattern))
+    if keep_trace:
+        out["trace"], out["pattern_obj"] = trace, setup.pattern
+        out["learnt_by"] = analysis.learnt_by_text(analysis.learnt_by(trace, setup.pattern))
+        out["recall"] = analysis.recall_table(trace, setup.pattern)
+    return out
+
+
+def _sens(args) -> dict:
+    return run(*args)
+
+
+def _fmt_delays(values) -> str:
+    vals = [v for v in values if np.isfinite(v)]
+    missed = len(values) - len(vals)
+    if not values:
+        return "no returns"
+    txt = f"median {np.median(vals):.0f}, max {max(vals):.0f}" if vals else "never"
+    return txt + (f"; {missed} never" if missed else "")
+
+
+def _save_figure(fig, path: Path) -> None:
+    """HTML always; PNG through Debian's chromium (Playwright), if it is there."""
+    html = path.with_suffix(".html")
+    fig.write_html(html, include_plotlyjs=True, full_html=True)
+    try:
+        from playwright.sync_api import sync_playwright
+
+        from appserver import CHROMIUM, LAUNCH_ARGS
+        with sync_playwright() as p:
+            b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+            pg = b.new_page(viewport={"width": 1100, "height": 600})
+            pg.goto(html.as_uri())
+            pg.locator(".main-svg").first.wait_for()
+            pg.wait_for_timeout(300)
+            pg.screenshot(path=str(path.with_suffix(".png")))
+            b.close()
+    except Exception as e:  # noqa: BLE001 - the HTML is the figure; the PNG is a convenience
+        print(f"(no PNG for {path.name}: {type(e).__name__}: {e})", file=sys.stderr)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--processes", type=int, default=min(2, os.cpu_count() or 1))
+    ap.add_argument("--no-sensitivity", action="store_true")
+    args = ap.parse_args(argv)
+    out = Path(args.out or Path(os.environ.get("SCREENSHOT_DIR", "/tmp/allseason-screens"))
+               / "tenarm")
+    out.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import pandas as pd
+
+    from allseason.viz import inside
+
+    print("## Inside All-Season on MNIST ten-arm (SW, tau = 500, n_max = 5, sigma2 = 0.25, "
+          f"lambda = 1, seed {args.seed}, 30,000 steps)\n")
+    print("| pattern | weights | mean reward | bandits created | top weight > 0.9 | "
+          "recall delay of the returns (steps) | right bandit on top in returning seasons | "
+          "who learnt which state | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for pattern, rule in itertools.product(("regular", "extreme"), RULES):
+        r = run(pattern, rule, seed=args.seed, keep_trace=True)
+        hold = r["recall_hold"]
+        print(f"| {pattern} | {rule} | {r['mean_reward']:.3f} | {r['bandits_created']} | "
+              f"{r['top_share']:.1%} | {_fmt_delays(r['recall_delays'])} "
+              f"({len(r['recall_delays'])} returns) | "
+              f"{np.mean(hold) if hold else float('nan'):.0%} | {r['learnt_by']} | "
+              f"{r['seconds']:.1f} |")
+        frames = _frames(r["trace"])
+        fig = inside.top_weight_figure(frames["weights"], r["pattern_obj"],
+                                       policy=r["trace"].label, seed=args.seed)
+        _save_figure(fig, out / f"top-weight-{pattern}-{rule}")
+        r["recall"].to_csv(out / f"recall-{pattern}-{rule}.csv", index=False)
+    print(f"\nfigures and recall tables in {out}/")
+    if args.no_sensitivity:
+        return 0
+    jobs = [(p, rule, s2, lam, args.seed) for p in ("regular", "extreme") for rule in RULES
+            for s2 in SIGMA2S for lam in LAMS]
+    with ProcessPoolExecutor(args.processes) as pool:
+        rows = list(pool.map(_sens, jobs))
+    df = pd.DataFrame(rows)
+    print("\n## Sensitivity: mean reward (bandits created) by sigma2 and lambda\n")
+    for pattern, rule in itertools.product(("regular", "extreme"), RULES):
+        sub = df[(df.pattern == pattern) & (df.rule == rule)]
+        print(f"**{pattern}, {rule} weights**\n")
+        print("| sigma2 \\ lambda | " + " | ".join(f"{lam:g}" for lam in LAMS) + " |")
+        print("|---|" + "---|" * len(LAMS))
+        for s2 in SIGMA2S:
+            cells = []
+            for lam in LAMS:
+                c = sub[(sub.sigma2 == s2) & (sub.lam == lam)].iloc[0]
+                cells.append(f"{c.mean_reward:.3f} ({c.bandits_created})")
+            print(f"| {s2:g} | " + " | ".join(cells) + " |")
+        print()
+    df.drop(columns=["recall_delays", "recall_hold"]).to_csv(out / "sensitivity.csv",
+                                                             index=False)
+    return 0
+
+
+def _frames(trace):
+    from allseason.sim.trace import RaceResult
+
+    result = RaceResult(None, {(trace.label, trace.seed_index): trace})
+    return {"weights": result.weights_frame(), "events": result.events_frame()}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
