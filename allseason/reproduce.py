@@ -76,7 +76,7 @@ __all__ = ["GRIDS", "SIGMA2", "LAM", "SEEDS", "VALIDATION_SEEDS", "VALIDATIONS",
            "reproduce_protocols", "execute_jobs", "table_frame", "load_runs", "load_curves",
            "results_dir", "format_comparison", "format_side_by_side", "change_points",
            "stored_choice", "live_jobs", "curves_frame", "LIVE_DEFAULTS", "table_status",
-           "oracle_frame", "row_policy", "POLICIES", "ROWS"]
+           "oracle_frame", "row_policy", "POLICIES", "ROWS", "side_by_side_frame"]
 
 SIGMA2 = 0.25
 LAM = 1.0
@@ -558,6 +558,28 @@ def format_side_by_side(table: str, frames: dict[str, pd.DataFrame]) -> str:
     lines.append(f"* |ours - paper| > {paper_tables.DIFF_THRESHOLD}; " + "; ".join(
         f"{n}: {int(frames[n]['differs'].sum())} of {len(frames[n])} cells" for n in names))
     return "\n".join(lines)
+
+
+def side_by_side_frame(frames: dict[str, pd.DataFrame], digits: int = 3) -> pd.DataFrame:
+    """{validation: table frame} as one wide table: a row per table row (its label), per
+    pattern a column per protocol ("regular · prefix", ...) and the paper's; cells
+    "mean ± std" ("—" where not measured)."""
+    names = list(frames)
+    first = frames[names[0]]
+    out = {}
+    for p in paper_tables.PATTERNS:
+        for n in names:
+            f = frames[n].set_index(["algorithm", "pattern"])
+            out[f"{p} · {n}"] = ["—" if pd.isna(f.loc[(a, p), "mean"]) else
+                                 f"{f.loc[(a, p), 'mean']:.{digits}f} ± "
+                                 f"{f.loc[(a, p), 'std']:.{digits}f}"
+                                 for a in dict.fromkeys(first.algorithm)]
+        f = first.set_index(["algorithm", "pattern"])
+        out[f"{p} · paper"] = [f"{f.loc[(a, p), 'paper_mean']:.2f} ± "
+                               f"{f.loc[(a, p), 'paper_std']:.2f}"
+                               for a in dict.fromkeys(first.algorithm)]
+    return pd.DataFrame(out, index=[paper_tables.ROW_LABELS[a]
+                                    for a in dict.fromkeys(first.algorithm)])
 
 
 # -- command line ------------------------------------------------------------------------------
