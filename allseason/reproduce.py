@@ -340,7 +340,15 @@ def _run_phase(store: ResultStore, jobs: list[Job], title: str, executor: dict,
     if not todo:
         return 0
     bar = ProgressBar(len(jobs), len(jobs) - len(todo), stream, progress)
-    done = run_jobs(todo, run_row, lambda job, row: store.add(row), bar=bar,
+
+    def keep(job, row):
+        if row["engine"] != _engine_version():  # a Dask worker on another version
+            raise SweepError(f"worker {row['worker']} runs allseason {row['engine']}, this "
+                             f"driver {_engine_version()}: install the same version on "
+                             "every worker")
+        store.add(row)
+
+    done = run_jobs(todo, run_row, keep, bar=bar,
                     describe=lambda j: f"{j.phase} {j.table}/{j.pattern} {j.policy} "
                                        f"{j.params} seed {j.seed}", **executor)
     for line in done.errors[:5]:
