@@ -124,3 +124,18 @@ def test_second_paper_run_into_the_same_folder_is_refused(reference, tmp_path):
     runs = R.load_runs(out)
     assert runs["key"].is_unique and (runs["n_results"] == 1).all()
     _same_table(R.table_frame("mnist-2arm", runs, SMALL), reference)
+
+
+def test_dask_runs_give_the_same_numbers_as_the_driver(tmp_path):
+    pytest.importorskip("distributed")
+    try:
+        paper_setup("mnist", "2arm", "regular", n=600)
+    except DataUnavailable as exc:
+        pytest.skip(str(exc))
+    jobs = [R.Job("test", "mnist-2arm", "extreme", row, "{}", 0, 600, 600, SMALL.key())
+            for row in ("lints", "random")]
+    assert R.execute_jobs(jobs, tmp_path / "dask", workers=1, processes=None) == 0
+    assert R.execute_jobs(jobs, tmp_path / "inline", processes=1) == 0
+    dask, inline = (R.load_runs(tmp_path / k).set_index("key")["mean_reward"]
+                    for k in ("dask", "inline"))
+    pd.testing.assert_series_equal(dask.sort_index(), inline.sort_index())

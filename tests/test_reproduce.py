@@ -308,3 +308,19 @@ def test_cli_both_protocols_side_by_side(mnist_small, tmp_path, capsys):
     # the prefix runs were stored already: nothing of them ran again, no duplicate row
     runs = R.load_runs(folder)
     assert runs["key"].is_unique and (runs["n_results"] == 1).all()
+
+
+def test_cli_snapshot_flag_writes_it_from_the_store(mnist_small, tmp_path, monkeypatch, capsys):
+    from allseason import paper_snapshot
+
+    out, frame = mnist_small
+    monkeypatch.setattr(paper_snapshot, "PATH", tmp_path / "snap.json")
+    rc = main(["paper", "--table", "mnist-2arm", "--n", "600", "--seeds", "2", "--out", str(out),
+               "--quiet", "--snapshot"])
+    assert rc == 0 and "snapshot:" in capsys.readouterr().out
+    snap = paper_snapshot.load()
+    assert set(snap["protocols"]) == {"prefix"} and "--snapshot" in snap["command"]
+    cells = {(c["pattern"], c["row"]): c for c in snap["cells"]}
+    assert len(cells) == 30
+    for r in frame.itertuples():
+        assert cells[r.pattern, r.algorithm]["mean"] == r.mean
