@@ -66,8 +66,7 @@ from .envs.classification import HORIZON, TABLE_KEYS, paper_setup
 from .policies import hyperparameters, policy_class
 from .sim.runner import play
 from .specs import PolicySpec
-from .sweeps.execute import (ProgressBar, SweepError, _folder_lock, audit, check_executor,
-                             run_jobs)
+from .sweeps.execute import SweepError, _folder_lock, audit, check_executor, run_missing
 from .sweeps.spec import _engine_version, canonical_json
 from .sweeps.store import PAPER_TABLE, STORE_FILE, ResultStore, results_root
 
@@ -329,28 +328,12 @@ def _slow_first(job: Job) -> tuple:
 
 def _run_phase(store: ResultStore, jobs: list[Job], title: str, executor: dict,
                progress: bool, stream) -> int:
-    """Run the jobs the store does not hold; store each as it finishes. Returns how many
+    """Run and store the jobs the store does not hold (slow ones first). Returns how many
     failed; KeyboardInterrupt if interrupted."""
-    have = store.keys()
-    jobs = list({j.key: j for j in jobs}.values())
-    todo = sorted((j for j in jobs if j.key not in have), key=_slow_first)
-    if progress:
-        stream.write(f"{title}: {len(jobs)} runs, {len(jobs) - len(todo)} already stored, "
-                     f"{len(todo)} to run -> {store.folder}\n")
-    if not todo:
-        return 0
-    bar = ProgressBar(len(jobs), len(jobs) - len(todo), stream, progress)
-
-    def keep(job, row):
-        if row["engine"] != _engine_version():  # a Dask worker on another version
-            raise SweepError(f"worker {row['worker']} runs allseason {row['engine']}, this "
-                             f"driver {_engine_version()}: install the same version on "
-                             "every worker")
-        store.add(row)
-
-    done = run_jobs(todo, run_row, keep, bar=bar,
-                    describe=lambda j: f"{j.phase} {j.table}/{j.pattern} {j.policy} "
-                                       f"{j.params} seed {j.seed}", **executor)
+    _, done = run_missing(store, sorted(jobs, key=_slow_first), run_row, title=title,
+                          progress=progress, stream=stream, **executor,
+                          describe=lambda j: f"{j.phase} {j.table}/{j.pattern} {j.policy} "
+                                             f"{j.params} seed {j.seed}")
     for line in done.errors[:5]:
         stream.write(f"failed: {line}\n")
     if done.interrupted:

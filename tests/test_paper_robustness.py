@@ -104,7 +104,9 @@ def test_killed_paper_run_resumes_and_ends_on_the_uninterrupted_table(reference,
     for key in before:  # stored before the kill: started once, never again
         assert audit["start", key] == 1 and audit["done", key] == 1
     repeated = [k for k in runs["key"] if audit["start", k] > 1]
-    assert len(repeated) <= 2 and not set(repeated) & before  # at most the ones in flight
+    # only runs in flight at the kill ran twice: at most the executor's window (2 x 2
+    # processes, counting results finished in a worker but not yet stored by the driver)
+    assert len(repeated) <= 4 and not set(repeated) & before
     _same_table(R.table_frame("mnist-2arm", runs, SMALL), reference)
 
 

@@ -85,7 +85,7 @@ from __future__ import annotations
 
 from .cli import cli_report, cli_sweep, report_text
 from .execute import (AUDIT_ENV, JobsOutcome, ProgressBar, SweepError, SweepOutcome,
-                      run_jobs, run_sweep, run_unit)
+                      run_jobs, run_missing, run_sweep, run_unit)
 from .spec import (METRICS, SWEEP_LIMITS, PolicyGrid, SweepSpec, Unit, canonical_json,
                    scenarios_from_dict)
 from .store import (PAPER_TABLE, RESULTS_ENV, SPEC_FILE, STORE_FILE, ResultStore,
@@ -96,5 +96,5 @@ __all__ = ["SweepSpec", "PolicyGrid", "Unit", "ResultStore", "SweepOutcome", "Sw
            "ProgressBar", "METRICS", "SWEEP_LIMITS", "STORE_FILE", "SPEC_FILE", "AUDIT_ENV",
            "run_sweep", "run_unit", "load_runs", "settings_table", "best_settings",
            "report_text", "scenarios_from_dict", "describe_scenario", "describe_params",
-           "canonical_json", "cli_sweep", "cli_report", "run_jobs", "JobsOutcome",
+           "canonical_json", "cli_sweep", "cli_report", "run_jobs", "run_missing", "JobsOutcome",
            "results_root", "RESULTS_ENV", "PAPER_TABLE"]

@@ -364,6 +364,36 @@ def run_jobs(jobs, fn, on_result, *, processes: int | None = None,
     return outcome
 
 
+def run_missing(store: ResultStore, jobs, fn, *, title: str, progress: bool = True,
+                stream=None, describe=str, **executor) -> tuple[int, JobsOutcome]:
+    """Run the jobs (each with a string ``key``) whose key ``store`` does not hold yet, with
+    ``fn`` (module-level; it returns the store row, with ``engine`` and ``worker``), storing
+    each row as soon as it arrives; a header line and the progress bar on ``stream``.
+    ``executor``: as :func:`run_jobs`. Returns (runs already stored, what ran).
+
+    The caller holds the folder lock (:func:`_folder_lock`)."""
+    stream = stream if stream is not None else sys.stderr
+    jobs = list({j.key: j for j in jobs}.values())
+    stored = store.keys()
+    todo = [j for j in jobs if j.key not in stored]
+    n_before = len(jobs) - len(todo)
+    if progress:
+        stream.write(f"{title}: {len(jobs)} runs, {n_before} already stored, {len(todo)} to "
+                     f"run -> {store.folder}\n")
+    if not todo:
+        return n_before, JobsOutcome()
+
+    def keep(job, row):
+        if row["engine"] != _engine_version():  # a Dask worker on another version
+            raise SweepError(f"worker {row['worker']} runs allseason {row['engine']}, this "
+                             f"driver {_engine_version()}: install the same version on "
+                             "every worker")
+        store.add(row)
+
+    bar = ProgressBar(len(jobs), n_before, stream, progress)
+    return n_before, run_jobs(todo, fn, keep, bar=bar, describe=describe, **executor)
+
+
 def run_sweep(spec: SweepSpec, out, *, processes: int | None = None,
               workers: int | None = None, scheduler: str | None = None,
               progress: bool = True, stream=None) -> SweepOutcome:
@@ -375,33 +405,12 @@ def run_sweep(spec: SweepSpec, out, *, processes: int | None = None,
     processes) or ``scheduler`` (the address of a running scheduler)."""
     check_executor(processes, workers, scheduler)  # before touching the results folder
     folder = Path(out)
-    stream = stream if stream is not None else sys.stderr
     units = spec.units()
     with ResultStore(folder) as store, _folder_lock(folder):
         _write_atomic(folder / SPEC_FILE, spec.to_json())
-        stored = store.keys()
-        todo = [u for u in units if u.key not in stored]
-        outcome = SweepOutcome(folder, len(units), len(units) - len(todo))
-        if progress:
-            stream.write(f"sweep {spec.name!r}: {len(units)} runs, "
-                         f"{outcome.n_stored_before} already stored, {len(todo)} to run -> "
-                         f"{folder}\n")
-        if not todo:
-            return outcome
-
-        def keep(unit, row):
-            if row["engine"] != _engine_version():
-                raise SweepError(f"worker {row['worker']} runs allseason {row['engine']}, "
-                                 f"this driver {_engine_version()}: install the same "
-                                 "version on every worker")
-            store.add(row)
-
-        bar = ProgressBar(len(units), outcome.n_stored_before, stream, progress)
-        done = run_jobs(todo, run_unit, keep, processes=processes, workers=workers,
-                        scheduler=scheduler, bar=bar,
-                        describe=lambda u: f"{u.policy.label} {dict(u.policy.params)} "
-                                           f"seed {u.seed_index}")
-        outcome.n_ran, outcome.n_failed = done.n_ran, done.n_failed
-        outcome.errors, outcome.interrupted = done.errors, done.interrupted
-        outcome.seconds = done.seconds
-    return outcome
+        n_before, done = run_missing(
+            store, units, run_unit, title=f"sweep {spec.name!r}", progress=progress,
+            stream=stream, processes=processes, workers=workers, scheduler=scheduler,
+            describe=lambda u: f"{u.policy.label} {dict(u.policy.params)} seed {u.seed_index}")
+    return SweepOutcome(folder, len(units), n_before, done.n_ran, done.n_failed, done.seconds,
+                        done.errors, done.interrupted)
