@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["TABLES", "PATTERNS", "ALGORITHMS", "LABELS", "CAPTIONS", "PAPER", "LATEX_ROWS",
-           "paper_cell", "paper_frame", "compare", "wide", "DIFF_THRESHOLD"]
+           "paper_cell", "paper_frame", "compare", "wide", "DIFF_THRESHOLD", "ROWS",
+           "ROW_LABELS", "PRINTED_ROWS", "paper_row"]
 
 TABLES = ("mnist-2arm", "fmnist-2arm", "mnist-10arm", "fmnist-10arm")
 PATTERNS = ("regular", "realistic", "extreme")
@@ -30,6 +31,21 @@ LABELS = {"allseason-disc": "All-Season(Disc)", "allseason-sw": "All-Season(SW)"
           "sw-lints": "SW-LinTS", "d-lints": "D-LinTS", "denband": "DenBand", "bob": "BoB",
           "lints": "LinTS", "random": "random"}
 ALGORITHMS = tuple(LABELS)
+# Our tables have two more rows: All-Season with the paper's printed rule (weighting "batch"),
+# compared with the same paper numbers as the row with carried weights (the default).
+PRINTED_ROWS = {"allseason-disc-printed": "allseason-disc",
+                "allseason-sw-printed": "allseason-sw"}
+ROWS = ("allseason-disc", "allseason-disc-printed", "allseason-sw", "allseason-sw-printed",
+        *ALGORITHMS[2:])
+ROW_LABELS = {**LABELS, "allseason-disc-printed": "All-Season(Disc), printed rule",
+              "allseason-sw-printed": "All-Season(SW), printed rule"}
+ROW_LABELS = {r: ROW_LABELS[r] for r in ROWS}
+
+
+def paper_row(row: str) -> str:
+    """The paper's row a row of ours is compared with (a printed-rule row: its
+    carried-weights counterpart's)."""
+    return PRINTED_ROWS.get(row, row)
 CAPTIONS = {"mnist-2arm": "Mnist two-arm", "fmnist-2arm": "Fashion-Mnist two-arm",
             "mnist-10arm": "Mnist digit-recognition",
             "fmnist-10arm": "Fashion-Mnist item-recognition"}
@@ -114,10 +130,10 @@ def _check_table(table: str) -> str:
 
 
 def _algorithm(name: str) -> str:
-    """A registry name from either a registry name or a paper label."""
-    if name in LABELS:
+    """A row key from either a row key (registry name, or a printed-rule row) or a label."""
+    if name in ROW_LABELS:
         return name
-    for key, label in LABELS.items():
+    for key, label in ROW_LABELS.items():
         if name.lower() == label.lower():
             return key
     raise ValueError(f"algorithm: unknown {name!r}; known: {', '.join(ALGORITHMS)}")
@@ -128,11 +144,12 @@ def paper_cell(table: str, algorithm: str, pattern: str) -> tuple[float, float]:
     return PAPER[_check_table(table)][_algorithm(algorithm)][pattern]
 
 
-def paper_frame(table: str) -> pd.DataFrame:
-    """The paper's table in long form: columns algorithm, pattern, mean, std (24 rows)."""
-    rows = PAPER[_check_table(table)]
-    return pd.DataFrame([(alg, pat, *rows[alg][pat]) for alg in ALGORITHMS for pat in PATTERNS],
-                        columns=["algorithm", "pattern", "mean", "std"])
+def paper_frame(table: str, rows=ALGORITHMS) -> pd.DataFrame:
+    """The paper's table in long form: columns algorithm, pattern, mean, std (24 rows; with
+    ``rows=ROWS`` 30: the printed-rule rows repeat their counterpart's numbers)."""
+    paper = PAPER[_check_table(table)]
+    return pd.DataFrame([(alg, pat, *paper[paper_row(alg)][pat]) for alg in rows
+                         for pat in PATTERNS], columns=["algorithm", "pattern", "mean", "std"])
 
 
 def _measured_frame(measured) -> pd.DataFrame:
@@ -163,22 +180,23 @@ def _measured_frame(measured) -> pd.DataFrame:
     return df
 
 
-def compare(table: str, measured, threshold: float = DIFF_THRESHOLD) -> pd.DataFrame:
+def compare(table: str, measured, threshold: float = DIFF_THRESHOLD,
+            rows=ALGORITHMS) -> pd.DataFrame:
     """Our table beside the paper's, cell by cell.
 
-    Returns one row per paper cell (24): algorithm, label, pattern, paper_mean, paper_std,
-    mean, std (NaN where not measured), diff = mean - paper_mean, and ``differs`` =
-    |diff| > threshold (False where not measured). Measured cells the paper does not have
-    (another algorithm) are an error."""
-    paper = paper_frame(table).rename(columns={"mean": "paper_mean", "std": "paper_std"})
+    Returns one row per cell of ``rows`` (the paper's 8 by default, 24 cells; :data:`ROWS`
+    adds the printed-rule rows): algorithm, label, pattern, paper_mean, paper_std, mean, std
+    (NaN where not measured), diff = mean - paper_mean, and ``differs`` = |diff| > threshold
+    (False where not measured). Measured cells of other rows are an error."""
+    paper = paper_frame(table, rows).rename(columns={"mean": "paper_mean", "std": "paper_std"})
     ours = _measured_frame(measured)
-    extra = set(ours["algorithm"]) - set(ALGORITHMS)
-    if extra:  # pragma: no cover - _algorithm already rejects these
+    extra = set(ours["algorithm"]) - set(rows)
+    if extra:
         raise ValueError(f"measured: algorithms not in the paper: {sorted(extra)}")
     out = paper.merge(ours, on=["algorithm", "pattern"], how="left")
     out["diff"] = out["mean"] - out["paper_mean"]
     out["differs"] = (out["diff"].abs() > threshold).fillna(False).astype(bool)
-    out.insert(1, "label", out["algorithm"].map(LABELS))
+    out.insert(1, "label", out["algorithm"].map(ROW_LABELS))
     return out
 
 
@@ -195,8 +213,8 @@ def wide(frame: pd.DataFrame, value: str = "mean", digits: int = 2) -> pd.DataFr
                         if not pd.isna(b) else f"{a:.{digits}f}") for a, b in zip(df[m], df[s])]
         value = "_cell"
     out = df.pivot(index="algorithm", columns="pattern", values=value)
-    out = out.reindex(index=[a for a in ALGORITHMS if a in out.index],
+    out = out.reindex(index=[a for a in ROWS if a in out.index],
                       columns=[p for p in PATTERNS if p in out.columns])
-    out.index = [LABELS[a] for a in out.index]
+    out.index = [ROW_LABELS[a] for a in out.index]
     out.columns.name = None
     return out

@@ -1,16 +1,27 @@
 """Reproduce the paper's real-data tables (section 6): grid search, then the seeds, then the
-table beside the paper's.
+table beside the paper's. This module is the protocol only (grids, choice, tables, the
+comparison); runs are executed and stored by the experiment engine, :mod:`allseason.sweeps`.
 
 The protocol is fixed here; where the paper is silent the choice is ours and is written down
 (see also :mod:`allseason.envs.classification` for the data, tasks, PCA and patterns):
 
+- Rows: All-Season with the product's default, weights carried from batch to batch with
+  fixed share (``allseason-sw``, ``allseason-disc``: share 1e-4, spawn "handover", their
+  declared defaults, not tuned), and All-Season with the paper's printed rule
+  (``allseason-sw-printed``, ``allseason-disc-printed``: weighting "batch"), compared with
+  the same paper numbers; then the baselines.
 - Hyperparameters: grid search with the paper's grids (:data:`GRIDS`), lambda = 1 for every
-  policy. Each (table, pattern, policy) gets its own choice: the grid point with the highest
+  policy. Each (table, pattern, row) gets its own choice: the grid point with the highest
   mean reward over :data:`VALIDATION_SEEDS` seeds on the *validation run*, the first 10% of
-  the data (3,000 images) played under the same pattern shrunk to 3,000 steps. Why shrunk:
-  the first 3,000 steps of the regular pattern hold no change point at all, and a validation
-  run without a change cannot tell a non-stationary method's memory apart. Ties go to the
-  first grid point.
+  the data (3,000 images). Two validation protocols (:data:`VALIDATIONS`):
+
+  * ``"prefix"`` (default; the paper's text, "the first 10% of the data as validation set
+    (the initial part of the dataset)"): the first 3,000 steps of the 30,000-step pattern
+    itself. Under the regular pattern (6 periods of 5,000) these hold no change point;
+  * ``"shrunk"``: the same pattern shrunk to 3,000 steps, so every validation run sees the
+    pattern's change points (its extreme periods last 60 steps).
+
+  Ties go to the first grid point.
 - All-Season(Disc): the paper tunes "tau" for both versions; for the discounted shadow we
   map the same grid to gamma = 1 - 1/tau (the discount whose effective memory is tau steps).
 - D-LinTS: gamma = 1 - 10^-k, k in {1, 3, 5, 10}. BoB: S, L in {0.1, 1, 10}, T = 30,000.
@@ -22,29 +33,28 @@ The protocol is fixed here; where the paper is silent the choice is ours and is 
   policies' own randomness). DenBand and dLinUCB use no randomness: they are run once and
   their std is 0.
 - Seeds: ``SeedSequence(ROOT_SEED, spawn_key=(seed, crc32(table), crc32(pattern),
-  crc32(policy)))``; validation seeds are 1000, 1001, ... so they never coincide with a test
-  seed.
+  crc32(policy)))`` with the registry name of the row's policy (a printed-rule row and its
+  carried-weights row share their streams); validation seeds are 1000, 1001, ... so they
+  never coincide with a test seed.
 
-Results are appended run by run to CSV files in the output folder (default
-``$ALLSEASON_RESULTS/paper`` or ``results/paper``), so an interrupted reproduction resumes
-where it stopped and the app shows them without recomputing:
-
-- ``runs.csv``: one row per run (phase validation|test, table, pattern, policy, params as
-  JSON, seed, n, mean_reward, seconds, protocol);
-- ``curves.csv``: the test runs' cumulative reward every :data:`CURVE_EVERY` steps;
-- ``<table>.csv``: the table as measured beside the paper's (from :func:`table_frame`).
+Storage: the results folder's ``results.sqlite`` (:func:`results_dir`: default
+``RESULTS/paper``, RESULTS = :func:`allseason.sweeps.results_root`), table ``paper_runs``: one
+row per run (its reward curve included), keyed by :attr:`Job.key`, each one committed as it
+finishes, under the folder lock (one driver per folder). An interrupted reproduction resumes
+where it stopped; the app shows the results without recomputing. ``<table>-<validation>.csv``
+is the finished table.
 """
 
 from __future__ import annotations
 
-import csv
 import hashlib
 import json
 import os
+import socket
+import sys
 import time
 import zlib
-from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,15 +63,19 @@ import pandas as pd
 
 from . import paper_tables
 from .envs.classification import HORIZON, TABLE_KEYS, paper_setup
-from .policies import policy_class
+from .policies import hyperparameters, policy_class
 from .sim.runner import play
 from .specs import PolicySpec
+from .sweeps.execute import SweepError, _folder_lock, audit, check_executor, run_missing
+from .sweeps.spec import _engine_version, canonical_json
+from .sweeps.store import PAPER_TABLE, STORE_FILE, ResultStore, results_root
 
-__all__ = ["GRIDS", "SIGMA2", "LAM", "SEEDS", "VALIDATION_SEEDS", "Job", "Protocol",
-           "validation_jobs", "test_jobs", "run_job", "reproduce", "table_frame",
-           "load_runs", "load_curves", "results_dir", "format_comparison", "change_points",
+__all__ = ["GRIDS", "SIGMA2", "LAM", "SEEDS", "VALIDATION_SEEDS", "VALIDATIONS", "Job",
+           "Protocol", "validation_jobs", "test_jobs", "run_job", "reproduce",
+           "reproduce_protocols", "execute_jobs", "table_frame", "load_runs", "load_curves",
+           "results_dir", "format_comparison", "format_side_by_side", "change_points",
            "stored_choice", "live_jobs", "curves_frame", "LIVE_DEFAULTS", "table_status",
-           "oracle_frame"]
+           "oracle_frame", "row_policy", "POLICIES", "ROWS", "side_by_side_frame"]
 
 SIGMA2 = 0.25
 LAM = 1.0
@@ -70,13 +84,19 @@ VALIDATION_SEEDS = 2
 ROOT_SEED = 20_201_102  # fixed once; any value would do
 CURVE_EVERY = 100
 TAUS = (50, 100, 500, 1000, 5000)
-# All-Season's rows of these tables are the paper's printed rule (weighting "batch"), as they
-# were measured; rows with the product's default (carried weights) are the real-data issue's.
+VALIDATIONS = ("prefix", "shrunk")
+# the paper's printed rule (Algorithm 3: a bandit scored on the last batch alone)
 PRINTED = {"weighting": "batch"}
+# the product's default: weights carried with fixed share, as declared by the policies
+CARRIED = {k: hyperparameters("allseason-sw")[k] for k in ("weighting", "share", "spawn")}
 GRIDS: dict[str, list[dict]] = {
-    "allseason-disc": [{"gamma": 1.0 - 1.0 / tau, "n_max": n, **PRINTED}
+    "allseason-disc": [{"gamma": 1.0 - 1.0 / tau, "n_max": n, **CARRIED}
                        for n in (3, 4, 5) for tau in TAUS],
-    "allseason-sw": [{"tau": tau, "n_max": n, **PRINTED} for n in (3, 4, 5) for tau in TAUS],
+    "allseason-disc-printed": [{"gamma": 1.0 - 1.0 / tau, "n_max": n, **PRINTED}
+                               for n in (3, 4, 5) for tau in TAUS],
+    "allseason-sw": [{"tau": tau, "n_max": n, **CARRIED} for n in (3, 4, 5) for tau in TAUS],
+    "allseason-sw-printed": [{"tau": tau, "n_max": n, **PRINTED}
+                             for n in (3, 4, 5) for tau in TAUS],
     "sw-lints": [{"tau": tau} for tau in TAUS],
     "d-lints": [{"gamma": 1.0 - 10.0 ** -k} for k in (1, 3, 5, 10)],
     "denband": [{"tau": tau, "delta_l": dl} for tau in (500, 1000, 2000)
@@ -85,47 +105,83 @@ GRIDS: dict[str, list[dict]] = {
     "lints": [{}],
     "random": [{}],
 }
-POLICIES = paper_tables.ALGORITHMS  # the paper's rows, by registry name
-RUN_COLUMNS = ["phase", "table", "pattern", "policy", "params", "seed", "n", "mean_reward",
-               "seconds", "protocol"]
+ROWS = paper_tables.ROWS  # our tables' rows: the paper's, plus the printed-rule rows
+POLICIES = paper_tables.ALGORITHMS  # registry names of the policies behind the rows
+RUN_COLUMNS = ["key", "phase", "table", "pattern", "policy", "params", "seed", "n",
+               "pattern_n", "mean_reward", "seconds", "protocol"]
+
+
+def row_policy(row: str) -> str:
+    """The registry name of a row's policy (``allseason-sw-printed`` -> ``allseason-sw``)."""
+    return paper_tables.paper_row(row)
 
 
 @dataclass(frozen=True)
 class Protocol:
-    """What a run depends on besides its own (table, pattern, policy, params, seed)."""
+    """What a run depends on besides its own (table, pattern, row, params, seed):
+    ``n`` steps (images), test ``seeds``, ``validation_seeds`` and the ``validation``
+    protocol, "prefix" or "shrunk" (see the module docstring)."""
 
     n: int = HORIZON
     seeds: int = SEEDS
     validation_seeds: int = VALIDATION_SEEDS
+    validation: str = "prefix"
+
+    def __post_init__(self):
+        if self.validation not in VALIDATIONS:
+            raise ValueError(f"validation: one of {', '.join(VALIDATIONS)}, got "
+                             f"{self.validation!r}")
 
     @property
     def n_validation(self) -> int:
         """The first 10% of the data (at least 50 steps, so a pattern fits)."""
         return max(50, self.n // 10)
 
+    @property
+    def validation_pattern_n(self) -> int:
+        """Horizon of the pattern the validation run plays the first steps of: the full
+        pattern (prefix) or the pattern shrunk to the validation run (shrunk)."""
+        return self.n if self.validation == "prefix" else self.n_validation
+
+    @property
+    def label(self) -> str:
+        return {"prefix": "validation on the first 10% of the pattern (the paper's text)",
+                "shrunk": "validation on the pattern shrunk to 10%"}[self.validation]
+
     def key(self) -> str:
         """A short hash of everything that fixes the numbers: a changed protocol never
-        reuses an old run."""
-        text = json.dumps([self.n, SIGMA2, LAM, ROOT_SEED, "v1"])
-        return hashlib.sha256(text.encode()).hexdigest()[:10]
+        reuses an old run. (The "shrunk" key is the one runs had before "prefix" existed.)"""
+        parts = [self.n, SIGMA2, LAM, ROOT_SEED, "v1"]
+        if self.validation != "shrunk":
+            parts.append(self.validation)
+        return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:10]
 
 
 @dataclass(frozen=True)
 class Job:
-    """One run: a policy with fixed hyperparameters on one table, pattern and seed."""
+    """One run: a row's policy with fixed hyperparameters on one table, pattern and seed;
+    the first ``n`` steps of the pattern scaled to ``pattern_n`` (0: to n)."""
 
-    phase: str  # "validation" | "test"
+    phase: str  # "validation" | "test" | "oracle" | "live" | ...
     table: str
     pattern: str
-    policy: str
+    policy: str  # the row (a registry name, or a printed-rule row)
     params: str  # JSON, sorted keys
     seed: int
     n: int
+    pattern_n: int = 0
+    protocol: str = ""  # Protocol.key()
 
     @property
-    def key(self) -> tuple:
-        return (self.phase, self.table, self.pattern, self.policy, self.params, self.seed,
-                self.n)
+    def horizon_of_pattern(self) -> int:
+        return self.pattern_n or self.n
+
+    @property
+    def key(self) -> str:
+        """sha256 of the run's identity: one stored row per key."""
+        ident = [self.protocol, self.phase, self.table, self.pattern, self.policy,
+                 json.loads(self.params), self.seed, self.n, self.horizon_of_pattern]
+        return hashlib.sha256(canonical_json(ident).encode()).hexdigest()
 
 
 def _params_json(params: dict) -> str:
@@ -141,52 +197,60 @@ def _check_tables(tables: Iterable[str]) -> list[str]:
     return out
 
 
+def _deterministic(row: str) -> bool:
+    return policy_class(row_policy(row)).deterministic
+
+
 def validation_jobs(table: str, protocol: Protocol = Protocol()) -> list[Job]:
-    """Every grid point of every policy, on each pattern's validation run."""
-    return [Job("validation", table, pattern, policy, _params_json(params), 1000 + k,
-                protocol.n_validation)
-            for pattern in paper_tables.PATTERNS for policy in POLICIES
-            for params in GRIDS[policy]
-            for k in range(1 if len(GRIDS[policy]) == 1 or policy_class(policy).deterministic
+    """Every grid point of every row, on each pattern's validation run."""
+    return [Job("validation", table, pattern, row, _params_json(params), 1000 + k,
+                protocol.n_validation, protocol.validation_pattern_n, protocol.key())
+            for pattern in paper_tables.PATTERNS for row in ROWS
+            for params in GRIDS[row]
+            for k in range(1 if len(GRIDS[row]) == 1 or _deterministic(row)
                            else protocol.validation_seeds)]
 
 
 def choose(runs: pd.DataFrame, table: str, protocol: Protocol = Protocol()) -> dict:
-    """{(pattern, policy): params JSON} with the best mean validation reward of this
+    """{(pattern, row): params JSON} with the best mean validation reward of this
     protocol's runs (ties: the first grid point). ValueError if the validation is
     incomplete."""
     v = runs[(runs.phase == "validation") & (runs.table == table)
              & (runs.n == protocol.n_validation) & (runs.protocol == protocol.key())]
     chosen = {}
     for pattern in paper_tables.PATTERNS:
-        for policy in POLICIES:
-            grid = [_params_json(p) for p in GRIDS[policy]]
-            sub = v[(v.pattern == pattern) & (v.policy == policy)]
+        for row in ROWS:
+            grid = [_params_json(p) for p in GRIDS[row]]
+            sub = v[(v.pattern == pattern) & (v.policy == row)]
             means = sub.groupby("params")["mean_reward"].mean()
             missing = [g for g in grid if g not in means.index]
             if missing:
-                raise ValueError(f"validation of {policy} on {table}/{pattern} is incomplete")
-            chosen[pattern, policy] = max(grid, key=lambda g: (means[g], -grid.index(g)))
+                raise ValueError(f"validation of {row} on {table}/{pattern} is incomplete")
+            chosen[pattern, row] = max(grid, key=lambda g: (means[g], -grid.index(g)))
     return chosen
 
 
 def test_jobs(table: str, chosen: dict, protocol: Protocol = Protocol()) -> list[Job]:
     """The chosen hyperparameters on the full data, over the seeds."""
-    return [Job("test", table, pattern, policy, chosen[pattern, policy], k, protocol.n)
-            for pattern in paper_tables.PATTERNS for policy in POLICIES
-            for k in range(1 if policy_class(policy).deterministic else protocol.seeds)]
+    return [Job("test", table, pattern, row, chosen[pattern, row], k, protocol.n, protocol.n,
+                protocol.key())
+            for pattern in paper_tables.PATTERNS for row in ROWS
+            for k in range(1 if _deterministic(row) else protocol.seeds)]
 
 
 def _rng(job: Job) -> np.random.Generator:
-    key = (job.seed, *(zlib.crc32(s.encode()) for s in (job.table, job.pattern, job.policy)))
+    key = (job.seed, *(zlib.crc32(s.encode())
+                       for s in (job.table, job.pattern, row_policy(job.policy))))
     return np.random.default_rng(np.random.SeedSequence(ROOT_SEED, spawn_key=key))
 
 
 def run_job(job: Job) -> tuple[Job, float, float, np.ndarray]:
     """Run one job: (job, mean reward, seconds, cumulative reward every CURVE_EVERY steps)."""
     dataset, experiment = TABLE_KEYS[job.table]
-    setup = paper_setup(dataset, experiment, job.pattern, job.n)
-    spec = PolicySpec(job.policy, {**json.loads(job.params), **_shared(job.policy)})
+    setup = paper_setup(dataset, experiment, job.pattern, job.n,
+                        pattern_horizon=job.pattern_n or None)
+    policy_name = row_policy(job.policy)
+    spec = PolicySpec(policy_name, {**json.loads(job.params), **_shared(policy_name)})
     policy = spec.build(setup.d, rng=_rng(job), horizon=setup.horizon)
     t0 = time.perf_counter()
     trace = play(setup.env(), policy, setup.batch_ends(), label=job.policy,
@@ -198,126 +262,165 @@ def run_job(job: Job) -> tuple[Job, float, float, np.ndarray]:
 
 
 def _shared(policy: str) -> dict:
-    from .policies import hyperparameters
-
     hp = hyperparameters(policy)
     return {k: v for k, v in (("lam", LAM), ("sigma2", SIGMA2)) if k in hp}
 
 
+def run_row(job: Job) -> dict:
+    """Run one job and return its store row (the executor's run function)."""
+    audit("start", job.key)
+    _, mean, seconds, curve = run_job(job)
+    row = dict(key=job.key, protocol=job.protocol, phase=job.phase, table_name=job.table,
+               pattern=job.pattern, policy=job.policy, params=job.params, seed=job.seed,
+               n=job.n, pattern_n=job.horizon_of_pattern, mean_reward=mean, seconds=seconds,
+               curve=json.dumps([float(c) for c in curve]), curve_every=CURVE_EVERY,
+               worker=f"{socket.gethostname()}:{os.getpid()}", engine=_engine_version(),
+               finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    audit("done", job.key)
+    return row
+
+
 # -- storage -----------------------------------------------------------------------------------
 def results_dir(out: str | os.PathLike | None = None) -> Path:
-    """``out``, else ``$ALLSEASON_RESULTS/paper``, else ``results/paper``."""
+    """``out``, else ``RESULTS/paper`` (RESULTS: :func:`allseason.sweeps.results_root`)."""
     if out is not None:
         return Path(out)
-    return Path(os.environ.get("ALLSEASON_RESULTS", "results")) / "paper"
+    return results_root() / "paper"
+
+
+def _stored_rows(out) -> list[dict]:
+    folder = results_dir(out)
+    if not (folder / STORE_FILE).is_file():
+        return []
+    with ResultStore(folder, create=False, table=PAPER_TABLE) as store:
+        return store.rows()
 
 
 def load_runs(out=None) -> pd.DataFrame:
-    """Every stored run (empty frame with the columns if none)."""
-    path = results_dir(out) / "runs.csv"
-    if not path.exists():
+    """Every stored run, one row each (:data:`RUN_COLUMNS`; empty frame if none)."""
+    rows = _stored_rows(out)
+    frame = pd.DataFrame(rows).rename(columns={"table_name": "table"})
+    if frame.empty:
         return pd.DataFrame(columns=RUN_COLUMNS)
-    return pd.read_csv(path, dtype={"params": str, "protocol": str})
+    return frame[RUN_COLUMNS + ["n_results"]]
 
 
 def load_curves(out=None) -> pd.DataFrame:
-    """Cumulative reward of the test runs: table, pattern, policy, seed, step, cum_reward."""
-    path = results_dir(out) / "curves.csv"
-    if not path.exists():
-        return pd.DataFrame(columns=["table", "pattern", "policy", "seed", "step",
-                                     "cum_reward", "protocol"])
-    return pd.read_csv(path, dtype={"protocol": str})
+    """Cumulative reward of the test runs: table, pattern, policy, seed, step, cum_reward,
+    protocol."""
+    cols = ["table", "pattern", "policy", "seed", "step", "cum_reward", "protocol"]
+    parts = []
+    for r in _stored_rows(out):
+        if r["phase"] != "test":
+            continue
+        curve = json.loads(r["curve"])
+        parts.append(pd.DataFrame({
+            "table": r["table_name"], "pattern": r["pattern"], "policy": r["policy"],
+            "seed": r["seed"], "step": np.arange(1, len(curve) + 1) * r["curve_every"],
+            "cum_reward": curve, "protocol": r["protocol"]}))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
 
 
-class _Store:
-    def __init__(self, folder: Path, protocol: Protocol):
-        self.folder, self.protocol = folder, protocol
-        folder.mkdir(parents=True, exist_ok=True)
-        self.runs_path, self.curves_path = folder / "runs.csv", folder / "curves.csv"
+def _slow_first(job: Job) -> tuple:
+    return (row_policy(job.policy) not in ("denband", "bob", "allseason-disc",
+                                           "allseason-sw"), job.key)
+
+
+def _run_phase(store: ResultStore, jobs: list[Job], title: str, executor: dict,
+               progress: bool, stream) -> int:
+    """Run and store the jobs the store does not hold (slow ones first). Returns how many
+    failed; KeyboardInterrupt if interrupted."""
+    _, done = run_missing(store, sorted(jobs, key=_slow_first), run_row, title=title,
+                          progress=progress, stream=stream, **executor,
+                          describe=lambda j: f"{j.phase} {j.table}/{j.pattern} {j.policy} "
+                                             f"{j.params} seed {j.seed}")
+    for line in done.errors[:5]:
+        stream.write(f"failed: {line}\n")
+    if done.interrupted:
+        raise KeyboardInterrupt
+    return done.n_failed
+
+
+def _executor(processes, workers, scheduler) -> dict:
+    check_executor(processes, workers, scheduler)
+    if workers is None and scheduler is None and (processes or 1) == 1 and processes:
+        return dict(inline=True)  # one process: run in the driver (data loaded once)
+    return dict(processes=processes, workers=workers, scheduler=scheduler)
+
+
+def execute_jobs(jobs: list[Job], out=None, *, processes: int | None = 1,
+                 workers: int | None = None, scheduler: str | None = None,
+                 progress: bool = False, stream=None, title: str = "paper") -> int:
+    """Run and store the jobs ``out``'s store does not hold yet (e.g. a diagnostic's),
+    under the folder lock. Returns the number of failed runs."""
+    folder = results_dir(out)
+    executor = _executor(processes, workers, scheduler)
+    stream = stream if stream is not None else sys.stderr
+    with ResultStore(folder, table=PAPER_TABLE) as store, _folder_lock(folder):
+        return _run_phase(store, jobs, title, executor, progress, stream)
+
+
+class RunsFailed(SweepError):
+    """Some runs raised (not stored; a rerun retries them)."""
+
+
+def reproduce_protocols(tables: Iterable[str], protocols: Iterable[Protocol], *, out=None,
+                        processes: int | None = 1, workers: int | None = None,
+                        scheduler: str | None = None, progress: bool = False,
+                        stream=None) -> dict[tuple[str, str], pd.DataFrame]:
+    """Grid search, test runs and comparison for each table under each protocol; returns
+    {(validation, table): frame} (see :func:`table_frame`) and writes
+    ``<table>-<validation>.csv``. Runs already stored are not redone.
+
+    Every validation run (all tables, all protocols) goes to the executor at once, then
+    every test run. Raises :class:`RunsFailed` if some runs failed, KeyboardInterrupt if
+    interrupted (every finished run is stored)."""
+    tables = _check_tables(tables)
+    protocols = list(protocols)
+    folder = results_dir(out)
+    executor = _executor(processes, workers, scheduler)
+    stream = stream if stream is not None else sys.stderr
+    for table in tables:  # the data are there (one clear error, before any run)
+        dataset, experiment = TABLE_KEYS[table]
+        paper_setup(dataset, experiment, "regular", protocols[0].n if protocols else HORIZON)
+    with ResultStore(folder, table=PAPER_TABLE) as store, _folder_lock(folder):
+        val = [j for p in protocols for t in tables for j in validation_jobs(t, p)]
+        failed = _run_phase(store, val, "paper, grid search", executor, progress, stream)
+        if failed:
+            raise RunsFailed(f"{failed} validation runs failed (not stored): run the same "
+                             "command again to retry them")
         runs = load_runs(folder)
-        runs = runs[runs.protocol == protocol.key()]
-        self.done = {(r.phase, r.table, r.pattern, r.policy, r.params, int(r.seed), int(r.n))
-                     for r in runs.itertuples()}
-
-    @staticmethod
-    def _append(path: Path, header: list[str], rows: list[list]) -> None:
-        new = not path.exists() or path.stat().st_size == 0
-        with open(path, "a", newline="") as f:
-            w = csv.writer(f)
-            if new:
-                w.writerow(header)
-            w.writerows(rows)
-
-    def add(self, job: Job, mean: float, seconds: float, curve: np.ndarray) -> None:
-        """Store one finished run: its curve first, then its row in runs.csv (the row marks
-        it done, so a crash in between only repeats the run)."""
-        key = self.protocol.key()
-        if job.phase == "test":
-            self._append(self.curves_path, ["table", "pattern", "policy", "seed", "step",
-                                            "cum_reward", "protocol"],
-                         [[job.table, job.pattern, job.policy, job.seed, (i + 1) * CURVE_EVERY,
-                           f"{c:.1f}", key] for i, c in enumerate(curve)])
-        self._append(self.runs_path, RUN_COLUMNS,
-                     [[job.phase, job.table, job.pattern, job.policy, job.params, job.seed,
-                       job.n, repr(mean), f"{seconds:.3f}", key]])
-        self.done.add(job.key)
-
-
-def _execute(jobs: list[Job], store: _Store, processes: int,
-             progress: Callable[[str], None]) -> None:
-    todo = [j for j in jobs if j.key not in store.done]
-    if not todo:
-        return
-    # slow first, so the pool's tail is short
-    todo.sort(key=lambda j: (j.policy not in ("denband", "bob", "allseason-disc"), j.key))
-    t0 = time.perf_counter()
-    if processes <= 1:
-        results = map(run_job, todo)
-        for i, res in enumerate(results, 1):
-            store.add(*res)
-            progress(f"{todo[0].phase} {todo[0].table}: {i}/{len(todo)} runs "
-                     f"({time.perf_counter() - t0:.0f} s)")
-        return
-    with ProcessPoolExecutor(processes) as pool:
-        futures = [pool.submit(run_job, j) for j in todo]
-        try:
-            for i, fut in enumerate(as_completed(futures), 1):
-                store.add(*fut.result())
-                if i % max(1, len(todo) // 20) == 0 or i == len(todo):
-                    progress(f"{todo[0].phase} {todo[0].table}: {i}/{len(todo)} runs "
-                             f"({time.perf_counter() - t0:.0f} s)")
-        except BaseException:  # a failed job or Ctrl-C: stop now; finished runs are stored
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+        tests = [j for p in protocols for t in tables
+                 for j in test_jobs(t, choose(runs, t, p), p)]
+        failed = _run_phase(store, tests, "paper, test", executor, progress, stream)
+        if failed:
+            raise RunsFailed(f"{failed} test runs failed (not stored): run the same command "
+                             "again to retry them")
+    runs = load_runs(folder)
+    frames = {}
+    for p in protocols:
+        for table in tables:
+            frames[p.validation, table] = frame = table_frame(table, runs, p)
+            frame.to_csv(folder / f"{table}-{p.validation}.csv", index=False)
+    return frames
 
 
 def reproduce(tables: Iterable[str], *, protocol: Protocol = Protocol(), out=None,
-              processes: int = 1, progress: Callable[[str], None] = lambda s: None
-              ) -> dict[str, pd.DataFrame]:
-    """Grid search, test runs and comparison for each table; returns {table: frame} (see
-    :func:`table_frame`) and writes ``<table>.csv``. Runs already stored are not redone."""
-    tables = _check_tables(tables)
-    folder = results_dir(out)
-    store = _Store(folder, protocol)
-    for table in tables:  # load (and cache) the data before forking
-        dataset, experiment = TABLE_KEYS[table]
-        paper_setup(dataset, experiment, "regular", protocol.n)
-    frames = {}
-    for table in tables:
-        _execute(validation_jobs(table, protocol), store, processes, progress)
-        chosen = choose(load_runs(folder), table, protocol)
-        _execute(test_jobs(table, chosen, protocol), store, processes, progress)
-        frames[table] = table_frame(table, load_runs(folder), protocol)
-        frames[table].to_csv(folder / f"{table}.csv", index=False)
-    return frames
+              processes: int | None = 1, workers: int | None = None,
+              scheduler: str | None = None, progress: bool = False,
+              stream=None) -> dict[str, pd.DataFrame]:
+    """:func:`reproduce_protocols` under one protocol: {table: frame}."""
+    frames = reproduce_protocols(tables, [protocol], out=out, processes=processes,
+                                 workers=workers, scheduler=scheduler, progress=progress,
+                                 stream=stream)
+    return {t: f for (_, t), f in frames.items()}
 
 
 def table_status(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()) -> dict:
     """How far a table's reproduction is: {"validation": (done, total), "test": (done,
     total)}; the test total is known only once the validation is complete."""
     runs = runs[(runs.table == table) & (runs.protocol == protocol.key())]
-    done = {(r.phase, r.table, r.pattern, r.policy, r.params, int(r.seed), int(r.n))
-            for r in runs.itertuples()}
+    done = set(runs["key"])
     val = validation_jobs(table, protocol)
     out = {"validation": (sum(j.key in done for j in val), len(val)), "test": (0, None)}
     try:
@@ -329,9 +432,10 @@ def table_status(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()
 
 
 def table_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()) -> pd.DataFrame:
-    """Our test results beside the paper's, one row per cell (see
-    :func:`allseason.paper_tables.compare`), plus the chosen ``params``, ``seeds`` run and
-    mean ``seconds`` per run. Cells not measured yet (validation or test unfinished) are NaN."""
+    """Our test results beside the paper's, one row per cell of :data:`ROWS` (see
+    :func:`allseason.paper_tables.compare`), plus the chosen ``params``, ``seeds`` run,
+    mean ``seconds`` per run, the ``per_seed`` mean rewards and their seeds
+    (``seed_list``). Cells not measured yet (validation or test unfinished) are NaN."""
     t = runs[(runs.phase == "test") & (runs.table == table) & (runs.n == protocol.n)
              & (runs.protocol == protocol.key())]
     try:
@@ -343,15 +447,19 @@ def table_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol())
         sub = t[(t.pattern == pattern) & (t.policy == policy) & (t.params == params)]
         if not len(sub):
             continue
+        sub = sub.sort_values("seed")
         vals = sub["mean_reward"].to_numpy(dtype=float)
         rows.append(dict(algorithm=policy, pattern=pattern, mean=vals.mean(),
                          std=vals.std(ddof=1) if len(vals) > 1 else 0.0, seeds=len(vals),
-                         params=params, seconds=sub["seconds"].astype(float).mean()))
-    measured = pd.DataFrame(rows, columns=["algorithm", "pattern", "mean", "std", "seeds",
-                                           "params", "seconds"])
-    cmp = paper_tables.compare(table, measured[["algorithm", "pattern", "mean", "std"]])
-    return cmp.merge(measured[["algorithm", "pattern", "seeds", "params", "seconds"]],
-                     on=["algorithm", "pattern"], how="left")
+                         params=params, seconds=sub["seconds"].astype(float).mean(),
+                         per_seed=[float(v) for v in vals],
+                         seed_list=[int(k) for k in sub["seed"]]))
+    extra = ["seeds", "params", "seconds", "per_seed", "seed_list"]
+    measured = pd.DataFrame(rows, columns=["algorithm", "pattern", "mean", "std", *extra])
+    cmp = paper_tables.compare(table, measured[["algorithm", "pattern", "mean", "std"]],
+                               rows=ROWS)
+    return cmp.merge(measured[["algorithm", "pattern", *extra]], on=["algorithm", "pattern"],
+                     how="left")
 
 
 def oracle_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()) -> pd.DataFrame:
@@ -384,15 +492,22 @@ def oracle_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()
                            if c.name == "pattern" else c).reset_index(drop=True)
 
 
-def format_comparison(table: str, frame: pd.DataFrame) -> str:
+def _width(frame: pd.DataFrame) -> int:
+    return 2 + max(len(paper_tables.ROW_LABELS[a]) for a in dict.fromkeys(frame.algorithm))
+
+
+def format_comparison(table: str, frame: pd.DataFrame, protocol: Protocol | None = None) -> str:
     """The table as text: per pattern, ours ± std | paper | diff; '*' marks |diff| > 0.03."""
     head = f"{paper_tables.CAPTIONS[table]} ({table}): mean reward per step, ours vs paper"
     lines = [head, "=" * len(head)]
+    if protocol is not None:
+        lines.append(f"protocol {protocol.validation!r}: {protocol.label}")
+    w = _width(frame)
     cols = "".join(f"{p:^30}" for p in paper_tables.PATTERNS)
-    lines.append(f"{'':18}{cols}")
-    lines.append(f"{'':18}" + "".join(f"{'ours':>13}{'paper':>8}{'diff':>8} "
-                                      for _ in paper_tables.PATTERNS))
-    for alg in paper_tables.ALGORITHMS:
+    lines.append(f"{'':{w}}{cols}")
+    lines.append(f"{'':{w}}" + "".join(f"{'ours':>13}{'paper':>8}{'diff':>8} "
+                                       for _ in paper_tables.PATTERNS))
+    for alg in dict.fromkeys(frame.algorithm):
         cells = []
         for p in paper_tables.PATTERNS:
             r = frame[(frame.algorithm == alg) & (frame.pattern == p)].iloc[0]
@@ -400,25 +515,87 @@ def format_comparison(table: str, frame: pd.DataFrame) -> str:
             diff = "" if pd.isna(r["diff"]) else f"{r['diff']:+.3f}"
             mark = "*" if r["differs"] else " "
             cells.append(f"{ours:>13}{r['paper_mean']:>8.2f}{diff:>8}{mark}")
-        lines.append(f"{paper_tables.LABELS[alg]:18}" + "".join(cells))
+        lines.append(f"{paper_tables.ROW_LABELS[alg]:{w}}" + "".join(cells))
     n_diff = int(frame["differs"].sum())
     lines.append(f"* |ours - paper| > {paper_tables.DIFF_THRESHOLD}: {n_diff} of "
                  f"{len(frame)} cells")
     return "\n".join(lines)
 
 
+def format_side_by_side(table: str, frames: dict[str, pd.DataFrame]) -> str:
+    """Both validation protocols' tables in one: per pattern, ours under each protocol
+    ({validation: frame}) and the paper's; '*' marks a cell off the paper by > 0.03."""
+    names = list(frames)
+    head = (f"{paper_tables.CAPTIONS[table]} ({table}): mean reward per step, ours ("
+            + " | ".join(names) + ") vs paper")
+    lines = [head, "=" * len(head)]
+    first = frames[names[0]]
+    w = _width(first)
+    cw = 8 * len(names) + 8
+    lines.append(f"{'':{w}}" + "".join(f"{p:^{cw}}" for p in paper_tables.PATTERNS))
+    lines.append(f"{'':{w}}" + "".join("".join(f"{n:>8}" for n in names) + f"{'paper':>8}"
+                                       for _ in paper_tables.PATTERNS))
+    for alg in dict.fromkeys(first.algorithm):
+        cells = []
+        for p in paper_tables.PATTERNS:
+            cell = ""
+            for n in names:
+                f = frames[n]
+                r = f[(f.algorithm == alg) & (f.pattern == p)].iloc[0]
+                txt = "—" if pd.isna(r["mean"]) else f"{r['mean']:.3f}"
+                cell += f"{txt + ('*' if r['differs'] else ' '):>8}"
+            cells.append(cell + f"{r['paper_mean']:>8.2f}")
+        lines.append(f"{paper_tables.ROW_LABELS[alg]:{w}}" + "".join(cells))
+    lines.append(f"* |ours - paper| > {paper_tables.DIFF_THRESHOLD}; " + "; ".join(
+        f"{n}: {int(frames[n]['differs'].sum())} of {len(frames[n])} cells" for n in names))
+    return "\n".join(lines)
+
+
+def side_by_side_frame(frames: dict[str, pd.DataFrame], digits: int = 3) -> pd.DataFrame:
+    """{validation: table frame} as one wide table: a row per table row (its label), per
+    pattern a column per protocol ("regular · prefix", ...) and the paper's; cells
+    "mean ± std" ("—" where not measured)."""
+    names = list(frames)
+    first = frames[names[0]]
+    out = {}
+    for p in paper_tables.PATTERNS:
+        for n in names:
+            f = frames[n].set_index(["algorithm", "pattern"])
+            out[f"{p} · {n}"] = ["—" if pd.isna(f.loc[(a, p), "mean"]) else
+                                 f"{f.loc[(a, p), 'mean']:.{digits}f} ± "
+                                 f"{f.loc[(a, p), 'std']:.{digits}f}"
+                                 for a in dict.fromkeys(first.algorithm)]
+        f = first.set_index(["algorithm", "pattern"])
+        out[f"{p} · paper"] = [f"{f.loc[(a, p), 'paper_mean']:.2f} ± "
+                               f"{f.loc[(a, p), 'paper_std']:.2f}"
+                               for a in dict.fromkeys(first.algorithm)]
+    return pd.DataFrame(out, index=[paper_tables.ROW_LABELS[a]
+                                    for a in dict.fromkeys(first.algorithm)])
+
+
 # -- command line ------------------------------------------------------------------------------
 def cli(argv: list[str]) -> int:
     """``python -m allseason paper --table T [--table T2 ...] | --all``: one line and exit 2
-    on a user error (including missing data, with the command that installs it)."""
+    on a user error (including missing data, with the command that installs it, and another
+    run writing into the same folder); 1 if some runs failed; 130 if interrupted."""
     import argparse
-    import sys
+    import re
 
     from .data import DataUnavailable
 
     class _Parser(argparse.ArgumentParser):
         def error(self, message):
             raise ValueError(message)
+
+    def positive(text):
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") \
+                from None
+        if n < 1:
+            raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+        return n
 
     p = _Parser(prog="python -m allseason paper",
                 description="Reproduce the paper's section 6 tables: grid search on the first "
@@ -429,11 +606,24 @@ def cli(argv: list[str]) -> int:
     p.add_argument("--seeds", type=int, default=SEEDS, help=f"test seeds (default {SEEDS})")
     p.add_argument("--n", type=int, default=HORIZON,
                    help=f"observations (default {HORIZON:,}, the paper's; fewer for a quick look)")
-    p.add_argument("--processes", type=int, default=min(os.cpu_count() or 1, 64),
-                   help="worker processes (default: one per CPU)")
+    p.add_argument("--validation", choices=[*VALIDATIONS, "both"], default="prefix",
+                   help="grid search on the first 10%% of the pattern itself (prefix, the "
+                        "paper's text; default) or on the pattern shrunk to 10%% (shrunk); "
+                        "both: the two, printed side by side")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--processes", type=positive, metavar="N",
+                       help="local worker processes (default: every usable core)")
+    where.add_argument("--workers", type=positive, metavar="N",
+                       help="a Dask LocalCluster of N single-threaded worker processes")
+    where.add_argument("--scheduler", metavar="ADDR",
+                       help="a running Dask scheduler, e.g. tcp://host:8786")
     p.add_argument("--out", default=None,
-                   help="results folder (default $ALLSEASON_RESULTS/paper or results/paper)")
-    p.add_argument("--quiet", action="store_true", help="no progress lines")
+                   help="results folder (default RESULTS/paper; RESULTS = $ALLSEASON_RESULTS, "
+                        "else results/ in the repository checkout, else ./results)")
+    p.add_argument("--snapshot", action="store_true",
+                   help="then write the tracked snapshot of the test cells "
+                        "(allseason/paper_snapshot.json) from the store")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
     try:
         args = p.parse_args(argv)
         if bool(args.all) == bool(args.table):
@@ -442,27 +632,49 @@ def cli(argv: list[str]) -> int:
             raise ValueError(f"--seeds: must be in 1..100, got {args.seeds}")
         if not 500 <= args.n <= HORIZON:
             raise ValueError(f"--n: must be in 500..{HORIZON}, got {args.n}")
-        if not 1 <= args.processes <= 64:
+        if args.processes is not None and args.processes > 64:
             raise ValueError(f"--processes: must be in 1..64, got {args.processes}")
+        if args.scheduler is not None and not re.fullmatch(r"(tcp|tls|inproc|ucx|ws|wss)://"
+                                                           r"\S+", args.scheduler):
+            raise ValueError(f"--scheduler: expected an address like tcp://host:8786, got "
+                             f"{args.scheduler!r}")
         tables = list(TABLE_KEYS) if args.all else list(dict.fromkeys(args.table))
-        protocol = Protocol(n=args.n, seeds=args.seeds)
-        say = (lambda s: None) if args.quiet else (lambda s: print(s, file=sys.stderr,
-                                                                   flush=True))
+        names = list(VALIDATIONS) if args.validation == "both" else [args.validation]
+        protocols = [Protocol(n=args.n, seeds=args.seeds, validation=v) for v in names]
+        processes = args.processes
+        if processes is None and args.workers is None and args.scheduler is None:
+            processes = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                            else os.cpu_count() or 1, 64)
         t0 = time.perf_counter()
-        frames = reproduce(tables, protocol=protocol, out=args.out, processes=args.processes,
-                           progress=say)
-    except DataUnavailable as e:
+        frames = reproduce_protocols(tables, protocols, out=args.out, processes=processes,
+                                     workers=args.workers, scheduler=args.scheduler,
+                                     progress=not args.quiet)
+    except RunsFailed as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted: every finished run is stored; run the same command again to "
+              "resume", file=sys.stderr)
+        return 130
+    except (DataUnavailable, ValueError, OSError, SweepError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    except (ValueError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    for table, frame in frames.items():
-        print(format_comparison(table, frame))
+    for table in tables:
+        if len(protocols) == 1:
+            print(format_comparison(table, frames[names[0], table], protocols[0]))
+        else:
+            print(format_side_by_side(table, {v: frames[v, table] for v in names}))
         print()
     folder = results_dir(args.out)
-    print(f"saved in {folder}/ ({', '.join(f'{t}.csv' for t in frames)}, runs.csv, curves.csv) "
-          f"in {time.perf_counter() - t0:.0f} s")
+    print(f"saved in {folder}/ ({STORE_FILE}, "
+          f"{', '.join(f'{t}-{v}.csv' for v in names for t in tables)}) in "
+          f"{time.perf_counter() - t0:.0f} s")
+    if args.snapshot:
+        from . import paper_snapshot
+
+        path = paper_snapshot.write(out=args.out, protocols=protocols,
+                                    command="python -m allseason paper " + " ".join(argv))
+        print(f"snapshot: {path}")
     return 0
 
 
@@ -486,7 +698,7 @@ def change_points(n: int = HORIZON) -> dict[str, list[int]]:
 def stored_choice(table: str, pattern: str, out=None,
                   protocol: Protocol = Protocol()) -> dict[str, dict]:
     """{policy: params} chosen by a complete stored grid search for (table, pattern), else
-    the :data:`LIVE_DEFAULTS`."""
+    the :data:`LIVE_DEFAULTS` (All-Season: the carried-weights rows' choice)."""
     try:
         chosen = choose(load_runs(out), table, protocol)
     except ValueError:  # no (complete) grid search stored

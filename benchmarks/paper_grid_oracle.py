@@ -6,9 +6,10 @@ point in hindsight ("oracle"). The oracle peeks at the test data, so it is never
 our result; it only separates "the algorithm cannot" from "the validation run chose badly".
 
     python benchmarks/paper_grid_oracle.py --table mnist-10arm --table fmnist-10arm \\
-        --out /path/to/results/paper
+        --validation prefix --out /path/to/results/paper
 
-Runs are stored with phase "oracle" in the same runs.csv (resumable).
+Runs are stored with phase "oracle" in the reproduction's store (results.sqlite, table
+paper_runs; resumable), under the protocol whose choice they are compared with.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import sys
 from allseason import reproduce as R
 from allseason.paper_tables import PATTERNS
 
-POLICIES = ("allseason-sw", "allseason-disc", "sw-lints", "d-lints")
+POLICIES = ("allseason-sw", "allseason-disc", "allseason-sw-printed", "allseason-disc-printed",
+            "sw-lints", "d-lints")
 
 
 def main(argv=None) -> int:
@@ -29,18 +31,18 @@ def main(argv=None) -> int:
     p.add_argument("--policies", default=",".join(POLICIES))
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--processes", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--validation", choices=R.VALIDATIONS, default="prefix")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
-    protocol = R.Protocol()
+    protocol = R.Protocol(validation=args.validation)
     policies = args.policies.split(",")
     folder = R.results_dir(args.out)
-    store = R._Store(folder, protocol)
-    for table in args.table:
-        jobs = [R.Job("oracle", table, pattern, pol, R._params_json(params), args.seed,
-                      protocol.n)
-                for pattern in PATTERNS for pol in policies for params in R.GRIDS[pol]]
-        R._execute(jobs, store, args.processes, lambda s: print(s, file=sys.stderr,
-                                                                 flush=True))
+    jobs = [R.Job("oracle", table, pattern, pol, R._params_json(params), args.seed,
+                  protocol.n, protocol.n, protocol.key())
+            for table in args.table for pattern in PATTERNS for pol in policies
+            for params in R.GRIDS[pol]]
+    R.execute_jobs(jobs, folder, processes=args.processes, progress=True, stream=sys.stderr,
+                   title="oracle")
     runs = R.load_runs(folder)
     runs = runs[runs.protocol == protocol.key()]
     for table in args.table:

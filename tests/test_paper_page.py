@@ -13,7 +13,7 @@ pytest.importorskip("streamlit")
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
-from allseason import reproduce  # noqa: E402
+from allseason import paper_snapshot, reproduce  # noqa: E402
 from allseason.data import DataUnavailable  # noqa: E402
 from allseason.envs.classification import paper_setup  # noqa: E402
 from allseason.ui import paper_view  # noqa: E402
@@ -22,8 +22,9 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGE = "app_pages/5_Paper_tables.py"
 
 
-def _open(monkeypatch, folder: Path) -> AppTest:
+def _open(monkeypatch, folder: Path, snapshot: Path | None = None) -> AppTest:
     monkeypatch.setattr(paper_view, "FOLDER", folder)
+    monkeypatch.setattr(paper_snapshot, "PATH", snapshot or folder / "no-snapshot.json")
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
     at.switch_page(PAGE)
@@ -62,23 +63,33 @@ def test_without_results_the_page_says_how_to_make_them(monkeypatch, tmp_path):
     assert paper.loc["All-Season(SW)", "realistic"] == "0.78 ± 0.01"
 
 
-def test_with_stored_results_the_comparison_and_curves(monkeypatch, tmp_path):
+@pytest.fixture(scope="module")
+def small_store(tmp_path_factory):
+    """mnist-2arm at n = 600, 2 seeds, under both validation protocols."""
     _need_mnist()
-    small = reproduce.Protocol(n=600, seeds=2)
-    reproduce.reproduce(["mnist-2arm"], protocol=small, out=tmp_path, processes=1)
-    monkeypatch.setattr(reproduce, "Protocol", lambda: small)  # the page reads n=600 results
+    out = tmp_path_factory.mktemp("paper_page")
+    small = {v: reproduce.Protocol(n=600, seeds=2, validation=v) for v in ("prefix", "shrunk")}
+    reproduce.reproduce_protocols(["mnist-2arm"], small.values(), out=out, processes=1)
+    return out, small
+
+
+def test_with_stored_results_the_comparison_and_curves(monkeypatch, small_store):
+    tmp_path, protocols = small_store
+    small = protocols["prefix"]
+    monkeypatch.setattr(paper_view, "protocols", lambda: {"prefix": small})  # n=600 results
     at = _open(monkeypatch, tmp_path)
     assert not at.exception and not at.error
-    assert any("24 of 24 cells measured" in m.value for m in at.markdown)
+    assert any("30 of 30 cells measured" in m.value for m in at.markdown)
     heat, curves = _figs(at)[:2]
     cells = [c for row in heat["data"][0]["text"] for c in row]
-    assert len(cells) == 24 and all("ours" in c and "paper" in c for c in cells)
+    assert len(cells) == 30 and all("ours" in c and "paper" in c for c in cells)
+    assert "All-Season (SW), printed rule" in heat["data"][0]["y"]
     assert heat["data"][0]["zmid"] == 0
     boxed = len(heat["layout"].get("shapes", []))
     frame = reproduce.table_frame("mnist-2arm", reproduce.load_runs(tmp_path), small)
     assert boxed == int(frame["differs"].sum())  # one box per cell off by > 0.03
-    assert len(curves["data"]) == 8 * 3  # 8 algorithms x 3 patterns
-    assert sum(t["showlegend"] for t in curves["data"]) == 8
+    assert len(curves["data"]) == 10 * 3  # 10 rows x 3 patterns
+    assert sum(t["showlegend"] for t in curves["data"]) == 10
     assert at.radio(key="paper_curve_kind").value == "average"  # the default
     at.radio(key="paper_curve_kind").set_value("cumulative").run()
     at.radio(key="paper_curve_kind").set_value("average").run()
@@ -92,6 +103,34 @@ def test_with_stored_results_the_comparison_and_curves(monkeypatch, tmp_path):
     for alg, ys in finals.items():  # the last point of each curve is its table cell
         for pattern, y in zip(("regular", "realistic", "extreme"), ys):
             assert abs(y - cell[alg, pattern]) < 1e-3
+
+
+def test_both_protocols_side_by_side_and_the_default_named(monkeypatch, small_store):
+    tmp_path, protocols = small_store
+    monkeypatch.setattr(paper_view, "protocols", lambda: dict(protocols))
+    at = _open(monkeypatch, tmp_path)
+    assert not at.exception and not at.error
+    side = at.dataframe[0].value  # the first table: both protocols
+    assert list(side.columns[:3]) == ["regular · prefix", "regular · shrunk", "regular · paper"]
+    assert "All-Season(Disc), printed rule" in side.index
+    pick = at.segmented_control(key="paper_protocol_mnist-2arm")
+    assert pick.value == "prefix" and pick.format_func("prefix") == "prefix (default)"
+    pick.set_value("shrunk").run()
+    assert not at.exception
+    assert any("shrunk to 10%" in m.value for m in at.markdown)
+
+
+def test_fresh_clone_shows_the_snapshot(monkeypatch, small_store, tmp_path):
+    out, protocols = small_store
+    snap = paper_snapshot.write(out, protocols.values(), "test", path=tmp_path / "snap.json")
+    monkeypatch.setattr(paper_view, "protocols", lambda: dict(protocols))
+    at = _open(monkeypatch, tmp_path / "none", snapshot=snap)
+    assert not at.exception and not at.error
+    assert any("tracked snapshot" in i.value for i in at.info)
+    assert at.dataframe[0].value.shape == (10, 9)
+    heat = _figs(at)[0]
+    cells = [c for row in heat["data"][0]["text"] for c in row]
+    assert len(cells) == 30 and all("ours" in c for c in cells)
 
 
 def test_live_race_on_real_data(monkeypatch, tmp_path):

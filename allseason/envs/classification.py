@@ -303,12 +303,16 @@ class PaperSetup:
 
 
 def paper_setup(dataset: str, experiment: str, pattern_name: str,
-                n: int = HORIZON) -> PaperSetup:
+                n: int = HORIZON, pattern_horizon: int | None = None) -> PaperSetup:
     """The protocol of section 6, fixed: ``dataset`` "mnist" | "fmnist", ``experiment``
     "2arm" | "10arm", ``pattern_name`` "regular" | "realistic" | "extreme", the first ``n``
     images (30,000 in the paper; fewer for quick runs: the pattern is scaled to n, the PCA is
-    always fitted on the first 30,000 images). Raises
-    :class:`allseason.data.DataUnavailable` if the data set is not installed."""
+    always fitted on the first 30,000 images).
+
+    ``pattern_horizon`` (>= n): play the first n steps of the pattern scaled to that horizon
+    instead (the paper's validation set: the first 3,000 steps of the 30,000-step pattern,
+    on the first 3,000 images). Raises :class:`allseason.data.DataUnavailable` if the data
+    set is not installed."""
     _class_names(dataset)
     if experiment not in EXPERIMENTS:
         raise ValueError(f"experiment: unknown {experiment!r}; known: {', '.join(EXPERIMENTS)}")
@@ -317,7 +321,25 @@ def paper_setup(dataset: str, experiment: str, pattern_name: str,
     if isinstance(n, bool) or int(n) != n or not 50 <= int(n) <= 60_000:
         raise ValueError(f"n: must be an integer in 50..60000, got {n!r}")
     n = int(n)
+    if pattern_horizon is not None and (isinstance(pattern_horizon, bool)
+                                        or int(pattern_horizon) != pattern_horizon
+                                        or not n <= int(pattern_horizon) <= 60_000):
+        raise ValueError(f"pattern_horizon: must be an integer in n..60000, got "
+                         f"{pattern_horizon!r}")
     Z, y, ratio = _reduced(dataset, max(n, HORIZON))
     tasks = TWO_ARM_TASKS[dataset] if experiment == "2arm" else permutation_tasks(dataset)
     pattern = preset(pattern_name, n, N_STATES)
+    if pattern_horizon is not None and int(pattern_horizon) != n:
+        pattern = prefix(preset(pattern_name, int(pattern_horizon), N_STATES), n)
     return PaperSetup(dataset, experiment, pattern_name, Z[:n], y[:n], tasks, pattern, ratio)
+
+
+def prefix(pattern: Pattern, n: int) -> Pattern:
+    """The first n steps of ``pattern`` (its segments cut at n)."""
+    segs, left = [], int(n)
+    for s, length in pattern.segments:
+        if left <= 0:
+            break
+        segs.append((s, min(length, left)))
+        left -= length
+    return Pattern(tuple(segs))

@@ -68,23 +68,33 @@ extra ``sweeps`` (``pip install 'allseason[sweeps]'`` or ``pip install -r
 requirements-sweeps.txt``); without it the process pool works and asking for Dask is one
 clear SweepError naming that command.
 
-Modules: ``spec`` (SweepSpec, PolicyGrid, Unit), ``store`` (ResultStore and the tables),
-``execute`` (run_unit, run_sweep), ``cli`` (cli_sweep, cli_report). Importing this package
+Results folder: :func:`results_root` (``$ALLSEASON_RESULTS``, else ``results/`` in the
+repository checkout, else ``./results``), the same for the CLI and the app.
+
+The paper's reproduction (:mod:`allseason.reproduce`) is a client of this package: its runs
+go to the same store file (table ``paper_runs``) through the same executor
+(:func:`run_jobs`) under the same folder lock.
+
+Modules: ``spec`` (SweepSpec, PolicyGrid, Unit), ``store`` (ResultStore and the tables,
+results_root), ``execute`` (run_unit, run_jobs, run_sweep), ``cli`` (cli_sweep,
+cli_report). Importing this package
 loads neither dask nor plotly nor pandas.
 """
 
 from __future__ import annotations
 
 from .cli import cli_report, cli_sweep, report_text
-from .execute import (AUDIT_ENV, ProgressBar, SweepError, SweepOutcome, run_sweep,
-                      run_unit)
+from .execute import (AUDIT_ENV, JobsOutcome, ProgressBar, SweepError, SweepOutcome,
+                      run_jobs, run_missing, run_sweep, run_unit)
 from .spec import (METRICS, SWEEP_LIMITS, PolicyGrid, SweepSpec, Unit, canonical_json,
                    scenarios_from_dict)
-from .store import (SPEC_FILE, STORE_FILE, ResultStore, best_settings, describe_params,
-                    describe_scenario, load_runs, settings_table)
+from .store import (PAPER_TABLE, RESULTS_ENV, SPEC_FILE, STORE_FILE, ResultStore,
+                    best_settings, describe_params, describe_scenario, load_runs,
+                    results_root, settings_table)
 
 __all__ = ["SweepSpec", "PolicyGrid", "Unit", "ResultStore", "SweepOutcome", "SweepError",
            "ProgressBar", "METRICS", "SWEEP_LIMITS", "STORE_FILE", "SPEC_FILE", "AUDIT_ENV",
            "run_sweep", "run_unit", "load_runs", "settings_table", "best_settings",
            "report_text", "scenarios_from_dict", "describe_scenario", "describe_params",
-           "canonical_json", "cli_sweep", "cli_report"]
+           "canonical_json", "cli_sweep", "cli_report", "run_jobs", "run_missing", "JobsOutcome",
+           "results_root", "RESULTS_ENV", "PAPER_TABLE"]

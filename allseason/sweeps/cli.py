@@ -16,7 +16,7 @@ from ..stats import ci95_halfwidth
 from .execute import SweepError, run_sweep
 from .spec import METRICS, SweepSpec
 from .store import (SPEC_FILE, STORE_FILE, ResultStore, best_settings, load_runs,
-                    settings_table)
+                    results_root, settings_table)
 
 
 def report_text(folder, metric: str | None = None, top: int = 1,
@@ -110,7 +110,9 @@ def _sweep_parser() -> argparse.ArgumentParser:
     where.add_argument("--scheduler", metavar="ADDR",
                        help="use a running Dask scheduler, e.g. tcp://host:8786 (Dask: pip "
                             "install 'allseason[sweeps]')")
-    p.add_argument("--out", metavar="DIR", help="results folder (default: results/NAME)")
+    p.add_argument("--out", metavar="DIR", help="results folder (default: RESULTS/NAME, "
+                   "RESULTS = $ALLSEASON_RESULTS, else results/ in the repository checkout, "
+                   "else ./results)")
     p.add_argument("--dry-run", action="store_true",
                    help="print how many runs the sweep has and how many are stored; run none")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -128,7 +130,7 @@ def cli_sweep(argv) -> int:
             raise _CliError(f"--scheduler: expected an address like tcp://host:8786, "
                             f"got {args.scheduler!r}")
         spec = SweepSpec.from_file(args.file)
-        out = Path(args.out) if args.out else Path("results") / spec.name
+        out = Path(args.out) if args.out else results_root() / spec.name
         if out.exists() and not out.is_dir():
             raise _CliError(f"--out: {str(out)!r} is a file, not a folder")
         if args.dry_run:

@@ -1,5 +1,8 @@
 """Running a sweep: one run alone (:func:`run_unit`), on a local process pool or on Dask,
-each finished run stored at once, a progress bar on stderr; resumable."""
+each finished run stored at once, a progress bar on stderr; resumable.
+
+:func:`run_jobs` is the executor of every experiment (sweeps and the paper's reproduction):
+a list of keyed jobs and a module-level run function in, results handed to the driver."""
 
 from __future__ import annotations
 
@@ -26,7 +29,8 @@ AUDIT_ENV = "ALLSEASON_SWEEP_AUDIT"  # a file path: every run appends "start|don
 RACE_CHUNK = inspect.signature(run_race).parameters["chunk_size"].default
 
 
-def _audit(event: str, key: str) -> None:
+def audit(event: str, key: str) -> None:
+    """With ``$ALLSEASON_SWEEP_AUDIT`` set: append ``event key pid`` to that file."""
     path = os.environ.get(AUDIT_ENV)
     if path:  # one short O_APPEND write per line: lines from many processes do not interleave
         with open(path, "a", encoding="ascii") as f:
@@ -36,7 +40,7 @@ def _audit(event: str, key: str) -> None:
 def run_unit(unit: Unit) -> dict:
     """Compute one run alone, exactly as seed ``unit.seed_index`` of a race would (same
     environment stream, same policy stream, same chunking), and return its stored row."""
-    _audit("start", unit.key)
+    audit("start", unit.key)
     sc, spec, k = unit.scenario, unit.policy, unit.seed_index
     t0 = time.perf_counter()
     env = make_env(sc, k)
@@ -65,7 +69,7 @@ def run_unit(unit: Unit) -> dict:
                wall_seconds=time.perf_counter() - t0,
                worker=f"{socket.gethostname()}:{os.getpid()}", engine=_engine_version(),
                finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-    _audit("done", unit.key)
+    audit("done", unit.key)
     return row
 
 
@@ -77,7 +81,8 @@ def _write_atomic(path: Path, text: str) -> None:
 
 @contextlib.contextmanager
 def _folder_lock(folder: Path):
-    """One driver per results folder (an OS lock, released even if the driver is killed)."""
+    """One driver per results folder (an OS lock, released even if the driver is killed):
+    a second one gets a SweepError at once."""
     try:
         import fcntl
     except ImportError:  # Windows: no lock (the store stays consistent; work may repeat)
@@ -87,8 +92,8 @@ def _folder_lock(folder: Path):
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise SweepError(f"another sweep is running into {str(folder)!r}; wait for it "
-                             "or choose another --out") from None
+            raise SweepError(f"another sweep or paper run is writing into {str(folder)!r}; "
+                             "wait for it or choose another --out") from None
         try:
             yield
         finally:
@@ -249,84 +254,163 @@ def _dask(workers: int | None, scheduler: str | None):
             cluster.close()
 
 
-def run_sweep(spec: SweepSpec, out, *, processes: int | None = None,
-              workers: int | None = None, scheduler: str | None = None,
-              progress: bool = True, stream=None) -> SweepOutcome:
-    """Run every run of ``spec`` that ``out``'s store does not hold yet; store each one as
-    soon as it finishes. Resumable: run it again after an interruption, it does the rest.
+@dataclass
+class JobsOutcome:
+    """What :func:`run_jobs` did: runs finished (and handed to ``on_result``), failed, and
+    whether it was interrupted (Ctrl-C)."""
 
-    Executor: ``processes`` local processes (default: every usable core), or Dask with
-    ``workers`` (a LocalCluster of that many single-threaded worker processes) or
-    ``scheduler`` (the address of a running scheduler)."""
+    n_ran: int = 0
+    n_failed: int = 0
+    errors: list[str] = field(default_factory=list)
+    interrupted: bool = False
+    seconds: float = 0.0
+
+
+class _Inline:
+    """A one-slot executor that runs each job in the driver when it is submitted (one
+    process: no pool to start, no data to load again in a worker)."""
+
+    def submit(self, fn, *args):
+        fut = cf.Future()
+        try:
+            fut.set_result(fn(*args))
+        except Exception as e:  # KeyboardInterrupt goes up to the loop
+            fut.set_exception(e)
+        return fut
+
+
+@contextlib.contextmanager
+def _inline():
+    yield _Inline(), 1
+
+
+def check_executor(processes=None, workers=None, scheduler=None) -> None:
+    """One of processes / workers (Dask) / scheduler (Dask), positive counts; Dask present
+    if asked for. SweepError otherwise."""
     if sum(x is not None for x in (processes, workers, scheduler)) > 1:
         raise SweepError("choose one of processes, workers (Dask) and scheduler (Dask)")
     for name, n in (("processes", processes), ("workers", workers)):
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
             raise SweepError(f"{name}: must be a positive integer, got {n!r}")
     if workers is not None or scheduler is not None:
-        _require_dask()  # before touching the results folder
-    folder = Path(out)
+        _require_dask()
+
+
+def run_jobs(jobs, fn, on_result, *, processes: int | None = None,
+             workers: int | None = None, scheduler: str | None = None,
+             inline: bool = False, bar: ProgressBar | None = None,
+             describe=str) -> JobsOutcome:
+    """The experiment engine's one executor: ``fn(job)`` for every job, ``on_result(job,
+    result)`` in the driver as soon as each one finishes (there the caller stores it).
+
+    ``fn`` must be a module-level function (it is sent to other processes). Executor: the
+    local process pool (``processes``, default every usable core), Dask (``workers``: a
+    LocalCluster; ``scheduler``: a running one), or ``inline`` (in this process, one job at
+    a time). A job that raises is counted, described by ``describe(job)`` in ``errors``, and
+    the others go on; an exception raised by ``on_result`` stops everything. Ctrl-C stops
+    now (``interrupted``): runs in flight are lost, finished ones were handed over."""
+    check_executor(processes, workers, scheduler)
+    todo = list(jobs)
+    outcome = JobsOutcome()
+    if not todo:
+        return outcome
+    if inline:
+        executor = _inline()
+    elif scheduler or workers:
+        executor = _dask(workers, scheduler)
+    else:
+        executor = _pool(min(processes or _usable_cores(), len(todo)))
+    t0 = time.perf_counter()
+    with executor as (ex, n_slots):
+        pending = iter(todo)
+        window = max(2 * n_slots, 4)
+        running = {}
+        try:
+            for job in itertools.islice(pending, window):
+                running[ex.submit(fn, job)] = job
+            while running:
+                finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                for fut in finished:
+                    job = running.pop(fut)
+                    try:
+                        result = fut.result()
+                    except cf.BrokenExecutor:  # the local pool lost a process
+                        raise SweepError("a worker process died (out of memory?); every "
+                                         "finished run is stored: run the same command "
+                                         "again to resume") from None
+                    except Exception as e:  # the run failed: report it, go on
+                        outcome.n_failed += 1
+                        if bar is not None:
+                            bar.failed += 1
+                        outcome.errors.append(f"{describe(job)}: {type(e).__name__}: {e}")
+                    else:
+                        on_result(job, result)
+                        outcome.n_ran += 1
+                        if bar is not None:
+                            bar.update(1)
+                    for nxt in itertools.islice(pending, 1):
+                        running[ex.submit(fn, nxt)] = nxt
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+            for fut in running:
+                fut.cancel()
+            procs = getattr(ex, "_processes", None) or {}  # the local pool's workers
+            for proc in list(procs.values()):
+                proc.terminate()  # runs in flight are lost; every stored run is kept
+        finally:
+            if bar is not None:
+                bar.close()
+    outcome.seconds = time.perf_counter() - t0
+    return outcome
+
+
+def run_missing(store: ResultStore, jobs, fn, *, title: str, progress: bool = True,
+                stream=None, describe=str, **executor) -> tuple[int, JobsOutcome]:
+    """Run the jobs (each with a string ``key``) whose key ``store`` does not hold yet, with
+    ``fn`` (module-level; it returns the store row, with ``engine`` and ``worker``), storing
+    each row as soon as it arrives; a header line and the progress bar on ``stream``.
+    ``executor``: as :func:`run_jobs`. Returns (runs already stored, what ran).
+
+    The caller holds the folder lock (:func:`_folder_lock`)."""
     stream = stream if stream is not None else sys.stderr
+    jobs = list({j.key: j for j in jobs}.values())
+    stored = store.keys()
+    todo = [j for j in jobs if j.key not in stored]
+    n_before = len(jobs) - len(todo)
+    if progress:
+        stream.write(f"{title}: {len(jobs)} runs, {n_before} already stored, {len(todo)} to "
+                     f"run -> {store.folder}\n")
+    if not todo:
+        return n_before, JobsOutcome()
+
+    def keep(job, row):
+        if row["engine"] != _engine_version():  # a Dask worker on another version
+            raise SweepError(f"worker {row['worker']} runs allseason {row['engine']}, this "
+                             f"driver {_engine_version()}: install the same version on "
+                             "every worker")
+        store.add(row)
+
+    bar = ProgressBar(len(jobs), n_before, stream, progress)
+    return n_before, run_jobs(todo, fn, keep, bar=bar, describe=describe, **executor)
+
+
+def run_sweep(spec: SweepSpec, out, *, processes: int | None = None,
+              workers: int | None = None, scheduler: str | None = None,
+              progress: bool = True, stream=None) -> SweepOutcome:
+    """Run every run of ``spec`` that ``out``'s store does not hold yet; store each one as
+    soon as it finishes. Resumable: run it again after an interruption, it does the rest.
+
+    Executor (:func:`run_jobs`): ``processes`` local processes (default: every usable
+    core), or Dask with ``workers`` (a LocalCluster of that many single-threaded worker
+    processes) or ``scheduler`` (the address of a running scheduler)."""
+    check_executor(processes, workers, scheduler)  # before touching the results folder
+    folder = Path(out)
     units = spec.units()
     with ResultStore(folder) as store, _folder_lock(folder):
         _write_atomic(folder / SPEC_FILE, spec.to_json())
-        stored = store.keys()
-        todo = [u for u in units if u.key not in stored]
-        outcome = SweepOutcome(folder, len(units), len(units) - len(todo))
-        if progress:
-            stream.write(f"sweep {spec.name!r}: {len(units)} runs, "
-                         f"{outcome.n_stored_before} already stored, {len(todo)} to run -> "
-                         f"{folder}\n")
-        if not todo:
-            return outcome
-        if scheduler or workers:
-            executor = _dask(workers, scheduler)
-        else:
-            executor = _pool(min(processes or _usable_cores(), len(todo)))
-        bar = ProgressBar(len(units), outcome.n_stored_before, stream, progress)
-        t0 = time.perf_counter()
-        with executor as (ex, n_slots):
-            pending = iter(todo)
-            window = max(2 * n_slots, 4)
-            running = {}
-            try:
-                for u in itertools.islice(pending, window):
-                    running[ex.submit(run_unit, u)] = u
-                while running:
-                    finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
-                    for fut in finished:
-                        u = running.pop(fut)
-                        try:
-                            row = fut.result()
-                        except cf.BrokenExecutor:  # the local pool lost a process
-                            raise SweepError("a worker process died (out of memory?); "
-                                             f"{len(store)} runs are stored: run the "
-                                             "same sweep again to resume") from None
-                        except Exception as e:  # the run failed: report it, go on
-                            outcome.n_failed += 1
-                            bar.failed += 1
-                            outcome.errors.append(f"{u.policy.label} {dict(u.policy.params)} "
-                                                  f"seed {u.seed_index}: "
-                                                  f"{type(e).__name__}: {e}")
-                        else:
-                            if row["engine"] != _engine_version():
-                                raise SweepError(f"worker {row['worker']} runs allseason "
-                                                 f"{row['engine']}, this driver "
-                                                 f"{_engine_version()}: install the same "
-                                                 "version on every worker")
-                            store.add(row)
-                            outcome.n_ran += 1
-                            bar.update(1)
-                        for nxt in itertools.islice(pending, 1):
-                            running[ex.submit(run_unit, nxt)] = nxt
-            except KeyboardInterrupt:
-                outcome.interrupted = True
-                for fut in running:
-                    fut.cancel()
-                procs = getattr(ex, "_processes", None) or {}  # the local pool's workers
-                for proc in list(procs.values()):
-                    proc.terminate()  # runs in flight are lost; every stored run is kept
-            finally:
-                bar.close()
-        outcome.seconds = time.perf_counter() - t0
-    return outcome
+        n_before, done = run_missing(
+            store, units, run_unit, title=f"sweep {spec.name!r}", progress=progress,
+            stream=stream, processes=processes, workers=workers, scheduler=scheduler,
+            describe=lambda u: f"{u.policy.label} {dict(u.policy.params)} seed {u.seed_index}")
+    return SweepOutcome(folder, len(units), n_before, done.n_ran, done.n_failed, done.seconds,
+                        done.errors, done.interrupted)

@@ -1,10 +1,16 @@
 """The results store, ``OUT/results.sqlite``: one row per finished run keyed by the run's key,
-and the tables read from it (runs, settings with mean and std over seeds, best settings)."""
+and the tables read from it (runs, settings with mean and std over seeds, best settings).
+
+One file, two tables: ``runs`` (a sweep's runs, :class:`ResultStore` by default) and
+``paper_runs`` (the paper's real-data reproduction, :mod:`allseason.reproduce`, opened with
+``ResultStore(folder, table=PAPER_TABLE)``: one row per run, its reward curve included).
+:func:`results_root` is the one default results folder of the CLI and the app."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -16,6 +22,22 @@ from .spec import FORMAT, METRICS, canonical_json
 
 STORE_FILE = "results.sqlite"
 SPEC_FILE = "sweep.json"
+PAPER_TABLE = "paper_runs"
+RESULTS_ENV = "ALLSEASON_RESULTS"
+
+
+def results_root() -> Path:
+    """The results folder of the CLI and the app: ``$ALLSEASON_RESULTS`` if set, else
+    ``results/`` in the repository checkout the package is imported from, else
+    ``./results``."""
+    env = os.environ.get(RESULTS_ENV)
+    if env:
+        return Path(env)
+    checkout = Path(__file__).resolve().parents[2]  # allseason/sweeps/store.py -> the repo
+    if (checkout / ".git").exists() or (checkout / "app.py").is_file():
+        return checkout / "results"
+    return Path("results")
+
 
 _COLUMNS = ("key", "config", "scenario_key", "label", "policy", "params", "seed_index",
             "mean_reward", "mean_expected_reward", "cum_reward", "cum_regret", "n_steps",
@@ -46,17 +68,50 @@ CREATE TABLE IF NOT EXISTS runs (
     top_share REAL,                  -- ensembles: share of batches with top weight > 0.9
     n_results INTEGER NOT NULL DEFAULT 1   -- how many times a result for this key arrived
 ) WITHOUT ROWID;
+
+CREATE TABLE IF NOT EXISTS paper_runs (
+    key TEXT PRIMARY KEY,            -- sha256 of the run's identity (allseason.reproduce.Job)
+    protocol TEXT NOT NULL,          -- Protocol.key(): what fixes the numbers
+    phase TEXT NOT NULL,             -- validation | test | oracle
+    table_name TEXT NOT NULL,        -- mnist-2arm, ...
+    pattern TEXT NOT NULL,
+    policy TEXT NOT NULL,            -- the table's row (e.g. allseason-sw-printed)
+    params TEXT NOT NULL,            -- JSON, sorted keys
+    seed INTEGER NOT NULL,
+    n INTEGER NOT NULL,              -- steps played
+    pattern_n INTEGER NOT NULL,      -- horizon of the pattern they are the first steps of
+    mean_reward REAL NOT NULL,
+    seconds REAL NOT NULL,
+    curve TEXT NOT NULL,             -- JSON: cumulative reward every curve_every steps
+    curve_every INTEGER NOT NULL,
+    worker TEXT NOT NULL,
+    engine TEXT NOT NULL,
+    finished_at TEXT NOT NULL,
+    n_results INTEGER NOT NULL DEFAULT 1
+) WITHOUT ROWID;
 """
+_PAPER_COLUMNS = ("key", "protocol", "phase", "table_name", "pattern", "policy", "params",
+                  "seed", "n", "pattern_n", "mean_reward", "seconds", "curve", "curve_every",
+                  "worker", "engine", "finished_at")
+_TABLES = {  # table: (columns written by add, order of rows())
+    "runs": (_COLUMNS, "label, scenario_key, params, seed_index"),
+    PAPER_TABLE: (_PAPER_COLUMNS, "protocol, phase, table_name, pattern, policy, params, seed"),
+}
 
 
 class ResultStore:
-    """``folder/results.sqlite``: one row per finished run, keyed by the run's key.
+    """``folder/results.sqlite``: one row per finished run, keyed by the run's key, in
+    ``table`` ("runs": sweeps; :data:`PAPER_TABLE`: the paper's reproduction).
 
     Each :meth:`add` is one committed transaction (WAL journal, synchronous=FULL): a row is
     either entirely there or not at all, whenever the writer is killed. A result arriving
     for a key already stored keeps the first row and increments ``n_results``."""
 
-    def __init__(self, folder, *, create: bool = True):
+    def __init__(self, folder, *, create: bool = True, table: str = "runs"):
+        if table not in _TABLES:
+            raise ValueError(f"table: one of {', '.join(_TABLES)}, got {table!r}")
+        self.table = table
+        self.columns, self._order = _TABLES[table]
         self.folder = Path(folder)
         self.path = self.folder / STORE_FILE
         if create:
@@ -67,8 +122,8 @@ class ResultStore:
         self.con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         self.con.execute("PRAGMA journal_mode=WAL")
         self.con.execute("PRAGMA synchronous=FULL")
+        self.con.executescript(_SCHEMA)  # IF NOT EXISTS: an older file gets the new table
         if create:
-            self.con.executescript(_SCHEMA)
             self.con.execute(f"PRAGMA user_version={FORMAT}")
         have = {r[1] for r in self.con.execute("PRAGMA table_info(runs)")}
         for name, kind in _ADDED.items():
@@ -76,21 +131,21 @@ class ResultStore:
                 self.con.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
 
     def keys(self) -> set[str]:
-        return {k for (k,) in self.con.execute("SELECT key FROM runs")}
+        return {k for (k,) in self.con.execute(f"SELECT key FROM {self.table}")}
 
     def __len__(self) -> int:
-        return self.con.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+        return self.con.execute(f"SELECT COUNT(*) FROM {self.table}").fetchone()[0]
 
     def add(self, row: dict) -> bool:
         """Store one finished run (atomically); True if its key was new."""
-        cols = ", ".join(_COLUMNS)
-        marks = ", ".join("?" for _ in _COLUMNS)
+        cols = ", ".join(self.columns)
+        marks = ", ".join("?" for _ in self.columns)
         with self._transaction():
-            new = self.con.execute("SELECT 1 FROM runs WHERE key = ?",
+            new = self.con.execute(f"SELECT 1 FROM {self.table} WHERE key = ?",
                                    (row["key"],)).fetchone() is None
-            self.con.execute(f"INSERT INTO runs ({cols}) VALUES ({marks}) ON CONFLICT(key) "
-                             "DO UPDATE SET n_results = n_results + 1",
-                             [row[c] for c in _COLUMNS])
+            self.con.execute(f"INSERT INTO {self.table} ({cols}) VALUES ({marks}) "
+                             "ON CONFLICT(key) DO UPDATE SET n_results = n_results + 1",
+                             [row[c] for c in self.columns])
         return new
 
     @contextlib.contextmanager
@@ -104,8 +159,7 @@ class ResultStore:
         self.con.execute("COMMIT")
 
     def rows(self) -> list[dict]:
-        cur = self.con.execute("SELECT * FROM runs ORDER BY label, scenario_key, params, "
-                               "seed_index")
+        cur = self.con.execute(f"SELECT * FROM {self.table} ORDER BY {self._order}")
         names = [c[0] for c in cur.description]
         return [dict(zip(names, r)) for r in cur]
 

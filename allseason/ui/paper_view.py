@@ -1,38 +1,51 @@
 """The Paper tables page's glue: stored reproduction results beside the paper's numbers, the
 reward curves, and a small live race on real data.
 
-Results are read only from one server-side folder (``$ALLSEASON_RESULTS/paper``, default
-``results/paper`` beside the app), written by ``python -m allseason paper``; the user picks a
-table from a fixed list, never a path.
+Results are read only from one server-side folder, :func:`allseason.reproduce.results_dir`
+(``$ALLSEASON_RESULTS/paper``, default ``results/paper`` in the checkout: the folder the
+``paper`` command writes by default), never a path typed by the user. With nothing stored,
+the tracked snapshot (:mod:`allseason.paper_snapshot`) is shown, said to be one.
 """
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-from allseason import paper_tables, reproduce
+from allseason import paper_snapshot, paper_tables, reproduce
 from allseason.data import DataUnavailable
+from allseason.sweeps.store import STORE_FILE
 from allseason.viz import paper as vpaper
 
 from . import runs, views
 
-FOLDER = Path(os.environ.get("ALLSEASON_RESULTS",
-                             Path(__file__).resolve().parents[2] / "results")) / "paper"
+FOLDER = reproduce.results_dir()
 LIVE_LIMITS = dict(n_min=600, n_max=5000, seeds=3)
+DEFAULT_VALIDATION = "prefix"
 
 
-def _mtime(path: Path) -> float:
-    return path.stat().st_mtime if path.exists() else 0.0
+def protocols() -> dict[str, reproduce.Protocol]:
+    """The protocols the page reads, the default first."""
+    names = [DEFAULT_VALIDATION] + [v for v in reproduce.VALIDATIONS if v != DEFAULT_VALIDATION]
+    return {v: reproduce.Protocol(validation=v) for v in names}
+
+
+def _protocol_name(v: str) -> str:
+    return f"{v} (default)" if v == DEFAULT_VALIDATION else v
+
+
+def _mtime(folder: Path) -> float:
+    """The store's last change (WAL mode: the -wal file changes first)."""
+    paths = (folder / STORE_FILE, folder / f"{STORE_FILE}-wal")
+    return max((q.stat().st_mtime for q in paths if q.exists()), default=0.0)
 
 
 @st.cache_data(show_spinner="Reading the stored results…", max_entries=4)
-def _stored(mtime_runs: float, mtime_curves: float):
-    return reproduce.load_runs(FOLDER), reproduce.load_curves(FOLDER)
+def _stored(folder: str, mtime: float):
+    return reproduce.load_runs(folder), reproduce.load_curves(folder)
 
 
 def _table_picker() -> str:
@@ -44,55 +57,111 @@ def _table_picker() -> str:
 def _how_to_run(table: str) -> None:
     st.info(f"No stored reproduction of this table yet (looked in `{FOLDER}`). Run it from a "
             f"terminal, then reload this page:\n\n```bash\npython -m allseason paper "
-            f"--table {table}     # or --all\n```\n\nIt needs the data sets (`make data`) and "
-            f"takes minutes per table on two cores. Meanwhile the paper's numbers are shown "
-            f"below.", icon=":material/info:")
+            f"--table {table}     # or --all; --validation both for both protocols\n```\n\n"
+            f"It needs the data sets (`make data`) and takes minutes per table on two cores. "
+            f"Meanwhile the paper's numbers are shown below.", icon=":material/info:")
 
 
-def tables() -> None:
-    """Our table beside the paper's (heatmap of the differences), the chosen
-    hyperparameters, and the reward curves per pattern."""
-    table = _table_picker()
-    runs, curves = _stored(_mtime(FOLDER / "runs.csv"), _mtime(FOLDER / "curves.csv"))
-    protocol = reproduce.Protocol()
-    frame = reproduce.table_frame(table, runs, protocol)
+def _comparison(table: str, frame: pd.DataFrame, n: int, where: str, key: str) -> None:
+    """The heatmap of one protocol's table and its numbers."""
     caption = paper_tables.CAPTIONS[table]
-    status = reproduce.table_status(table, runs, protocol)
-    (v_done, v_all), (t_done, t_all) = status["validation"], status["test"]
-    started = bool(v_done or t_done)
-    if started and (t_all is None or t_done < t_all):
-        st.info(f"Reproduction of this table in progress (or stopped): grid search "
-                f"{v_done} of {v_all} runs, test {t_done} of "
-                f"{t_all if t_all is not None else '?'} runs. Run "
-                f"`python -m allseason paper --table {table}` to go on (it resumes); "
-                f"reload to see more.", icon=":material/hourglass_top:")
-    if frame["mean"].isna().all():
-        if not started:
-            _how_to_run(table)
-        paper = paper_tables.paper_frame(table)
-        st.markdown(f"**The paper's table: {caption}** (mean reward per step ± std over "
-                    f"seeds, first 30,000 images)")
-        st.dataframe(paper_tables.wide(paper, "paper"), key="paper_only_table")
-        return
     n_diff = int(frame["differs"].sum())
     done = int(frame["mean"].notna().sum())
     st.markdown(f"**{caption}**: {done} of {len(frame)} cells measured; **{n_diff}** differ "
                 f"from the paper by more than {paper_tables.DIFF_THRESHOLD}. Mean reward per "
-                f"step over the first {protocol.n:,} images (1 = always right), mean ± std "
-                f"over seeds.")
+                f"step over the first {n:,} images (1 = always right), mean ± std over seeds. "
+                f"All-Season: weights carried with fixed share (the default), and the "
+                f"paper's printed rule in rows of its own, both compared with the paper's "
+                f"All-Season numbers. {where}")
     fig = vpaper.comparison_figure(frame, f"{caption}: ours against the paper")
     views.chart(fig, "Each cell: our mean reward ± std over seeds, the paper's, and the "
                      "difference. Hyperparameters from our grid search on the first 10% of "
-                     "the data (below).", f"paper-{table}-comparison", key=f"paper_cmp_{table}")
-    cols = ["label", "pattern", "mean", "std", "paper_mean", "paper_std", "diff", "differs",
-            "seeds", "params", "seconds"]
+                     "the data (below).", f"paper-{table}-comparison-{key}",
+                key=f"paper_cmp_{table}_{key}")
+    cols = [c for c in ["label", "pattern", "mean", "std", "paper_mean", "paper_std", "diff",
+                        "differs", "seeds", "params", "seconds"] if c in frame.columns]
     with st.expander("The numbers, and the hyperparameters each cell used"):
-        st.dataframe(frame[cols], hide_index=True, key=f"paper_numbers_{table}",
+        st.dataframe(frame[cols], hide_index=True, key=f"paper_numbers_{table}_{key}",
                      column_config={"seconds": st.column_config.NumberColumn(
                          "s per run", format="%.1f")})
-        views.csv_button("CSV of this table", frame[cols], f"paper-{table}",
-                         key=f"csv_paper_{table}")
-    oracle = reproduce.oracle_frame(table, runs, protocol)
+        views.csv_button("CSV of this table", frame[cols], f"paper-{table}-{key}",
+                         key=f"csv_paper_{table}_{key}")
+
+
+def _from_snapshot(table: str) -> bool:
+    """Show the tracked snapshot's numbers for this table; False if it has none."""
+    snap = paper_snapshot.load()
+    if not snap:
+        return False
+    have = [v for v in protocols() if any(c["table"] == table and c["protocol"] == v
+                                          for c in snap["cells"])]
+    if not have:
+        return False
+    commit = (snap.get("commit") or "")[:10] or "unknown"
+    st.info(f"No results stored in `{FOLDER}`: these numbers come from the tracked "
+            f"snapshot (`allseason/paper_snapshot.json`, commit {commit}, made by "
+            f"`{snap.get('command', '')}`). Run `python -m allseason paper --table {table}` "
+            f"to measure them here (and see the reward curves).", icon=":material/inventory_2:")
+    frames = {v: paper_snapshot.frame(snap, table, v) for v in have}
+    _protocols_side_by_side(frames)
+    v = _pick_protocol(have, f"snap_{table}")
+    meta = snap["protocols"][v]
+    _comparison(table, frames[v], int(meta["n"]), f"Protocol: {meta['label']}.", f"snap_{v}")
+    return True
+
+
+def _protocols_side_by_side(frames: dict[str, pd.DataFrame]) -> None:
+    if len(frames) < 2:
+        return
+    st.markdown("**Both validation protocols, side by side** (ours under each, and the "
+                "paper's). *prefix* (the default, the paper's text): the grid search plays "
+                "the first 10% of the season pattern itself; *shrunk*: the whole pattern "
+                "shrunk to 10% of the steps.")
+    st.dataframe(reproduce.side_by_side_frame(frames), key="paper_side_by_side")
+
+
+def _pick_protocol(names: list[str], key: str) -> str:
+    if len(names) == 1:
+        return names[0]
+    return st.segmented_control("Validation protocol shown below", names,
+                                default=names[0], key=f"paper_protocol_{key}",
+                                format_func=_protocol_name, required=True) or names[0]
+
+
+def tables() -> None:
+    """Our table beside the paper's (heatmap of the differences), the chosen
+    hyperparameters, and the reward curves per pattern; both validation protocols side by
+    side when both are stored; the tracked snapshot when nothing is."""
+    table = _table_picker()
+    runs_, curves = _stored(str(FOLDER), _mtime(FOLDER))
+    protos = protocols()
+    frames = {v: reproduce.table_frame(table, runs_, p) for v, p in protos.items()}
+    for v, p in protos.items():
+        status = reproduce.table_status(table, runs_, p)
+        (v_done, v_all), (t_done, t_all) = status["validation"], status["test"]
+        if (v_done or t_done) and (t_all is None or t_done < t_all):
+            flag = "" if v == DEFAULT_VALIDATION else f" --validation {v}"
+            st.info(f"Reproduction of this table ({_protocol_name(v)} protocol) in progress "
+                    f"(or stopped): grid search {v_done} of {v_all} runs, test {t_done} of "
+                    f"{t_all if t_all is not None else '?'} runs. Run "
+                    f"`python -m allseason paper --table {table}{flag}` to go on (it "
+                    f"resumes); reload to see more.", icon=":material/hourglass_top:")
+    measured = [v for v, f in frames.items() if f["mean"].notna().any()]
+    if not measured:
+        if _from_snapshot(table):
+            return
+        if runs_.empty:
+            _how_to_run(table)
+        paper = paper_tables.paper_frame(table)
+        st.markdown(f"**The paper's table: {paper_tables.CAPTIONS[table]}** (mean reward "
+                    f"per step ± std over seeds, first 30,000 images)")
+        st.dataframe(paper_tables.wide(paper, "paper"), key="paper_only_table")
+        return
+    _protocols_side_by_side({v: frames[v] for v in measured})
+    v = _pick_protocol(measured, table)
+    protocol = protos[v]
+    _comparison(table, frames[v], protocol.n, f"Protocol: {protocol.label}.", v)
+    oracle = reproduce.oracle_frame(table, runs_, protocol)
     if len(oracle):
         with st.expander("Diagnostic: what did the grid search on the first 10% cost?"):
             st.caption("Every grid point run on the full test data (one seed) and the best "
@@ -106,8 +175,8 @@ def tables() -> None:
     if len(sub):
         kind = st.radio("Curves show", list(vpaper.CURVE_KINDS), horizontal=True,
                         format_func=vpaper.CURVE_KINDS.get, key="paper_curve_kind")
-        fig = vpaper.curves_figure(sub, f"{caption}: reward over time", kind,
-                                   reproduce.change_points(protocol.n))
+        fig = vpaper.curves_figure(sub, f"{paper_tables.CAPTIONS[table]}: reward over time",
+                                   kind, reproduce.change_points(protocol.n))
         views.chart(fig, "One panel per season pattern, one line per algorithm (mean over "
                          "seeds). A line bending down after a grey change point is an "
                          "algorithm still playing the old season's answers.",
@@ -138,7 +207,8 @@ def live_race() -> None:
         if not policies:
             st.error("Pick at least one algorithm.", icon=":material/error:")
             return
-        params = reproduce.stored_choice(table, pattern, FOLDER)
+        params = reproduce.stored_choice(table, pattern, FOLDER,
+                                         protocols()[DEFAULT_VALIDATION])
         jobs = reproduce.live_jobs(table, pattern, policies, int(n), int(seeds), params)
         bar = st.progress(0.0, text="Loading the data set…")
         results, t0 = [], time.perf_counter()

@@ -1,28 +1,29 @@
 """The Sweep results page's glue: find stored sweeps, load them (cached), show them.
 
-Sweeps are looked for only under one server-side folder, ``$ALLSEASON_RESULTS`` (default
-``results/`` beside the app): the user picks one by name from a list, never types a path.
+Sweeps are looked for only under one server-side folder,
+:func:`allseason.sweeps.results_root` (``$ALLSEASON_RESULTS``, default ``results/`` in the
+checkout), the CLI's default: the user picks one by name from a list, never types a path.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import streamlit as st
 
+from allseason.sweeps.store import SPEC_FILE, STORE_FILE, results_root
 from allseason.viz import sweep as vsweep
 
 from . import views
 
-ROOT = Path(os.environ.get("ALLSEASON_RESULTS", Path(__file__).resolve().parents[2] / "results"))
+ROOT = results_root()
 
 
 def available() -> list[str]:
-    """Names of the folders under ROOT that hold a sweep's results store."""
+    """Names of the folders under ROOT that hold a sweep's results store (a paper
+    reproduction's folder holds the store without a sweep: left out)."""
     if not ROOT.is_dir():
         return []
-    return sorted(p.name for p in ROOT.iterdir() if (p / "results.sqlite").is_file())
+    return sorted(p.name for p in ROOT.iterdir()
+                  if (p / STORE_FILE).is_file() and (p / SPEC_FILE).is_file())
 
 
 @st.cache_data(show_spinner="Reading the sweep's results…", max_entries=8)

@@ -9,9 +9,20 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .style import INK, base_layout, policy_colors, policy_line, policy_name
+from allseason.paper_tables import PRINTED_ROWS
+
+from .style import INK, base_layout, policy_colors, policy_line
+from .style import policy_name as _policy_name
 
 __all__ = ["comparison_figure", "curves_figure", "CURVE_KINDS", "policy_name"]
+
+
+def policy_name(label: str) -> str:
+    """The policy's title; a printed-rule row's is its policy's title + ", printed rule"."""
+    if label in PRINTED_ROWS:
+        return f"{_policy_name(PRINTED_ROWS[label])}, printed rule"
+    return _policy_name(label)
+
 
 _PATTERNS = ("regular", "realistic", "extreme")
 CURVE_KINDS = {"average": "mean reward so far", "cumulative": "cumulative reward"}

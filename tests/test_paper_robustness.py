@@ -1,0 +1,143 @@
+"""The paper command under stress (small n, real data): killed and resumed, it redoes only
+what was not stored and ends on the table of an uninterrupted run; a second command into the
+same folder is refused by the folder lock (one line, exit 2) and leaves no duplicate row."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from allseason import reproduce as R
+from allseason import sweeps
+from allseason.data import DataUnavailable
+from allseason.envs.classification import paper_setup
+
+pytestmark = pytest.mark.usefixtures("private_data_cache")  # see conftest.py
+
+SMALL = R.Protocol(n=600, seeds=2)
+
+
+def _cmd(out: Path, processes: int) -> list[str]:
+    return [sys.executable, "-m", "allseason", "paper", "--table", "mnist-2arm", "--n", "600",
+            "--seeds", "2", "--out", str(out), "--processes", str(processes)]
+
+
+def _env(audit: Path | None = None) -> dict:
+    env = dict(os.environ)
+    root = str(Path(R.__file__).resolve().parents[1])  # this checkout, whatever the cwd
+    env["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [env.get("PYTHONPATH")])])
+    if audit is not None:
+        env[sweeps.AUDIT_ENV] = str(audit)
+    return env
+
+
+def _stored(out: Path) -> int:
+    db = out / sweeps.STORE_FILE
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as con:
+            return con.execute(f"SELECT COUNT(*) FROM {sweeps.PAPER_TABLE}").fetchone()[0]
+    except sqlite3.OperationalError:  # the table is not created yet
+        return 0
+
+
+def _wait_for(out: Path, n: int, proc: subprocess.Popen, limit: float = 120) -> None:
+    deadline = time.monotonic() + limit
+    while _stored(out) < n and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _audit(path: Path) -> Counter:
+    lines = path.read_text().split("\n") if path.exists() else []
+    return Counter(tuple(line.split()[:2]) for line in lines if line)
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The table of an uninterrupted run."""
+    try:
+        paper_setup("mnist", "2arm", "regular", n=600)
+    except DataUnavailable as exc:
+        pytest.skip(str(exc))
+    out = tmp_path_factory.mktemp("reference")
+    return R.reproduce(["mnist-2arm"], protocol=SMALL, out=out, processes=1)["mnist-2arm"]
+
+
+def _same_table(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    cols = ["algorithm", "pattern", "mean", "std", "seeds", "params"]
+    pd.testing.assert_frame_equal(a[cols], b[cols])
+
+
+def test_killed_paper_run_resumes_and_ends_on_the_uninterrupted_table(reference, tmp_path):
+    out, log = tmp_path / "out", tmp_path / "audit.log"
+    cmd = _cmd(out, processes=2)
+    proc = subprocess.Popen(cmd, env=_env(log), cwd=tmp_path, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _wait_for(out, 20, proc)
+    with contextlib.suppress(ProcessLookupError):  # (if it ended, the assert below says so)
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver, its pool and the pool's workers
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()
+    proc.stderr.close()
+    before = set(R.load_runs(out)["key"])
+    total = len(R.validation_jobs("mnist-2arm", SMALL))
+    assert 20 <= len(before) < total
+
+    done = subprocess.run(cmd, env=_env(log), cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert f"{total} runs, {len(before)} already stored" in done.stderr
+    runs = R.load_runs(out)
+    assert runs["key"].is_unique and (runs["n_results"] == 1).all()
+    audit = _audit(log)
+    for key in before:  # stored before the kill: started once, never again
+        assert audit["start", key] == 1 and audit["done", key] == 1
+    repeated = [k for k in runs["key"] if audit["start", k] > 1]
+    # only runs in flight at the kill ran twice: at most the executor's window (2 x 2
+    # processes, counting results finished in a worker but not yet stored by the driver)
+    assert len(repeated) <= 4 and not set(repeated) & before
+    _same_table(R.table_frame("mnist-2arm", runs, SMALL), reference)
+
+
+def test_second_paper_run_into_the_same_folder_is_refused(reference, tmp_path):
+    out = tmp_path / "out"
+    first = subprocess.Popen(_cmd(out, processes=1), env=_env(), cwd=tmp_path,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    _wait_for(out, 5, first)  # it holds the folder lock now
+    assert first.poll() is None, first.stderr.read()
+    second = subprocess.run(_cmd(out, processes=1), env=_env(), cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert second.returncode == 2
+    assert "another sweep or paper run is writing into" in second.stderr
+    assert second.stderr.count("\n") == 1 and "Traceback" not in second.stderr
+    _, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    runs = R.load_runs(out)
+    assert runs["key"].is_unique and (runs["n_results"] == 1).all()
+    _same_table(R.table_frame("mnist-2arm", runs, SMALL), reference)
+
+
+def test_dask_runs_give_the_same_numbers_as_the_driver(tmp_path):
+    pytest.importorskip("distributed")
+    try:
+        paper_setup("mnist", "2arm", "regular", n=600)
+    except DataUnavailable as exc:
+        pytest.skip(str(exc))
+    jobs = [R.Job("test", "mnist-2arm", "extreme", row, "{}", 0, 600, 600, SMALL.key())
+            for row in ("lints", "random")]
+    assert R.execute_jobs(jobs, tmp_path / "dask", workers=1, processes=None) == 0
+    assert R.execute_jobs(jobs, tmp_path / "inline", processes=1) == 0
+    dask, inline = (R.load_runs(tmp_path / k).set_index("key")["mean_reward"]
+                    for k in ("dask", "inline"))
+    pd.testing.assert_series_equal(dask.sort_index(), inline.sort_index())
