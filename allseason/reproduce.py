@@ -70,7 +70,7 @@ from .sweeps.execute import SweepError, _folder_lock, audit, check_executor, run
 from .sweeps.spec import _engine_version, canonical_json
 from .sweeps.store import PAPER_TABLE, STORE_FILE, ResultStore, results_root
 
-__all__ = ["GRIDS", "SIGMA2", "LAM", "SEEDS", "VALIDATION_SEEDS", "VALIDATIONS", "Job",
+__all__ = ["play_job", "GRIDS", "SIGMA2", "LAM", "SEEDS", "VALIDATION_SEEDS", "VALIDATIONS", "Job",
            "Protocol", "validation_jobs", "test_jobs", "run_job", "reproduce",
            "reproduce_protocols", "execute_jobs", "table_frame", "load_runs", "load_curves",
            "results_dir", "format_comparison", "format_side_by_side", "change_points",
@@ -244,8 +244,11 @@ def _rng(job: Job) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(ROOT_SEED, spawn_key=key))
 
 
-def run_job(job: Job) -> tuple[Job, float, float, np.ndarray]:
-    """Run one job: (job, mean reward, seconds, cumulative reward every CURVE_EVERY steps)."""
+def play_job(job: Job):
+    """Play one job: (its :class:`~allseason.sim.trace.Trace`, its
+    :class:`~allseason.envs.classification.PaperSetup`, seconds). The trace holds every
+    decision, and for All-Season the weights and the spawns and prunings, so a real-data run
+    can be looked inside like a race (``allseason.analysis``, ``allseason.viz.inside``)."""
     dataset, experiment = TABLE_KEYS[job.table]
     setup = paper_setup(dataset, experiment, job.pattern, job.n,
                         pattern_horizon=job.pattern_n or None)
@@ -255,7 +258,12 @@ def run_job(job: Job) -> tuple[Job, float, float, np.ndarray]:
     t0 = time.perf_counter()
     trace = play(setup.env(), policy, setup.batch_ends(), label=job.policy,
                  seed_index=job.seed)
-    seconds = time.perf_counter() - t0
+    return trace, setup, time.perf_counter() - t0
+
+
+def run_job(job: Job) -> tuple[Job, float, float, np.ndarray]:
+    """Run one job: (job, mean reward, seconds, cumulative reward every CURVE_EVERY steps)."""
+    trace, _, seconds = play_job(job)
     cum = np.cumsum(trace.reward)
     steps = np.arange(CURVE_EVERY, job.n + 1, CURVE_EVERY) - 1
     return job, float(trace.reward.mean()), seconds, cum[steps]

@@ -9,9 +9,11 @@ the tracked snapshot (:mod:`allseason.paper_snapshot`) is shown, said to be one.
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -253,3 +255,90 @@ def live_race() -> None:
         for p, v in res["params"].items() if p in set(res["curves"]["policy"])))
     views.csv_button("CSV of these curves", res["curves"], "paper-live-curves",
                      key="csv_paper_live")
+
+
+# --- inside All-Season on real data ---------------------------------------------------------
+INSIDE_RULES = {"carried": "Carried weights (fixed share, the default)",
+                "printed": "The paper's printed rule (last batch alone)"}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _inside_run(table: str, pattern: str, rule: str, tau: int, n_max: int, seed: int) -> dict:
+    """One 30,000-step All-Season(SW) run on real data, looked inside (cached per setting)."""
+    from allseason import analysis
+    from allseason.sim.trace import RaceResult
+
+    row = "allseason-sw" if rule == "carried" else "allseason-sw-printed"
+    params = {"tau": tau, "n_max": n_max,
+              **(reproduce.CARRIED if rule == "carried" else reproduce.PRINTED)}
+    job = reproduce.Job("inside", table, pattern, row, json.dumps(params, sort_keys=True),
+                        seed, reproduce.HORIZON)
+    trace, setup, seconds = reproduce.play_job(job)
+    result = RaceResult(None, {(trace.label, seed): trace})
+    return dict(weights=result.weights_frame(), pattern=setup.pattern, seconds=seconds,
+                summary=analysis.ensemble_summary(trace, setup.pattern),
+                learnt=analysis.learnt_by_text(analysis.learnt_by(trace, setup.pattern)),
+                recall=analysis.recall_table(trace, setup.pattern), label=trace.label)
+
+
+def inside_real() -> None:
+    """All-Season on real data, inside: the paper's figure, bandits, recall of each return."""
+    from allseason.viz import inside
+
+    st.markdown("The same views as *Inside All-Season*, on the real data: one 30,000-step run "
+                "of All-Season (SW) with either weighting. Carried weights should give each "
+                "season a bandit of its own and hand the weight back to it when the season "
+                "returns; the printed rule spawns a bandit at almost every step.")
+    ten = [t for t in paper_tables.TABLES if t.endswith("10arm")] + \
+        [t for t in paper_tables.TABLES if not t.endswith("10arm")]
+    with st.form("paper_inside"):
+        c1, c2, c3 = st.columns(3)
+        table = c1.selectbox("Problem", ten, key="inside_table",
+                             format_func=lambda t: paper_tables.CAPTIONS[t])
+        pattern = c2.selectbox("Season pattern", paper_tables.PATTERNS, key="inside_pattern")
+        rule = c3.radio("Weights", list(INSIDE_RULES), format_func=INSIDE_RULES.get,
+                        key="inside_rule")
+        c4, c5, c6 = st.columns(3)
+        tau = c4.select_slider("τ (shadow window)", reproduce.TAUS, 500, key="inside_tau")
+        n_max = c5.select_slider("N_max", (3, 4, 5), 5, key="inside_n_max")
+        seed = c6.number_input("Seed", 0, 4, 0, key="inside_seed")
+        go = st.form_submit_button("Look inside", type="primary",
+                                   icon=":material/troubleshoot:")
+    if go:
+        args = (table, pattern, rule, int(tau), int(n_max), int(seed))
+        bar = st.progress(0.0, text="Playing 30,000 images (1-6 s)…")
+        try:
+            with runs.compute_slot(bar):
+                st.session_state["inside_real"] = (args, _inside_run(*args))
+        except DataUnavailable as e:
+            bar.empty()
+            st.error(f"{e}", icon=":material/database_off:")
+            return
+        bar.empty()
+    got = st.session_state.get("inside_real")
+    if got is None:
+        st.caption("Nothing run yet: pick a problem and press **Look inside**.")
+        return
+    (table, pattern, rule, tau, n_max, seed), res = got
+    s = res["summary"]
+    m = st.columns(4)
+    m[0].metric("Mean reward", f"{s['mean_reward']:.3f}")
+    m[1].metric("Base bandits created", f"{s['bandits_created']:,}")
+    m[2].metric("Batches with top weight > 0.9", f"{s['top_share']:.0%}")
+    delays = [d for d in s["recall_delays"] if d == d]
+    m[3].metric("Recall delay of a return (median)",
+                f"{int(np.median(delays))} steps" if delays else "—",
+                help="Steps until the bandit that learnt a returning season holds the top "
+                     "weight again.")
+    fig = inside.top_weight_figure(res["weights"], res["pattern"], policy=res["label"],
+                                   seed=seed)
+    views.chart(fig, f"{paper_tables.CAPTIONS[table]}, {pattern} pattern, "
+                     f"{INSIDE_RULES[rule].lower()}, τ = {tau}, N_max = {n_max}, seed {seed}: "
+                     f"the weight of the most likely bandit after each batch of 10 images.",
+                "real-data-top-weight", key="paper_inside_top")
+    st.markdown(f"**Who learnt which state**: {res['learnt']}.")
+    views.chart(inside.recall_figure(res["recall"]), "Steps until the right bandit holds the "
+                "top weight after each change point.", "real-data-recall",
+                key="paper_inside_recall")
+    views.csv_button("CSV of the change points", res["recall"], "real-data-recall",
+                     key="csv_paper_inside_recall")
