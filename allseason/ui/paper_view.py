@@ -326,7 +326,7 @@ def inside_real() -> None:
     m[1].metric("Base bandits created", f"{s['bandits_created']:,}")
     m[2].metric("Batches with top weight > 0.9", f"{s['top_share']:.0%}")
     delays = [d for d in s["recall_delays"] if d == d]
-    m[3].metric("Recall delay of a return (median)",
+    m[3].metric("Recall delay (median)",
                 f"{int(np.median(delays))} steps" if delays else "—",
                 help="Steps until the bandit that learnt a returning season holds the top "
                      "weight again.")
@@ -336,7 +336,9 @@ def inside_real() -> None:
                      f"{INSIDE_RULES[rule].lower()}, τ = {tau}, N_max = {n_max}, seed {seed}: "
                      f"the weight of the most likely bandit after each batch of 10 images.",
                 "real-data-top-weight", key="paper_inside_top")
-    st.markdown(f"**Who learnt which state**: {res['learnt']}.")
+    learnt = res["learnt"].replace("*", "\\*")  # θ*1: not italics
+    st.markdown(f"**Who learnt which state** (bandits that played at least 10% of a state's "
+                f"steps): {learnt}.")
     views.chart(inside.recall_figure(res["recall"]), "Steps until the right bandit holds the "
                 "top weight after each change point.", "real-data-recall",
                 key="paper_inside_recall")
