@@ -321,17 +321,34 @@ def _copy_slot(M, L, b, mu, src, dst):
 
 
 @njit(cache=True, nogil=True)
-def _covariance(L, out, tmp, col):
-    """out = (L L^T)^-1, column by column."""
+def _covariance(L, out, X):
+    """out = (L L^T)^-1: every column by a forward then a backward solve, all columns at once.
+
+    Each entry sees the same operations in the same order as forward_solve/backward_solve on
+    one column of the identity (bit for bit), but the inner loops run along rows, which
+    vectorise. X (d, d) is workspace."""
     d = L.shape[0]
-    for j in range(d):
-        for i in range(d):
-            col[i] = 0.0
-        col[j] = 1.0
-        forward_solve(L, col, tmp)
-        backward_solve(L, tmp, col)
-        for i in range(d):
-            out[i, j] = col[i]
+    for i in range(d):  # X = L^-1, row by row: X[i] = (e_i - sum_k<i L[i, k] X[k]) / L[i, i]
+        for j in range(d):
+            X[i, j] = 0.0
+        X[i, i] = 1.0
+        for k in range(i):
+            lik = L[i, k]
+            for j in range(d):
+                X[i, j] -= lik * X[k, j]
+        lii = L[i, i]
+        for j in range(d):
+            X[i, j] = X[i, j] / lii
+    for i in range(d - 1, -1, -1):  # out = L^-T X: out[i] = (X[i] - sum_k>i L[k, i] out[k]) / L[i, i]
+        for j in range(d):
+            out[i, j] = X[i, j]
+        for k in range(i + 1, d):
+            lki = L[k, i]
+            for j in range(d):
+                out[i, j] -= lki * out[k, j]
+        lii = L[i, i]
+        for j in range(d):
+            out[i, j] = out[i, j] / lii
 
 
 @njit(cache=True, nogil=True)
@@ -351,12 +368,15 @@ def sym_kl(M1, mu1, S1, M2, mu2, S2, dm):
 
 
 @njit(cache=True, nogil=True)
-def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty):
+def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty, work_kl, kl_ok):
     """Find the closest pair of base bandits (slots 1..) and drop the less certain one.
 
     M (S, G, p, p), mu (S, G, p): block-diagonal posteriors; KL and tr(M^-1) are sums over
     blocks. work_S (S, G, p, p) / work_tr (S, G) cache each block's covariance and its trace;
-    only blocks marked in dirty (S, G) are recomputed.
+    only blocks marked in dirty (S, G) are recomputed. work_kl (S, S, G) caches the symmetric
+    KL of each pair (i < j) block by block, valid where kl_ok (S, S, G): a block's KL is
+    recomputed only when one of the two blocks changed (the sum over blocks is taken in the
+    same order, so the distance is the same bit for bit).
 
     The paper's text: 'discard the one which is less certain about its estimate, measured
     with the trace of the associated posterior covariance' -- i.e. the larger tr(M^-1).
@@ -364,8 +384,8 @@ def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty):
     Returns (dropped slot, twin slot, distance)."""
     S, G, p = mu.shape
     tmp = np.empty(p)
-    col = np.empty(p)
     Lw = np.empty((p, p))
+    Xw = np.empty((p, p))
     for s in range(1, S):
         if not alive[s]:
             continue
@@ -375,12 +395,15 @@ def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty):
                 # an exact tie (a base bandit and a copy of the shadow that learnt the same
                 # data) is broken by id, not by the rounding of two update histories of L
                 chol_factor(M[s, g], Lw)
-                _covariance(Lw, work_S[s, g], tmp, col)
+                _covariance(Lw, work_S[s, g], Xw)
                 tr = 0.0
                 for i in range(p):
                     tr += work_S[s, g, i, i]
                 work_tr[s, g] = tr
                 dirty[s, g] = False
+                for o in range(S):
+                    kl_ok[s, o, g] = False
+                    kl_ok[o, s, g] = False
     best_i, best_j, best = -1, -1, np.inf
     for i in range(1, S):
         if not alive[i]:
@@ -391,8 +414,11 @@ def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty):
             dist = 0.0
             if prune_mode == 0:
                 for g in range(G):
-                    dist += sym_kl(M[i, g], mu[i, g], work_S[i, g], M[j, g], mu[j, g],
-                                   work_S[j, g], tmp)
+                    if not kl_ok[i, j, g]:
+                        work_kl[i, j, g] = sym_kl(M[i, g], mu[i, g], work_S[i, g], M[j, g],
+                                                  mu[j, g], work_S[j, g], tmp)
+                        kl_ok[i, j, g] = True
+                    dist += work_kl[i, j, g]
             else:
                 for g in range(G):
                     for k in range(p):
@@ -413,7 +439,7 @@ def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty):
 def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
                     M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wstate,
                     shadow_mode, tau, gamma, lam, sigma2, n_max, weighting, share, handover,
-                    prune_mode, work_S, work_tr, dirty,
+                    prune_mode, work_S, work_tr, dirty, work_kl, kl_ok,
                     out_arm, out_reward, out_player, out_wids, out_w,
                     ev_step, ev_kind, ev_bandit, ev_other, ev_value):
     """Algorithm 1 (batch version) over a chunk of whole batches. Slot 0 is the shadow bandit.
@@ -514,7 +540,8 @@ def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
         if shield:
             alive[born] = False
         while n_base > n_max:
-            drop, twin, dist = prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty)
+            drop, twin, dist = prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty,
+                                         work_kl, kl_ok)
             e = counters[1]
             ev_step[e], ev_kind[e], ev_bandit[e], ev_other[e], ev_value[e] = (
                 step_end, PRUNE, ids[drop], ids[twin], dist)
