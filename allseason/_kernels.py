@@ -339,7 +339,7 @@ def _covariance(L, out, X):
         lii = L[i, i]
         for j in range(d):
             X[i, j] = X[i, j] / lii
-    for i in range(d - 1, -1, -1):  # out = L^-T X: out[i] = (X[i] - sum_k>i L[k, i] out[k]) / L[i, i]
+    for i in range(d - 1, -1, -1):  # out = L^-T X: (X[i] - sum_k>i L[k, i] out[k]) / L[i, i]
         for j in range(d):
             out[i, j] = X[i, j]
         for k in range(i + 1, d):
@@ -575,3 +575,299 @@ def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
             out_wids[bi, s] = ids[s] if alive[s] else -1
             out_w[bi, s] = math.exp(logw[s]) if alive[s] else 0.0
         start = end + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# DenBand (allseason.policies.denband): LinUCB experts with auditors, block-diagonal ridge
+CREATE, DISCARD = 3, 4
+
+
+@njit(cache=True, nogil=True)
+def _radius(n, d, lam, sigma, delta):
+    """confidence_radius with S = L = 1 (allseason.policies.ridge)."""
+    return (sigma * math.sqrt(d * math.log1p(n * 1.0 * 1.0 / (d * lam))
+                              + 2.0 * math.log(1.0 / delta)) + math.sqrt(lam) * 1.0)
+
+
+@njit(cache=True, nogil=True)
+def _quad(V, x, tmp):
+    """x^T V x for a symmetric V."""
+    _matvec(V, x, tmp)
+    return _dot(x, tmp)
+
+
+@njit(cache=True, nogil=True)
+def _dot(a, b):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _matvec(A, x, out):
+    """out = A x for a symmetric A (exactly: every DenBand matrix is), as sum_j x_j A[j, :]:
+    each out[i] is the same sum, in the same order, as the dot product of row i with x, but
+    the loop runs along rows and vectorises."""
+    p = x.shape[0]
+    for i in range(p):
+        out[i] = 0.0
+    for j in range(p):
+        xj = x[j]
+        for i in range(p):
+            out[i] += A[j, i] * xj
+
+
+@njit(cache=True, nogil=True)
+def ridge_apply(M, Vinv, b, steps, x, r, sign, dense, tmp):
+    """RidgeModel._apply on one block: M += sign x x^T, b += sign r x, V^-1 by Sherman-Morrison,
+    refreshed from M every RidgeModel.REFRESH steps. An all-zero x changes nothing in a
+    block model (not even its step count); in a dense model (``dense``) it counts a step.
+    Returns True if anything was applied (the caller refreshes what depends on V^-1 or b)."""
+    p = x.shape[0]
+    if not dense:
+        zero = True
+        for i in range(p):
+            if x[i] != 0.0:
+                zero = False
+                break
+        if zero:
+            return False
+    for i in range(p):
+        for j in range(p):
+            M[i, j] += sign * (x[i] * x[j])
+        b[i] += (sign * r) * x[i]
+    _matvec(Vinv, x, tmp)  # (V +- x x^T)^-1 = V^-1 -+ v v^T / (1 +- x^T v)
+    coef = sign / (1.0 + sign * _dot(x, tmp))
+    for i in range(p):
+        for j in range(p):
+            Vinv[i, j] -= coef * (tmp[i] * tmp[j])
+    steps[0] += 1
+    if steps[0] >= 256:  # RidgeModel.REFRESH: stop rounding error building up
+        inv = np.linalg.inv(M)
+        for i in range(p):
+            for j in range(p):
+                Vinv[i, j] = 0.5 * (inv[i, j] + inv[j, i])
+        steps[0] = 0
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _denband_beta(aM, aVinv, ab, theta, lam, out, tmp):
+    """beta = (lam I + G_W)^-1 (c_W - G_W theta), G_W theta = (aM - lam I) theta."""
+    p = theta.shape[0]
+    _matvec(aM, theta, tmp)
+    for i in range(p):
+        tmp[i] = ab[i] - (tmp[i] - lam * theta[i])
+    _matvec(aVinv, tmp, out)
+
+
+@njit(cache=True, nogil=True)
+def _denband_init(e, step, bid, lam, mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv, ab, asteps,
+                  an, beta, beta_ok, eids, last_adm):
+    G, p = mb.shape[1], mb.shape[2]
+    for g in range(G):
+        for i in range(p):
+            for j in range(p):
+                mM[e, g, i, j] = 0.0
+                mVinv[e, g, i, j] = 0.0
+                aM[e, g, i, j] = 0.0
+                aVinv[e, g, i, j] = 0.0
+            mM[e, g, i, i] = lam
+            aM[e, g, i, i] = lam
+            mVinv[e, g, i, i] = 1.0 / lam
+            aVinv[e, g, i, i] = 1.0 / lam
+            mb[e, g, i] = 0.0
+            mtheta[e, g, i] = 0.0
+            ab[e, g, i] = 0.0
+            beta[e, g, i] = 0.0
+        msteps[e, g] = 0
+        asteps[e, g] = 0
+        beta_ok[e, g] = True
+    mn[e] = 0.0
+    an[e] = 0.0
+    eids[e] = bid
+    last_adm[e] = step
+
+
+@njit(cache=True, nogil=True)
+def _denband_move(src, dst, mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv, ab, asteps, an, beta,
+                  beta_ok, eids, last_adm, share):
+    mM[dst] = mM[src]
+    mVinv[dst] = mVinv[src]
+    mb[dst] = mb[src]
+    mtheta[dst] = mtheta[src]
+    msteps[dst] = msteps[src]
+    mn[dst] = mn[src]
+    aM[dst] = aM[src]
+    aVinv[dst] = aVinv[src]
+    ab[dst] = ab[src]
+    asteps[dst] = asteps[src]
+    an[dst] = an[src]
+    beta[dst] = beta[src]
+    beta_ok[dst] = beta_ok[src]
+    eids[dst] = eids[src]
+    last_adm[dst] = last_adm[src]
+    share[dst] = share[src]
+
+
+@njit(cache=True, nogil=True)
+def denband_chunk(ctx, block, cidx, expected, noise, batch_end, b0, step0, d, tau, delta_l,
+                  delta, max_idle, lam, sigma, tie, mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv,
+                  ab, asteps, an, beta, beta_ok, eids, last_adm, share, state, wx, wg, wr, wstate,
+                  out_arm, out_reward, out_player, out_wids, out_w, out_nw,
+                  ev_step, ev_kind, ev_bandit):
+    """DenBand (see allseason.policies.denband) over batches b0.. of a chunk; the same
+    decisions as its plain select/update loop.
+
+    Arms as in lints_chunk. Expert e (slots 0..n-1, in order of creation): model mM, mVinv
+    (cap, G, p, p), mb, mtheta (cap, G, p), msteps (cap, G), mn (cap,) = n_obs; its auditor
+    aM, aVinv, ab, asteps, an; beta (cap, G, p) cached per block where beta_ok. state =
+    [number of experts, next id, events written]; wx (tau, p), wg, wr, wstate = [count, head]:
+    the last tau observations. max_idle < 0: never discard. share (cap,): how many arms
+    selected each expert at the last step. Scores within a relative ``tie`` of the best one are
+    ties (lowest index). Returns the first batch not played: a batch is
+    only started with room for one new expert per step (the caller grows the arrays)."""
+    cap, G, p = mb.shape
+    K = block.shape[0]
+    dense = G == 1
+    tmp = np.empty(p)
+    adm = np.zeros((cap, K), dtype=np.bool_)
+    mu = np.empty((cap, K))
+    cb = np.empty((cap, K))
+    lcb = np.empty((cap, K))
+    chosen = np.empty(K, dtype=np.int64)
+    for bi in range(b0, batch_end.shape[0]):
+        start = 0 if bi == 0 else batch_end[bi - 1] + 1
+        end = batch_end[bi]
+        if state[0] + (end - start + 1) > cap:
+            return bi
+        for t in range(start, end + 1):
+            n_exp = state[0]
+            for e in range(n_exp + 1):
+                if e == n_exp:  # an arm with no admissible expert: create one
+                    missing = False
+                    for k in range(K):
+                        anyk = False
+                        for f in range(n_exp):
+                            if adm[f, k]:
+                                anyk = True
+                                break
+                        if not anyk:
+                            missing = True
+                            break
+                    if not missing:
+                        break
+                    _denband_init(e, step0 + t, state[1], lam, mM, mVinv, mb, mtheta, msteps,
+                                  mn, aM, aVinv, ab, asteps, an, beta, beta_ok, eids, last_adm)
+                    j = state[2]
+                    ev_step[j], ev_kind[j], ev_bandit[j] = step0 + t, CREATE, state[1]
+                    state[2] = j + 1
+                    state[1] += 1
+                    state[0] = n_exp + 1
+                rm = _radius(mn[e], d, lam, sigma, delta)
+                ra = _radius(an[e], d, lam, sigma, delta)
+                for k in range(K):
+                    g = block[k]
+                    x = ctx[t, cidx[k]]
+                    if not beta_ok[e, g]:
+                        _denband_beta(aM[e, g], aVinv[e, g], ab[e, g], mtheta[e, g], lam,
+                                      beta[e, g], tmp)
+                        beta_ok[e, g] = True
+                    mu[e, k] = _dot(x, mtheta[e, g])
+                    cb[e, k] = rm * math.sqrt(max(_quad(mVinv[e, g], x, tmp), 0.0))
+                    err = abs(_dot(x, beta[e, g]))
+                    cba = ra * math.sqrt(max(_quad(aVinv[e, g], x, tmp), 0.0))
+                    adm[e, k] = err < cba + cb[e, k] + delta_l
+                    lcb[e, k] = err - cba if adm[e, k] else np.inf
+            n_exp = state[0]
+            for e in range(n_exp):
+                share[e] = 0
+            for k in range(K):  # the expert of each arm: smallest lcb, ties to the oldest
+                low = lcb[0, k]
+                for e in range(1, n_exp):
+                    low = min(low, lcb[e, k])
+                best = 0
+                while not lcb[best, k] <= low + tie * abs(low):
+                    best += 1
+                chosen[k] = best
+                share[best] += 1
+            top = -np.inf
+            for k in range(K):  # the arm: largest UCB of its expert, ties to the lowest
+                top = max(top, mu[chosen[k], k] + cb[chosen[k], k])
+            a = 0
+            while not mu[chosen[a], a] + cb[chosen[a], a] >= top - tie * abs(top):
+                a += 1
+            for e in range(n_exp):
+                for k in range(K):
+                    if adm[e, k]:
+                        last_adm[e] = step0 + t
+                        break
+            out_arm[t] = a
+            out_reward[t] = expected[t, a] + noise[t]
+            out_player[t] = eids[chosen[a]]
+        # learning, observation by observation
+        for t in range(start, end + 1):
+            a = out_arm[t]
+            g = block[a]
+            x = ctx[t, cidx[a]]
+            r = out_reward[t]
+            n_exp = state[0]
+            for e in range(n_exp):  # absorb if admissible and the error is within the width
+                if not beta_ok[e, g]:
+                    _denband_beta(aM[e, g], aVinv[e, g], ab[e, g], mtheta[e, g], lam,
+                                  beta[e, g], tmp)
+                    beta_ok[e, g] = True
+                m = _dot(x, mtheta[e, g])
+                c = _radius(mn[e], d, lam, sigma, delta) * math.sqrt(
+                    max(_quad(mVinv[e, g], x, tmp), 0.0))
+                err = abs(_dot(x, beta[e, g]))
+                ca = _radius(an[e], d, lam, sigma, delta) * math.sqrt(
+                    max(_quad(aVinv[e, g], x, tmp), 0.0))
+                if err < ca + c + delta_l and abs(m - r) <= c + delta_l:
+                    mn[e] += 1.0
+                    if ridge_apply(mM[e, g], mVinv[e, g], mb[e, g], msteps[e, g:g + 1], x, r,
+                                   1.0, dense, tmp):
+                        _matvec(mVinv[e, g], mb[e, g], mtheta[e, g])
+                        beta_ok[e, g] = False
+            count, head = wstate[0], wstate[1]
+            go = wg[head]
+            for e in range(n_exp):  # every auditor: add, and drop the oldest past tau
+                an[e] += 1.0
+                if ridge_apply(aM[e, g], aVinv[e, g], ab[e, g], asteps[e, g:g + 1], x, r,
+                               1.0, dense, tmp):
+                    beta_ok[e, g] = False
+                if an[e] > tau:
+                    an[e] -= 1.0
+                    if ridge_apply(aM[e, go], aVinv[e, go], ab[e, go], asteps[e, go:go + 1],
+                                   wx[head], wr[head], -1.0, dense, tmp):
+                        beta_ok[e, go] = False
+            wx[head, :] = x
+            wg[head] = g
+            wr[head] = r
+            wstate[1] = (head + 1) % tau
+            if count < tau:
+                wstate[0] = count + 1
+        if max_idle >= 0:  # discard the experts admissible for no arm in max_idle steps
+            step = step0 + end
+            n_exp, kept = state[0], 0
+            for e in range(n_exp):
+                if step - last_adm[e] >= max_idle:
+                    j = state[2]
+                    ev_step[j], ev_kind[j], ev_bandit[j] = step, DISCARD, eids[e]
+                    state[2] = j + 1
+                    continue
+                if kept != e:
+                    _denband_move(e, kept, mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv, ab,
+                                  asteps, an, beta, beta_ok, eids, last_adm, share)
+                kept += 1
+            state[0] = kept
+        n_exp = state[0]
+        total = 0.0
+        for e in range(n_exp):
+            total += share[e] / K
+        out_nw[bi] = n_exp
+        for e in range(n_exp):
+            out_wids[bi, e] = eids[e]
+            out_w[bi, e] = (share[e] / K) / total if total > 0 else 1.0 / max(n_exp, 1)
+    return batch_end.shape[0]
