@@ -1,4 +1,5 @@
-"""Compiled (numba) hot loops for the LinTS family and All-Season.
+"""Compiled (numba) hot loops for the LinTS family and All-Season, and for the LinUCB-family
+baselines DenBand and BoB (its SW-UCB; EXP3 stays in Python).
 
 Each kernel plays a chunk of whole batches and mutates the policy's state arrays in place.
 The random numbers come in as arrays (u: one uniform per step, z: d normals per step) drawn
@@ -871,3 +872,82 @@ def denband_chunk(ctx, block, cidx, expected, noise, batch_end, b0, step0, d, ta
             out_wids[bi, e] = eids[e]
             out_w[bi, e] = (share[e] / K) / total if total > 0 else 1.0 / max(n_exp, 1)
     return batch_end.shape[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# BoB (allseason.policies.bob): the SW-UCB base bandit; EXP3 stays in Python
+@njit(cache=True, nogil=True)
+def _ridge_reset(M, Vinv, b, theta, steps, lam):
+    G, p = b.shape
+    for g in range(G):
+        for i in range(p):
+            for j in range(p):
+                M[g, i, j] = 0.0
+                Vinv[g, i, j] = 0.0
+            M[g, i, i] = lam
+            Vinv[g, i, i] = 1.0 / lam
+            b[g, i] = 0.0
+            theta[g, i] = 0.0
+        steps[g] = 0
+
+
+@njit(cache=True, nogil=True)
+def bob_chunk(ctx, block, cidx, expected, noise, batch_end, b0, b1, step0, lam, tie,
+              M, Vinv, b, theta, steps, wx, wg, wr, wstate, params,
+              reset_t, reset_w, reset_beta, out_arm, out_reward):
+    """Batches b0..b1-1 of a chunk with SW-UCB (ridge M, Vinv (G, p, p), b, theta (G, p),
+    steps (G,)): x = argmax x^T theta + beta ||x||_{V^-1} (ties up to ``tie``, relative, to
+    the lowest index), then learn the batch's observations of the current block, the last w
+    of them (ring wx (cap, p), wg, wr; wstate = [count, head, w]). params = [beta, global
+    step at which the current block started]. At local step reset_t[i] a new block starts:
+    the model and window restart, with window reset_w[i] and width factor reset_beta[i]."""
+    G, p = b.shape
+    K = block.shape[0]
+    dense = G == 1
+    tmp = np.empty(p)
+    score = np.empty(K)
+    r_i = 0
+    for bi in range(b0, b1):
+        start = 0 if bi == 0 else batch_end[bi - 1] + 1
+        end = batch_end[bi]
+        for t in range(start, end + 1):
+            if r_i < reset_t.shape[0] and reset_t[r_i] == t:
+                _ridge_reset(M, Vinv, b, theta, steps, lam)
+                wstate[0], wstate[1], wstate[2] = 0, 0, reset_w[r_i]
+                params[0], params[1] = reset_beta[r_i], step0 + t
+                r_i += 1
+            beta = params[0]
+            top = -np.inf
+            for k in range(K):
+                g = block[k]
+                x = ctx[t, cidx[k]]
+                score[k] = _dot(x, theta[g]) + beta * math.sqrt(max(_quad(Vinv[g], x, tmp), 0.0))
+                top = max(top, score[k])
+            a = 0
+            while not score[a] >= top - tie * abs(top):
+                a += 1
+            out_arm[t] = a
+            out_reward[t] = expected[t, a] + noise[t]
+        for t in range(start, end + 1):
+            if step0 + t < params[1]:
+                continue  # a late observation of the previous block: counted, not learnt
+            a = out_arm[t]
+            g = block[a]
+            x = ctx[t, cidx[a]]
+            count, head, w = wstate[0], wstate[1], wstate[2]
+            cap = wx.shape[0]
+            if count == w:  # the oldest leaves the window
+                go = wg[head]
+                if ridge_apply(M[go], Vinv[go], b[go], steps[go:go + 1], wx[head], wr[head],
+                               -1.0, dense, tmp):
+                    _matvec(Vinv[go], b[go], theta[go])
+                head = (head + 1) % cap
+                count -= 1
+            if ridge_apply(M[g], Vinv[g], b[g], steps[g:g + 1], x, out_reward[t], 1.0, dense,
+                           tmp):
+                _matvec(Vinv[g], b[g], theta[g])
+            slot = (head + count) % cap
+            wx[slot, :] = x
+            wg[slot] = g
+            wr[slot] = out_reward[t]
+            wstate[0], wstate[1] = count + 1, head

@@ -30,6 +30,7 @@ CASES = {  # label: (policy, params)
                                                   "weighting": "batch"}),
     "denband": ("denband", {"tau": 1000, "delta_l": 0.25}),
     "bob": ("bob", {"S": 1.0, "L": 1.0}),
+    "random": ("random", {}),
 }
 SIZES = {"full": ("test", 30_000, 0), "validation": ("validation", 3_000, 1000)}
 

@@ -80,19 +80,7 @@ from .. import _kernels as kernels
 from ..envs.arms import as_blocks
 from .base import ChunkOutcome, Event, Policy, check_batch_end
 from .params import COUNT, OPEN_UNIT, POSITIVE, Param
-from .ridge import BlockAware, confidence_radius
-
-
-TIE_RTOL = 1e-12  # scores this close (relatively) to the best are ties; the kernel's too
-
-
-def first_best(scores: np.ndarray, axis: int = 0, lowest: bool = False) -> np.ndarray:
-    """Index of the first maximum (``lowest``: minimum) along ``axis``, ties up to TIE_RTOL."""
-    if lowest:
-        best = scores.min(axis=axis, keepdims=True)
-        return np.argmax(scores <= best + TIE_RTOL * np.abs(best), axis=axis)
-    best = scores.max(axis=axis, keepdims=True)
-    return np.argmax(scores >= best - TIE_RTOL * np.abs(best), axis=axis)
+from .ridge import TIE_RTOL, BlockAware, confidence_radius, first_best
 
 
 class _Expert:
@@ -147,7 +135,7 @@ class DenBand(BlockAware, Policy):
         self._window: deque = deque(maxlen=self.tau)  # the last tau observations (x, r)
         self._share: dict[int, float] = {}
         self._create(0)  # expert 0: no event
-        self._fast = None  # the compiled path's state (run_chunk)
+        self._kstate = None  # the compiled path's state (run_chunk)
 
     # -- helpers ------------------------------------------------------------------------------
     def _create(self, step: int) -> _Expert:
@@ -214,8 +202,8 @@ class DenBand(BlockAware, Policy):
                     self._events.append(Event(step, "discard", e.id))
 
     def weights(self):
-        if self._fast is not None:
-            f = self._fast
+        if self._kstate is not None:
+            f = self._kstate
             n = int(f["state"][0])
             ids, w = f["eids"][:n].copy(), f["share"][:n] / f["n_arms"]
         else:
@@ -230,16 +218,16 @@ class DenBand(BlockAware, Policy):
             e.model, e.audit = self._new_model(), self._new_model()
 
     def is_positive_definite(self):
-        if self._fast is not None:
-            n = int(self._fast["state"][0])
-            return all(bool(np.all(np.linalg.eigvalsh(self._fast[k][:n]) > 0))
+        if self._kstate is not None:
+            n = int(self._kstate["state"][0])
+            return all(bool(np.all(np.linalg.eigvalsh(self._kstate[k][:n]) > 0))
                        for k in ("mM", "aM"))
         return all(e.model.is_positive_definite() and e.audit.is_positive_definite()
                    for e in self.experts)
 
     # -- compiled path ------------------------------------------------------------------------
     def _require_plain(self):
-        if self._fast is not None:
+        if self._kstate is not None:
             raise RuntimeError("this policy has been run with run_chunk; use one path only")
 
     _FAST_ARRAYS = {"mM": 2, "mVinv": 2, "mb": 1, "mtheta": 1, "msteps": 0, "mn": -1,
@@ -253,17 +241,17 @@ class DenBand(BlockAware, Policy):
         f = {"n_arms": n_arms, "state": np.array([0, 0, 0], dtype=np.int64),
              "wx": np.zeros((self.tau, p)), "wg": np.zeros(self.tau, dtype=np.int64),
              "wr": np.zeros(self.tau), "wstate": np.zeros(2, dtype=np.int64)}
-        self._fast = f
+        self._kstate = f
         self._grow(4, G, p)
         kernels._denband_init(0, 0, 0, self.lam, *self._expert_arrays()[:-1])
         f["state"][:2] = 1, 1  # expert 0, as in __init__
 
     def _expert_arrays(self):
-        return [self._fast[k] for k in self._FAST_ARRAYS]
+        return [self._kstate[k] for k in self._FAST_ARRAYS]
 
     def _grow(self, cap: int, G: int, p: int) -> None:
         """(Re)allocate the per-expert arrays with room for cap experts, keeping the live ones."""
-        f = self._fast
+        f = self._kstate
         n = int(f["state"][0])
         for k, rank in self._FAST_ARRAYS.items():
             shape = (cap,) + ((G, p, p), (G, p), (G,), ())[2 - rank if rank >= 0 else 3]
@@ -280,9 +268,9 @@ class DenBand(BlockAware, Policy):
         self._prepare(arms)
         ctx, block, cidx, G = as_blocks(arms)
         K = len(block)
-        if self._fast is None:
+        if self._kstate is None:
             self._init_fast(G, K)
-        f = self._fast
+        f = self._kstate
         p = self.d // G
         if f["mb"].shape[1] != G:
             raise ValueError("arms: the block structure changed between chunks")

@@ -220,6 +220,18 @@ class BlockAware:
         raise NotImplementedError
 
 
+TIE_RTOL = 1e-12  # scores this close (relatively) to the best one are ties (DenBand, BoB)
+
+
+def first_best(scores: np.ndarray, axis: int = 0, lowest: bool = False) -> np.ndarray:
+    """Index of the first maximum (``lowest``: minimum) along ``axis``, ties up to TIE_RTOL."""
+    if lowest:
+        best = scores.min(axis=axis, keepdims=True)
+        return np.argmax(scores <= best + TIE_RTOL * np.abs(best), axis=axis)
+    best = scores.max(axis=axis, keepdims=True)
+    return np.argmax(scores >= best - TIE_RTOL * np.abs(best), axis=axis)
+
+
 def confidence_radius(n: float, d: int, lam: float, sigma: float, delta: float,
                       S: float = 1.0, L: float = 1.0) -> float:  # noqa: N803
     """Abbasi-Yadkori et al. (2011), Thm 2 with the determinant bound:
