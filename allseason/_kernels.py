@@ -1,4 +1,5 @@
-"""Compiled (numba) hot loops for the LinTS family and All-Season.
+"""Compiled (numba) hot loops for the LinTS family and All-Season, and for the LinUCB-family
+baselines DenBand and BoB (its SW-UCB; EXP3 stays in Python).
 
 Each kernel plays a chunk of whole batches and mutates the policy's state arrays in place.
 The random numbers come in as arrays (u: one uniform per step, z: d normals per step) drawn
@@ -321,17 +322,34 @@ def _copy_slot(M, L, b, mu, src, dst):
 
 
 @njit(cache=True, nogil=True)
-def _covariance(L, out, tmp, col):
-    """out = (L L^T)^-1, column by column."""
+def _covariance(L, out, X):
+    """out = (L L^T)^-1: every column by a forward then a backward solve, all columns at once.
+
+    Each entry sees the same operations in the same order as forward_solve/backward_solve on
+    one column of the identity (bit for bit), but the inner loops run along rows, which
+    vectorise. X (d, d) is workspace."""
     d = L.shape[0]
-    for j in range(d):
-        for i in range(d):
-            col[i] = 0.0
-        col[j] = 1.0
-        forward_solve(L, col, tmp)
-        backward_solve(L, tmp, col)
-        for i in range(d):
-            out[i, j] = col[i]
+    for i in range(d):  # X = L^-1, row by row: X[i] = (e_i - sum_k<i L[i, k] X[k]) / L[i, i]
+        for j in range(d):
+            X[i, j] = 0.0
+        X[i, i] = 1.0
+        for k in range(i):
+            lik = L[i, k]
+            for j in range(d):
+                X[i, j] -= lik * X[k, j]
+        lii = L[i, i]
+        for j in range(d):
+            X[i, j] = X[i, j] / lii
+    for i in range(d - 1, -1, -1):  # out = L^-T X: (X[i] - sum_k>i L[k, i] out[k]) / L[i, i]
+        for j in range(d):
+            out[i, j] = X[i, j]
+        for k in range(i + 1, d):
+            lki = L[k, i]
+            for j in range(d):
+                out[i, j] -= lki * out[k, j]
+        lii = L[i, i]
+        for j in range(d):
+            out[i, j] = out[i, j] / lii
 
 
 @njit(cache=True, nogil=True)
@@ -351,12 +369,15 @@ def sym_kl(M1, mu1, S1, M2, mu2, S2, dm):
 
 
 @njit(cache=True, nogil=True)
-def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty):
+def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty, work_kl, kl_ok):
     """Find the closest pair of base bandits (slots 1..) and drop the less certain one.
 
     M (S, G, p, p), mu (S, G, p): block-diagonal posteriors; KL and tr(M^-1) are sums over
     blocks. work_S (S, G, p, p) / work_tr (S, G) cache each block's covariance and its trace;
-    only blocks marked in dirty (S, G) are recomputed.
+    only blocks marked in dirty (S, G) are recomputed. work_kl (S, S, G) caches the symmetric
+    KL of each pair (i < j) block by block, valid where kl_ok (S, S, G): a block's KL is
+    recomputed only when one of the two blocks changed (the sum over blocks is taken in the
+    same order, so the distance is the same bit for bit).
 
     The paper's text: 'discard the one which is less certain about its estimate, measured
     with the trace of the associated posterior covariance' -- i.e. the larger tr(M^-1).
@@ -364,8 +385,8 @@ def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty):
     Returns (dropped slot, twin slot, distance)."""
     S, G, p = mu.shape
     tmp = np.empty(p)
-    col = np.empty(p)
     Lw = np.empty((p, p))
+    Xw = np.empty((p, p))
     for s in range(1, S):
         if not alive[s]:
             continue
@@ -375,12 +396,15 @@ def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty):
                 # an exact tie (a base bandit and a copy of the shadow that learnt the same
                 # data) is broken by id, not by the rounding of two update histories of L
                 chol_factor(M[s, g], Lw)
-                _covariance(Lw, work_S[s, g], tmp, col)
+                _covariance(Lw, work_S[s, g], Xw)
                 tr = 0.0
                 for i in range(p):
                     tr += work_S[s, g, i, i]
                 work_tr[s, g] = tr
                 dirty[s, g] = False
+                for o in range(S):
+                    kl_ok[s, o, g] = False
+                    kl_ok[o, s, g] = False
     best_i, best_j, best = -1, -1, np.inf
     for i in range(1, S):
         if not alive[i]:
@@ -391,8 +415,11 @@ def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty):
             dist = 0.0
             if prune_mode == 0:
                 for g in range(G):
-                    dist += sym_kl(M[i, g], mu[i, g], work_S[i, g], M[j, g], mu[j, g],
-                                   work_S[j, g], tmp)
+                    if not kl_ok[i, j, g]:
+                        work_kl[i, j, g] = sym_kl(M[i, g], mu[i, g], work_S[i, g], M[j, g],
+                                                  mu[j, g], work_S[j, g], tmp)
+                        kl_ok[i, j, g] = True
+                    dist += work_kl[i, j, g]
             else:
                 for g in range(G):
                     for k in range(p):
@@ -413,7 +440,7 @@ def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty):
 def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
                     M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wstate,
                     shadow_mode, tau, gamma, lam, sigma2, n_max, weighting, share, handover,
-                    prune_mode, work_S, work_tr, dirty,
+                    prune_mode, work_S, work_tr, dirty, work_kl, kl_ok,
                     out_arm, out_reward, out_player, out_wids, out_w,
                     ev_step, ev_kind, ev_bandit, ev_other, ev_value):
     """Algorithm 1 (batch version) over a chunk of whole batches. Slot 0 is the shadow bandit.
@@ -514,7 +541,8 @@ def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
         if shield:
             alive[born] = False
         while n_base > n_max:
-            drop, twin, dist = prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty)
+            drop, twin, dist = prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty,
+                                         work_kl, kl_ok)
             e = counters[1]
             ev_step[e], ev_kind[e], ev_bandit[e], ev_other[e], ev_value[e] = (
                 step_end, PRUNE, ids[drop], ids[twin], dist)
@@ -548,3 +576,378 @@ def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
             out_wids[bi, s] = ids[s] if alive[s] else -1
             out_w[bi, s] = math.exp(logw[s]) if alive[s] else 0.0
         start = end + 1
+
+
+# ---------------------------------------------------------------------------------------------
+# DenBand (allseason.policies.denband): LinUCB experts with auditors, block-diagonal ridge
+CREATE, DISCARD = 3, 4
+
+
+@njit(cache=True, nogil=True)
+def _radius(n, d, lam, sigma, delta):
+    """confidence_radius with S = L = 1 (allseason.policies.ridge)."""
+    return (sigma * math.sqrt(d * math.log1p(n * 1.0 * 1.0 / (d * lam))
+                              + 2.0 * math.log(1.0 / delta)) + math.sqrt(lam) * 1.0)
+
+
+@njit(cache=True, nogil=True)
+def _quad(V, x, tmp):
+    """x^T V x for a symmetric V."""
+    _matvec(V, x, tmp)
+    return _dot(x, tmp)
+
+
+@njit(cache=True, nogil=True)
+def _dot(a, b):
+    s = 0.0
+    for i in range(a.shape[0]):
+        s += a[i] * b[i]
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _matvec(A, x, out):
+    """out = A x for a symmetric A (exactly: every DenBand matrix is), as sum_j x_j A[j, :]:
+    each out[i] is the same sum, in the same order, as the dot product of row i with x, but
+    the loop runs along rows and vectorises."""
+    p = x.shape[0]
+    for i in range(p):
+        out[i] = 0.0
+    for j in range(p):
+        xj = x[j]
+        for i in range(p):
+            out[i] += A[j, i] * xj
+
+
+@njit(cache=True, nogil=True)
+def ridge_apply(M, Vinv, b, steps, x, r, sign, dense, tmp):
+    """RidgeModel._apply on one block: M += sign x x^T, b += sign r x, V^-1 by Sherman-Morrison,
+    refreshed from M every RidgeModel.REFRESH steps. An all-zero x changes nothing in a
+    block model (not even its step count); in a dense model (``dense``) it counts a step.
+    Returns True if anything was applied (the caller refreshes what depends on V^-1 or b)."""
+    p = x.shape[0]
+    if not dense:
+        zero = True
+        for i in range(p):
+            if x[i] != 0.0:
+                zero = False
+                break
+        if zero:
+            return False
+    for i in range(p):
+        for j in range(p):
+            M[i, j] += sign * (x[i] * x[j])
+        b[i] += (sign * r) * x[i]
+    _matvec(Vinv, x, tmp)  # (V +- x x^T)^-1 = V^-1 -+ v v^T / (1 +- x^T v)
+    coef = sign / (1.0 + sign * _dot(x, tmp))
+    for i in range(p):
+        for j in range(p):
+            Vinv[i, j] -= coef * (tmp[i] * tmp[j])
+    steps[0] += 1
+    if steps[0] >= 256:  # RidgeModel.REFRESH: stop rounding error building up
+        inv = np.linalg.inv(M)
+        for i in range(p):
+            for j in range(p):
+                Vinv[i, j] = 0.5 * (inv[i, j] + inv[j, i])
+        steps[0] = 0
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _denband_beta(aM, aVinv, ab, theta, lam, out, tmp):
+    """beta = (lam I + G_W)^-1 (c_W - G_W theta), G_W theta = (aM - lam I) theta."""
+    p = theta.shape[0]
+    _matvec(aM, theta, tmp)
+    for i in range(p):
+        tmp[i] = ab[i] - (tmp[i] - lam * theta[i])
+    _matvec(aVinv, tmp, out)
+
+
+@njit(cache=True, nogil=True)
+def _denband_init(e, step, bid, lam, mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv, ab, asteps,
+                  an, beta, beta_ok, eids, last_adm):
+    G, p = mb.shape[1], mb.shape[2]
+    for g in range(G):
+        for i in range(p):
+            for j in range(p):
+                mM[e, g, i, j] = 0.0
+                mVinv[e, g, i, j] = 0.0
+                aM[e, g, i, j] = 0.0
+                aVinv[e, g, i, j] = 0.0
+            mM[e, g, i, i] = lam
+            aM[e, g, i, i] = lam
+            mVinv[e, g, i, i] = 1.0 / lam
+            aVinv[e, g, i, i] = 1.0 / lam
+            mb[e, g, i] = 0.0
+            mtheta[e, g, i] = 0.0
+            ab[e, g, i] = 0.0
+            beta[e, g, i] = 0.0
+        msteps[e, g] = 0
+        asteps[e, g] = 0
+        beta_ok[e, g] = True
+    mn[e] = 0.0
+    an[e] = 0.0
+    eids[e] = bid
+    last_adm[e] = step
+
+
+@njit(cache=True, nogil=True)
+def _denband_move(src, dst, mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv, ab, asteps, an, beta,
+                  beta_ok, eids, last_adm, share):
+    mM[dst] = mM[src]
+    mVinv[dst] = mVinv[src]
+    mb[dst] = mb[src]
+    mtheta[dst] = mtheta[src]
+    msteps[dst] = msteps[src]
+    mn[dst] = mn[src]
+    aM[dst] = aM[src]
+    aVinv[dst] = aVinv[src]
+    ab[dst] = ab[src]
+    asteps[dst] = asteps[src]
+    an[dst] = an[src]
+    beta[dst] = beta[src]
+    beta_ok[dst] = beta_ok[src]
+    eids[dst] = eids[src]
+    last_adm[dst] = last_adm[src]
+    share[dst] = share[src]
+
+
+@njit(cache=True, nogil=True)
+def denband_chunk(ctx, block, cidx, expected, noise, batch_end, b0, step0, d, tau, delta_l,
+                  delta, max_idle, lam, sigma, tie, mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv,
+                  ab, asteps, an, beta, beta_ok, eids, last_adm, share, state, wx, wg, wr, wstate,
+                  out_arm, out_reward, out_player, out_wids, out_w, out_nw,
+                  ev_step, ev_kind, ev_bandit):
+    """DenBand (see allseason.policies.denband) over batches b0.. of a chunk; the same
+    decisions as its plain select/update loop.
+
+    Arms as in lints_chunk. Expert e (slots 0..n-1, in order of creation): model mM, mVinv
+    (cap, G, p, p), mb, mtheta (cap, G, p), msteps (cap, G), mn (cap,) = n_obs; its auditor
+    aM, aVinv, ab, asteps, an; beta (cap, G, p) cached per block where beta_ok. state =
+    [number of experts, next id, events written]; wx (tau, p), wg, wr, wstate = [count, head]:
+    the last tau observations. max_idle < 0: never discard. share (cap,): how many arms
+    selected each expert at the last step. Scores within a relative ``tie`` of the best one are
+    ties (lowest index). Returns the first batch not played: a batch is
+    only started with room for one new expert per step (the caller grows the arrays)."""
+    cap, G, p = mb.shape
+    K = block.shape[0]
+    dense = G == 1
+    tmp = np.empty(p)
+    adm = np.zeros((cap, K), dtype=np.bool_)
+    mu = np.empty((cap, K))
+    cb = np.empty((cap, K))
+    lcb = np.empty((cap, K))
+    chosen = np.empty(K, dtype=np.int64)
+    for bi in range(b0, batch_end.shape[0]):
+        start = 0 if bi == 0 else batch_end[bi - 1] + 1
+        end = batch_end[bi]
+        if state[0] + (end - start + 1) > cap:
+            return bi
+        for t in range(start, end + 1):
+            n_exp = state[0]
+            for e in range(n_exp + 1):
+                if e == n_exp:  # an arm with no admissible expert: create one
+                    missing = False
+                    for k in range(K):
+                        anyk = False
+                        for f in range(n_exp):
+                            if adm[f, k]:
+                                anyk = True
+                                break
+                        if not anyk:
+                            missing = True
+                            break
+                    if not missing:
+                        break
+                    _denband_init(e, step0 + t, state[1], lam, mM, mVinv, mb, mtheta, msteps,
+                                  mn, aM, aVinv, ab, asteps, an, beta, beta_ok, eids, last_adm)
+                    j = state[2]
+                    ev_step[j], ev_kind[j], ev_bandit[j] = step0 + t, CREATE, state[1]
+                    state[2] = j + 1
+                    state[1] += 1
+                    state[0] = n_exp + 1
+                rm = _radius(mn[e], d, lam, sigma, delta)
+                ra = _radius(an[e], d, lam, sigma, delta)
+                for k in range(K):
+                    g = block[k]
+                    x = ctx[t, cidx[k]]
+                    if not beta_ok[e, g]:
+                        _denband_beta(aM[e, g], aVinv[e, g], ab[e, g], mtheta[e, g], lam,
+                                      beta[e, g], tmp)
+                        beta_ok[e, g] = True
+                    mu[e, k] = _dot(x, mtheta[e, g])
+                    cb[e, k] = rm * math.sqrt(max(_quad(mVinv[e, g], x, tmp), 0.0))
+                    err = abs(_dot(x, beta[e, g]))
+                    cba = ra * math.sqrt(max(_quad(aVinv[e, g], x, tmp), 0.0))
+                    adm[e, k] = err < cba + cb[e, k] + delta_l
+                    lcb[e, k] = err - cba if adm[e, k] else np.inf
+            n_exp = state[0]
+            for e in range(n_exp):
+                share[e] = 0
+            for k in range(K):  # the expert of each arm: smallest lcb, ties to the oldest
+                low = lcb[0, k]
+                for e in range(1, n_exp):
+                    low = min(low, lcb[e, k])
+                best = 0
+                while not lcb[best, k] <= low + tie * abs(low):
+                    best += 1
+                chosen[k] = best
+                share[best] += 1
+            top = -np.inf
+            for k in range(K):  # the arm: largest UCB of its expert, ties to the lowest
+                top = max(top, mu[chosen[k], k] + cb[chosen[k], k])
+            a = 0
+            while not mu[chosen[a], a] + cb[chosen[a], a] >= top - tie * abs(top):
+                a += 1
+            for e in range(n_exp):
+                for k in range(K):
+                    if adm[e, k]:
+                        last_adm[e] = step0 + t
+                        break
+            out_arm[t] = a
+            out_reward[t] = expected[t, a] + noise[t]
+            out_player[t] = eids[chosen[a]]
+        # learning, observation by observation
+        for t in range(start, end + 1):
+            a = out_arm[t]
+            g = block[a]
+            x = ctx[t, cidx[a]]
+            r = out_reward[t]
+            n_exp = state[0]
+            for e in range(n_exp):  # absorb if admissible and the error is within the width
+                if not beta_ok[e, g]:
+                    _denband_beta(aM[e, g], aVinv[e, g], ab[e, g], mtheta[e, g], lam,
+                                  beta[e, g], tmp)
+                    beta_ok[e, g] = True
+                m = _dot(x, mtheta[e, g])
+                c = _radius(mn[e], d, lam, sigma, delta) * math.sqrt(
+                    max(_quad(mVinv[e, g], x, tmp), 0.0))
+                err = abs(_dot(x, beta[e, g]))
+                ca = _radius(an[e], d, lam, sigma, delta) * math.sqrt(
+                    max(_quad(aVinv[e, g], x, tmp), 0.0))
+                if err < ca + c + delta_l and abs(m - r) <= c + delta_l:
+                    mn[e] += 1.0
+                    if ridge_apply(mM[e, g], mVinv[e, g], mb[e, g], msteps[e, g:g + 1], x, r,
+                                   1.0, dense, tmp):
+                        _matvec(mVinv[e, g], mb[e, g], mtheta[e, g])
+                        beta_ok[e, g] = False
+            count, head = wstate[0], wstate[1]
+            go = wg[head]
+            for e in range(n_exp):  # every auditor: add, and drop the oldest past tau
+                an[e] += 1.0
+                if ridge_apply(aM[e, g], aVinv[e, g], ab[e, g], asteps[e, g:g + 1], x, r,
+                               1.0, dense, tmp):
+                    beta_ok[e, g] = False
+                if an[e] > tau:
+                    an[e] -= 1.0
+                    if ridge_apply(aM[e, go], aVinv[e, go], ab[e, go], asteps[e, go:go + 1],
+                                   wx[head], wr[head], -1.0, dense, tmp):
+                        beta_ok[e, go] = False
+            wx[head, :] = x
+            wg[head] = g
+            wr[head] = r
+            wstate[1] = (head + 1) % tau
+            if count < tau:
+                wstate[0] = count + 1
+        if max_idle >= 0:  # discard the experts admissible for no arm in max_idle steps
+            step = step0 + end
+            n_exp, kept = state[0], 0
+            for e in range(n_exp):
+                if step - last_adm[e] >= max_idle:
+                    j = state[2]
+                    ev_step[j], ev_kind[j], ev_bandit[j] = step, DISCARD, eids[e]
+                    state[2] = j + 1
+                    continue
+                if kept != e:
+                    _denband_move(e, kept, mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv, ab,
+                                  asteps, an, beta, beta_ok, eids, last_adm, share)
+                kept += 1
+            state[0] = kept
+        n_exp = state[0]
+        total = 0.0
+        for e in range(n_exp):
+            total += share[e] / K
+        out_nw[bi] = n_exp
+        for e in range(n_exp):
+            out_wids[bi, e] = eids[e]
+            out_w[bi, e] = (share[e] / K) / total if total > 0 else 1.0 / max(n_exp, 1)
+    return batch_end.shape[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# BoB (allseason.policies.bob): the SW-UCB base bandit; EXP3 stays in Python
+@njit(cache=True, nogil=True)
+def _ridge_reset(M, Vinv, b, theta, steps, lam):
+    G, p = b.shape
+    for g in range(G):
+        for i in range(p):
+            for j in range(p):
+                M[g, i, j] = 0.0
+                Vinv[g, i, j] = 0.0
+            M[g, i, i] = lam
+            Vinv[g, i, i] = 1.0 / lam
+            b[g, i] = 0.0
+            theta[g, i] = 0.0
+        steps[g] = 0
+
+
+@njit(cache=True, nogil=True)
+def bob_chunk(ctx, block, cidx, expected, noise, batch_end, b0, b1, step0, lam, tie,
+              M, Vinv, b, theta, steps, wx, wg, wr, wstate, params,
+              reset_t, reset_w, reset_beta, out_arm, out_reward):
+    """Batches b0..b1-1 of a chunk with SW-UCB (ridge M, Vinv (G, p, p), b, theta (G, p),
+    steps (G,)): x = argmax x^T theta + beta ||x||_{V^-1} (ties up to ``tie``, relative, to
+    the lowest index), then learn the batch's observations of the current block, the last w
+    of them (ring wx (cap, p), wg, wr; wstate = [count, head, w]). params = [beta, global
+    step at which the current block started]. At local step reset_t[i] a new block starts:
+    the model and window restart, with window reset_w[i] and width factor reset_beta[i]."""
+    G, p = b.shape
+    K = block.shape[0]
+    dense = G == 1
+    tmp = np.empty(p)
+    score = np.empty(K)
+    r_i = 0
+    for bi in range(b0, b1):
+        start = 0 if bi == 0 else batch_end[bi - 1] + 1
+        end = batch_end[bi]
+        for t in range(start, end + 1):
+            if r_i < reset_t.shape[0] and reset_t[r_i] == t:
+                _ridge_reset(M, Vinv, b, theta, steps, lam)
+                wstate[0], wstate[1], wstate[2] = 0, 0, reset_w[r_i]
+                params[0], params[1] = reset_beta[r_i], step0 + t
+                r_i += 1
+            beta = params[0]
+            top = -np.inf
+            for k in range(K):
+                g = block[k]
+                x = ctx[t, cidx[k]]
+                score[k] = _dot(x, theta[g]) + beta * math.sqrt(max(_quad(Vinv[g], x, tmp), 0.0))
+                top = max(top, score[k])
+            a = 0
+            while not score[a] >= top - tie * abs(top):
+                a += 1
+            out_arm[t] = a
+            out_reward[t] = expected[t, a] + noise[t]
+        for t in range(start, end + 1):
+            if step0 + t < params[1]:
+                continue  # a late observation of the previous block: counted, not learnt
+            a = out_arm[t]
+            g = block[a]
+            x = ctx[t, cidx[a]]
+            count, head, w = wstate[0], wstate[1], wstate[2]
+            cap = wx.shape[0]
+            if count == w:  # the oldest leaves the window
+                go = wg[head]
+                if ridge_apply(M[go], Vinv[go], b[go], steps[go:go + 1], wx[head], wr[head],
+                               -1.0, dense, tmp):
+                    _matvec(Vinv[go], b[go], theta[go])
+                head = (head + 1) % cap
+                count -= 1
+            if ridge_apply(M[g], Vinv[g], b[g], steps[g:g + 1], x, out_reward[t], 1.0, dense,
+                           tmp):
+                _matvec(Vinv[g], b[g], theta[g])
+            slot = (head + count) % cap
+            wx[slot, :] = x
+            wg[slot] = g
+            wr[slot] = out_reward[t]
+            wstate[0], wstate[1] = count + 1, head

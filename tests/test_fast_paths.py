@@ -35,6 +35,7 @@ SPECIAL = {
                                      ("fixed-share", "handover")) for p in ("kl", "mean")],
     "sw-lints": [dict(tau=50)],
     "d-lints": [dict(gamma=0.95)],
+    "denband": [{}, dict(tau=50, delta_l=0.1, max_idle=100)],
 }
 MAKES_EVENTS = {"allseason-sw", "allseason-disc"}
 
@@ -142,9 +143,12 @@ def _concat(outcomes, offsets):
         batch_end=np.concatenate([o.batch_end + off for o, off in zip(outcomes, offsets)]),
         events=[e for o in outcomes for e in o.events],
     )
-    if outcomes[0].weights is not None:
-        glue["weight_ids"] = np.concatenate([o.weight_ids for o in outcomes])
-        glue["weights"] = np.concatenate([o.weights for o in outcomes])
+    if outcomes[0].weights is not None:  # a growing ensemble (DenBand) widens the rows
+        width = max(o.weights.shape[1] for o in outcomes)
+        pad = [((0, 0), (0, width - o.weights.shape[1])) for o in outcomes]
+        glue["weight_ids"] = np.concatenate([np.pad(o.weight_ids, w, constant_values=-1)
+                                             for o, w in zip(outcomes, pad)])
+        glue["weights"] = np.concatenate([np.pad(o.weights, w) for o, w in zip(outcomes, pad)])
     return glue
 
 

@@ -245,7 +245,8 @@ def _prune(M, L, mu, ids, alive, mode, work_S, work_tr):
     S, d = mu.shape
     ws, wt = np.empty((S, 1, d, d)), np.zeros((S, 1))
     out = kernels.prune_one(M[:, None], mu[:, None], ids, alive, mode, ws, wt,
-                      np.ones((S, 1), dtype=np.bool_))
+                            np.ones((S, 1), dtype=np.bool_), np.zeros((S, S, 1)),
+                            np.zeros((S, S, 1), dtype=np.bool_))
     work_tr[:] = wt[:, 0]
     return out
 

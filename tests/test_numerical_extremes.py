@@ -25,7 +25,12 @@ def _check(name, T, d, batch, sigma2, lam, segments=None):
     policy = make_policy(name, d, rng=0, lam=lam, sigma2=sigma2, **PARAMS.get(name, {}))
     out = policy.run_chunk(rnd.arms, rnd.expected, rnd.noise, ends)
     assert np.isfinite(out.reward).all()
-    assert np.isfinite(policy._fast["mu"]).all() and np.isfinite(policy._fast["M"]).all()
+    fast = getattr(policy, "_fast", None)
+    if fast is not None:
+        assert np.isfinite(fast["mu"]).all() and np.isfinite(fast["M"]).all()
+    else:  # DenBand, BoB: the compiled LinUCB-family state, every float array
+        assert all(np.isfinite(v).all() for v in policy._kstate.values()
+                   if isinstance(v, np.ndarray) and v.dtype.kind == "f")
     assert policy.is_positive_definite()
     if out.weights is not None:
         assert np.isfinite(out.weights).all() and (out.weights >= 0).all()

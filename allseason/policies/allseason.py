@@ -237,7 +237,8 @@ class AllSeason(Policy):
             wx=np.zeros((self.tau, p)), wg=np.zeros(self.tau, dtype=np.int64),
             wr=np.zeros(self.tau), wstate=np.zeros(3, dtype=np.int64),
             work_S=np.zeros((S, G, p, p)), work_tr=np.zeros((S, G)),
-            dirty=np.ones((S, G), dtype=np.bool_))
+            dirty=np.ones((S, G), dtype=np.bool_), work_kl=np.zeros((S, S, G)),
+            kl_ok=np.zeros((S, S, G), dtype=np.bool_))
 
     def run_chunk(self, arms, expected, noise, batch_end):
         n = arms.shape[0]
@@ -266,7 +267,7 @@ class AllSeason(Policy):
             self._shadow_gamma, self.lam, self.sigma2, self.n_max,
             WEIGHTINGS.index(self.weighting), self.share, self._handover,
             PRUNINGS.index(self.pruning),
-            f["work_S"], f["work_tr"], f["dirty"], arm, reward, player, wids, w, *ev)
+            f["work_S"], f["work_tr"], f["dirty"], f["work_kl"], f["kl_ok"], arm, reward, player, wids, w, *ev)
         self.t += n
         self.last_player = int(player[-1])
         kinds = {kernels.SPAWN: "spawn", kernels.PRUNE: "prune"}

@@ -47,10 +47,14 @@ Choices, and what the paper leaves open:
   it never updates EXP3.
 - Randomness: the window of a block is drawn by inverting EXP3's distribution at the
   ``u`` of the block's first step. The other steps' ``u`` are ignored. Arm ties go to the
-  lowest index. This happens at each block start, where theta = 0 and all unit-norm arms
-  score the same.
+  lowest index (up to rounding: :data:`~allseason.policies.ridge.TIE_RTOL`). This happens
+  at each block start, where theta = 0 and all unit-norm arms score the same.
 - The window is counted in observations (the last w of the block), as in the paper with
   one observation per step.
+
+Two paths: the plain ``select``/``update`` loop, and a compiled ``run_chunk`` in which the
+SW-UCB steps run in :func:`allseason._kernels.bob_chunk` while EXP3 (draws, updates) runs here,
+between batches; same decisions (tests/test_fast_paths.py). A policy uses one path only.
 
 Ids: ``last_player`` is the index j of the window in J (0 .. |J|-1). ``weights()`` returns
 these ids with EXP3's current probabilities p_j, the distribution from which the next block's
@@ -65,9 +69,11 @@ from collections import deque
 
 import numpy as np
 
-from .base import Event, Policy
+from .. import _kernels as kernels
+from ..envs.arms import as_blocks
+from .base import ChunkOutcome, Event, Policy, check_batch_end
 from .params import COUNT, POSITIVE, Param
-from .ridge import BlockAware
+from .ridge import TIE_RTOL, BlockAware, first_best
 
 
 def block_length(d: int, horizon: int) -> int:
@@ -126,6 +132,7 @@ class BoB(BlockAware, Policy):
         self._beta = 0.0
         # block index -> [j, p_j, sum of rewards received, number received]
         self._pending: dict[int, list] = {}
+        self._kstate = None  # the compiled path's SW-UCB state (run_chunk)
 
     # -- EXP3 ---------------------------------------------------------------------------------
     def probabilities(self) -> np.ndarray:
@@ -143,6 +150,12 @@ class BoB(BlockAware, Policy):
         self.logw -= self.logw.max()  # keep the logs bounded; p is unchanged
 
     def _start_block(self, block: int, u: float) -> None:
+        self._draw_window(block, u, self.t)
+        self.model = self._new_model()  # SW-UCB restarts at every block
+        self._obs.clear()
+
+    def _draw_window(self, block: int, u: float, step: int) -> None:
+        """EXP3 draws the window of a new block (at ``step``, with that step's u)."""
         p = self.probabilities()
         j = min(int(np.searchsorted(np.cumsum(p), u, side="right")), len(p) - 1)
         self._pending[block] = [j, float(p[j]), 0.0, 0]
@@ -151,20 +164,20 @@ class BoB(BlockAware, Policy):
         self._beta = (math.sqrt(self.sigma2) * math.sqrt(
             self.d * math.log((1.0 + self._w * self.L ** 2 / self.lam) / self.delta))
             + math.sqrt(self.lam) * self.S)
-        self.model = self._new_model()  # SW-UCB restarts at every block
-        self._obs.clear()
-        self._events.append(Event(self.t, "window", j, block, float(self._w)))
+        self._events.append(Event(step, "window", j, block, float(self._w)))
 
     # -- the protocol -------------------------------------------------------------------------
     def _select(self, arms, u, z):
+        self._require_plain()
         block = self.t // self.block
         if block != self._current:
             self._start_block(block, u)
         self.last_player = self._pending[block][0]
         m = self.model
-        return int(np.argmax(arms @ m.theta + self._beta * m.widths(arms)))
+        return int(first_best(arms @ m.theta + self._beta * m.widths(arms)))
 
     def update(self, xs, rs):
+        self._require_plain()
         xs, rs = np.atleast_2d(np.asarray(xs, dtype=float)), np.atleast_1d(rs)
         first = self.t - len(rs)
         for i, (x, r) in enumerate(zip(xs, rs)):
@@ -188,4 +201,108 @@ class BoB(BlockAware, Policy):
         self.model = self._new_model()
 
     def is_positive_definite(self):
+        if self._kstate is not None:
+            return bool(np.all(np.linalg.eigvalsh(self._kstate["M"]) > 0))
         return self.model.is_positive_definite()
+
+    # -- compiled path: SW-UCB in allseason._kernels.bob_chunk, EXP3 here -------------------
+    def _require_plain(self):
+        if self._kstate is not None:
+            raise RuntimeError("this policy has been run with run_chunk; use one path only")
+
+    def _count(self, first: int, rewards: np.ndarray) -> None:
+        """EXP3's bookkeeping of the rewards of steps first, first + 1, ... (as update)."""
+        for i, r in enumerate(rewards.tolist()):
+            block = (first + i) // self.block
+            entry = self._pending[block]
+            entry[2] += float(r)
+            entry[3] += 1
+            if entry[3] == self.block:
+                self._exp3_update(entry[0], entry[1], entry[2])
+                del self._pending[block]
+
+    def run_chunk(self, arms, expected, noise, batch_end):
+        n = arms.shape[0]
+        batch_end = check_batch_end(batch_end, n)
+        self._prepare(arms)
+        ctx, block, cidx, G = as_blocks(arms)
+        p = self.d // G
+        if self._kstate is None:
+            if self.t:
+                raise RuntimeError("run_chunk must start from a fresh policy")
+            self._kstate = dict(M=np.zeros((G, p, p)), Vinv=np.zeros((G, p, p)),
+                              b=np.zeros((G, p)), theta=np.zeros((G, p)),
+                              steps=np.zeros(G, dtype=np.int64), wx=np.zeros((1, p)),
+                              wg=np.zeros(1, dtype=np.int64), wr=np.zeros(1),
+                              wstate=np.zeros(3, dtype=np.int64), params=np.zeros(2))
+        f = self._kstate
+        if f["b"].shape[0] != G:
+            raise ValueError("arms: the block structure changed between chunks")
+        u, _ = self.draw(n)
+        t0, H, nb = self.t, self.block, len(batch_end)
+        starts = np.concatenate([[0], batch_end[:-1] + 1])
+        blk = (t0 + np.arange(n)) // H
+        prev = np.concatenate([[self._current], blk[:-1]])
+        new_block = np.flatnonzero(blk != prev)  # local steps at which a block starts
+        last_of_block = np.flatnonzero((t0 + np.arange(n) + 1) % H == 0)
+        special = np.zeros(nb, dtype=bool)  # batches that start or complete a block
+        special[np.searchsorted(batch_end, new_block)] = True
+        special[np.searchsorted(batch_end, last_of_block)] = True
+        arm = np.empty(n, dtype=np.int64)
+        reward = np.empty(n)
+        player = np.empty(n, dtype=np.int64)
+        ids, w_rows, events = np.arange(len(self.windows), dtype=np.int64), [], []
+        no_reset = np.zeros(0, dtype=np.int64)
+        bi = 0
+        while bi < nb:
+            if special[bi]:
+                b1 = bi + 1
+                rs = new_block[(new_block >= starts[bi]) & (new_block <= batch_end[bi])]
+                ws, betas = [], []
+                for t in rs:  # EXP3 draws each new block's window before the batch is played
+                    self._draw_window(int(blk[t]), float(u[t]), t0 + int(t))
+                    ws.append(self._w)
+                    betas.append(self._beta)
+                if len(rs):
+                    cap = max(1, min(max(ws), H))
+                    if f["wx"].shape[0] < cap:
+                        f["wx"], f["wg"], f["wr"] = (np.zeros((cap, p)),
+                                                     np.zeros(cap, dtype=np.int64), np.zeros(cap))
+                reset_t = np.asarray(rs, dtype=np.int64)
+                reset_w = np.asarray(ws, dtype=np.int64)
+                reset_beta = np.asarray(betas, dtype=float)
+            else:
+                b1 = bi + 1
+                while b1 < nb and not special[b1]:
+                    b1 += 1
+                reset_t, reset_w, reset_beta = no_reset, no_reset, np.zeros(0)
+            kernels.bob_chunk(ctx, block, cidx, expected, noise, batch_end, bi, b1, t0,
+                              self.lam, TIE_RTOL, f["M"], f["Vinv"], f["b"], f["theta"],
+                              f["steps"], f["wx"], f["wg"], f["wr"], f["wstate"], f["params"],
+                              reset_t, reset_w, reset_beta, arm, reward)
+            lo, hi = int(starts[bi]), int(batch_end[b1 - 1]) + 1
+            js = {int(k): self._pending[int(k)][0] for k in np.unique(blk[lo:hi])}
+            player[lo:hi] = [js[int(k)] for k in blk[lo:hi]] if len(js) > 1 else \
+                next(iter(js.values()))
+            self._count(t0 + lo, reward[lo:hi])
+            probs = self.probabilities()
+            w_rows.extend([probs] * (b1 - bi))
+            events.extend(self.pop_events())
+            bi = b1
+        self.t += n
+        self.last_player = int(player[-1])
+        self._mirror_model()
+        return ChunkOutcome(arm, reward, player, batch_end,
+                            np.tile(ids, (nb, 1)), np.array(w_rows), events)
+
+    def _mirror_model(self) -> None:
+        """self.model: a copy of the compiled path's SW-UCB, for inspection."""
+        f, m = self._kstate, self._new_model()
+        one = self.blocks == 1  # a dense RidgeModel: the single block's arrays
+        m.M, m.Vinv = (f["M"][0].copy(), f["Vinv"][0].copy()) if one else (
+            f["M"].copy(), f["Vinv"].copy())
+        m.b = f["b"][0].copy() if one else f["b"].copy()
+        m.theta = f["theta"].reshape(-1).copy()
+        m._steps = int(f["steps"][0]) if one else f["steps"].copy()
+        m.n_obs = type(m.n_obs)(f["wstate"][0])
+        self.model = m

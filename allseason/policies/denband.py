@@ -54,13 +54,20 @@ lib/DenBand.py):
 - Batches: admissibility at learning time is recomputed from the state at that time. With
   a batch size of 1 that state is the one the step was selected with. Within a batch,
   observations are processed in order. No randomness is used: ``u`` is drawn and
-  ignored, and arm ties go to the lowest index, expert ties to the oldest expert.
+  ignored, and arm ties go to the lowest index, expert ties to the oldest expert. A tie is
+  up to rounding: scores within a relative ``TIE_RTOL`` of the best one tie (unit-norm arms
+  under theta = 0 score the same but for the last bits, which would otherwise decide).
 
 Ids: experts are numbered 0, 1, 2, ... in order of creation. Expert 0 exists from the
 start and gets no "create" event. Events: "create" (bandit = new id) is stamped with the
 step whose selection created the expert. "discard" (bandit = id) is stamped with the last
 step of the batch. ``weights()``: the live experts, each weighted by the share of the last
 offered arms it was selected for.
+
+Two paths: the plain one below (``select``/``update``, numpy, readable) and a compiled
+``run_chunk`` (:func:`allseason._kernels.denband_chunk`) that keeps the same state in arrays
+and makes the same decisions (tests/test_fast_paths.py, tests/test_block_structure.py); a
+policy uses one path only.
 """
 
 from __future__ import annotations
@@ -69,9 +76,11 @@ from collections import deque
 
 import numpy as np
 
-from .base import Event, Policy
+from .. import _kernels as kernels
+from ..envs.arms import as_blocks
+from .base import ChunkOutcome, Event, Policy, check_batch_end
 from .params import COUNT, OPEN_UNIT, POSITIVE, Param
-from .ridge import BlockAware, confidence_radius
+from .ridge import TIE_RTOL, BlockAware, confidence_radius, first_best
 
 
 class _Expert:
@@ -126,6 +135,7 @@ class DenBand(BlockAware, Policy):
         self._window: deque = deque(maxlen=self.tau)  # the last tau observations (x, r)
         self._share: dict[int, float] = {}
         self._create(0)  # expert 0: no event
+        self._kstate = None  # the compiled path's state (run_chunk)
 
     # -- helpers ------------------------------------------------------------------------------
     def _create(self, step: int) -> _Expert:
@@ -147,6 +157,7 @@ class DenBand(BlockAware, Policy):
 
     # -- the protocol -------------------------------------------------------------------------
     def _select(self, arms, u, z):
+        self._require_plain()
         rows = [self._assess(e, arms) for e in self.experts]
         if not rows or not np.array([r[4] for r in rows]).any(axis=0).all():
             # an arm with no admissible expert: create one (admissible for every arm)
@@ -158,9 +169,9 @@ class DenBand(BlockAware, Policy):
         cb = np.array([r[1] for r in rows])
         lcb = np.array([r[2] - r[3] for r in rows])
         lcb = np.where(adm, lcb, np.inf)
-        chosen = np.argmin(lcb, axis=0)  # expert selected for each arm
+        chosen = first_best(lcb, lowest=True)  # expert selected for each arm
         cols = np.arange(arms.shape[0])
-        a = int(np.argmax(mu[chosen, cols] + cb[chosen, cols]))
+        a = int(first_best(mu[chosen, cols] + cb[chosen, cols]))
         for i in np.flatnonzero(adm.any(axis=1)):
             self.experts[i].last_admissible = self.t
         self.last_player = self.experts[chosen[a]].id
@@ -169,6 +180,7 @@ class DenBand(BlockAware, Policy):
         return a
 
     def update(self, xs, rs):
+        self._require_plain()
         xs, rs = np.atleast_2d(np.asarray(xs, dtype=float)), np.atleast_1d(rs)
         for x, r in zip(xs, rs):
             xr = x[None, :]
@@ -190,8 +202,13 @@ class DenBand(BlockAware, Policy):
                     self._events.append(Event(step, "discard", e.id))
 
     def weights(self):
-        ids = np.array([e.id for e in self.experts], dtype=np.int64)
-        w = np.array([self._share.get(int(i), 0.0) for i in ids])
+        if self._kstate is not None:
+            f = self._kstate
+            n = int(f["state"][0])
+            ids, w = f["eids"][:n].copy(), f["share"][:n] / f["n_arms"]
+        else:
+            ids = np.array([e.id for e in self.experts], dtype=np.int64)
+            w = np.array([self._share.get(int(i), 0.0) for i in ids])
         total = w.sum()
         w = w / total if total > 0 else np.full(len(ids), 1.0 / max(len(ids), 1))
         return ids, w
@@ -201,5 +218,102 @@ class DenBand(BlockAware, Policy):
             e.model, e.audit = self._new_model(), self._new_model()
 
     def is_positive_definite(self):
+        if self._kstate is not None:
+            n = int(self._kstate["state"][0])
+            return all(bool(np.all(np.linalg.eigvalsh(self._kstate[k][:n]) > 0))
+                       for k in ("mM", "aM"))
         return all(e.model.is_positive_definite() and e.audit.is_positive_definite()
                    for e in self.experts)
+
+    # -- compiled path ------------------------------------------------------------------------
+    def _require_plain(self):
+        if self._kstate is not None:
+            raise RuntimeError("this policy has been run with run_chunk; use one path only")
+
+    _FAST_ARRAYS = {"mM": 2, "mVinv": 2, "mb": 1, "mtheta": 1, "msteps": 0, "mn": -1,
+                    "aM": 2, "aVinv": 2, "ab": 1, "asteps": 0, "an": -1, "beta": 1,
+                    "beta_ok": 0, "eids": -1, "last_adm": -1, "share": -1}
+
+    def _init_fast(self, n_blocks: int, n_arms: int) -> None:
+        if self.t or self.next_id != 1:
+            raise RuntimeError("run_chunk must start from a fresh policy")
+        G, p = n_blocks, self.d // n_blocks
+        f = {"n_arms": n_arms, "state": np.array([0, 0, 0], dtype=np.int64),
+             "wx": np.zeros((self.tau, p)), "wg": np.zeros(self.tau, dtype=np.int64),
+             "wr": np.zeros(self.tau), "wstate": np.zeros(2, dtype=np.int64)}
+        self._kstate = f
+        self._grow(4, G, p)
+        kernels._denband_init(0, 0, 0, self.lam, *self._expert_arrays()[:-1])
+        f["state"][:2] = 1, 1  # expert 0, as in __init__
+
+    def _expert_arrays(self):
+        return [self._kstate[k] for k in self._FAST_ARRAYS]
+
+    def _grow(self, cap: int, G: int, p: int) -> None:
+        """(Re)allocate the per-expert arrays with room for cap experts, keeping the live ones."""
+        f = self._kstate
+        n = int(f["state"][0])
+        for k, rank in self._FAST_ARRAYS.items():
+            shape = (cap,) + ((G, p, p), (G, p), (G,), ())[2 - rank if rank >= 0 else 3]
+            dtype = (np.bool_ if k == "beta_ok" else np.int64 if k in (
+                "msteps", "asteps", "eids", "last_adm", "share") else float)
+            new = np.zeros(shape, dtype=dtype)
+            if k in f:
+                new[:n] = f[k][:n]
+            f[k] = new
+
+    def run_chunk(self, arms, expected, noise, batch_end):
+        n = arms.shape[0]
+        batch_end = check_batch_end(batch_end, n)
+        self._prepare(arms)
+        ctx, block, cidx, G = as_blocks(arms)
+        K = len(block)
+        if self._kstate is None:
+            self._init_fast(G, K)
+        f = self._kstate
+        p = self.d // G
+        if f["mb"].shape[1] != G:
+            raise ValueError("arms: the block structure changed between chunks")
+        self.draw(n)  # u is drawn and ignored, as on the plain path
+        nb = len(batch_end)
+        arm = np.empty(n, dtype=np.int64)
+        reward = np.empty(n)
+        player = np.empty(n, dtype=np.int64)
+        nw = np.zeros(nb, dtype=np.int64)
+        rows = []  # (first batch, wids, w) of each kernel call
+        ev = (np.empty(2 * n + len(f["eids"]), dtype=np.int64),
+              np.empty(2 * n + len(f["eids"]), dtype=np.int64),
+              np.empty(2 * n + len(f["eids"]), dtype=np.int64))
+        f["state"][2] = 0
+        max_idle = -1 if self.max_idle is None else self.max_idle
+        b0 = 0
+        while b0 < nb:
+            cap = len(f["eids"])
+            start = 0 if b0 == 0 else int(batch_end[b0 - 1]) + 1
+            need = int(f["state"][0]) + int(batch_end[b0]) - start + 1
+            if need > cap:
+                self._grow(max(2 * cap, need), G, p)
+                cap = len(f["eids"])
+            wids = np.full((nb, cap), -1, dtype=np.int64)
+            w = np.zeros((nb, cap))
+            b1 = kernels.denband_chunk(
+                ctx, block, cidx, expected, noise, batch_end, b0, self.t, self.d, self.tau,
+                self.delta_l, self.delta, max_idle, self.lam, self.sigma, TIE_RTOL,
+                *self._expert_arrays(),
+                f["state"], f["wx"], f["wg"], f["wr"], f["wstate"], arm, reward, player, wids,
+                w, nw, *ev)
+            rows.append((b0, b1, wids, w))
+            b0 = b1
+        self.t += n
+        width = int(nw.max())
+        weight_ids = np.full((nb, width), -1, dtype=np.int64)
+        weights = np.zeros((nb, width))
+        for lo, hi, wids, w in rows:
+            weight_ids[lo:hi] = wids[lo:hi, :width]
+            weights[lo:hi] = w[lo:hi, :width]
+        kinds = {kernels.CREATE: "create", kernels.DISCARD: "discard"}
+        events = [Event(int(ev[0][j]), kinds[int(ev[1][j])], int(ev[2][j]))
+                  for j in range(int(f["state"][2]))]
+        self.next_id = int(f["state"][1])
+        self.last_player = int(player[-1])
+        return ChunkOutcome(arm, reward, player, batch_end, weight_ids, weights, events)

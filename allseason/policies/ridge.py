@@ -166,10 +166,17 @@ class BlockRidgeModel:
                 self._steps[k] = 0
             self.theta[k * p:(k + 1) * p] = self.Vinv[k] @ self.b[k]
 
+    _PATHS: dict = {}  # einsum's contraction order, by shapes: the search costs more than the sum
+
     def widths(self, arms: np.ndarray) -> np.ndarray:
         """||x||_{V^-1} for each row of arms (K, d), summed over blocks; shape (K,)."""
         a = np.atleast_2d(arms).reshape(-1, self.G, self.p)
-        q = np.einsum("kgp,gpq,kgq->k", a, self.Vinv, a, optimize=True)
+        key = (a.shape, self.Vinv.shape)
+        path = self._PATHS.get(key)
+        if path is None:  # the path optimize=True would find (greedy), found once per shape
+            path = self._PATHS[key] = np.einsum_path("kgp,gpq,kgq->k", a, self.Vinv, a,
+                                                     optimize="greedy")[0]
+        q = np.einsum("kgp,gpq,kgq->k", a, self.Vinv, a, optimize=path)
         return np.sqrt(np.maximum(q, 0.0))
 
     def solve(self, v: np.ndarray) -> np.ndarray:
@@ -211,6 +218,18 @@ class BlockAware:
 
     def _reset_models(self) -> None:
         raise NotImplementedError
+
+
+TIE_RTOL = 1e-12  # scores this close (relatively) to the best one are ties (DenBand, BoB)
+
+
+def first_best(scores: np.ndarray, axis: int = 0, lowest: bool = False) -> np.ndarray:
+    """Index of the first maximum (``lowest``: minimum) along ``axis``, ties up to TIE_RTOL."""
+    if lowest:
+        best = scores.min(axis=axis, keepdims=True)
+        return np.argmax(scores <= best + TIE_RTOL * np.abs(best), axis=axis)
+    best = scores.max(axis=axis, keepdims=True)
+    return np.argmax(scores >= best - TIE_RTOL * np.abs(best), axis=axis)
 
 
 def confidence_radius(n: float, d: int, lam: float, sigma: float, delta: float,
