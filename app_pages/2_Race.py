@@ -13,12 +13,12 @@ with views.guard("the race"):
     scenario = state.scenario()
     state.sync_url()
     st.markdown(views.scenario_line(scenario))
-    # the seasons the race is run on (drawn with the page, so the chart code is loaded
-    # before the click, not after it)
-    views.pattern_preview(scenario, st.container(), key="race_timeline", lane_px=22)
     st.page_link("app_pages/1_Pattern_builder.py", label="Change the scenario", icon=":material/calendar_month:")
     race, clicked = forms.race_settings()
     forms.race_upload()
+    # the seasons the race is run on (drawn with the page, so the chart code is loaded
+    # before the click, not after it)
+    views.pattern_preview(scenario, st.container(), key="race_timeline", lane_px=22)
     autorun = st.session_state.pop(state.AUTORUN, False)
     slots = views.race_slots()
     if race is not None:
