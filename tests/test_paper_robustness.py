@@ -111,18 +111,36 @@ def test_killed_paper_run_resumes_and_ends_on_the_uninterrupted_table(reference,
 
 
 def test_second_paper_run_into_the_same_folder_is_refused(reference, tmp_path):
+    """While another driver holds the folder's lock, ``paper`` into it says so in one line
+    and exits 2 (the lock is held here, so the test does not race a run's speed)."""
+    from allseason.sweeps.execute import _folder_lock
+
     out = tmp_path / "out"
-    first = subprocess.Popen(_cmd(out, processes=1), env=_env(), cwd=tmp_path,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    _wait_for(out, 5, first)  # it holds the folder lock now
-    assert first.poll() is None, first.stderr.read()
-    second = subprocess.run(_cmd(out, processes=1), env=_env(), cwd=tmp_path,
-                            capture_output=True, text=True, timeout=120)
+    out.mkdir()
+    with _folder_lock(out):
+        second = subprocess.run(_cmd(out, processes=1), env=_env(), cwd=tmp_path,
+                                capture_output=True, text=True, timeout=120)
     assert second.returncode == 2
     assert "another sweep or paper run is writing into" in second.stderr
     assert second.stderr.count("\n") == 1 and "Traceback" not in second.stderr
-    _, err = first.communicate(timeout=300)
-    assert first.returncode == 0, err
+    assert _stored(out) == 0
+
+
+def test_two_concurrent_paper_runs_leave_no_duplicate_rows(reference, tmp_path):
+    """Two ``paper`` commands started together into one folder: one runs, the other is
+    refused by the lock (or, if it arrives after the first has finished, finds everything
+    stored); either way one row per run and the table of an uninterrupted run."""
+    out = tmp_path / "out"
+    procs = [subprocess.Popen(_cmd(out, processes=1), env=_env(), cwd=tmp_path,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
+    codes = sorted(code for code, _ in results)
+    assert codes in ([0, 0], [0, 2]), results
+    for code, err in results:
+        if code == 2:
+            assert "another sweep or paper run is writing into" in err
+            assert err.count("\n") == 1 and "Traceback" not in err
     runs = R.load_runs(out)
     assert runs["key"].is_unique and (runs["n_results"] == 1).all()
     _same_table(R.table_frame("mnist-2arm", runs, SMALL), reference)
