@@ -21,8 +21,12 @@ the final one helps nobody) the live charts from the partial result, sampled to
 
 Warm-up: :func:`warm_up` starts, once per process, a background thread that loads the compiled
 kernels and does once what a fresh process pays on its first race (pandas tables, Plotly
-figures and their JSON), so ``streamlit run app.py`` alone is warm for the first visitor;
+figures and their JSON) while a second thread computes Home's default race into the cache (the
+same race for every visitor), so ``streamlit run app.py`` alone is warm for the first visitor;
 pages call it through ``views.page``, and a race waits for it before computing.
+
+Progress: the bar is redrawn at most every ``PROGRESS_SECONDS`` (each update redraws the page in
+the browser, which shares the server's cores on a small machine).
 """
 
 from __future__ import annotations
