@@ -351,8 +351,8 @@ def _run_phase(store: ResultStore, jobs: list[Job], title: str, executor: dict,
 
 def _executor(processes, workers, scheduler) -> dict:
     check_executor(processes, workers, scheduler)
-    if workers is None and scheduler is None and (processes or 1) == 1 and processes:
-        return dict(inline=True)  # one process: run in the driver (data loaded once)
+    if processes == 1:  # one process: run in the driver (data loaded once)
+        return dict(inline=True)
     return dict(processes=processes, workers=workers, scheduler=scheduler)
 
 
