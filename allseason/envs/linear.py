@@ -21,12 +21,24 @@ from .patterns import Pattern
 
 @dataclass
 class Round:
-    """A chunk of n steps: arms (n, K, d), expected (n, K), noise (n,), state (n,)."""
+    """A chunk of n steps: arms (n, K, d), expected (n, K), noise (n,), state (n,).
+
+    ``outcome`` (n, K), optional: the reward each arm WOULD pay at each step, for worlds whose
+    rewards are not ``expected + noise`` (e.g. 0/1 sales drawn with probability ``expected``);
+    then ``noise`` is zeros. Policies are paid from :attr:`payoff`; regret always uses
+    ``expected``. One draw per (step, arm) keeps common random numbers across contestants."""
 
     arms: np.ndarray
     expected: np.ndarray
     noise: np.ndarray
     state: np.ndarray
+    outcome: np.ndarray | None = None
+
+    @property
+    def payoff(self) -> np.ndarray:
+        """What the policies are paid from: ``outcome`` if the world has one, else
+        ``expected`` (plus ``noise``)."""
+        return self.expected if self.outcome is None else self.outcome
 
 
 class LinearGaussianEnv:
@@ -34,29 +46,58 @@ class LinearGaussianEnv:
 
     Parameters: pattern, d (dimension), n_arms (K), sigma2 (noise variance), rng.
     ``thetas`` (n_states, d) may be given; by default they are drawn from ``rng``.
+
+    ``next_round(n, states=...)`` plays given states instead of the pattern's (a live run,
+    where the state is chosen as it goes); a state never seen gets its theta from the same
+    stream, so the thetas do not depend on when a state first appears: state s always has
+    the (s+1)-th unit-norm draw, as if ``pattern.n_states`` had been large enough.
     """
 
     def __init__(self, pattern: Pattern, d: int = 5, n_arms: int = 5, sigma2: float = 0.1,
                  rng=None, thetas: np.ndarray | None = None):
         self.pattern, self.d, self.n_arms, self.sigma2 = pattern, int(d), int(n_arms), sigma2
-        rng_theta, self._rng_arms, self._rng_noise = np.random.default_rng(rng).spawn(3)
+        self._rng_theta, self._rng_arms, self._rng_noise = np.random.default_rng(rng).spawn(3)
+        self._fixed_thetas = thetas is not None
+        self.thetas = np.zeros((0, self.d))
         if thetas is None:
-            thetas = rng_theta.standard_normal((pattern.n_states, self.d))
-            thetas /= np.linalg.norm(thetas, axis=1, keepdims=True)
-        self.thetas = np.asarray(thetas, dtype=float)
+            self.ensure_states(pattern.n_states)
+        else:
+            self.thetas = np.asarray(thetas, dtype=float)
         self._states = pattern.states()
         self.t = 0
+
+    def ensure_states(self, n_states: int) -> np.ndarray:
+        """Draw the thetas of states up to ``n_states - 1`` if not drawn yet; returns thetas.
+
+        Row by row from one stream: drawing (n, d) normals at once or in parts gives the same
+        numbers (tests/test_worlds.py checks it), so a state's theta is the same either way."""
+        missing = int(n_states) - len(self.thetas)
+        if missing > 0:
+            if self._fixed_thetas:
+                raise ValueError(f"states: only {len(self.thetas)} thetas were given, "
+                                 f"state {n_states - 1} needs more")
+            new = self._rng_theta.standard_normal((missing, self.d))
+            new /= np.linalg.norm(new, axis=1, keepdims=True)
+            self.thetas = np.vstack([self.thetas, new])
+        return self.thetas
 
     @property
     def horizon(self) -> int:
         return len(self._states)
 
-    def next_round(self, n: int) -> Round:
-        """The next n steps (n is cut at the horizon)."""
-        n = min(int(n), self.horizon - self.t)
+    def next_round(self, n: int, states: np.ndarray | None = None) -> Round:
+        """The next n steps: on the pattern (n is cut at the horizon), or, with ``states``
+        (shape (n,), ints >= 0), in those states whatever the pattern says (no horizon)."""
+        if states is None:
+            n = min(int(n), self.horizon - self.t)
+            state = self._states[self.t:self.t + n]
+        else:
+            state = np.asarray(states, dtype=np.int64)
+            if state.shape != (int(n),) or (n and state.min() < 0):
+                raise ValueError(f"states: {n} states >= 0 expected")
+            self.ensure_states(int(state.max()) + 1 if n else 0)
         arms = self._rng_arms.standard_normal((n, self.n_arms, self.d))
         arms /= np.linalg.norm(arms, axis=2, keepdims=True)
-        state = self._states[self.t:self.t + n]
         expected = np.einsum("nkd,nd->nk", arms, self.thetas[state])
         noise = np.sqrt(self.sigma2) * self._rng_noise.standard_normal(n)
         self.t += n

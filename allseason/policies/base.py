@@ -87,6 +87,7 @@ class Policy:
     params: ClassVar[dict[str, Param]] = {}  # declared hyperparameters
     uses_normals: ClassVar[bool] = True  # whether each step draws d standard normals
     deterministic: ClassVar[bool] = False  # True: decisions do not depend on the rng at all
+    needs_state: ClassVar[bool] = False  # True: an oracle, told the true states (observe_states)
 
     def __init__(self, d: int, *, rng: np.random.Generator | int | None = None):
         if int(d) < 1:
@@ -128,6 +129,11 @@ class Policy:
         """Events since the last call."""
         events, self._events = self._events, []
         return events
+
+    def observe_states(self, states: np.ndarray) -> None:
+        """Oracles only (``needs_state``): the true state of each step of the next chunk,
+        shape (n,), given by the runner just before :meth:`run_chunk`."""
+        raise TypeError(f"{type(self).__name__} is not an oracle: it is never told the states")
 
     def is_positive_definite(self) -> bool:
         """True if every posterior precision the policy holds is positive definite."""

@@ -7,6 +7,14 @@ changes nobody else's result. Same scenario, same seed: same trace, bit for bit.
 
 Time advances chunk by chunk (whole batches of about ``chunk_size`` steps) for every
 (seed, policy), so :func:`iter_race` can report progress and partial results while it runs.
+Every (policy, round) meeting goes through :func:`play_round`: the policy is paid from the
+round's ``payoff`` (``expected`` + ``noise``, or a world's own ``outcome``), and a policy that
+declares ``needs_state`` (an oracle) is told the round's true states first.
+
+The world a race is played in is made by :func:`make_env`: the linear Gaussian environment of
+the scenario, a world registered for the scenario's preset in :data:`WORLDS`, or any factory
+``world(scenario, seed_index, rng)`` passed to :func:`iter_race` (e.g. a user's reward table).
+
 Within a chunk the seeds play in ``workers`` threads (one per core by default): the compiled
 kernels release the GIL, and a seed's environment, policies and traces belong to it alone, so
 the result does not depend on the number of threads, bit for bit (tests/test_runner.py).
@@ -24,9 +32,25 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import block_diag
 
-from ..envs.linear import LinearGaussianEnv
+from ..envs.linear import LinearGaussianEnv, Round
 from ..specs import PolicySpec, Race, Scenario
 from .trace import RaceResult, Trace
+
+
+# preset name -> factory(scenario, seed_index, rng) of the environment of scenarios on that
+# preset (worlds other than the linear Gaussian one, e.g. a real-data preset)
+WORLDS: dict = {}
+
+
+def play_round(policy, rnd: Round, batch_end: np.ndarray):
+    """Let ``policy`` play one round (a chunk of whole batches ending at ``batch_end``, indices
+    within the round); returns its :class:`~allseason.policies.base.ChunkOutcome`.
+
+    An oracle (``policy.needs_state``) is told the round's true states before it plays; every
+    other policy sees only arms and, after each batch, its own rewards."""
+    if getattr(policy, "needs_state", False):
+        policy.observe_states(rnd.state)
+    return policy.run_chunk(rnd.arms, rnd.payoff, rnd.noise, batch_end)
 
 
 def seed_sequence(scenario: Scenario, seed_index: int, label: str | None = None):
@@ -67,19 +91,19 @@ def default_workers(n_seeds: int) -> int:
                       else os.cpu_count() or 1))
 
 
-def iter_race(race: Race, chunk_size: int = 2500,
-              workers: int | None = None) -> Iterator[Progress]:
+def iter_race(race: Race, chunk_size: int = 2500, workers: int | None = None,
+              world=None) -> Iterator[Progress]:
     """Run a race, yielding a :class:`Progress` after each chunk of time (all traces advanced).
 
     ``workers``: threads that play the seeds of a chunk side by side (default: one per core,
-    at most one per seed; 1 plays them in turn). The result is the same for any value."""
+    at most one per seed; 1 plays them in turn). The result is the same for any value.
+    ``world``: a factory of the environment (see :func:`make_env`); default: the scenario's."""
     sc = race.scenario
     ends = sc.batch_ends()
     bounds = chunk_bounds(ends, chunk_size)
     envs, policies, traces = {}, {}, {}
     for k in range(race.n_seeds):
-        envs[k] = LinearGaussianEnv(sc.pattern, sc.d, sc.n_arms, sc.sigma2,
-                                    rng=np.random.default_rng(seed_sequence(sc, k)))
+        envs[k] = make_env(sc, k, world)
         for spec in race.policies:
             policies[spec.label, k] = spec.build(
                 sc.d, sigma2=sc.sigma2, horizon=sc.horizon,
@@ -91,8 +115,7 @@ def iter_race(race: Race, chunk_size: int = 2500,
         rnd = envs[k].next_round(stop - start)
         for spec in race.policies:
             t0 = time.perf_counter()
-            out = policies[spec.label, k].run_chunk(rnd.arms, rnd.expected, rnd.noise,
-                                                    local_ends)
+            out = play_round(policies[spec.label, k], rnd, local_ends)
             traces[spec.label, k].record(start, out, rnd.expected, rnd.state,
                                          time.perf_counter() - t0)
 
@@ -116,10 +139,12 @@ def iter_race(race: Race, chunk_size: int = 2500,
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def run_race(race: Race, chunk_size: int = 2500, workers: int | None = None) -> RaceResult:
-    """Run a race to the end and return its result (``workers``: see :func:`iter_race`)."""
+def run_race(race: Race, chunk_size: int = 2500, workers: int | None = None,
+             world=None) -> RaceResult:
+    """Run a race to the end and return its result (``workers``, ``world``: see
+    :func:`iter_race`)."""
     progress = None
-    for progress in iter_race(race, chunk_size, workers):
+    for progress in iter_race(race, chunk_size, workers, world):
         pass
     return progress.result
 
@@ -140,15 +165,22 @@ def play(env, policy, batch_ends: np.ndarray, *, label: str = "", seed_index: in
     for start, stop, b0, b1 in chunk_bounds(ends, chunk_size):
         rnd = env.next_round(stop - start)
         t0 = time.perf_counter()
-        out = policy.run_chunk(rnd.arms, rnd.expected, rnd.noise, ends[b0:b1] - start)
+        out = play_round(policy, rnd, ends[b0:b1] - start)
         trace.record(start, out, rnd.expected, rnd.state, time.perf_counter() - t0)
     return trace
 
 
-def make_env(scenario: Scenario, seed_index: int = 0) -> LinearGaussianEnv:
-    """The environment of seed ``seed_index`` of a scenario (the one a race uses)."""
+def make_env(scenario: Scenario, seed_index: int = 0, world=None):
+    """The environment of seed ``seed_index`` of a scenario (the one a race uses), from the
+    stream ``seed_sequence(scenario, seed_index)``: ``world(scenario, seed_index, rng)`` if
+    given, else the world registered for the scenario's preset in :data:`WORLDS`, else the
+    linear Gaussian environment. Any of them has ``next_round(n)`` returning a Round."""
+    rng = np.random.default_rng(seed_sequence(scenario, seed_index))
+    factory = world if world is not None else WORLDS.get(scenario.preset)
+    if factory is not None:
+        return factory(scenario, seed_index, rng)
     return LinearGaussianEnv(scenario.pattern, scenario.d, scenario.n_arms, scenario.sigma2,
-                             rng=np.random.default_rng(seed_sequence(scenario, seed_index)))
+                             rng=rng)
 
 
 def posterior_history(scenario: Scenario, spec: PolicySpec, seed_index: int = 0,
@@ -171,7 +203,7 @@ def posterior_history(scenario: Scenario, spec: PolicySpec, seed_index: int = 0,
     iu = np.triu_indices(d)
     for start, stop, b0, b1 in chunk_bounds(ends, every):
         rnd = env.next_round(stop - start)
-        policy.run_chunk(rnd.arms, rnd.expected, rnd.noise, ends[b0:b1] - start)
+        play_round(policy, rnd, ends[b0:b1] - start)
         f = getattr(policy, "_fast", None)
         if f is None:
             break

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..sim.runner import chunk_bounds, make_env, run_race, seed_sequence
+from ..sim.runner import chunk_bounds, make_env, play_round, run_race, seed_sequence
 from ..sim.trace import Trace
 from .spec import SweepSpec, Unit, _engine_version, canonical_json
 from .store import SPEC_FILE, ResultStore
@@ -51,7 +51,7 @@ def run_unit(unit: Unit) -> dict:
     for start, stop, b0, b1 in chunk_bounds(ends, RACE_CHUNK):
         rnd = env.next_round(stop - start)
         t1 = time.perf_counter()
-        out = policy.run_chunk(rnd.arms, rnd.expected, rnd.noise, ends[b0:b1] - start)
+        out = play_round(policy, rnd, ends[b0:b1] - start)
         trace.record(start, out, rnd.expected, rnd.state, time.perf_counter() - t1)
     n = trace.n_done
     bw = trace.batch_weights()  # ensembles: how many bandits, how decided (NULL otherwise)
