@@ -9,8 +9,11 @@
 - the server's warm-up only loads the compiled kernels: it does not precompute Home's race
   nor build the first tables and figures, so an idle server stays small (Home's first click
   then pays about a second more);
-- glibc's allocator is limited to two arenas (``mallopt(M_ARENA_MAX, 2)``, where glibc is
-  there) and returns freed memory to the system after each race (``malloc_trim``).
+- glibc's allocator (where there is one) is limited to two arenas (``mallopt(M_ARENA_MAX,
+  2)``), serves every block of 128 KB or more from its own mapping, which goes back to the
+  system when it is freed (a fixed ``M_MMAP_THRESHOLD``: glibc otherwise raises it as blocks are
+  freed, and the freed arrays of one race then stay in the heap), and returns free heap memory
+  to the system after each race (``malloc_trim``).
 
 Nothing changes the results: a race is computed the same way, bit for bit. The docs'
 Deployment page gives the measured memory with and without it
@@ -26,7 +29,8 @@ import os
 ENV = "ALLSEASON_LOW_MEMORY"
 LOW_MEMORY_ENTRIES = 2
 LOW_MEMORY_BYTES = 250_000_000
-_M_ARENA_MAX = -8  # glibc's mallopt parameter
+_M_MMAP_THRESHOLD, _M_ARENA_MAX = -3, -8  # glibc's mallopt parameters
+MMAP_THRESHOLD = 128 * 1024
 
 
 def low_memory(environ=None) -> bool:
@@ -43,13 +47,14 @@ def _libc():
         return None
 
 
-def limit_arenas(n: int = 2) -> bool:
-    """Ask glibc for at most ``n`` malloc arenas (fewer threads' pools kept); False where
-    there is no glibc."""
+def tune_allocator(arenas: int = 2, mmap_threshold: int = MMAP_THRESHOLD) -> bool:
+    """Ask glibc for at most ``arenas`` malloc arenas and a fixed mmap threshold; False where
+    there is no glibc (or it refuses)."""
     libc = _libc()
     if libc is None or not hasattr(libc, "mallopt"):
         return False
-    return bool(libc.mallopt(_M_ARENA_MAX, n))
+    return bool(libc.mallopt(_M_ARENA_MAX, arenas)) and bool(
+        libc.mallopt(_M_MMAP_THRESHOLD, mmap_threshold))
 
 
 def trim() -> bool:
@@ -62,4 +67,4 @@ def trim() -> bool:
 
 LOW_MEMORY = low_memory()
 if LOW_MEMORY:
-    limit_arenas()
+    tune_allocator()
