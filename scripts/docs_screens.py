@@ -5,7 +5,7 @@
 Starts ``streamlit run app.py`` on a free port of 127.0.0.1 (``benchmarks/appserver.py``),
 drives Debian's headless chromium through Playwright at 1280 x 900, waits for each page's
 script to finish (and for the Race page's race to be done: it runs the default race from
-Home's button first), takes the first screen of each page and saves it palette-reduced
+Home's button first), takes the first screen of each page (of the Race page: from its "Done" line down) and saves it palette-reduced
 (64 colours, about 50-120 KB each). Fails on any Streamlit exception element.
 """
 
@@ -74,6 +74,9 @@ def shoot(out: Path, names: list[str]) -> list[Path]:
             _idle(pg)
             if wait:
                 pg.locator(wait).first.wait_for()
+                pg.wait_for_timeout(500)
+            if name == "race":  # the results, not the form: scroll to the "Done" line
+                pg.get_by_text("Done:", exact=False).first.scroll_into_view_if_needed()
                 pg.wait_for_timeout(500)
             errors = pg.locator('[data-testid="stException"]').count()
             if errors:
