@@ -1,15 +1,17 @@
 """The app server's memory for one default race, with and without the low-memory setting.
 
-    .venv/bin/python benchmarks/lowmem_rss.py [--modes normal,low]
+    .venv/bin/python benchmarks/lowmem_rss.py [--modes normal,low,low+ttl,ttl,low+arenas]
 
-For each mode: ``streamlit run app.py`` on 127.0.0.1 (``ALLSEASON_LOW_MEMORY`` unset; ``=1``;
-``=1`` with glibc's ``MALLOC_ARENA_MAX=2``, which only works when set before the process starts), one headless chromium opens Home, waits for the page (and the server's warm-up), clicks
-"Run the paper's synthetic experiment" (the default race: 7 policies x 5 seeds x 10,000 steps),
-waits until the Race page is done, then opens Inside All-Season's first figure; then runs the
-default race on scenario seeds 1-4 from the Race page, one after the other. Prints the
-server's resident memory (``/proc/PID/status``: VmRSS now, VmHWM the peak so far) after start,
-after Home, after the race and after Inside. Numbers, not pass/fail: the docs' Deployment page
-quotes them.
+For each mode (``MODES``: the server's environment; ``ALLSEASON_LOW_MEMORY=1`` and, for a
+closed tab's session, Streamlit's ``STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL``; glibc's
+``MALLOC_ARENA_MAX``, which only acts when set before the process starts): ``streamlit run
+app.py`` on 127.0.0.1; one headless chromium opens Home, waits for the page (and the server's
+warm-up), clicks "Run the paper's synthetic experiment" (the default race: 7 policies x 5
+seeds x 10,000 steps), waits until the Race page is done, then opens Inside All-Season's first
+figure; then runs the default race on scenario seeds 1-4 from the Race page, one after the
+other (each link a new Streamlit session), and waits 10 s. Prints the server's resident memory
+(``/proc/PID/status``: VmRSS at each stage, VmHWM the peak so far). Numbers, not pass/fail:
+docs/deployment.md quotes them.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, Server  # noqa: E402
 
 CHART = '[data-testid="stPlotlyChart"]'
 EXTRA_RACES = 4  # then the default race on scenario seeds 1-4, one after the other
+SETTLE = 10  # seconds before the last reading (each new link is a new session; old ones close)
 
 
 def mem(pid: int) -> tuple[float, float]:
@@ -48,15 +51,21 @@ MODES = {  # the server's environment per mode
     "normal": {},
     "low": {"ALLSEASON_LOW_MEMORY": "1"},
     "low+arenas": {"ALLSEASON_LOW_MEMORY": "1", "MALLOC_ARENA_MAX": "2"},
+    # Streamlit keeps a closed tab's session (and what its last run drew) for 120 s by default
+    "low+ttl": {"ALLSEASON_LOW_MEMORY": "1", "STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": "5"},
+    "ttl": {"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": "5"},
 }
+ENV_KEYS = sorted({k for env in MODES.values() for k in env})
 LABELS = {"normal": "default", "low": "ALLSEASON_LOW_MEMORY=1",
-          "low+arenas": "ALLSEASON_LOW_MEMORY=1 MALLOC_ARENA_MAX=2"}
+          "low+arenas": "ALLSEASON_LOW_MEMORY=1 MALLOC_ARENA_MAX=2",
+          "low+ttl": "ALLSEASON_LOW_MEMORY=1 STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL=5",
+          "ttl": "STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL=5"}
 
 
 def measure(mode: str) -> dict[str, tuple[float, float]]:
     from playwright.sync_api import sync_playwright
 
-    for key in ("ALLSEASON_LOW_MEMORY", "MALLOC_ARENA_MAX"):
+    for key in ENV_KEYS:
         os.environ.pop(key, None)
     os.environ.update(MODES[mode])
     rows = {}
@@ -87,16 +96,17 @@ def measure(mode: str) -> dict[str, tuple[float, float]]:
             pg.get_by_text("Done:", exact=False).first.wait_for()
             pg.locator(".gtitle", has_text="each true state").first.wait_for()
             idle(pg)
+        time.sleep(SETTLE)
         rows["more"] = mem(srv.pid)
         browser.close()
-    for key in ("ALLSEASON_LOW_MEMORY", "MALLOC_ARENA_MAX"):
+    for key in ENV_KEYS:
         os.environ.pop(key, None)
     return rows
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--modes", default="normal,low,low+arenas",
+    ap.add_argument("--modes", default="normal,low,low+ttl",
                     help=f"comma-separated, of {', '.join(MODES)}")
     args = ap.parse_args(argv)
     print(f"load average: {os.getloadavg()[0]:.2f}")
