@@ -133,3 +133,44 @@ def test_readme_is_a_front_door():
 def test_docs_images_are_small():
     for png in (ROOT / "docs" / "img").glob("*.png"):
         assert png.stat().st_size < 200_000, png.name
+
+
+def test_the_readme_figure_is_made_from_the_engine(tmp_path):
+    """scripts/readme_figure.py end to end: the engine's default race, the Inside figure,
+    Debian's chromium through Playwright, a small PNG (skips without chromium/Playwright)."""
+    pytest.importorskip("playwright.sync_api")
+    pytest.importorskip("PIL")
+    if not Path("/usr/bin/chromium").exists():
+        pytest.skip("no /usr/bin/chromium (make browser)")
+    out = tmp_path / "figure.png"
+    run = subprocess.run([sys.executable, "scripts/readme_figure.py", "--out", str(out)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=180,
+                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert run.returncode == 0, run.stderr[-3000:]
+    from PIL import Image
+
+    with Image.open(out) as img:
+        width, height = img.size
+        colours = img.convert("RGB").getcolors(maxcolors=256)
+    assert 900 <= width <= 1100 and 400 <= height <= 600
+    assert colours is not None and len(colours) > 8  # a drawn figure, not a blank page
+    assert out.stat().st_size < 200_000
+    assert "mean reward 0.52" in run.stdout  # All-Season (SW), seed 0 of the default race
+
+
+def test_the_figure_is_the_default_races():
+    """The figure's data: All-Season (SW) of the default race on seed 0, the same run as in the
+    full race (a race of one contestant and one seed plays the same streams)."""
+    import importlib.util
+
+    from allseason import api
+
+    spec = importlib.util.spec_from_file_location("readme_figure", ROOT / "scripts" /
+                                                  "readme_figure.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    fig, result = mod.figure()
+    assert fig.layout.title.text.startswith("Weight of the most likely bandit")
+    race = api.default_race()
+    full = api.run_race(api.Race(race.scenario, race.policies[:2], 1))
+    assert (full.traces["allseason-sw", 0].arm == result.traces["allseason-sw", 0].arm).all()
