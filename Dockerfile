@@ -26,6 +26,11 @@ USER app
 # does not wait (on a CPU unlike the build machine's, numba recompiles once)
 RUN python -c "from allseason import api; print(f'kernels compiled in {api.warm_up():.1f} s')"
 
+# small hosts (a free Hugging Face Space, 512 MB-1 GB): uncomment for the low-memory setting
+# (docs/deployment.md: a smaller cache, one race at a time, closed tabs' sessions dropped
+# after 5 s instead of 120 s)
+# ENV ALLSEASON_LOW_MEMORY=1 STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL=5
+
 EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
     CMD python -c "import sys, urllib.request; \

@@ -11,7 +11,7 @@ PORT ?= 8501
 # apt-get as root, or through sudo for a user
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: app test venv install install-sweeps install-dev browser data bench
+.PHONY: app test venv install install-sweeps install-dev browser data bench docs pictures
 
 venv: $(PY)
 
@@ -65,3 +65,12 @@ test: install-dev browser data
 bench: install
 	$(PY) benchmarks/bench_engine.py
 	$(PY) benchmarks/paper_synthetic.py
+
+# the documentation site from docs/ into site/ (offline: no web fonts, no fetching plugin)
+docs: install-dev
+	$(PY) -m mkdocs build --strict --site-dir site
+
+# the pictures of the README and the docs, from the engine and the app (Debian's chromium)
+pictures: install-dev browser
+	$(PY) scripts/readme_figure.py
+	$(PY) scripts/docs_screens.py

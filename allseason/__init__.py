@@ -14,8 +14,7 @@ from .api import (LIMITS, PRESETS, PolicySpec, Race, RaceResult, Scenario, SpecE
 from .models import GaussianLinearPosterior, symmetric_kl
 from .policies import REGISTRY, Policy, make_policy, register
 from .sim import run
-
-__version__ = "0.1.0"
+from ._version import __version__
 
 __all__ = ["Scenario", "PolicySpec", "Race", "RaceResult", "SpecError", "LIMITS", "PRESETS",
            "policy_specs", "run", "run_race", "iter_race", "default_race", "make_policy",

@@ -209,10 +209,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] in (["sweep"], ["report"]):  # their own parsers: allseason/sweeps/cli.py
         return getattr(sweeps, f"cli_{argv[0]}")(argv[1:])
-    if argv[:1] == ["paper"]:  # its own parser: allseason/reproduce.py
-        from . import reproduce
+    if argv[:1] == ["paper"]:  # its own parser: allseason/paper_cli.py
+        from . import paper_cli
 
-        return reproduce.cli(argv[1:])
+        return paper_cli.cli(argv[1:])
     try:
         args = build_parser().parse_args(argv)
         return args.func(args)

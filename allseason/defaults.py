@@ -6,7 +6,8 @@ with **the paper's printed rule** (``allseason-sw-printed``, Algorithm 3: the la
 alone); and the baselines LinTS, SW-LinTS, D-LinTS and random. BoB and DenBand, the paper's
 other baselines, are one click away in the app and in ``--policies``; they are left out of the
 default race for time alone (DenBand takes about 4.7 s per 10,000-step run at d = 5, against
-0.03 s for SW-LinTS), and their tuned scores are below SW-LinTS's (README).
+0.03 s for SW-LinTS), and their tuned scores are below SW-LinTS's
+(docs/reproduction-synthetic.md).
 
 Hyperparameters (:func:`default_params`):
 

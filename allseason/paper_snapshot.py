@@ -97,7 +97,6 @@ def frame(snap: dict, table: str, validation: str):
     import pandas as pd
 
     from . import paper_tables
-    from .reproduce import ROWS
 
     cells = [c for c in snap["cells"] if c["table"] == table and c["protocol"] == validation]
     measured = pd.DataFrame([dict(algorithm=c["row"], pattern=c["pattern"], mean=c["mean"],
@@ -106,7 +105,7 @@ def frame(snap: dict, table: str, validation: str):
                              for c in cells],
                             columns=["algorithm", "pattern", "mean", "std", "seeds", "params"])
     cmp = paper_tables.compare(table, measured[["algorithm", "pattern", "mean", "std"]],
-                               rows=ROWS)
+                               rows=paper_tables.ROWS)
     return cmp.merge(measured[["algorithm", "pattern", "seeds", "params"]],
                      on=["algorithm", "pattern"], how="left")
 

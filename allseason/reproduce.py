@@ -244,20 +244,30 @@ def _rng(job: Job) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(ROOT_SEED, spawn_key=key))
 
 
-def play_job(job: Job):
+def play_job(job: Job, *, sigma2: float | None = None, lam: float | None = None,
+             rng: np.random.Generator | None = None, label: str | None = None):
     """Play one job: (its :class:`~allseason.sim.trace.Trace`, its
     :class:`~allseason.envs.classification.PaperSetup`, seconds). The trace holds every
     decision, and for All-Season the weights and the spawns and prunings, so a real-data run
-    can be looked inside like a race (``allseason.analysis``, ``allseason.viz.inside``)."""
+    can be looked inside like a race (``allseason.analysis``, ``allseason.viz.inside``).
+
+    ``sigma2`` (the model's noise variance) and ``lam`` (the prior precision, M = lam I + ...)
+    override the protocol's :data:`SIGMA2` and :data:`LAM` for a policy that has them (a
+    sensitivity study: such a run is not a table's run, so it is never stored). ``rng``
+    replaces the job's own stream (:func:`_rng`) and ``label`` the trace's label."""
     dataset, experiment = TABLE_KEYS[job.table]
     setup = paper_setup(dataset, experiment, job.pattern, job.n,
                         pattern_horizon=job.pattern_n or None)
     policy_name = row_policy(job.policy)
-    spec = PolicySpec(policy_name, {**json.loads(job.params), **_shared(policy_name)})
-    policy = spec.build(setup.d, rng=_rng(job), horizon=setup.horizon)
+    shared = _shared(policy_name)
+    for key, value in (("sigma2", sigma2), ("lam", lam)):
+        if value is not None and key in shared:
+            shared[key] = value
+    spec = PolicySpec(policy_name, {**json.loads(job.params), **shared})
+    policy = spec.build(setup.d, rng=_rng(job) if rng is None else rng, horizon=setup.horizon)
     t0 = time.perf_counter()
-    trace = play(setup.env(), policy, setup.batch_ends(), label=job.policy,
-                 seed_index=job.seed)
+    trace = play(setup.env(), policy, setup.batch_ends(),
+                 label=job.policy if label is None else label, seed_index=job.seed)
     return trace, setup, time.perf_counter() - t0
 
 
@@ -582,110 +592,6 @@ def side_by_side_frame(frames: dict[str, pd.DataFrame], digits: int = 3) -> pd.D
 
 
 # -- command line ------------------------------------------------------------------------------
-def cli(argv: list[str]) -> int:
-    """``python -m allseason paper --table T [--table T2 ...] | --all``: one line and exit 2
-    on a user error (including missing data, with the command that installs it, and another
-    run writing into the same folder); 1 if some runs failed; 130 if interrupted."""
-    import argparse
-    import re
-
-    from .data import DataUnavailable
-
-    class _Parser(argparse.ArgumentParser):
-        def error(self, message):
-            raise ValueError(message)
-
-    def positive(text):
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") \
-                from None
-        if n < 1:
-            raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-        return n
-
-    p = _Parser(prog="python -m allseason paper",
-                description="Reproduce the paper's section 6 tables: grid search on the first "
-                            "10% of the data, then the seeds; print ours beside the paper's.")
-    p.add_argument("--table", action="append", choices=list(TABLE_KEYS),
-                   help="a table to reproduce (repeat for several)")
-    p.add_argument("--all", action="store_true", help="all four tables")
-    p.add_argument("--seeds", type=int, default=SEEDS, help=f"test seeds (default {SEEDS})")
-    p.add_argument("--n", type=int, default=HORIZON,
-                   help=f"observations (default {HORIZON:,}, the paper's; fewer for a quick look)")
-    p.add_argument("--validation", choices=[*VALIDATIONS, "both"], default="prefix",
-                   help="grid search on the first 10%% of the pattern itself (prefix, the "
-                        "paper's text; default) or on the pattern shrunk to 10%% (shrunk); "
-                        "both: the two, printed side by side")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument("--processes", type=positive, metavar="N",
-                       help="local worker processes (default: every usable core)")
-    where.add_argument("--workers", type=positive, metavar="N",
-                       help="a Dask LocalCluster of N single-threaded worker processes")
-    where.add_argument("--scheduler", metavar="ADDR",
-                       help="a running Dask scheduler, e.g. tcp://host:8786")
-    p.add_argument("--out", default=None,
-                   help="results folder (default RESULTS/paper; RESULTS = $ALLSEASON_RESULTS, "
-                        "else results/ in the repository checkout, else ./results)")
-    p.add_argument("--snapshot", action="store_true",
-                   help="then write the tracked snapshot of the test cells "
-                        "(allseason/paper_snapshot.json) from the store")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    try:
-        args = p.parse_args(argv)
-        if bool(args.all) == bool(args.table):
-            raise ValueError("give --table NAME (one or more) or --all")
-        if not 1 <= args.seeds <= 100:
-            raise ValueError(f"--seeds: must be in 1..100, got {args.seeds}")
-        if not 500 <= args.n <= HORIZON:
-            raise ValueError(f"--n: must be in 500..{HORIZON}, got {args.n}")
-        if args.processes is not None and args.processes > 64:
-            raise ValueError(f"--processes: must be in 1..64, got {args.processes}")
-        if args.scheduler is not None and not re.fullmatch(r"(tcp|tls|inproc|ucx|ws|wss)://"
-                                                           r"\S+", args.scheduler):
-            raise ValueError(f"--scheduler: expected an address like tcp://host:8786, got "
-                             f"{args.scheduler!r}")
-        tables = list(TABLE_KEYS) if args.all else list(dict.fromkeys(args.table))
-        names = list(VALIDATIONS) if args.validation == "both" else [args.validation]
-        protocols = [Protocol(n=args.n, seeds=args.seeds, validation=v) for v in names]
-        processes = args.processes
-        if processes is None and args.workers is None and args.scheduler is None:
-            processes = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                            else os.cpu_count() or 1, 64)
-        t0 = time.perf_counter()
-        frames = reproduce_protocols(tables, protocols, out=args.out, processes=processes,
-                                     workers=args.workers, scheduler=args.scheduler,
-                                     progress=not args.quiet)
-    except RunsFailed as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted: every finished run is stored; run the same command again to "
-              "resume", file=sys.stderr)
-        return 130
-    except (DataUnavailable, ValueError, OSError, SweepError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    for table in tables:
-        if len(protocols) == 1:
-            print(format_comparison(table, frames[names[0], table], protocols[0]))
-        else:
-            print(format_side_by_side(table, {v: frames[v, table] for v in names}))
-        print()
-    folder = results_dir(args.out)
-    print(f"saved in {folder}/ ({STORE_FILE}, "
-          f"{', '.join(f'{t}-{v}.csv' for v in names for t in tables)}) in "
-          f"{time.perf_counter() - t0:.0f} s")
-    if args.snapshot:
-        from . import paper_snapshot
-
-        path = paper_snapshot.write(out=args.out, protocols=protocols,
-                                    command="python -m allseason paper " + " ".join(argv))
-        print(f"snapshot: {path}")
-    return 0
-
-
 # -- for the app: stored results, and a small live race -----------------------------------------
 LIVE_DEFAULTS: dict[str, dict] = {  # used where no grid search is stored for the table
     "allseason-sw": {"tau": 100, "n_max": 4}, "allseason-disc": {"gamma": 0.99, "n_max": 4},

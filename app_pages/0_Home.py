@@ -31,7 +31,8 @@ with views.guard("the home page"):
             "time it plays it is copied into a new base bandit.\n"
             "5. Above a maximum number of base bandits, the most similar pair is found "
             "and the less certain one is pruned.\n\n"
-            "Here the weights are **carried** from batch to batch (fixed share). The paper's "
+            "Here the weights are **carried** from batch to batch (fixed share): our "
+            "reconstruction, from the paper's description of its own figure. The paper's "
             "printed rule weighs each bandit on the last batch alone; read literally it "
             "makes All-Season lose its own experiment, so it races beside the default as "
             "*All-Season (SW), printed rule*, and the Inside page compares the two.")

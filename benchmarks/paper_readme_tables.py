@@ -1,4 +1,4 @@
-"""The README's real-data tables, from the stored runs: both protocols and the paper per cell.
+"""The real-data tables of docs/reproduction-real.md (the README's until 2026-11-25), from the stored runs: both protocols and the paper per cell.
 
     .venv/bin/python benchmarks/paper_readme_tables.py [--out RESULTS/paper]
 

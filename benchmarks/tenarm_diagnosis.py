@@ -20,14 +20,16 @@ Prints Markdown tables (numbers, not pass/fail) and writes figures to ``--out`` 
    modelling choice (the reproduction uses 0.25, the largest variance of a 0/1 reward).
    Mean reward of both rules over sigma2 x lambda, same run otherwise.
 
-Everything comes from the engine's public pieces (``paper_setup``, ``PolicySpec``,
-``sim.play``, ``analysis``); the figures from ``allseason.viz.inside``.
+Every run is the reproduction's own (``reproduce.play_job``, with sigma2 and lambda overrides
+for the sensitivity table); the numbers from ``allseason.analysis``; the figures from
+``allseason.viz.inside``.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import sys
 import time
@@ -39,10 +41,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from allseason import analysis  # noqa: E402
-from allseason.envs.classification import paper_setup  # noqa: E402
-from allseason.sim.runner import play  # noqa: E402
-from allseason.specs import PolicySpec  # noqa: E402
+from allseason import analysis, reproduce  # noqa: E402
 
 RULES = {"carried": {}, "printed": {"weighting": "batch"}}
 LABELS = {"carried": "carried weights", "printed": "the paper's printed rule"}
@@ -52,17 +51,19 @@ BASE = {"tau": 500, "n_max": 5}
 
 
 def run(pattern: str, rule: str, sigma2: float = 0.25, lam: float = 1.0, seed: int = 0,
-        table: tuple[str, str] = ("mnist", "10arm"), keep_trace: bool = False) -> dict:
-    """One All-Season(SW) run on the real data: its numbers (and its trace if asked)."""
-    setup = paper_setup(*table, pattern)
-    spec = PolicySpec("allseason-sw", {**BASE, **RULES[rule], "sigma2": sigma2, "lam": lam})
+        table: str = "mnist-10arm", keep_trace: bool = False) -> dict:
+    """One All-Season(SW) run on the real data: its numbers (and its trace if asked).
+
+    The run is the reproduction's own (``reproduce.play_job``: the table's data, pattern and
+    batches) with sigma2 and lambda overridden, on the diagnosis's own random stream
+    (``SeedSequence(20_261_124, spawn_key=(seed,))``, as before play_job took overrides)."""
+    params = json.dumps({**BASE, **RULES[rule]}, sort_keys=True)
+    job = reproduce.Job("diagnosis", table, pattern, "allseason-sw", params, seed,
+                        reproduce.HORIZON)
     rng = np.random.default_rng(np.random.SeedSequence(20_261_124, spawn_key=(seed,)))
-    policy = spec.build(setup.d, rng=rng, horizon=setup.horizon)
-    t0 = time.perf_counter()
-    trace = play(setup.env(), policy, setup.batch_ends(), label=f"All-Season (SW), {LABELS[rule]}",
-                 seed_index=seed)
-    out = dict(pattern=pattern, rule=rule, sigma2=sigma2, lam=lam, seed=seed,
-               seconds=time.perf_counter() - t0,
+    trace, setup, seconds = reproduce.play_job(
+        job, sigma2=sigma2, lam=lam, rng=rng, label=f"All-Season (SW), {LABELS[rule]}")
+    out = dict(pattern=pattern, rule=rule, sigma2=sigma2, lam=lam, seed=seed, seconds=seconds,
                **analysis.ensemble_summary(trace, setup.pattern))
     if keep_trace:
         out["trace"], out["pattern_obj"] = trace, setup.pattern
@@ -169,11 +170,7 @@ def main(argv=None) -> int:
 
 def tau_table(processes: int) -> int:
     """Mean reward ± std over the test seeds for each tau (carried weights, n_max = 5)."""
-    import json
-
     import pandas as pd
-
-    from allseason import reproduce
 
     jobs = []
     for pattern in ("regular", "extreme"):

@@ -34,13 +34,16 @@ Weighting (``weighting``):
 Why the default is not the printed rule: read literally at batch size 1 (the paper's section
 5), the printed rule lets the top weight flip from step to step and spawns a base bandit on
 most steps (about 2,000 per 10,000-step run, top weight above 0.9 in 0.1% of batches), and
-All-Season falls behind SW-LinTS and D-LinTS. The paper's own figure (about 16 bandits, the
-right bandit at weight ~1 after each change) is what carried weights do. The handover
+All-Season falls behind SW-LinTS and D-LinTS. Carried weights are our reconstruction, not
+the paper's text (whose displayed equation for omega is the same last-batch product as
+Algorithm 3): the evidence is the description of the paper's section-5 figure (about 16
+bandits, the top weight near 1, "theta*_4 learned by bandit 16"), which carried weights
+reproduce and every literal variant we tried does not, at batch size 1. The handover
 matters under carried weights: with plain copies the shadow keeps half its weight, plays
 again, and once n_max confident bandits exist its copies are pruned in the batch they are
 born (an uncertain newborn is "close" in KL to a confident bandit, and less certain), before
-they play -- a trap that spawned a base bandit on every step of a new season in 1 run in 25. README,
-"Weighting", has the sweep behind the default share.
+they play -- a trap that spawned a base bandit on every step of a new season in 1 run in 25. The docs'
+"The weighting evidence" (docs/weighting.md) has the sweep behind the default share.
 All weights live in log space and are normalised with log-sum-exp.
 
 Bandit ids are stable: the shadow is 0, base bandits are 1, 2, 3, ... in order of creation.
@@ -61,7 +64,7 @@ from .params import COUNT, OPEN_UNIT, POSITIVE, Options, Param
 
 WEIGHTINGS = ("batch", "fixed-share")  # the kernel's codes: the index in these tuples
 PRUNINGS = ("kl", "mean")
-DEFAULT_SHARE = 1e-4  # chosen by examples/sweep_share.toml; README, "Weighting"
+DEFAULT_SHARE = 1e-4  # chosen by examples/sweep_share.toml; docs/weighting.md
 
 
 class AllSeason(Policy):

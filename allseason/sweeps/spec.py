@@ -34,7 +34,7 @@ _SCALAR = (int, float, str, bool, type(None))
 
 
 def _engine_version() -> str:
-    from .. import __version__
+    from .._version import __version__
     return __version__
 
 

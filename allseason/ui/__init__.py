@@ -7,7 +7,8 @@ streamlit.
   ``allseason.api`` with errors shown under the input that caused them;
 - :mod:`.runs`: the bounded cache of finished races, streamed runs, small cached extras;
 - :mod:`.views`: page frame, error boundary, charts with caption and HTML download, result
-  panels.
+  panels;
+- :mod:`.settings`: the server's settings from the environment (``ALLSEASON_LOW_MEMORY``).
 """
 
 from . import forms, runs, state, views

@@ -25,6 +25,10 @@ figures and their JSON) while a second thread computes Home's default race into 
 same race for every visitor), so ``streamlit run app.py`` alone is warm for the first visitor;
 pages call it through ``views.page``, and a race waits for it before computing.
 
+Low memory: with ``ALLSEASON_LOW_MEMORY=1`` (:mod:`allseason.ui.settings`) the cache holds 2
+races and 250 MB, one race computes at a time with its seeds in turn, and the warm-up only loads
+the kernels.
+
 Progress: the bar is redrawn at most every ``PROGRESS_SECONDS`` (each update redraws the page in
 the browser, which shares the server's cores on a small machine).
 """
@@ -46,13 +50,14 @@ import streamlit as st
 
 from allseason import api
 
-from . import state
+from . import settings, state
 
 log = logging.getLogger("allseason.ui")
 
-MAX_ENTRIES = 8
-MAX_BYTES = 1_500_000_000
-MAX_CONCURRENT = 2
+MAX_ENTRIES = settings.LOW_MEMORY_ENTRIES if settings.LOW_MEMORY else 8
+MAX_BYTES = settings.LOW_MEMORY_BYTES if settings.LOW_MEMORY else 1_500_000_000
+MAX_CONCURRENT = 1 if settings.LOW_MEMORY else 2
+RACE_WORKERS = 1 if settings.LOW_MEMORY else None  # threads per race (None: one per core)
 REDRAW_SECONDS = 0.5  # live charts: at most this often, the first time after this long
 LIVE_POINTS = 300  # steps per live curve (exact cumulative values at the sampled steps)
 FINAL_POINTS = 250  # steps per curve of the finished race's figures (about 4 px apart)
@@ -223,6 +228,9 @@ def _warm(cache: "RunCache") -> None:
     t0 = time.perf_counter()
     try:
         kernels = api.warm_up()
+        if settings.LOW_MEMORY:  # kernels only: no precomputed race, no first tables
+            log.info("warm-up (low memory: kernels only) done in %.2f s", kernels)
+            return
         # the default race in a thread of its own: its kernels release the GIL, so it runs
         # beside the pandas and Plotly warm-up below on a second core
         default = threading.Thread(target=_warm_default_race, args=(cache,),
@@ -307,6 +315,8 @@ def cached(race: api.Race) -> RaceRun | None:
 def _finish(race: api.Race, result: api.RaceResult, seconds: float) -> RaceRun:
     run = RaceRun(key_of(race), race, result, seconds=seconds)
     store().put(run)
+    if settings.LOW_MEMORY:
+        settings.trim()
     return run
 
 
@@ -319,7 +329,7 @@ def run_race(race: api.Race) -> RaceRun:
             if run is None:
                 warm_up(wait=True)
                 t0 = time.perf_counter()
-                result = api.run_race(race)
+                result = api.run_race(race, workers=RACE_WORKERS)
                 run = _finish(race, result, time.perf_counter() - t0)
     return run
 
@@ -390,7 +400,7 @@ def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:
             return done
         t0 = last_draw = last_bar = time.perf_counter()
         bar.progress(0.0, text=f"Running… 0 of {horizon:,} steps")
-        for progress in api.iter_race(race, chunk_size=chunk):
+        for progress in api.iter_race(race, chunk_size=chunk, workers=RACE_WORKERS):
             now = time.perf_counter()
             compute = now - t0
             if now - last_bar >= PROGRESS_SECONDS and progress.done < horizon:

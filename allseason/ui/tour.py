@@ -280,7 +280,7 @@ def step_weights(run: runs.RaceRun, f: dict):
             + _learnt_sentence(c["learnt"]))
     fig = _top_weight(run, CARRIED)
     caption = (f"{policy_name(CARRIED)}, seed {SEED}, weights carried from batch to batch "
-               f"(fixed share). Triangles: base bandits (colour = id); pink dashes: the shadow; "
+               f"(fixed share, our reconstruction of the paper's weighting). Triangles: base bandits (colour = id); pink dashes: the shadow; "
                f"▼ new state, ○ a state returns. Paper's notation: "
                f"{md_escape(c['learnt_text'])}.")
     return text, fig, caption

@@ -152,7 +152,8 @@ FAIRNESS = ("**How the default race is set up.** The baselines' hyperparameters 
             "best values on the paper's grid on a validation scenario (scenario seed 1000, "
             "3 seeds); All-Season keeps the paper's own setting (τ = 10, γ = 0.9, N_max = 5), "
             "untuned. *All-Season (SW), printed rule* is the paper's Algorithm 3 read "
-            "literally: weights from the last batch alone. README, *The default race*.")
+            "literally: weights from the last batch alone. Docs: *Section 5, the default "
+            "race*.")
 
 
 def race_slots() -> dict:
@@ -402,8 +403,10 @@ def weighting_panel(run: runs.RaceRun, label: str) -> None:
                           height=460)
         chart(fig, INSIDE["pair"], f"top-weight-{lab.replace(' · ', '-').replace(' ', '-')}",
               f"in_pair_{lab}")
-    st.caption("Why carried weights are the default: README, *Where we follow the paper's "
-               "text*. Fixed share (Herbster & Warmuth) carries each bandit's weight from "
+    st.caption("Carried weights are our reconstruction, not the paper's text: the paper "
+               "prints the last-batch rule, and its own section-5 figure (about 16 bandits, "
+               "top weight near 1) is what carried weights reproduce (docs: *Fidelity*). "
+               "Fixed share (Herbster & Warmuth) carries each bandit's weight from "
                "batch to batch and mixes in a share α of uniform weight; a newborn bandit "
                "takes the shadow's weight over. The printed rule scores each bandit on the "
                "last batch alone, so at batch size 1 the top weight flips from step to step "
