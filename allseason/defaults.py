@@ -52,10 +52,11 @@ def validation_scenario() -> Scenario:
     return Scenario(seed=VALIDATION_SEED)
 
 
-def tune(name: str, scenario: Scenario | None = None, n_seeds: int = VALIDATION_RUNS
-         ) -> tuple[dict, list[tuple[dict, float]]]:
+def tune(name: str, scenario: Scenario | None = None, n_seeds: int = VALIDATION_RUNS,
+         fixed: dict | None = None) -> tuple[dict, list[tuple[dict, float]]]:
     """The rule: the grid point of the paper's grid with the highest mean reward on the
-    validation scenario (ties: the first point). Returns (best params, [(params, score)])."""
+    validation scenario (ties: the first point). Returns (best params, [(params, score)]).
+    ``fixed``: hyperparameters added to every grid point (e.g. D-LinTS's ``covariance``)."""
     from .policies import policy_class
     from .reproduce import GRIDS  # the paper's protocol lives with the reproduction
     from .sim import run_race
@@ -65,6 +66,7 @@ def tune(name: str, scenario: Scenario | None = None, n_seeds: int = VALIDATION_
         n_seeds = 1
     scores = []
     for params in GRIDS[name]:
+        params = {**params, **(fixed or {})}
         race = Race(scenario, (PolicySpec(name, params),), n_seeds)
         scores.append((dict(params), run_race(race).summary()[name]["mean_reward"]))
     best = max(range(len(scores)), key=lambda i: (scores[i][1], -i))
