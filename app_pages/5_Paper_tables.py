@@ -11,9 +11,10 @@ views.page("Paper tables",
            "**the task changes with the seasons**. Reward 1 for a right answer.",
            icon=":material/table_chart:")
 
-tab_tables, tab_inside, tab_live = st.tabs(["Our tables vs the paper's",
-                                            "Inside All-Season on real data",
-                                            "Run a small race on real data"])
+tab_tables, tab_inside, tab_live, tab_conv = st.tabs(["Our tables vs the paper's",
+                                                      "Inside All-Season on real data",
+                                                      "Run a small race on real data",
+                                                      "LinTS convergence"])
 with tab_tables:
     with views.guard("the paper tables"):
         paper_view.tables()
@@ -23,3 +24,6 @@ with tab_inside:
 with tab_live:
     with views.guard("the real-data race"):
         paper_view.live_race()
+with tab_conv:
+    with views.guard("the LinTS convergence figure"):
+        paper_view.convergence()
