@@ -98,7 +98,10 @@ def test_figure_from_the_snapshot():
 
     snap = conv.load()
     fig = convergence_figure(snap)
-    assert len(fig.data) == 1
+    assert len(fig.data) == 3  # the curve, the plateau and its 95% line
+    plateau = np.mean(snap["plateau"])
+    assert fig.data[1].y[0] == pytest.approx(plateau)
+    assert fig.data[2].y[0] == pytest.approx(conv.LEVEL * plateau)
     np.testing.assert_allclose(fig.data[0].y, snap["curve"])
     xs = {round(s.x0) for s in fig.layout.shapes if s.type == "line" and s.x0 == s.x1}
     assert {int(snap["median_learnt_at"]), 2000} <= xs

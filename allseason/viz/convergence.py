@@ -26,12 +26,12 @@ def convergence_figure(snap: dict) -> go.Figure:
         x=x, y=y, mode="lines", name=f"LinTS, mean of {snap['seeds']} seeds",
         line=dict(color=OKABE_ITO["orange"], width=2),
         hovertemplate="step %{x}<br>reward per batch %{y:.3f}<extra></extra>"))
-    fig.add_hline(y=plateau, line=dict(color="#444", dash="dot", width=1),
-                  annotation_text=f"plateau {plateau:.3f} (after step {snap['plateau_from']:,})",
-                  annotation_position="bottom right")
-    fig.add_hline(y=level * plateau, line=dict(color="#444", dash="dash", width=1),
-                  annotation_text=f"{level:.0%} of the plateau",
-                  annotation_position="bottom right")
+    for yv, name, dash in ((plateau, f"plateau {plateau:.3f} (mean after step "
+                                      f"{snap['plateau_from']:,})", "dot"),
+                           (level * plateau, f"{level:.0%} of the plateau", "dash")):
+        fig.add_trace(go.Scatter(x=[0, int(snap["n"])], y=[yv, yv], mode="lines", name=name,
+                                 line=dict(color="#444", dash=dash, width=1),
+                                 hoverinfo="skip"))
     fig.add_hline(y=0.1, line=dict(color=RANDOM_GREY, dash="dot", width=1),
                   annotation_text="random guess (0.1)", annotation_position="top right")
     fig.add_vline(x=med, line=dict(color=OKABE_ITO["blue"], width=2),
@@ -39,15 +39,15 @@ def convergence_figure(snap: dict) -> go.Figure:
     fig.add_vline(x=snap["paper_claim"], line=dict(color=OKABE_ITO["vermillion"], width=2,
                                                    dash="dash"),
                   annotation_text=f"paper: about {snap['paper_claim']:,}",
-                  annotation_position="top left")
+                  annotation_position="bottom right")
     fig.update_layout(**base_layout(
         "LinTS on stationary MNIST: reward per batch",
         "observations (images shown)", "mean reward per batch of 10",
-        subtitle=(f"Ten-arm digit task, one state, d = {snap['d']}; every point averages "
-                  f"{snap['curve_every_batches']} batches and {snap['seeds']} seeds. Learnt: "
-                  f"the trailing {snap['window']}-observation mean reaches "
-                  f"{level:.0%} of the plateau."),
-        height=460))
+        subtitle=(f"Ten-arm digit task, one state, d = {snap['d']}; a point averages "
+                  f"{snap['curve_every_batches']} batches and {snap['seeds']} seeds.<br>"
+                  f"Learnt: the trailing {snap['window']}-observation mean reaches "
+                  f"{level:.0%} of the plateau (shaded: the seeds' range)."),
+        height=500, margin=dict(l=70, r=30, t=110, b=60)))
     fig.update_yaxes(range=[0, 1])
     fig.update_xaxes(range=[0, int(snap["n"])])
     return fig
