@@ -123,3 +123,10 @@ def test_paper_page_shows_the_figure():
     assert "LinTS on stationary MNIST: reward per batch" in titles
     text = " ".join(m.value for m in at.markdown)
     assert "about 2000 observations" in text and "We measured" in text
+
+
+def test_the_snapshot_ships_with_the_package():
+    import tomllib
+
+    meta = tomllib.loads((Path(APP).parent / "pyproject.toml").read_text(encoding="utf-8"))
+    assert conv.PATH.name in meta["tool"]["setuptools"]["package-data"]["allseason"]
