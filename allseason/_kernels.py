@@ -13,6 +13,10 @@ oldest observation with a rank-one downdate and refactors from the window every 
 to stop rounding errors from accumulating (amortised O(d^2)); a discounted model refactors
 once per batch (O(d^3) per batch, as gamma M + (1 - gamma) lam I is not a low-rank change).
 
+D-LinTS with Kim & Tewari's covariance (``sandwich``) keeps a second precision Mt (discounted by
+gamma^2) and its factor Lt, refactored with M once per batch, and samples theta = mu + M^-1 Lt z
+(:func:`best_arm_sandwich`, O(p^2) per block).
+
 Shadow modes: 0 = none (plain LinTS), 1 = sliding window of tau, 2 = discount gamma.
 Weighting: 0 = the paper's printed rule (batch likelihood only), 1 = fixed share with share
 alpha (weights carried across batches); handover = 1: a newborn base bandit takes the shadow's
