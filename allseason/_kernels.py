@@ -13,6 +13,10 @@ oldest observation with a rank-one downdate and refactors from the window every 
 to stop rounding errors from accumulating (amortised O(d^2)); a discounted model refactors
 once per batch (O(d^3) per batch, as gamma M + (1 - gamma) lam I is not a low-rank change).
 
+D-LinTS with Kim & Tewari's covariance (``sandwich``) keeps a second precision Mt (discounted by
+gamma^2) and its factor Lt, refactored with M once per batch, and samples theta = mu + M^-1 Lt z
+(:func:`best_arm_sandwich`, O(p^2) per block).
+
 Shadow modes: 0 = none (plain LinTS), 1 = sliding window of tau, 2 = discount gamma.
 Weighting: 0 = the paper's printed rule (batch likelihood only), 1 = fixed share with share
 alpha (weights carried across batches); handover = 1: a newborn base bandit takes the shadow's
@@ -154,6 +158,32 @@ def best_arm(ctx_t, block, cidx, L, mu, z_t, theta, tmp):
 
 
 @njit(cache=True, nogil=True)
+def best_arm_sandwich(ctx_t, block, cidx, L, Lt, mu, z_t, theta, tmp, tmp2):
+    """Thompson step with covariance M^-1 Mt M^-1 (Kim & Tewari's V^-1 V~ V^-1) over G blocks:
+    theta_g = mu_g + L_g^-T L_g^-1 (Lt_g z_g), with M = L L^T and Mt = Lt Lt^T; all O(p^2)."""
+    G, p = mu.shape
+    for g in range(G):
+        for i in range(p):  # tmp = Lt z (lower triangular)
+            s = 0.0
+            for k in range(i + 1):
+                s += Lt[g, i, k] * z_t[g, k]
+            tmp[i] = s
+        forward_solve(L[g], tmp, tmp2)
+        backward_solve(L[g], tmp2, tmp)
+        for i in range(p):
+            theta[g, i] = mu[g, i] + tmp[i]
+    best, best_val = 0, -np.inf
+    for k in range(block.shape[0]):
+        g, c = block[k], cidx[k]
+        v = 0.0
+        for i in range(p):
+            v += ctx_t[c, i] * theta[g, i]
+        if v > best_val:
+            best, best_val = k, v
+    return best
+
+
+@njit(cache=True, nogil=True)
 def add_obs(M, L, b, x, r, sigma2, tmp):
     """Learn (x, r): M += x x^T / sigma2, b += r x / sigma2, L by a rank-one update."""
     d = x.shape[0]
@@ -268,19 +298,26 @@ def refresh_means(L, b, mu, tmp):
 # LinTS, SW-LinTS, D-LinTS
 @njit(cache=True, nogil=True)
 def lints_chunk(ctx, block, cidx, expected, noise, batch_end, z, M, L, b, mu, mode, tau, gamma,
-                lam, sigma2, wx, wg, wr, wstate, out_arm, out_reward):
+                lam, sigma2, wx, wg, wr, wstate, out_arm, out_reward, sandwich, Mt, Lt, bt):
     """Play a chunk with one Thompson-sampling posterior (mode PLAIN, WINDOW or DISCOUNT).
 
     ctx (n, C, p) contexts, block/cidx (K,) the block and context of each arm (see best_arm);
-    z (n, G, p); state M, L (G, p, p), b, mu (G, p)."""
+    z (n, G, p); state M, L (G, p, p), b, mu (G, p). sandwich (DISCOUNT only): sample with
+    covariance M^-1 Mt M^-1, where Mt = lam I + sum gamma^(2(t-s)) x x^T / sigma2 is kept in
+    Mt, Lt (G, p, p) (bt (G, p) is a scratch the discounting also scales)."""
     G, p = mu.shape
     tmp = np.empty(p)
+    tmp2 = np.empty(p)
     theta = np.empty((G, p))
+    gamma2 = gamma * gamma
     start = 0
     for bi in range(batch_end.shape[0]):
         end = batch_end[bi]
         for t in range(start, end + 1):  # the batch is played with the posterior it started with
-            a = best_arm(ctx[t], block, cidx, L, mu, z[t], theta, tmp)
+            if sandwich:
+                a = best_arm_sandwich(ctx[t], block, cidx, L, Lt, mu, z[t], theta, tmp, tmp2)
+            else:
+                a = best_arm(ctx[t], block, cidx, L, mu, z[t], theta, tmp)
             out_arm[t] = a
             out_reward[t] = expected[t, a] + noise[t]
         for t in range(start, end + 1):
@@ -291,9 +328,14 @@ def lints_chunk(ctx, block, cidx, expected, noise, batch_end, z, M, L, b, mu, mo
             else:
                 short_memory_learn(M, L, b, g, x, out_reward[t], mode, tau, gamma, lam, sigma2,
                                    wx, wg, wr, wstate, tmp)
-        if mode == DISCOUNT:
-            for g in range(G):
+                if sandwich:  # the same observation with the squared discount
+                    short_memory_learn(Mt, Lt, bt, g, x, out_reward[t], mode, tau, gamma2, lam,
+                                       sigma2, wx, wg, wr, wstate, tmp)
+        if mode == DISCOUNT:  # O(p^3) per block and batch: gamma M + (1 - gamma) lam I is a
+            for g in range(G):  # full-rank change, no rank-one update of L follows it
                 chol_factor(M[g], L[g])
+                if sandwich:
+                    chol_factor(Mt[g], Lt[g])
         refresh_means(L, b, mu, tmp)
         start = end + 1
 

@@ -11,12 +11,16 @@ views.page("Paper tables",
            "**the task changes with the seasons**. Reward 1 for a right answer.",
            icon=":material/table_chart:")
 
-tab_tables, tab_inside, tab_live = st.tabs(["Our tables vs the paper's",
-                                            "Inside All-Season on real data",
-                                            "Run a small race on real data"])
+tab_tables, tab_conv, tab_inside, tab_live = st.tabs(["Our tables vs the paper's",
+                                                      "LinTS convergence",
+                                                      "Inside All-Season on real data",
+                                                      "Run a small race on real data"])
 with tab_tables:
     with views.guard("the paper tables"):
         paper_view.tables()
+with tab_conv:
+    with views.guard("the LinTS convergence figure"):
+        paper_view.convergence()
 with tab_inside:
     with views.guard("All-Season on real data"):
         paper_view.inside_real()

@@ -344,3 +344,43 @@ def inside_real() -> None:
                 key="paper_inside_recall")
     views.csv_button("CSV of the change points", res["recall"], "real-data-recall",
                      key="csv_paper_inside_recall")
+
+
+@st.cache_data(show_spinner=False)
+def _convergence_snapshot() -> dict:
+    from allseason import convergence as conv
+
+    return conv.load()
+
+
+def convergence() -> None:
+    """Section 6's LinTS convergence figure, from the tracked snapshot, beside the paper's
+    statement."""
+    from allseason import convergence as conv
+    from allseason.viz.convergence import convergence_figure
+
+    snap = _convergence_snapshot()
+    st.markdown("**The paper says** (section 6, *Datasets*):")
+    st.markdown(f"> {conv.PAPER_QUOTE}")
+    learnt = snap["learnt_at"]
+    st.markdown(
+        f"**We measured** LinTS (λ = 1, σ² = {reproduce.SIGMA2}) on the ten-arm digit task "
+        f"with one state, the first {snap['n']:,} MNIST images in order, batches of "
+        f"{snap['batch_size']}, {snap['seeds']} seeds: it needs "
+        f"**{snap['median_learnt_at']:,.0f} observations** to learn (median; "
+        f"{min(learnt):,}–{max(learnt):,} over the seeds), against the paper's about "
+        f"{snap['paper_claim']:,}. *Learnt* is our definition (the paper gives none): the mean "
+        f"reward over the last {snap['window']} observations reaches "
+        f"{snap['level']:.0%} of the run's plateau (its mean after step "
+        f"{snap['plateau_from']:,}: {min(snap['plateau']):.3f}–{max(snap['plateau']):.3f}). "
+        f"At 90% of the plateau: {int(np.median(snap['learnt_at_90'])):,} (median; "
+        f"{min(snap['learnt_at_90']):,}–{max(snap['learnt_at_90']):,}).")
+    views.chart(convergence_figure(snap),
+                "Reward per batch of LinTS on stationary MNIST (the paper's figure "
+                "fig:lints_LT, whose image is missing from the paper's source). Tracked "
+                f"snapshot; `{snap['command']}` recomputes it (needs `make data`).",
+                "lints-convergence", key="paper_convergence")
+    st.dataframe(pd.DataFrame({"seed": range(snap["seeds"]), "learnt at (95%)": learnt,
+                               "learnt at (90%)": snap["learnt_at_90"],
+                               "plateau": snap["plateau"]}),
+                 hide_index=True, key="paper_convergence_table")
