@@ -16,13 +16,12 @@ from __future__ import annotations
 from collections import deque
 
 import numpy as np
+from scipy.linalg import cho_solve
 
 from .. import _kernels as kernels
 from ..models import GaussianLinearPosterior
 from ..envs.arms import as_blocks
 from .base import ChunkOutcome, Policy, check_batch_end
-from scipy.linalg import cho_solve
-
 from .params import COUNT, POSITIVE, Interval, Options, Param, Real
 
 
