@@ -73,7 +73,18 @@ FIXED = {"d": D, "n_arms": K, "sigma2": SIGMA2, "batch_size": BATCH}
 
 __all__ = ["PRESET", "REGIMES", "PRODUCTS", "SALE_P", "BATCH", "FIXED", "load_weather",
            "regimes", "sale_probability", "segments", "step_dates", "WeatherEnv", "world",
-           "csv_path", "check_scenario"]
+           "csv_path", "check_scenario", "year_days"]
+
+
+def year_days(first: int, last: int | None = None) -> slice:
+    """The days of the years ``first`` .. ``last`` (inclusive; default: ``first`` alone)."""
+    dates = load_weather()["date"]
+    years = dates.astype("datetime64[Y]").astype(int) + 1970
+    last = first if last is None else last
+    idx = np.flatnonzero((years >= first) & (years <= last))
+    if not len(idx):
+        raise SpecError("days", f"no days in {first}..{last}; the data cover 2012-2015")
+    return slice(int(idx[0]), int(idx[-1]) + 1)
 
 
 def csv_path() -> Path:
@@ -138,17 +149,18 @@ def day_states() -> np.ndarray:
     return regimes(w["precipitation"], w["temp_max"])
 
 
-def segments(batch: int = BATCH) -> tuple[tuple[int, int], ...]:
-    """The regime runs in steps: ((state, days x batch), ...), in date order."""
-    s = day_states()
+def segments(batch: int = BATCH, days: slice = slice(None)) -> tuple[tuple[int, int], ...]:
+    """The regime runs in steps: ((state, days x batch), ...), in date order; ``days`` picks
+    a part of the 1,461 days (e.g. one year, as a validation split)."""
+    s = day_states()[days]
     starts = np.flatnonzero(np.r_[True, s[1:] != s[:-1]])
     lengths = np.diff(np.r_[starts, len(s)])
     return tuple((int(s[a]), int(n) * int(batch)) for a, n in zip(starts, lengths))
 
 
-def step_dates(horizon: int, batch: int = BATCH) -> np.ndarray:
+def step_dates(horizon: int, batch: int = BATCH, days: slice = slice(None)) -> np.ndarray:
     """The date of each step (customer): step t is on day t // batch; shape (horizon,)."""
-    dates = load_weather()["date"]
+    dates = load_weather()["date"][days]
     return dates[np.minimum(np.arange(int(horizon)) // int(batch), len(dates) - 1)]
 
 
@@ -171,12 +183,13 @@ class WeatherEnv:
     """The shop's world: ``next_round(n)`` returns one-hot arms (n, K, K), the sale
     probabilities ``expected`` (n, K) of the day's regime, zero ``noise``, the ``state`` and
     the 0/1 sales ``outcome`` (n, K), drawn as ``u < expected`` with u ~ U(0, 1) from ``rng``
-    (one per step and arm, in order: the result does not depend on the chunk size)."""
+    (one per step and arm, in order: the result does not depend on the chunk size).
+    ``days``: a part of the 1,461 days (default all; see :func:`segments`)."""
 
-    def __init__(self, batch: int = BATCH, rng=None):
+    def __init__(self, batch: int = BATCH, rng=None, days: slice = slice(None)):
         self.batch = int(batch)
         self._rng = np.random.default_rng(rng)
-        self._states = np.repeat(day_states(), self.batch)
+        self._states = np.repeat(day_states()[days], self.batch)
         self.thetas = SALE_P.copy()  # theta_s = P[s]: the linear model is exact
         self.d, self.n_arms = D, K
         self.t = 0
