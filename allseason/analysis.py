@@ -10,6 +10,8 @@
   bandits 1, 2, 3").
 - :func:`ensemble_summary`: the numbers that tell the two weightings apart: bandits created,
   share of batches whose top weight exceeds 0.9, mean reward, recall delay per return.
+- :func:`season_year_table`: on a scenario with real dates, which bandit held the top weight
+  in each state (season, regime) of each year.
 """
 
 from __future__ import annotations
@@ -146,3 +148,27 @@ def ensemble_summary(trace: Trace, pattern: Pattern, threshold: float = 0.9) -> 
                 else [],
                 recall_hold=[float(v) for v in returning["share_top_right"]] if len(recall)
                 else [])
+
+
+def season_year_table(trace: Trace, dates: np.ndarray, state_names=None):
+    """On real dates (``dates``: the date of each step, datetime64), one row per (year, true
+    state) with batches: ``n_batches`` ending in that state and year, ``top_bandit`` the
+    bandit most often holding the top weight after them (ties: the lowest id), ``share``
+    the share of those batches it held it, and ``bandits_on_top`` how many bandits ever did.
+    A batch counts in the state and year of its last step. ``state_names`` (optional) label
+    the states (column ``season``)."""
+    import pandas as pd
+
+    ends, top = top_bandit(trace)
+    years = np.asarray(dates)[ends].astype("datetime64[Y]").astype(int) + 1970
+    states = trace.state[ends]
+    rows = []
+    for (y, s), idx in pd.Series(np.arange(len(ends))).groupby([years, states]):
+        ids, counts = np.unique(top[idx.to_numpy()], return_counts=True)
+        best = int(np.argmax(counts))  # np.unique sorts: ties go to the lowest id
+        rows.append(dict(year=int(y), state=int(s),
+                         season=(state_names[s] if state_names is not None else f"state {s}"),
+                         n_batches=int(len(idx)), top_bandit=int(ids[best]),
+                         share=float(counts[best] / len(idx)), bandits_on_top=int(len(ids))))
+    return pd.DataFrame(rows, columns=["year", "state", "season", "n_batches", "top_bandit",
+                                       "share", "bandits_on_top"])

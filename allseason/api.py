@@ -20,7 +20,8 @@ exist, what they take and what they mean: :func:`policy_names`, :func:`hyperpara
 
 from __future__ import annotations
 
-from .analysis import ensemble_summary, learnt_by, learnt_by_text, recall_table, state_table
+from .analysis import (ensemble_summary, learnt_by, learnt_by_text, recall_table,
+                       season_year_table, state_table)
 from .defaults import (DEFAULT_POLICIES, DEFAULT_SEEDS, default_params, default_race,
                        default_specs)
 from .envs import PRESETS, preset
@@ -39,6 +40,31 @@ def policy_names() -> list[str]:
         True
     """
     return list(REGISTRY)
+
+
+def step_dates(scenario: Scenario):
+    """The real date of each step (numpy datetime64[D], shape (horizon,)) of a scenario on a
+    preset built from dated data (``seattle-weather``: step t is on day t // 10), else None.
+
+        >>> [str(d) for d in step_dates(Scenario.from_preset("seattle-weather"))[[0, 9, 10, -1]]]
+        ['2012-01-01', '2012-01-01', '2012-01-02', '2015-12-31']
+        >>> step_dates(Scenario()) is None
+        True
+    """
+    if scenario.preset == "seattle-weather":
+        from .envs import weather
+
+        return weather.step_dates(scenario.horizon, weather.BATCH)
+    return None
+
+
+def state_names(scenario: Scenario) -> list[str] | None:
+    """Names of the true states of a preset from data (the weather regimes), else None."""
+    if scenario.preset == "seattle-weather":
+        from .envs import weather
+
+        return list(weather.REGIMES)
+    return None
 
 
 def warm_up() -> float:
@@ -66,5 +92,7 @@ __all__ = [
     "run_race", "iter_race", "RaceResult", "warm_up",
     # looking inside
     "recall_table", "state_table", "ensemble_summary", "learnt_by", "learnt_by_text",
-    "posterior_history",
+    "posterior_history", "season_year_table",
+    # real dates
+    "step_dates", "state_names",
 ]

@@ -46,7 +46,9 @@ def _scenario(args) -> api.Scenario:
     if name not in api.PRESETS:
         raise CliError(f"--pattern: unknown pattern {name!r}; known: {', '.join(api.PRESETS)}"
                        " or a FILE.json / FILE.csv")
-    flags = {"preset": name, "n_states": args.states, **common}
+    flags = {"preset": name, **common}
+    if args.states is not None:
+        flags["n_states"] = args.states
     if args.horizon is not None:
         flags["horizon"] = args.horizon
     return api.parse_scenario(flags, "query")
@@ -168,7 +170,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"number of independent seeds ({api.DEFAULT_SEEDS})")
     run.add_argument("--seed", type=int, default=None, help="root random seed (0)")
     run.add_argument("--horizon", type=int, default=None, help="steps T (preset's default)")
-    run.add_argument("--states", type=int, default=3, help="distinct states of a preset (3)")
+    run.add_argument("--states", type=int, default=None,
+                     help="distinct states of a preset (3; seattle-weather: its 4 regimes)")
     run.add_argument("--batch-size", type=_batch_size, default=None,
                      help="B, or a list like 5,10,20 for inhomogeneous batches (1)")
     run.add_argument("--d", type=int, default=None, help="dimension d (5)")

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import NamedTuple
 
-from .envs.patterns import PAPER_SYNTHETIC, PRESETS, Pattern, preset
+from .envs.patterns import FIXED_PRESETS, PAPER_SYNTHETIC, PRESETS, Pattern, preset
 from .errors import SpecError
 from .errors import show as _show
 from .links import QUERY_FIELDS, decode_batch, decode_segments, encode_batch, encode_segments
@@ -132,6 +132,10 @@ class Scenario:
         if self.preset not in PRESETS + ("custom",):
             raise SpecError("preset", f"must be one of {', '.join(PRESETS + ('custom',))}, "
                                       f"got {_show(self.preset)}")
+        if self.preset in FIXED_PRESETS:  # a world from data: its pattern and shape are fixed
+            from .envs import weather
+
+            weather.check_scenario(self)
 
     @property
     def pattern(self) -> Pattern:
@@ -152,14 +156,22 @@ class Scenario:
         return np.append(ends, self.horizon - 1).astype(np.int64)
 
     @classmethod
-    def from_preset(cls, name: str, *, horizon: int | None = None, n_states: int = 3,
-                    **kw) -> "Scenario":
-        """A scenario on a preset pattern (see :func:`allseason.envs.preset`)."""
+    def from_preset(cls, name: str, *, horizon: int | None = None,
+                    n_states: int | None = None, **kw) -> "Scenario":
+        """A scenario on a preset pattern (see :func:`allseason.envs.preset`); n_states
+        None is 3. A preset from data (``seattle-weather``) fixes the pattern and d, n_arms,
+        sigma2, batch_size (:data:`allseason.envs.weather.FIXED`): left out, they take its
+        values; given otherwise, a SpecError names the field."""
         if name not in PRESETS:
             raise SpecError("preset", f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
         if horizon is not None:
             horizon = _int("horizon", horizon, 1, LIMITS["horizon"])
-        n_states = _int("n_states", n_states, 1, LIMITS["n_states"])
+        if n_states is not None:
+            n_states = _int("n_states", n_states, 1, LIMITS["n_states"])
+        if name in FIXED_PRESETS:
+            from .envs import weather
+
+            kw = {**weather.FIXED, **kw}
         pattern = preset(name, horizon, n_states)  # SpecError("horizon", ...) if too short
         return cls(segments=pattern.segments, preset=name, **kw)
 
@@ -470,6 +482,8 @@ def _from_query(query, env, defaults, check, rejected, max_bytes) -> Scenario:
                                             f"unknown parameter {_show(name)}; known: "
                                             f"{', '.join(QUERY_FIELDS)}"))
     good = dict(env)
+    if query.get("preset") in FIXED_PRESETS:  # the preset fixes these: only the link may
+        good = {k: v for k, v in good.items() if k == "seed" or k in query}  # (and errs)
     for key in ("d", "n_arms", "sigma2", "seed", "batch_size"):
         if key not in query:
             continue

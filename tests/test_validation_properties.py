@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from allseason import api
 from allseason.cli import main as cli_main
+from allseason.envs.patterns import FIXED_PRESETS
 from allseason.links import QUERY_FIELDS
 from allseason.specs import LIMITS, Rejected, SpecError
 
@@ -57,7 +58,9 @@ valid_scenarios = st.builds(
     batch_size=st.one_of(st.integers(1, LIMITS["batch_size"]),
                          st.lists(st.integers(1, LIMITS["batch_size"]), min_size=1,
                                   max_size=6).map(tuple)),
-    seed=st.integers(0, 2**63 - 1), preset=st.sampled_from(api.PRESETS + ("custom",)))
+    seed=st.integers(0, 2**63 - 1),  # a preset from data fixes its pattern (test_weather.py)
+    preset=st.sampled_from(tuple(p for p in api.PRESETS if p not in FIXED_PRESETS)
+                           + ("custom",)))
 
 
 def _settings(n):

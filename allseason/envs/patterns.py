@@ -8,6 +8,8 @@ A pattern is a list of segments (state, length). Presets, scaled to any horizon:
 - ``paper-synthetic``: the paper's section 5 experiment: 10,000 steps, 4 states, 8 change
   points, new states first appearing at the 1st, 3rd and 5th change points (the paper gives
   the pattern only as a figure; these lengths are our reading of it);
+- ``seattle-weather``: the real weather regimes of Seattle, 2012-2015, one day = 10 steps
+  (:mod:`allseason.envs.weather`; needs PyPI vega-datasets): a fixed pattern, not scaled;
 - ``custom``: any list of (state, length) segments.
 """
 
@@ -25,7 +27,9 @@ PAPER_SYNTHETIC = ((0, 1500), (1, 1000), (0, 1000), (2, 1200), (1, 800), (3, 120
 # realistic: relative lengths and roles; 0 = the usual state, "e" = the next event state
 _REALISTIC_REL = (6, 1, 3, 2, 5, 1, 2, 4, 1, 3)
 _REALISTIC_ROLE = (0, "e", 0, "e", 0, "e", "e", 0, "e", 0)
-PRESETS = ("regular", "realistic", "extreme", "paper-synthetic")
+PRESETS = ("regular", "realistic", "extreme", "paper-synthetic", "seattle-weather")
+# presets whose pattern comes from data: not scaled, n_states fixed by the data
+FIXED_PRESETS = ("seattle-weather",)
 
 
 @dataclass(frozen=True)
@@ -82,8 +86,10 @@ def _scale(rel, horizon):
     return lengths
 
 
-def preset(name: str, horizon: int | None = None, n_states: int = 3) -> Pattern:
-    """A preset pattern scaled to ``horizon`` steps with ``n_states`` distinct states.
+def preset(name: str, horizon: int | None = None, n_states: int | None = None) -> Pattern:
+    """A preset pattern scaled to ``horizon`` steps with ``n_states`` distinct states (None:
+    3). ``seattle-weather`` is the data's pattern: horizon and n_states must be left out
+    (None) or equal the data's (14,610 steps, 4 regimes).
 
     >>> preset("regular", horizon=600, n_states=3).segments
     ((0, 100), (1, 100), (2, 100), (0, 100), (1, 100), (2, 100))
@@ -91,6 +97,21 @@ def preset(name: str, horizon: int | None = None, n_states: int = 3) -> Pattern:
     >>> p.horizon, p.n_states, p.change_points()[:3].tolist()
     (10000, 4, [1500, 2500, 3500])
     """
+    if name == "seattle-weather":
+        from . import weather
+
+        pattern = Pattern(weather.segments())
+        if horizon is not None and int(horizon) != pattern.horizon:
+            raise SpecError("horizon", f"the {name} preset has a fixed horizon of "
+                                       f"{pattern.horizon:,} steps (1,461 days x "
+                                       f"{weather.BATCH} customers), got {horizon}",
+                            got=horizon)
+        if n_states is not None and int(n_states) != pattern.n_states:
+            raise SpecError("n_states", f"the {name} preset has {pattern.n_states} regimes "
+                                        f"(from the data), got {n_states}", got=n_states)
+        return pattern
+    if n_states is None:
+        n_states = 3
     if name == "paper-synthetic":
         if horizon not in (None, 10_000):
             return Pattern(tuple(zip([s for s, _ in PAPER_SYNTHETIC],

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import block_diag
 
+from ..envs import weather
 from ..envs.linear import LinearGaussianEnv, Round
 from ..specs import PolicySpec, Race, Scenario
 from .trace import RaceResult, Trace
@@ -39,7 +40,7 @@ from .trace import RaceResult, Trace
 
 # preset name -> factory(scenario, seed_index, rng) of the environment of scenarios on that
 # preset (worlds other than the linear Gaussian one, e.g. a real-data preset)
-WORLDS: dict = {}
+WORLDS: dict = {weather.PRESET: weather.world}
 
 
 def play_round(policy, rnd: Round, batch_end: np.ndarray):

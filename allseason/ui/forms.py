@@ -25,8 +25,12 @@ PRESET_HELP = {
     "regular": "Few long seasons: every state in turn, each twice.",
     "realistic": "A long usual state interrupted by short events and medium seasons.",
     "extreme": "Fifty short periods: e.g. day and night.",
+    "seattle-weather": "Real days: Seattle 2012-2015, a shop with 10 customers a day and 5 "
+                       "products; the states are the weather regimes (mild & dry, warm & dry, "
+                       "wet, cold). Pattern, d, K, σ² and batch size are fixed by the data.",
     "custom": "Edit the table of (state, length) segments freely.",
 }
+FIXED_PRESETS = ("seattle-weather",)  # the data fix the pattern and the environment
 
 AUTO_PARAMS = ("sigma2", "horizon")  # set from the scenario: correct specification
 
@@ -172,19 +176,31 @@ def scenario_builder():
         st.caption(PRESET_HELP[preset])
         where["preset"] = st.empty()
     custom = preset == "custom"
+    fixed = preset in FIXED_PRESETS
+    fixed_sc = None
+    if fixed:  # the data's pattern and environment: shown, not editable (seed stays free)
+        try:
+            fixed_sc = api.Scenario.from_preset(preset, seed=int(ss.get("pb_seed", 0)))
+        except api.SpecError as e:
+            errors.setdefault("preset", []).append(state.explain(e))
+        if fixed_sc is not None:
+            ss.update(pb_horizon=fixed_sc.horizon, pb_n_states=_n_states(fixed_sc.segments),
+                      pb_d=fixed_sc.d, pb_n_arms=fixed_sc.n_arms,
+                      pb_sigma2=float(fixed_sc.sigma2),
+                      pb_batch=state.encode_batch(fixed_sc.batch_size))
     if custom:  # horizon and number of states follow the table
         ss["pb_horizon"] = sc.horizon
         ss["pb_n_states"] = min(_n_states(sc.segments), lim["n_states"])
     with c2:
         n_states = st.slider("Distinct states", 1, lim["n_states"], key="pb_n_states",
-                             disabled=custom or preset == "paper-synthetic",
+                             disabled=custom or fixed or preset == "paper-synthetic",
                              help="How many different reward parameters θ the seasons use."
                                   + (" Fixed at 4 for paper-synthetic." if not custom else "")
                                   + (" With custom, it follows the table." if custom else ""))
         where["n_states"] = st.empty()
     with c3:
         horizon = st.number_input("Horizon (steps)", 1, lim["horizon"], step=500,
-                                  key="pb_horizon", disabled=custom,
+                                  key="pb_horizon", disabled=custom or fixed,
                                   help=f"Total number of steps, at most {lim['horizon']:,} "
                                        f"here. With a preset the segments scale to it; with "
                                        f"custom it is the sum of the lengths.")
@@ -192,6 +208,8 @@ def scenario_builder():
 
     if custom:
         rows = [list(r) for r in ss["pb_table"]]
+    elif fixed:
+        rows = [list(seg) for seg in (fixed_sc or sc).segments]
     else:
         rows = [list(seg) for seg in sc.segments]
         try:
@@ -230,20 +248,21 @@ def scenario_builder():
     st.subheader("2 · Environment")
     e1, e2, e3, e4, e5 = st.columns(5)
     with e1:
-        d = st.slider("Dimension d", 1, lim["d"], key="pb_d",
+        d = st.slider("Dimension d", 1, lim["d"], key="pb_d", disabled=fixed,
                       help="Length of θ and of every arm's feature vector. "
                            "d = 2 unlocks the posterior animation.")
         where["d"] = st.empty()
     with e2:
-        n_arms = st.slider("Arms K", 2, lim["n_arms"], key="pb_n_arms",
+        n_arms = st.slider("Arms K", 2, lim["n_arms"], key="pb_n_arms", disabled=fixed,
                            help="Arms offered at every step (random unit vectors).")
         where["n_arms"] = st.empty()
     with e3:
         sigma2 = st.number_input("Noise σ²", min_value=0.0, step=0.05, format="%g",
-                                 key="pb_sigma2", help="Variance of the reward noise; > 0.")
+                                 key="pb_sigma2", disabled=fixed,
+                                 help="Variance of the reward noise; > 0.")
         where["sigma2"] = st.empty()
     with e4:
-        batch = st.text_input("Batch size", key="pb_batch",
+        batch = st.text_input("Batch size", key="pb_batch", disabled=fixed,
                               help="Steps between two updates. A list such as 10, 20, 5 "
                                    "repeats those (inhomogeneous) batch sizes in turn.")
         where["batch_size"] = st.empty()

@@ -14,6 +14,7 @@ from allseason import api
 from allseason.viz import export
 from allseason.viz import race as vrace
 from allseason.viz.style import policy_name
+from allseason.viz.timeline import date_ticks
 
 from . import runs, state
 
@@ -187,10 +188,14 @@ def show_race(run: runs.RaceRun, slots: dict) -> None:
     # built only for a download or the Inside page)
     n = runs.FINAL_POINTS
     curves = runs.partial_steps(run.result, n)
-    chart(vrace.cumulative_figure(curves, pattern, "reward", max_points=n), CAPTIONS["reward"],
-          "cumulative-reward", "race_reward", container=slots["reward"].container())
-    chart(vrace.cumulative_figure(curves, pattern, "regret", max_points=n), CAPTIONS["regret"],
-          "cumulative-regret", "race_regret", container=slots["regret"].container())
+    dates = api.step_dates(run.race.scenario)  # real dates on the step axis, if any
+    dated = (lambda fig: fig) if dates is None else (lambda fig: date_ticks(fig, dates))
+    chart(dated(vrace.cumulative_figure(curves, pattern, "reward", max_points=n)),
+          CAPTIONS["reward"], "cumulative-reward", "race_reward",
+          container=slots["reward"].container())
+    chart(dated(vrace.cumulative_figure(curves, pattern, "regret", max_points=n)),
+          CAPTIONS["regret"], "cumulative-regret", "race_regret",
+          container=slots["regret"].container())
     with slots["board"].container():
         st.subheader("Leaderboard")
         st.dataframe(vrace.leaderboard_table(summary), key="race_board_table")
@@ -237,6 +242,9 @@ INSIDE = {
             "back to the colour it had the last time that season was on.",
     "lives": "One lane per base bandit, from spawn (▶) to pruning (✕); hover a ✕ for the "
              "twin it was closest to. The long lanes are the memories of the seasons.",
+    "season_year": "Read along a row: the same weather regime in each year. The same bandit "
+                   "in every year of a row means All-Season recognised the regime when it came "
+                   "back; a dark cell means that bandit held the top weight most of the time.",
     "states": "Read down a column: the share of that state's steps played by each bandit. "
               "One dark cell per column means one bandit per season.",
     "recall": "Steps until the right bandit holds the top weight after each change point; "
@@ -337,16 +345,26 @@ def weights_panel(run: runs.RaceRun, label: str, seed: int) -> None:
     trace = run.result.traces[label, seed]
     ens = api.ensemble_summary(trace, pattern)
     learnt = api.learnt_by_text(api.learnt_by(trace, pattern)).replace("*", "\\*")  # not italics
-    chart(inside.top_weight_figure(w, pattern, policy=label, seed=seed), INSIDE["top"],
-          "top-weight", "in_top")
+    dates = api.step_dates(run.race.scenario)  # real dates (a preset from data) or None
+    if dates is not None:
+        names = api.state_names(run.race.scenario)
+        regimes = ", ".join(f"{i} = {n}" for i, n in enumerate(names))
+        st.markdown(f"**Real dates**: {dates[0]} to {dates[-1]}; the true states are the "
+                    f"weather regimes ({regimes}).")
+        chart(inside.season_year_figure(api.season_year_table(trace, dates, names)),
+              INSIDE["season_year"], "season-year", "in_season_year")
+    fig = inside.top_weight_figure(w, pattern, policy=label, seed=seed)
+    chart(fig if dates is None else date_ticks(fig, dates), INSIDE["top"], "top-weight",
+          "in_top")
     st.markdown(f"**Who learnt which state** (bandits that played at least 10% of a state's "
                 f"steps): {learnt}. "
                 f"{ens['bandits_created']:,} base bandits were created in this run; the top "
                 f"weight exceeds 0.9 in {ens['top_share']:.0%} of the batches.")
     chart(inside.weights_animation(w, pattern, n_frames=150, policy=label, seed=seed),
           INSIDE["animation"], "weights-animation", "in_anim")
-    chart(inside.weights_area_figure(w, pattern, policy=label, seed=seed), INSIDE["area"],
-          "weights-area", "in_area")
+    fig = inside.weights_area_figure(w, pattern, policy=label, seed=seed)
+    chart(fig if dates is None else date_ticks(fig, dates), INSIDE["area"], "weights-area",
+          "in_area")
 
 
 def lives_panel(run: runs.RaceRun, label: str, seed: int) -> None:

@@ -502,6 +502,41 @@ def state_heatmap(table: pd.DataFrame, max_rows: int = 12) -> go.Figure:
     return fig
 
 
+def season_year_figure(table: pd.DataFrame) -> go.Figure:
+    """Which bandit held the weight in each season of each year
+    (``analysis.season_year_table``): rows the seasons (true states, by name), columns the
+    years; each cell names the bandit most often on top after that season's batches of that
+    year and is shaded by the share of those batches it held the top weight."""
+    title = "Which bandit held the weight, per season and year"
+    if table is None or not len(table):
+        return empty_figure("No batches to show.", title)
+    seasons = (table.sort_values("state").drop_duplicates("state")["season"].tolist())
+    years = sorted(table["year"].unique().tolist())
+    z = np.full((len(seasons), len(years)), np.nan)
+    text = np.full(z.shape, "", dtype=object)
+    hover = np.full(z.shape, "", dtype=object)
+    for r in table.itertuples():
+        i, j = seasons.index(r.season), years.index(r.year)
+        z[i, j] = r.share
+        text[i, j] = f"{bandit_label(r.top_bandit)}<br>{r.share:.0%}"
+        hover[i, j] = (f"{r.season}, {r.year}: {bandit_label(r.top_bandit)} on top after "
+                       f"{r.share:.0%} of {r.n_batches:,} batches; {r.bandits_on_top} "
+                       f"bandits were on top at some point")
+    fig = go.Figure(dict(data=[dict(
+        type="heatmap", z=z, x=[str(y) for y in years], y=seasons, zmin=0, zmax=1,
+        colorscale="Blues", text=text, texttemplate="%{text}", textfont=dict(size=13),
+        customdata=hover, hovertemplate="%{customdata}<extra></extra>", xgap=2, ygap=2,
+        colorbar=dict(title=dict(text="share on top", side="right"), tickformat=".0%"))]))
+    fig.update_layout(**base_layout(
+        title, "year", None,
+        subtitle="cell: the bandit most often on top after the season's batches that year, "
+                 "and the share of them it held the top",
+        height=int(min(max(300, 160 + 60 * len(seasons)), 700))))
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(type="category")
+    return fig
+
+
 def recall_figure(recall: pd.DataFrame) -> go.Figure:
     """Steps until the right bandit holds the top weight, per change point
     (``analysis.recall_table``): bars coloured by new state (the shadow should take over) or

@@ -176,3 +176,24 @@ def add_change_points(fig: go.Figure, pattern, y: float = 1.0, base: float = 0.0
 
 
 __all__ = ["pattern_timeline", "add_season_bands", "add_change_points", "segment_bounds"]
+
+
+def date_ticks(fig: go.Figure, dates, every_months: int = 3, row=None, col=None) -> go.Figure:
+    """Label a step axis with real dates: ``dates`` is the date of each step (numpy
+    datetime64, e.g. ``api.step_dates(scenario)``); a tick at the first step of every
+    ``every_months``-th month (January labelled with its year). The steps stay the x values,
+    so the season bands and change points are untouched; the axis title says "date"."""
+    d = np.asarray(dates).astype("datetime64[D]")
+    months = d.astype("datetime64[M]")
+    first = np.flatnonzero(np.r_[True, months[1:] != months[:-1]])
+    month_no = months[first].astype(int) % 12  # 0 = January
+    keep = first[month_no % every_months == 0]
+    text = [(f"{str(months[i])[:4]}" if months[i].astype(int) % 12 == 0 else
+             ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
+              "Dec"][months[i].astype(int) % 12]) for i in keep]
+    refs = _axis_refs(fig, row, col)
+    for xref, _ in refs:
+        name = "xaxis" if xref == "x" else f"xaxis{xref[1:]}"
+        fig.layout[name].update(tickmode="array", tickvals=keep.tolist(), ticktext=text,
+                                title_text="date")
+    return fig
