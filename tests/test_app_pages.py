@@ -161,17 +161,30 @@ def test_home_button_runs_the_paper_experiment_on_the_race_page():
     assert len(board) == len(api.DEFAULT_POLICIES)
     assert set(board["Policy"]) >= {"All-Season (SW)", "All-Season (SW), printed rule",
                                     "LinTS", "Random"}
+    # one chart at a time (the season timeline above it): cumulative regret first, the
+    # others from the chart picker
+    assert len(figures(at)) == 2
+    regret = figure(at, "Cumulative regret")
+    assert regret["layout"]["xaxis"]["range"] == [0, 10_000]
+    labels = [b.label for b in at.get("download_button")]
+    assert "Steps CSV" in labels and labels.count("HTML") == 2
+    picker = at.segmented_control(key="race_chart_pick")
+    assert picker.value == "regret" and picker.options[:4] == [
+        "Cumulative regret", "Cumulative reward", "Mean reward per step",
+        "Reward in each state"]
+    picker.set_value("reward").run()
+    assert_clean(at)
+    assert len(figures(at)) == 2
     reward = figure(at, "Cumulative reward")
     assert reward["layout"]["xaxis"]["range"] == [0, 10_000]
     assert len(reward["layout"]["shapes"]) >= 9  # a season band per segment
     # each policy: band upper, band lower (filled), mean line
     assert sum(1 for t in reward["data"] if t.get("fill") == "tonexty") == len(api.DEFAULT_POLICIES)
-    regret = figure(at, "Cumulative regret")
-    assert regret["layout"]["xaxis"]["range"] == [0, 10_000]
+    at.segmented_control(key="race_chart_pick").set_value("board").run()
     figure(at, "Leaderboard")
+    at.segmented_control(key="race_chart_pick").set_value("states").run()
     figure(at, "each true state")
-    labels = [b.label for b in at.get("download_button")]
-    assert "Steps CSV" in labels and labels.count("HTML") >= 4
+    assert len(figures(at)) == 2 and len(at.dataframe) == 1
 
 
 # --- Pattern builder ------------------------------------------------------------------------
@@ -311,9 +324,9 @@ def test_race_settings_run_and_cache(monkeypatch):
     assert list(board["Policy"]).count("LinTS") == 1 and len(board) == 2
     race = api.Race.from_dict(json.loads(at.session_state[state.LAST_RACE]))
     assert dict(race.policies[0].params)["tau"] == 20 and race.n_seeds == 2
-    reward = figure(at, "Cumulative reward")
-    assert reward["layout"]["xaxis"]["range"] == [0, SMALL.horizon]
-    means = [t for t in reward["data"] if t.get("mode") == "lines+markers"
+    regret = figure(at, "Cumulative regret")  # the chart shown first
+    assert regret["layout"]["xaxis"]["range"] == [0, SMALL.horizon]
+    means = [t for t in regret["data"] if t.get("mode") == "lines+markers"
              and t.get("hovertemplate")]
     assert len(means) == 2
     for t in means:
