@@ -357,12 +357,11 @@ def _param_input(name: str, param: str, value, key: str):
 SETTINGS_SEEN = "race_settings_seen"  # the settings as the page's last full run saw them
 
 
-def _settings_now() -> tuple:
-    """The scenario, the race choice and the race settings' widget values, as they are now."""
+def _settings_now(keys) -> tuple:
+    """The scenario, the race choice and the values of the settings' widgets ``keys``, as
+    they are now."""
     ss = st.session_state
-    widgets = {k: ss[k] for k in list(ss) if isinstance(k, str)
-               and (k in ("race_policies", "race_seeds") or k.startswith("hp_"))}
-    return ss.get(state.SCENARIO), ss.get(state.RACE_CHOICE), widgets
+    return ss.get(state.SCENARIO), ss.get(state.RACE_CHOICE), {k: ss.get(k) for k in keys}
 
 
 def request_run() -> None:
@@ -373,7 +372,8 @@ def request_run() -> None:
     the button pressed at once) reruns the whole page, so the race is built from it."""
     ss = st.session_state
     ss[state.RUN_REQUESTED] = True
-    if ss.get(SETTINGS_SEEN) == _settings_now():
+    seen = ss.get(SETTINGS_SEEN)
+    if seen is not None and seen == _settings_now(seen[2]):
         try:
             st.rerun(state.RACE_SECTION)
         except StreamlitAPIException:  # the section was not drawn yet: the whole page runs
@@ -404,6 +404,7 @@ def race_settings() -> api.Race | None:
         seeds_error = st.empty()
     params: dict[str, dict] = {}
     param_errors: dict[str, object] = {}
+    keys = ["race_policies", "race_seeds"]  # the settings' widgets drawn in this run
     shown = [n for n in names if any(p not in AUTO_PARAMS and v is not None
                                      for p, v in state.policy_defaults(n).items())]
     with st.expander("Hyperparameters", expanded=False):
@@ -425,6 +426,7 @@ def race_settings() -> api.Race | None:
                         value = float(value)
                     params[name][param] = _param_input(name, param, value,
                                                        f"hp_{name}_{param}")
+                    keys.append(f"hp_{name}_{param}")
             param_errors[name] = st.empty()
     st.button("▶ Run race", type="primary", key="race_run", on_click=request_run)
     st.caption(f"Limits in this app: horizon ≤ {lim['horizon']:,} steps, ≤ {lim['n_seeds']} "
@@ -448,7 +450,7 @@ def race_settings() -> api.Race | None:
                   "params": {**choice["params"], **valid}}
     state.set_race_choice(new_choice)
     state.sync_url()  # the link holds the race settings too
-    st.session_state[SETTINGS_SEEN] = _settings_now()
+    st.session_state[SETTINGS_SEEN] = _settings_now(keys)
     if bad:
         return None
     try:

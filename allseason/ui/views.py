@@ -47,12 +47,15 @@ def navigation():
 
 
 # --- frame ----------------------------------------------------------------------------------
-def page(title: str, purpose: str, icon: str = ":material/eco:") -> None:
-    """Page config, title and one-line purpose; the sidebar note on downloads."""
+def page(title: str, purpose: str, icon: str = ":material/eco:", *,
+         header: bool = True) -> None:
+    """Page config, title and one-line purpose (``header=False``: the page draws them
+    itself, e.g. in a fragment); the sidebar note on downloads."""
     st.set_page_config(page_title=f"{title} · All-Season", page_icon=icon, layout="wide")
     runs.warm_up()  # once per process, in the background: the first visitor's race is warm
-    st.title(title)
-    st.markdown(purpose)
+    if header:
+        st.title(title)
+        st.markdown(purpose)
     with st.sidebar:
         st.caption("**Downloads.** Every figure: the **HTML** button under it (interactive, "
                    "opens offline); for a **PNG**, the camera icon in the toolbar that appears "
@@ -525,6 +528,19 @@ def inside_view_picker() -> str:
         link["view"] = re.match(r"\w+", view).group().lower()
     state.sync_url(link)
     return view
+
+
+@st.fragment(key="inside_views")
+def inside_views(run_key: str) -> None:
+    """The contestant and seed pickers, the view picker and the open view, for the race
+    ``run_key`` (its ``Race.to_json()``). A fragment: a picker reruns this part only, not
+    the page, and only the open view is built."""
+    with guard("Inside All-Season"):
+        run = runs.run_of(run_key)
+        label, seed = inside_picker(run)
+        view = inside_view_picker()  # only the open view is built
+        with guard(f"the view {view}"):
+            INSIDE_VIEWS[view](run, label, seed)
 
 
 def posterior_panel(run: runs.RaceRun, label: str, seed: int) -> None:
