@@ -270,8 +270,8 @@ def race_section(race: api.Race | None) -> None:
             slots["progress"].success(cached_note(run), icon=":material/check_circle:")
         if run is None:
             slots["progress"].info("Press **▶ Run race** to start. The default race (the "
-                                   "paper's experiment, 7 policies, 5 seeds) takes about a "
-                                   "second.", icon=":material/touch_app:")
+                                   "paper's experiment, 7 policies, 5 seeds) takes a second or "
+                                   "two.", icon=":material/touch_app:")
             return
         runs.remember(run)
         show_race(run, slots)
