@@ -157,7 +157,7 @@ def test_home_button_runs_the_paper_experiment_on_the_race_page():
     assert [p.name for p in race.policies] == list(api.DEFAULT_POLICIES)
     assert race.n_seeds == api.DEFAULT_SEEDS and race.scenario == api.Scenario()
     assert runs.store().get(key) is not None
-    board = at.dataframe[0].value
+    board = at.table[0].value
     assert len(board) == len(api.DEFAULT_POLICIES)
     assert set(board["Policy"]) >= {"All-Season (SW)", "All-Season (SW), printed rule",
                                     "LinTS", "Random"}
@@ -184,7 +184,7 @@ def test_home_button_runs_the_paper_experiment_on_the_race_page():
     figure(at, "Leaderboard")
     at.segmented_control(key="race_chart_pick").set_value("states").run()
     figure(at, "each true state")
-    assert len(figures(at)) == 2 and len(at.dataframe) == 1
+    assert len(figures(at)) == 2 and len(at.table) == 1
 
 
 # --- Pattern builder ------------------------------------------------------------------------
@@ -320,7 +320,7 @@ def test_race_settings_run_and_cache(monkeypatch):
     at.number_input(key="hp_allseason-sw_tau").set_value(20)
     click_run(at)
     assert_clean(at)
-    board = at.dataframe[0].value
+    board = at.table[0].value
     assert list(board["Policy"]).count("LinTS") == 1 and len(board) == 2
     race = api.Race.from_dict(json.loads(at.session_state[state.LAST_RACE]))
     assert dict(race.policies[0].params)["tau"] == 20 and race.n_seeds == 2
@@ -343,7 +343,7 @@ def test_race_settings_run_and_cache(monkeypatch):
     at.run()
     assert_clean(at)
     assert any("from the cache" in s.value for s in at.success)
-    assert len(at.dataframe[0].value) == 2
+    assert len(at.table[0].value) == 2
 
 
 def test_race_invalid_hyperparameter_and_budget():
@@ -499,7 +499,7 @@ def test_race_with_the_paper_baselines():
     at.run()
     click_run(at)
     assert_clean(at)
-    board = at.dataframe[0].value
+    board = at.table[0].value
     assert set(board["Policy"]) == {"BoB", "DenBand", "dLinUCB", "Random"}
 
 

@@ -119,7 +119,7 @@ def test_default_race_from_home_timed(server, page):
     check(page)
     assert "/Race" in page.url
     assert n_charts(page) == 2  # the season timeline and the chosen chart
-    assert page.locator('[data-testid="stDataFrame"]').count() == 1  # the leaderboard
+    assert page.locator('[data-testid="stTable"]').count() == 1  # the leaderboard
     shot(page, "3-race-done")
     _record({"default_race_click_to_first_chart_s": round(first_chart, 2),
              "default_race_click_to_done_s": round(done, 2)})

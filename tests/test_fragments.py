@@ -150,7 +150,7 @@ def test_run_reruns_only_the_results_section(race_page, monkeypatch):
     # what this run sent: the results only (no title, no settings, no season timeline)
     assert not at.title and not at.get("multiselect") and not at.get("slider")
     assert [title_of(f) for f in figures(at)] == ["Cumulative regret (lower is better)"]
-    assert len(at.dataframe) == 1 and len(at.dataframe[0].value) == len(POLICIES)
+    assert len(at.table) == 1 and len(at.table[0].value) == len(POLICIES)
     assert at.session_state[state.LAST_RACE] == race.to_json()
     # the figure's numbers are the engine's: each mean line ends on the mean cumulative
     # regret over the seeds, at the last step
@@ -189,7 +189,7 @@ def test_the_chart_picker_reruns_only_the_chart(race_page, monkeypatch):
         # what this run sent: the picker, one figure, its caption and download; not the
         # leaderboard table, the downloads of the run or anything above
         assert len(figures(at)) == 1 and title in title_of(figures(at)[0])
-        assert not at.dataframe and not at.title and not at.get("multiselect")
+        assert not at.table and not at.title and not at.get("multiselect")
         assert [b.label for b in at.get("download_button")] == ["HTML"]
         assert at.session_state[views.RACE_CHART] == key
     assert (len(settings), len(section)) == (0, 0)
