@@ -287,7 +287,7 @@ def show_race(run: runs.RaceRun, slots: dict) -> None:
         st.subheader("Leaderboard")
         # a plain HTML table: light for the browser (an interactive grid cost 0.2 s of
         # script per race, measured) and read by screen readers; the Summary CSV has the data
-        st.table(vrace.leaderboard_table(summary))
+        st.table(vrace.leaderboard_table(summary), hide_index=False)  # the index is the rank
         st.caption("Mean ± 95% interval over seeds, Student's t: t·std/√seeds. Regret: best "
                    "expected reward − expected reward of the arm played, summed over steps. "
                    "Seconds: compute time, summed over seeds.")
