@@ -12,6 +12,8 @@ machine slows every number: compare runs made at a similar load):
 * **race_default**: the Race page, a new session opened with ``?seed=N`` (N new each time, so
   the race is not a cache hit), "Run race" click→done. The default race otherwise: 7 policies
   × 5 seeds × 10,000 steps. The target is 1.0 s.
+  With it, the CPU seconds that click cost the server process and the browser (its chromium
+  processes): the work behind the wait, which other load changes far less than the wait.
 * **inside_first_figure**: after that race, the sidebar link to Inside All-Season, click→its
   first figure drawn.
 
@@ -31,6 +33,7 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -74,7 +77,7 @@ def race_done(pg) -> None:
     """Until the race has finished: its "Done:" note shown, the script idle, every chart on
     the page drawn."""
     pg.get_by_text("Done:", exact=False).first.wait_for()
-    pg.wait_for_function(ALL_DRAWN, arg=CHART)
+    pg.wait_for_function(ALL_DRAWN, arg=CHART, polling=50)  # not every frame: less work
 
 
 def home_run(browser) -> float:
@@ -93,15 +96,41 @@ def home_run(browser) -> float:
             context.close()
 
 
-def race_and_inside(browser, url: str, seed: int) -> tuple[float, float]:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (psutil)."""
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system
+
+
+def browser_cpu_seconds() -> float:
+    """User + system CPU seconds so far of the chromium processes this script started."""
+    total = 0.0
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if "chrom" in p.name():
+                t = p.cpu_times()
+                total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def race_and_inside(browser, srv: Server, seed: int, work: dict) -> tuple[float, float]:
+    """(race click→done, Inside click→first figure); appends to ``work`` the CPU seconds the
+    race click cost the server and the browser (every chromium process): the work behind the
+    wait, which other load changes far less than the wait itself."""
+    url = srv.url
     context, pg = new_page(browser)
     try:
         pg.goto(f"{url}/Race?seed={seed}")
         page_drawn(pg)
+        cpu0, browser0 = cpu_seconds(srv.pid), browser_cpu_seconds()
         t0 = time.perf_counter()
         pg.get_by_role("button", name="Run race").click()
         race_done(pg)
         race = time.perf_counter() - t0
+        work.setdefault("race_server_cpu_s", []).append(cpu_seconds(srv.pid) - cpu0)
+        work.setdefault("race_browser_cpu_s", []).append(browser_cpu_seconds() - browser0)
         wait_idle(pg)
         t0 = time.perf_counter()
         pg.locator('[data-testid="stSidebar"] a[href$="Inside_All-Season"]').first.click()
@@ -128,6 +157,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     parts = {p.strip() for p in args.parts.split(",") if p.strip()}
     times: dict[str, list[float]] = {}
+    work: dict[str, list[float]] = {}
     load_before = load()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
@@ -144,7 +174,7 @@ def main(argv=None) -> int:
                     page_drawn(pg)
                     context.close()
                     for i in range(args.repeat):
-                        race, inside = race_and_inside(browser, url, seed=101 + i)
+                        race, inside = race_and_inside(browser, srv, 101 + i, work)
                         times["race_default"].append(race)
                         times["inside_first_figure"].append(inside)
         finally:
@@ -152,7 +182,9 @@ def main(argv=None) -> int:
     out = {"label": args.label, "cores": os.cpu_count(), "repeat": args.repeat,
            "load_avg_1_5_15_before": load_before, "load_avg_1_5_15_after": load(),
            "median_s": {k: round(statistics.median(v), 2) for k, v in times.items()},
-           "runs_s": {k: [round(x, 2) for x in v] for k, v in times.items()}}
+           "runs_s": {k: [round(x, 2) for x in v] for k, v in times.items()},
+           "race_cpu_median_s": {k: round(statistics.median(v), 2) for k, v in work.items()},
+           "race_cpu_runs_s": {k: [round(x, 2) for x in v] for k, v in work.items()}}
     SCREENS.mkdir(parents=True, exist_ok=True)
     path = SCREENS / "bench_app.json"
     path.write_text(json.dumps(out, indent=2))
@@ -162,6 +194,8 @@ def main(argv=None) -> int:
         race = out["median_s"]["race_default"]
         print(f"RACE click->done: median {race:.2f} s (target <= {TARGET_RACE_S} s: "
               f"{'met' if race <= TARGET_RACE_S else 'NOT met'})")
+    for k, v in out["race_cpu_median_s"].items():
+        print(f"{k:<27} median {v:6.2f} CPU-s   runs {out['race_cpu_runs_s'][k]}")
     print(f"load average (1, 5, 15 min): before {out['load_avg_1_5_15_before']}, "
           f"after {out['load_avg_1_5_15_after']} on {out['cores']} cores")
     print(f"written to {path}")
