@@ -13,7 +13,4 @@ with views.guard("Inside All-Season"):
     if not views.allseason_labels(run):
         views.inside_needs_race(run)
     else:
-        label, seed = views.inside_picker(run)
-        view = views.inside_view_picker()  # only the open view is built
-        with views.guard(f"the view {view}"):
-            views.INSIDE_VIEWS[view](run, label, seed)
+        views.inside_views(run.key)  # the pickers rerun only this part

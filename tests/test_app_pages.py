@@ -157,21 +157,34 @@ def test_home_button_runs_the_paper_experiment_on_the_race_page():
     assert [p.name for p in race.policies] == list(api.DEFAULT_POLICIES)
     assert race.n_seeds == api.DEFAULT_SEEDS and race.scenario == api.Scenario()
     assert runs.store().get(key) is not None
-    board = at.dataframe[0].value
+    board = at.table[0].value
     assert len(board) == len(api.DEFAULT_POLICIES)
     assert set(board["Policy"]) >= {"All-Season (SW)", "All-Season (SW), printed rule",
                                     "LinTS", "Random"}
+    # one chart at a time (the season timeline above it): cumulative regret first, the
+    # others from the chart picker
+    assert len(figures(at)) == 2
+    regret = figure(at, "Cumulative regret")
+    assert regret["layout"]["xaxis"]["range"] == [0, 10_000]
+    labels = [b.label for b in at.get("download_button")]
+    assert "Steps CSV" in labels and labels.count("HTML") == 2
+    picker = at.segmented_control(key="race_chart_pick")
+    assert picker.value == "regret" and picker.options[:4] == [
+        "Cumulative regret", "Cumulative reward", "Mean reward per step",
+        "Reward in each state"]
+    picker.set_value("reward").run()
+    assert_clean(at)
+    assert len(figures(at)) == 2
     reward = figure(at, "Cumulative reward")
     assert reward["layout"]["xaxis"]["range"] == [0, 10_000]
     assert len(reward["layout"]["shapes"]) >= 9  # a season band per segment
     # each policy: band upper, band lower (filled), mean line
     assert sum(1 for t in reward["data"] if t.get("fill") == "tonexty") == len(api.DEFAULT_POLICIES)
-    regret = figure(at, "Cumulative regret")
-    assert regret["layout"]["xaxis"]["range"] == [0, 10_000]
+    at.segmented_control(key="race_chart_pick").set_value("board").run()
     figure(at, "Leaderboard")
+    at.segmented_control(key="race_chart_pick").set_value("states").run()
     figure(at, "each true state")
-    labels = [b.label for b in at.get("download_button")]
-    assert "Steps CSV" in labels and labels.count("HTML") >= 4
+    assert len(figures(at)) == 2 and len(at.table) == 1
 
 
 # --- Pattern builder ------------------------------------------------------------------------
@@ -307,13 +320,13 @@ def test_race_settings_run_and_cache(monkeypatch):
     at.number_input(key="hp_allseason-sw_tau").set_value(20)
     click_run(at)
     assert_clean(at)
-    board = at.dataframe[0].value
+    board = at.table[0].value
     assert list(board["Policy"]).count("LinTS") == 1 and len(board) == 2
     race = api.Race.from_dict(json.loads(at.session_state[state.LAST_RACE]))
     assert dict(race.policies[0].params)["tau"] == 20 and race.n_seeds == 2
-    reward = figure(at, "Cumulative reward")
-    assert reward["layout"]["xaxis"]["range"] == [0, SMALL.horizon]
-    means = [t for t in reward["data"] if t.get("mode") == "lines+markers"
+    regret = figure(at, "Cumulative regret")  # the chart shown first
+    assert regret["layout"]["xaxis"]["range"] == [0, SMALL.horizon]
+    means = [t for t in regret["data"] if t.get("mode") == "lines+markers"
              and t.get("hovertemplate")]
     assert len(means) == 2
     for t in means:
@@ -330,7 +343,7 @@ def test_race_settings_run_and_cache(monkeypatch):
     at.run()
     assert_clean(at)
     assert any("from the cache" in s.value for s in at.success)
-    assert len(at.dataframe[0].value) == 2
+    assert len(at.table[0].value) == 2
 
 
 def test_race_invalid_hyperparameter_and_budget():
@@ -486,7 +499,7 @@ def test_race_with_the_paper_baselines():
     at.run()
     click_run(at)
     assert_clean(at)
-    board = at.dataframe[0].value
+    board = at.table[0].value
     assert set(board["Policy"]) == {"BoB", "DenBand", "dLinUCB", "Random"}
 
 

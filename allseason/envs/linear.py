@@ -12,33 +12,10 @@ streams and are drawn in order, so the result does not depend on the chunk size.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from .patterns import Pattern
-
-
-@dataclass
-class Round:
-    """A chunk of n steps: arms (n, K, d), expected (n, K), noise (n,), state (n,).
-
-    ``outcome`` (n, K), optional: the reward each arm WOULD pay at each step, for worlds whose
-    rewards are not ``expected + noise`` (e.g. 0/1 sales drawn with probability ``expected``);
-    then ``noise`` is zeros. Policies are paid from :attr:`payoff`; regret always uses
-    ``expected``. One draw per (step, arm) keeps common random numbers across contestants."""
-
-    arms: np.ndarray
-    expected: np.ndarray
-    noise: np.ndarray
-    state: np.ndarray
-    outcome: np.ndarray | None = None
-
-    @property
-    def payoff(self) -> np.ndarray:
-        """What the policies are paid from: ``outcome`` if the world has one, else
-        ``expected`` (plus ``noise``)."""
-        return self.expected if self.outcome is None else self.outcome
+from .round import Round  # noqa: F401 - re-exported: a round is what next_round returns
 
 
 class LinearGaussianEnv:

@@ -46,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import SpecError
-from .linear import Round
+from .round import Round
 
 PRESET = "seattle-weather"
 PACKAGE = "vega_datasets"

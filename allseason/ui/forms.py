@@ -14,6 +14,7 @@ import re
 
 import pandas as pd
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from allseason import api
 
@@ -372,9 +373,35 @@ def _param_input(name: str, param: str, value, key: str):
     return st.text_input(param, key=key, help=help_)
 
 
-def race_settings() -> tuple[api.Race | None, bool]:
-    """Render the race settings; return (the race, or None if a setting is invalid, and
-    whether the user asked to run it)."""
+SETTINGS_SEEN = "race_settings_seen"  # the settings as the page's last full run saw them
+
+
+def _settings_now(keys) -> tuple:
+    """The scenario, the race choice and the values of the settings' widgets ``keys``, as
+    they are now."""
+    ss = st.session_state
+    return ss.get(state.SCENARIO), ss.get(state.RACE_CHOICE), {k: ss.get(k) for k in keys}
+
+
+def request_run() -> None:
+    """The Run button's callback: ask for the race. When no setting changed since the page's
+    last full run (the race that run built is the one to run), only the results section
+    (the fragment ``state.RACE_SECTION``) reruns: the settings, the timeline and the rest of
+    the page are not redrawn. A setting changed in the same interaction (a number typed, then
+    the button pressed at once) reruns the whole page, so the race is built from it."""
+    ss = st.session_state
+    ss[state.RUN_REQUESTED] = True
+    seen = ss.get(SETTINGS_SEEN)
+    if seen is not None and seen == _settings_now(seen[2]):
+        try:
+            st.rerun(state.RACE_SECTION)
+        except StreamlitAPIException:  # the section was not drawn yet: the whole page runs
+            pass
+
+
+def race_settings() -> api.Race | None:
+    """Render the race settings and the Run button (:func:`request_run`); return the race,
+    or None if a setting is invalid (the message is under the setting)."""
     lim = state.APP_LIMITS
     choice = state.race_choice()
     _seed_race(choice)
@@ -396,6 +423,7 @@ def race_settings() -> tuple[api.Race | None, bool]:
         seeds_error = st.empty()
     params: dict[str, dict] = {}
     param_errors: dict[str, object] = {}
+    keys = ["race_policies", "race_seeds"]  # the settings' widgets drawn in this run
     shown = [n for n in names if any(p not in AUTO_PARAMS and v is not None
                                      for p, v in state.policy_defaults(n).items())]
     with st.expander("Hyperparameters", expanded=False):
@@ -417,8 +445,9 @@ def race_settings() -> tuple[api.Race | None, bool]:
                         value = float(value)
                     params[name][param] = _param_input(name, param, value,
                                                        f"hp_{name}_{param}")
+                    keys.append(f"hp_{name}_{param}")
             param_errors[name] = st.empty()
-    run = st.button("▶ Run race", type="primary", key="race_run")
+    st.button("▶ Run race", type="primary", key="race_run", on_click=request_run)
     st.caption(f"Limits in this app: horizon ≤ {lim['horizon']:,} steps, ≤ {lim['n_seeds']} "
                f"seeds, ≤ {lim['n_policies']} policies, and horizon × seeds × policies ≤ "
                f"{lim['budget']:,}. Larger runs: use the Python API (`allseason.api`). "
@@ -440,14 +469,15 @@ def race_settings() -> tuple[api.Race | None, bool]:
                   "params": {**choice["params"], **valid}}
     state.set_race_choice(new_choice)
     state.sync_url()  # the link holds the race settings too
+    st.session_state[SETTINGS_SEEN] = _settings_now(keys)
     if bad:
-        return None, run
+        return None
     try:
-        return state.race(new_choice, sc), run
+        return state.race(new_choice, sc)
     except api.SpecError as e:
         target = seeds_error if e.field == "n_seeds" else policies_error
         _errors_here(target, [state.explain(e)])
-        return None, run
+        return None
 
 
 # --- a race JSON sent back ------------------------------------------------------------------

@@ -126,12 +126,22 @@ class RaceRun:
     def __post_init__(self):
         if self.frames is None:
             self.frames = Frames(self.result)
+        self._extras, self._extra_lock = {}, threading.Lock()
 
     @property
     def nbytes(self) -> int:
         """Bytes held: the traces' arrays and the tables built so far."""
         frames = self.frames.built() if isinstance(self.frames, Frames) else self.frames
-        return measure_bytes(self.result, frames)
+        extras = {f"extra {k}": v for k, v in self._extras.items()}
+        return measure_bytes(self.result, {**frames, **extras})
+
+    def extra(self, name: str, build):
+        """A small derived table of this run (e.g. the sampled curves), built once by
+        ``build()`` and kept with the run (shared by the sessions that show it)."""
+        with self._extra_lock:
+            if name not in self._extras:
+                self._extras[name] = build()
+            return self._extras[name]
 
     def frames_for(self, label: str, seed: int) -> dict[str, pd.DataFrame]:
         """The steps, weights and events of one (policy, seed)."""
@@ -339,6 +349,22 @@ def remember(run: RaceRun) -> None:
     st.session_state[state.LAST_RACE] = run.key
 
 
+def run_of(key: str) -> RaceRun:
+    """The race whose ``Race.to_json()`` is ``key``: from the cache, else recomputed (the
+    cache may have dropped it; runs are deterministic)."""
+    run = store().get(key)
+    if run is None:
+        with st.spinner("Recomputing this race (the cache had dropped it)…"):
+            run = run_race(api.Race.from_dict(json.loads(key)))
+    return run
+
+
+def final_curves(run: RaceRun) -> pd.DataFrame:
+    """The finished race's cumulative curves at ``FINAL_POINTS`` sampled steps per trace
+    (:func:`partial_steps`), built once per run."""
+    return run.extra("curves", lambda: partial_steps(run.result, FINAL_POINTS))
+
+
 def last_run() -> RaceRun | None:
     """The session's last race (recomputed if the cache has dropped it); in a session that
     has not run one, the race of the current settings if it is in the cache."""
@@ -524,6 +550,7 @@ def recall_verdict(recall: pd.DataFrame) -> str:
 
 
 __all__ = ["RaceRun", "Frames", "FINAL_POINTS", "RunCache", "store", "compute_slot", "measure_bytes", "MAX_CONCURRENT", "cached", "run_race", "stream_race", "warm_up",
+           "run_of", "final_curves",
            "partial_steps", "remember", "last_run", "weighting_pair", "weighting_table",
            "posterior_history",
            "recall_verdict", "key_of"]

@@ -30,6 +30,8 @@ RACE_CHOICE = "race_choice"
 URL_ERRORS = "url_errors"
 LAST_RACE = "last_race"          # Race.to_json() of the race the Race page ran or showed last
 AUTORUN = "autorun"              # set by Home's button: the Race page runs on arrival
+RUN_REQUESTED = "run_requested"  # set by the Race page's Run button: its results section runs it
+RACE_SECTION = "race_section"    # the key of the Race page's results fragment (st.fragment)
 
 # What one session may ask of this app; tighter than the engine's api.LIMITS.
 APP_LIMITS = dict(

@@ -413,23 +413,35 @@ def heading(k: int) -> str:
     return f"Step {k} of {N_STEPS} · {STEPS[k - 1][1]}"
 
 
+PURPOSE = (f"**Guided tour** of All-Season in {N_STEPS} steps, one figure each; the link "
+           f"opens this step.")
+
+
 def page_frame() -> None:
-    """The page's frame: the step's heading as the title, one line on the tour, the sidebar
-    (collapsed at first: the figure gets the whole width of a projector)."""
+    """The page's frame: the tab's title, the sidebar (collapsed at first: the figure gets
+    the whole width of a projector). The heading is the step's, drawn by :func:`show`."""
     k, _ = parse_step(st.query_params.get(QUERY))
-    views.page(heading(k),
-               f"**Guided tour** of All-Season in {N_STEPS} steps, one figure each; the link "
-               f"opens this step.", icon=":material/slideshow:")
+    views.page(heading(k), PURPOSE, icon=":material/slideshow:", header=False)
     st.set_page_config(initial_sidebar_state="collapsed")
 
 
+@st.fragment(key="tour_step")
 def show() -> None:
-    """The tour's body: the step picker with Back and Next, then the text (with the figure's
-    caption and download) beside the figure."""
+    """The tour's body: the step's heading, the step picker with Back and Next, then the
+    text (with the figure's caption and download) beside the figure. A fragment: Next, Back
+    and the picker rerun this part only, not the page."""
+    with views.guard("the guided tour"):
+        _show()
+
+
+def _show() -> None:
     raw = st.query_params.get(QUERY)
     k, message = parse_step(raw)
     if raw != str(k):
         st.query_params[QUERY] = str(k)
+    st.set_page_config(page_title=f"{heading(k)} · All-Season")  # the tab follows the step
+    st.title(heading(k))
+    st.markdown(PURPOSE)
     pick, back, ahead = st.columns([6, 1, 1], vertical_alignment="center")
     st.session_state[PICK] = k
     pick.segmented_control("Jump to a step", list(range(1, N_STEPS + 1)), key=PICK,

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Callable
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -46,12 +48,15 @@ def navigation():
 
 
 # --- frame ----------------------------------------------------------------------------------
-def page(title: str, purpose: str, icon: str = ":material/eco:") -> None:
-    """Page config, title and one-line purpose; the sidebar note on downloads."""
+def page(title: str, purpose: str, icon: str = ":material/eco:", *,
+         header: bool = True) -> None:
+    """Page config, title and one-line purpose (``header=False``: the page draws them
+    itself, e.g. in a fragment); the sidebar note on downloads."""
     st.set_page_config(page_title=f"{title} · All-Season", page_icon=icon, layout="wide")
     runs.warm_up()  # once per process, in the background: the first visitor's race is warm
-    st.title(title)
-    st.markdown(purpose)
+    if header:
+        st.title(title)
+        st.markdown(purpose)
     with st.sidebar:
         st.caption("**Downloads.** Every figure: the **HTML** button under it (interactive, "
                    "opens offline); for a **PNG**, the camera icon in the toolbar that appears "
@@ -157,57 +162,141 @@ FAIRNESS = ("**How the default race is set up.** The baselines' hyperparameters 
             "race*.")
 
 
+RACE_CHART = "race_chart_shown"  # the chart the Race page shows (canonical, not a widget's)
+RACE_CHART_PICK = "race_chart_pick"  # the picker's widget key
+
+
+@dataclass(frozen=True)
+class RaceChart:
+    """One chart of the Race page's chart picker.
+
+    ``build(run)`` draws it from a finished race (:class:`runs.RaceRun`); ``live(steps,
+    summary, pattern)``, if given, from a race still running (the sampled steps of
+    :func:`runs.partial_steps` and ``RaceResult.summary()``). A new chart is one more entry
+    of :data:`RACE_CHARTS`: only the chosen chart is built and drawn."""
+
+    label: str      # in the picker
+    build: Callable
+    caption: str
+    name: str       # file name of its HTML download
+    live: Callable | None = None
+
+
+def _cumulative_chart(metric: str, label: str, caption: str) -> RaceChart:
+    def build(run: runs.RaceRun):
+        # the drawn steps only, with exact cumulative values there: the same figure as from
+        # all the steps, built from 17,500 rows instead of 350,000
+        fig = vrace.cumulative_figure(runs.final_curves(run), run.race.scenario.pattern,
+                                      metric, max_points=runs.FINAL_POINTS)
+        dates = api.step_dates(run.race.scenario)  # real dates on the step axis, if any
+        return fig if dates is None else date_ticks(fig, dates)
+
+    def live(steps, summary, pattern):
+        return vrace.cumulative_figure(steps, pattern, metric, max_points=runs.LIVE_POINTS)
+
+    return RaceChart(label, build, caption, f"cumulative-{metric}", live)
+
+
+RACE_CHARTS = {  # key: chart; the first is shown until the reader picks another
+    "regret": _cumulative_chart("regret", "Cumulative regret", CAPTIONS["regret"]),
+    "reward": _cumulative_chart("reward", "Cumulative reward", CAPTIONS["reward"]),
+    "board": RaceChart("Mean reward per step",
+                       lambda run: vrace.leaderboard_figure(run.frames["summary"]),
+                       CAPTIONS["board"], "leaderboard",
+                       lambda steps, summary, pattern: vrace.leaderboard_figure(summary)),
+    "states": RaceChart("Reward in each state",
+                        lambda run: vrace.reward_by_state_figure(run.frames["states"]),
+                        CAPTIONS["states"], "reward-by-state"),
+}
+
+
+def race_chart_choice() -> str:
+    """The key of the chart the Race page shows (:data:`RACE_CHARTS`)."""
+    key = st.session_state.get(RACE_CHART)
+    return key if key in RACE_CHARTS else next(iter(RACE_CHARTS))
+
+
+def _picked_chart() -> None:
+    key = st.session_state.get(RACE_CHART_PICK)
+    if key in RACE_CHARTS:
+        st.session_state[RACE_CHART] = key
+
+
 def race_slots() -> dict:
     """Placeholders for the race results, in page order (filled live, then final)."""
-    slots = {"progress": st.empty(), "reward": st.empty(), "regret": st.empty()}
-    slots["board"] = st.empty()
-    slots["states"] = st.empty()
-    slots["downloads"] = st.empty()
-    return slots
+    return {"progress": st.empty(), "chart": st.empty(), "board": st.empty(),
+            "downloads": st.empty()}
 
 
 def draw_live(slots: dict, steps, summary, tick: int) -> None:
-    """Redraw the charts of a race still running (called by ``runs.stream_race``)."""
-    pattern = slots.get("pattern")
-    n = runs.LIVE_POINTS  # steps already sampled by runs.partial_steps
-    figures = (("reward", vrace.cumulative_figure(steps, pattern, "reward", max_points=n)),
-               ("regret", vrace.cumulative_figure(steps, pattern, "regret", max_points=n)),
-               ("board", vrace.leaderboard_figure(summary)))
-    for slot, fig in figures:
-        with slots[slot].container():
-            st.plotly_chart(fig, key=f"live_{slot}_{tick}", config=PLOTLY_CONFIG,
-                            alt=alt_text(fig, "the race so far"))
+    """Redraw the chart of a race still running (called by ``runs.stream_race``): the chosen
+    chart if it can be drawn from a partial race, else the first one that can."""
+    chosen = RACE_CHARTS[race_chart_choice()]
+    spec = chosen if chosen.live else next(c for c in RACE_CHARTS.values() if c.live)
+    fig = spec.live(steps, summary, slots.get("pattern"))
+    with slots["chart"].container():
+        st.plotly_chart(fig, key=f"live_chart_{tick}", config=PLOTLY_CONFIG,
+                        alt=alt_text(fig, "the race so far"))
+
+
+@st.fragment(key="race_chart")
+def race_chart(run_key: str) -> None:
+    """The chart picker and the chosen chart of the finished race ``run_key`` (its
+    ``Race.to_json()``). A fragment: picking another chart reruns this function only, not
+    the page, and builds and sends that one figure."""
+    with guard("the chart"):
+        run = runs.run_of(run_key)
+        st.session_state[RACE_CHART_PICK] = race_chart_choice()
+        key = st.segmented_control(
+            "Chart", list(RACE_CHARTS), key=RACE_CHART_PICK, required=True,
+            format_func=lambda k: RACE_CHARTS[k].label, on_change=_picked_chart,
+            label_visibility="collapsed")
+        spec = RACE_CHARTS[key]
+        chart(spec.build(run), spec.caption, spec.name, f"race_{key}")
+
+
+@st.fragment(key=state.RACE_SECTION)
+def race_section(race: api.Race | None) -> None:
+    """The Race page's results: the progress, then the finished race (:func:`show_race`).
+    ``race``: the race the settings describe (None if one is invalid). A fragment: the Run
+    button (:func:`forms.request_run`) reruns this section only, so the page above it (the
+    settings, the season timeline) is neither rerun nor redrawn."""
+    ss = st.session_state
+    with guard("the race"):
+        asked = ss.pop(state.RUN_REQUESTED, False) | ss.pop(state.AUTORUN, False)
+        slots = race_slots()
+        if race is None:
+            return
+        run = runs.cached(race)
+        if run is None and asked:
+            run = runs.stream_race(race, slots, draw_live)
+        elif run is not None:
+            slots["progress"].success(cached_note(run), icon=":material/check_circle:")
+        if run is None:
+            slots["progress"].info("Press **▶ Run race** to start. The default race (the "
+                                   "paper's experiment, 7 policies, 5 seeds) takes a second or "
+                                   "two.", icon=":material/touch_app:")
+            return
+        runs.remember(run)
+        show_race(run, slots)
 
 
 def show_race(run: runs.RaceRun, slots: dict) -> None:
-    """The finished race: both cumulative curves, leaderboard, reward per state, CSVs."""
-    frames, pattern = run.frames, run.race.scenario.pattern
+    """The finished race: the chosen chart (a fragment), the leaderboard, the CSVs."""
+    frames = run.frames
     summary = frames["summary"]
-    # the curves' drawn steps only, with exact cumulative values there: the same figures as
-    # from all the steps, built from 17,500 rows instead of 350,000 (the per-step tables are
-    # built only for a download or the Inside page)
-    n = runs.FINAL_POINTS
-    curves = runs.partial_steps(run.result, n)
-    dates = api.step_dates(run.race.scenario)  # real dates on the step axis, if any
-    dated = (lambda fig: fig) if dates is None else (lambda fig: date_ticks(fig, dates))
-    chart(dated(vrace.cumulative_figure(curves, pattern, "reward", max_points=n)),
-          CAPTIONS["reward"], "cumulative-reward", "race_reward",
-          container=slots["reward"].container())
-    chart(dated(vrace.cumulative_figure(curves, pattern, "regret", max_points=n)),
-          CAPTIONS["regret"], "cumulative-regret", "race_regret",
-          container=slots["regret"].container())
+    with slots["chart"].container():
+        race_chart(run.key)
     with slots["board"].container():
         st.subheader("Leaderboard")
-        st.dataframe(vrace.leaderboard_table(summary), key="race_board_table")
+        # a plain HTML table: light for the browser (an interactive grid cost 0.2 s of
+        # script per race, measured) and read by screen readers; the Summary CSV has the data
+        st.table(vrace.leaderboard_table(summary), hide_index=False)  # the index is the rank
         st.caption("Mean ± 95% interval over seeds, Student's t: t·std/√seeds. Regret: best "
                    "expected reward − expected reward of the arm played, summed over steps. "
                    "Seconds: compute time, summed over seeds.")
         if {p.name for p in run.race.policies} & set(api.DEFAULT_POLICIES):
             st.caption(FAIRNESS)
-        chart(vrace.leaderboard_figure(summary), CAPTIONS["board"], "leaderboard",
-              "race_board")
-    chart(vrace.reward_by_state_figure(frames["states"]), CAPTIONS["states"], "reward-by-state",
-          "race_states", container=slots["states"].container())
     with slots["downloads"].container():
         st.subheader("Download this run")
         cols = st.columns(5)
@@ -460,6 +549,19 @@ def inside_view_picker() -> str:
         link["view"] = re.match(r"\w+", view).group().lower()
     state.sync_url(link)
     return view
+
+
+@st.fragment(key="inside_views")
+def inside_views(run_key: str) -> None:
+    """The contestant and seed pickers, the view picker and the open view, for the race
+    ``run_key`` (its ``Race.to_json()``). A fragment: a picker reruns this part only, not
+    the page, and only the open view is built."""
+    with guard("Inside All-Season"):
+        run = runs.run_of(run_key)
+        label, seed = inside_picker(run)
+        view = inside_view_picker()  # only the open view is built
+        with guard(f"the view {view}"):
+            INSIDE_VIEWS[view](run, label, seed)
 
 
 def posterior_panel(run: runs.RaceRun, label: str, seed: int) -> None:

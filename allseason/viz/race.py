@@ -98,14 +98,14 @@ def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
                                fill="tonexty", fillcolor=rgba(color, 0.18), hoverinfo="skip",
                                showlegend=False, legendgroup=label,
                                name=f"{name} {band_name} over {k} seeds"))
+        # the hover names the mean only: the band's edges per point would double the data
+        # the browser parses and draws (the band itself is drawn)
         fig.add_trace(dict(
             type="scatter", x=x, y=mean, mode="lines+markers", name=name, legendgroup=label,
             line=dict(color=color, **policy_line(label)),
             marker=policy_marker(label, color),  # dash and symbol: not colour alone
-            customdata=np.stack([lo, hi], axis=1),
             hovertemplate=(f"<b>{name}</b><br>step %{{x:,}}<br>mean %{{y:,.1f}}"
-                           + (f"<br>{band_name} over {k} seeds: %{{customdata[0]:,.1f}} – "
-                              "%{customdata[1]:,.1f}" if k > 1 else "") + "<extra></extra>")))
+                           + (f" over {k} seeds" if k > 1 else "") + "<extra></extra>")))
     seeds_txt = (f"line: mean over {n_seeds} seeds, band: {band_name} over seeds"
                  if n_seeds > 1 else "1 seed")
     better = "higher is better" if higher_better else "lower is better"
