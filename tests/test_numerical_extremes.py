@@ -23,10 +23,15 @@ def _check(name, T, d, batch, sigma2, lam, segments=None):
     ends = np.arange(batch - 1, T, batch)
     ends = np.append(ends[ends < T - 1], T - 1)
     policy = make_policy(name, d, rng=0, lam=lam, sigma2=sigma2, **PARAMS.get(name, {}))
+    if policy.needs_state:  # an oracle is told the true states, as the runner does
+        policy.observe_states(rnd.state)
     out = policy.run_chunk(rnd.arms, rnd.expected, rnd.noise, ends)
     assert np.isfinite(out.reward).all()
     fast = getattr(policy, "_fast", None)
-    if fast is not None:
+    if policy.needs_state:  # the oracles' inner LinTS models
+        assert all(np.isfinite(m._fast["mu"]).all() and np.isfinite(m._fast["M"]).all()
+                   for m in policy.models.values())
+    elif fast is not None:
         assert np.isfinite(fast["mu"]).all() and np.isfinite(fast["M"]).all()
     else:  # DenBand, BoB: the compiled LinUCB-family state, every float array
         assert all(np.isfinite(v).all() for v in policy._kstate.values()
