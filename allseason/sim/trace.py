@@ -91,11 +91,26 @@ class RaceResult:
     def n_done(self) -> int:
         return min(t.n_done for t in self.traces.values())
 
+    def references(self) -> list[str]:
+        """Labels of the references of the race (oracles: a policy class with
+        ``reference = True``), which views draw and rank apart from the contestants."""
+        from ..policies import REGISTRY
+
+        return [p.label for p in self.race.policies
+                if getattr(REGISTRY.get(p.name), "reference", False)]
+
+    def baselines(self) -> list[str]:
+        """Labels of the baselines: contestants that are neither All-Season (a registry name
+        starting with "allseason") nor references."""
+        refs = set(self.references())
+        return [p.label for p in self.race.policies
+                if not p.name.startswith("allseason") and p.label not in refs]
+
     def summary(self) -> dict[str, dict[str, float]]:
         """Per policy: mean reward per step (mean and std over seeds, and ``ci95``: the
         half-width of the 95% Student's t interval, t.ppf(0.975, n − 1) · std / √n over n
         seeds; 0 with one seed, where no interval exists), cumulative regret (mean over
-        seeds), and seconds (sum over seeds)."""
+        seeds), seconds (sum over seeds) and ``gap_closed`` (:func:`gap_closed`)."""
         out = {}
         n_seeds = self.race.n_seeds
         for label in self.labels:
@@ -109,6 +124,11 @@ class RaceResult:
                                   [t.expected[:t.n_done].mean() for t in traces])),
                               cum_regret=float(regrets.mean()),
                               seconds=float(sum(t.seconds for t in traces)))
+        oracle = next((p.label for p in self.race.policies if p.name == "oracle-state"), None)
+        shares = gap_closed({k: v["mean_reward"] for k, v in out.items()}, self.baselines(),
+                            oracle, self.references())
+        for label in out:
+            out[label]["gap_closed"] = shares[label]
         return out
 
     COLUMNS = ("arm", "reward", "expected", "best", "state", "player")
@@ -242,6 +262,28 @@ class RaceResult:
                 "reward": np.bincount(state, weights=t.reward[:n])[seen] / count[seen],
                 "best": np.bincount(state, weights=t.best[:n])[seen] / count[seen]}))
         return _concat(parts, ["policy", "seed", "state", "n", "reward", "best"])
+
+
+def gap_closed(means: dict[str, float], baselines, oracle: str | None,
+               references=()) -> dict[str, float]:
+    """Share of the gap closed, per label: (m − b) / (o − b), where m is the label's mean
+    reward (over seeds), b the best mean reward of the ``baselines`` (contestants that are
+    neither All-Season nor references) and o that of ``oracle`` (oracle-state: perfect
+    memory). 1 = as good as the oracle, 0 = as good as the best baseline, < 0 worse.
+    NaN for the ``references`` themselves, and for everybody when there is no oracle, no
+    baseline, or no gap (o − b <= 0).
+
+        >>> gap_closed({"a": 0.5, "b": 0.25, "o": 0.75}, ["b"], "o", ["o"])
+        {'a': 0.5, 'b': 0.0, 'o': nan}
+    """
+    base = [means[k] for k in baselines if k in means]
+    refs = set(references) | ({oracle} if oracle is not None else set())
+    nan = float("nan")
+    if oracle not in means or not base or means[oracle] - max(base) <= 0:
+        return {k: nan for k in means}
+    b = max(base)
+    gap = means[oracle] - b
+    return {k: nan if k in refs else float((m - b) / gap) for k, m in means.items()}
 
 
 def _concat(parts: list, columns: list[str]):
