@@ -54,7 +54,7 @@ class _Oracle(Policy):
     reference = True  # drawn and ranked apart from the contestants
     needs_state = True
     params = LinTS.params
-    style = {"color": "#5f5f5f", "dash": "12px,6px", "symbol": "circle-x"}  # grey, dashed
+    style = {"color": "#484848", "dash": "12px,6px", "symbol": "circle-x"}  # grey, dashed
 
     def __init__(self, d, *, lam=1.0, sigma2=1.0, rng=None):
         root = np.random.default_rng(rng)
@@ -160,9 +160,9 @@ class OracleRestart(_Oracle):
     segment number 0, 1, ...; a change point is a step whose state differs from the last)."""
 
     name = "oracle-restart"
-    title = "Oracle: LinTS restarted at the changes"
+    title = "Oracle: LinTS restarted"
     help = "Reference: LinTS restarted at every true change point (perfect detection, no memory)"
-    style = {"color": "#8e8e8e", "dash": "5px,5px", "symbol": "square-x"}
+    style = {"color": "#686868", "dash": "5px,5px", "symbol": "square-x"}
 
     def __init__(self, d, *, lam=1.0, sigma2=1.0, rng=None):
         super().__init__(d, lam=lam, sigma2=sigma2, rng=rng)

@@ -238,12 +238,29 @@ class RaceResult:
         return _concat(parts, ["policy", "seed"] + list(Event._fields))
 
     def summary_frame(self):
-        """:meth:`summary` as a table, one row per policy."""
+        """:meth:`summary` as a table, one row per policy, with a boolean column
+        ``reference`` (an oracle: drawn and ranked apart)."""
         import pandas as pd
 
         summary = pd.DataFrame.from_dict(self.summary(), orient="index")
         summary.index.name = "policy"
+        refs = set(self.references())
+        summary["reference"] = [label in refs for label in summary.index]
         return summary.reset_index()
+
+    def seed_frame(self):
+        """One row per policy and seed: ``mean_reward`` (per step) and ``cum_regret`` (the
+        final cumulative pseudo-regret, the sum of best − expected over the steps done), and
+        ``reference`` (an oracle) -- the distribution over seeds behind :meth:`summary`."""
+        import pandas as pd
+
+        refs = set(self.references())
+        rows = [(label, k, float(t.reward[:t.n_done].mean()) if t.n_done else float("nan"),
+                 float(t.regret.sum()), label in refs)
+                for label in self.labels for k in range(self.race.n_seeds)
+                for t in [self.traces[label, k]]]
+        return pd.DataFrame(rows, columns=["policy", "seed", "mean_reward", "cum_regret",
+                                           "reference"])
 
     def state_frame(self, only=None):
         """Per policy, seed and true state: ``n`` steps, mean ``reward`` and mean ``best``

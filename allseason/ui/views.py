@@ -142,7 +142,10 @@ CAPTIONS = {
     "regret": "Flat means the best arm is being played; the steps up after change points are "
               "the price of adapting. Lower is better.",
     "board": "Mean reward per step over the whole run; bars that overlap within their 95% "
-             "intervals are not clearly different.",
+             "intervals are not clearly different. Gap closed: how much of the way from the "
+             "best baseline to the per-state oracle a contestant goes (100% = the oracle).",
+    "final": "Where each seed ended: one dot per seed. A tight row is a policy you can count "
+             "on; the grey dashed rows are the oracles, told the true seasons.",
     "states": "Which seasons each policy handles: compare every bar with the grey tick, the "
               "best reward possible in that state.",
 }
@@ -188,13 +191,20 @@ def show_race(run: runs.RaceRun, slots: dict) -> None:
     curves = runs.partial_steps(run.result, n)
     chart(vrace.cumulative_figure(curves, pattern, "reward", max_points=n), CAPTIONS["reward"],
           "cumulative-reward", "race_reward", container=slots["reward"].container())
+    with slots["regret"].container():  # the curves, and beside them where the seeds ended
+        left, right = st.columns([3, 2])
     chart(vrace.cumulative_figure(curves, pattern, "regret", max_points=n), CAPTIONS["regret"],
-          "cumulative-regret", "race_regret", container=slots["regret"].container())
+          "cumulative-regret", "race_regret", container=left)
+    chart(vrace.final_regret_figure(run.result.seed_frame()), CAPTIONS["final"],
+          "final-regret", "race_final", container=right)
     with slots["board"].container():
         st.subheader("Leaderboard")
         st.dataframe(vrace.leaderboard_table(summary), key="race_board_table")
         st.caption("Mean ± 95% interval over seeds, Student's t: t·std/√seeds. Regret: best "
                    "expected reward − expected reward of the arm played, summed over steps. "
+                   "Gap closed: (reward − best baseline's) / (per-state oracle's − best "
+                   "baseline's); baselines are the contestants other than All-Season. The "
+                   "oracles (knowing the seasons) are ranked apart, below. "
                    "Seconds: compute time, summed over seeds.")
         if {p.name for p in run.race.policies} & set(api.DEFAULT_POLICIES):
             st.caption(FAIRNESS)
