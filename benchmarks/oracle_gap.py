@@ -11,6 +11,8 @@ std / √n, n runs). Overall: the n = seeds × runs runs pooled (they are indepe
 t interval over them. Share of the gap closed: (m − b) / (o − b) with m the contestant's mean
 reward, b the best baseline's (neither All-Season nor an oracle), o oracle-state's, all means
 over the same runs (``RaceResult.summary()["gap_closed"]``; overall: from the pooled means).
+Last, paired differences (every contestant of a run sees the same arms and noise) of
+All-Season against the oracles and SW-LinTS, mean ± t interval over the pooled runs.
 """
 
 from __future__ import annotations
@@ -91,6 +93,16 @@ def main() -> None:
     print("| *best baseline* | " + " | ".join(best) + " | "
           + policy_name(max(baselines, key=lambda lab: np.concatenate(pooled[lab]).mean()))
           + " |")
+
+    print("\nPaired differences of mean reward per step (same arms and noise in every run), "
+          f"mean ± 95% t over all {len(per_seed) * args.runs} runs\n")
+    others = [lab for lab in ("oracle-state", "oracle-restart", "sw-lints") if lab in pooled]
+    print("| | " + " | ".join(f"− {policy_name(o)}" for o in others) + " |")
+    print("|---" * (len(others) + 1) + "|")
+    for lab in ("allseason-sw", "allseason-disc"):
+        if lab in pooled:
+            diffs = [np.concatenate(pooled[lab]) - np.concatenate(pooled[o]) for o in others]
+            print(f"| {policy_name(lab)} | " + " | ".join(fmt(x) for x in diffs) + " |")
 
 
 if __name__ == "__main__":

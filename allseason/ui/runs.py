@@ -289,7 +289,7 @@ def warm_up(wait: bool = False, bar=None) -> None:
 
 
 def done_text(run: RaceRun) -> str:
-    """"Done: 10,000 steps × 5 seeds × 7 policies in 0.6 s" (and when it was computed)."""
+    """"Done: 10,000 steps × 5 seeds × 9 policies in 0.6 s" (and when it was computed)."""
     race = run.race
     where = " (computed when the server started)" if run.precomputed else ""
     return (f"Done: {race.scenario.horizon:,} steps × {race.n_seeds} seeds × "

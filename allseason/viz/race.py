@@ -241,12 +241,14 @@ def leaderboard_figure(summary) -> go.Figure:
     return fig
 
 
-def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.22) -> go.Figure:
+def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.22,
+                        log_above: float = 30.0) -> go.Figure:
     """Final cumulative regret as a distribution over seeds: one row per policy, one dot per
     seed (spread vertically in a fixed order, so the same table gives the same figure), a
     line from the smallest to the largest seed and a tick at the mean. Contestants first,
     lowest mean first; then, below a divider, the references (oracles: grey, dashed range,
-    labelled ``ORACLE_LABEL``), not ranked with them.
+    labelled ``ORACLE_LABEL``), not ranked with them. The x axis is logarithmic when the
+    largest final regret exceeds ``log_above`` times the smallest (all positive).
 
     ``seeds``: ``RaceResult.seed_frame()`` (policy, seed, cum_regret[, reference]).
     Traces: per policy, its dots (``name`` the policy's name, ``x`` the seeds' final regrets
@@ -292,15 +294,18 @@ def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.22) -> go.Fig
                       annotation_position="top right", annotation_font_size=12)
     ticks = [policy_name(lab) + (" (oracle)" if lab in refs else "") for lab in order]
     n_seeds = max(len(g) for g in per.values())
+    values = seeds["cum_regret"].to_numpy(dtype=float)
+    # regrets that span decades (random against an oracle): a log axis keeps every row legible
+    log = bool(np.all(values > 0) and values.max() > log_above * values.min())
     fig.update_layout(**base_layout(
-        title, "cumulative regret at the end of the run", None,
-        subtitle=(f"one dot per seed ({n_seeds} seeds); line: min–max; tick: mean"
-                  + ("; grey dashed: oracles" if refs else "")),
+        title, "final cumulative regret" + (" (log scale)" if log else ""), None,
+        subtitle=(f"dot: a seed ({n_seeds}) · line: min–max · tick: mean"
+                  + (" · grey dashed: oracles" if refs else "")),
         height=max(260, 110 + 46 * (len(order) + (1 if refs and n_con else 0))),
         showlegend=False))
     fig.update_yaxes(tickvals=[ypos[lab] for lab in order], ticktext=ticks, autorange="reversed",
                      zeroline=False, showgrid=False)
-    fig.update_xaxes(rangemode="tozero")
+    fig.update_xaxes(type="log") if log else fig.update_xaxes(rangemode="tozero")
     return fig
 
 
