@@ -86,6 +86,17 @@ def main() -> None:
     for lab in [lab for lab in order if lab not in refs]:
         cells = [share(summ[lab]["gap_closed"]) for _, _, summ, _ in per_seed]
         print(f"| {policy_name(lab)} | " + " | ".join(cells) + f" | {share(overall[lab])} |")
+    for lab in [lab for lab in order if lab in refs and lab != "oracle-state"]:
+        # a reference has no share in the summary (NaN); the same formula, for comparison
+        cells = []
+        for _, _, summ, _ in per_seed:
+            b = max(summ[x]["mean_reward"] for x in baselines)
+            cells.append(share((summ[lab]["mean_reward"] - b)
+                               / (summ["oracle-state"]["mean_reward"] - b)))
+        pm = {x: float(np.concatenate(v).mean()) for x, v in pooled.items()}
+        b = max(pm[x] for x in baselines)
+        print(f"| *{policy_name(lab)} (oracle, for comparison)* | " + " | ".join(cells)
+              + f" | {share((pm[lab] - b) / (pm['oracle-state'] - b))} |")
     best = []
     for _, _, summ, _ in per_seed:
         b = max(baselines, key=lambda lab: summ[lab]["mean_reward"])
