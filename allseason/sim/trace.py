@@ -8,6 +8,7 @@ A :class:`RaceResult` holds the traces of every (policy, seed) of a race.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -295,7 +296,7 @@ def gap_closed(means: dict[str, float], baselines, oracle: str | None,
     """
     base = [means[k] for k in baselines if k in means]
     refs = set(references) | ({oracle} if oracle is not None else set())
-    nan = float("nan")
+    nan = math.nan  # one object: summaries compare equal (containers compare by identity first)
     if oracle not in means or not base or means[oracle] - max(base) <= 0:
         return {k: nan for k in means}
     b = max(base)

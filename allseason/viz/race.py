@@ -225,7 +225,7 @@ def leaderboard_figure(summary) -> go.Figure:
     if n_ref and n_ref < len(s):  # a divider above the references, ranked apart
         fig.add_hline(y=n_ref - 0.5, line=dict(color=INK, width=1, dash="dot"),
                       annotation_text=f"below: {ORACLE_LABEL}, ranked apart",
-                      annotation_position="bottom right", annotation_font_size=12)
+                      annotation_position="top right", annotation_font_size=12)
     fig.update_layout(**base_layout(
         "Leaderboard: mean reward per step (higher is better)",
         "mean reward per step", None,
@@ -299,13 +299,15 @@ def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.22,
     log = bool(np.all(values > 0) and values.max() > log_above * values.min())
     fig.update_layout(**base_layout(
         title, "final cumulative regret" + (" (log scale)" if log else ""), None,
-        subtitle=(f"dot: a seed ({n_seeds}) · line: min–max · tick: mean"
-                  + (" · grey dashed: oracles" if refs else "")),
+        subtitle=f"dot: a seed ({n_seeds}) · line: min–max · tick: mean",
         height=max(260, 110 + 46 * (len(order) + (1 if refs and n_con else 0))),
         showlegend=False))
     fig.update_yaxes(tickvals=[ypos[lab] for lab in order], ticktext=ticks, autorange="reversed",
                      zeroline=False, showgrid=False)
-    fig.update_xaxes(type="log") if log else fig.update_xaxes(rangemode="tozero")
+    if log:
+        fig.update_xaxes(type="log", dtick=1)  # a label per decade
+    else:
+        fig.update_xaxes(rangemode="tozero")
     return fig
 
 
