@@ -240,6 +240,7 @@ def _warm(cache: "RunCache") -> None:
         figures += [vrace.cumulative_figure(partial_steps(run.result), sc.pattern, "reward",
                                             max_points=LIVE_POINTS),
                     vrace.leaderboard_figure(summary),
+                    vrace.final_regret_figure(run.result.seed_frame()),
                     vrace.reward_by_state_figure(frames["states"]),
                     inside.top_weight_figure(run.frames_for(race.policies[0].label, 0)
                                              ["weights"], sc.pattern, seed=0,
