@@ -29,8 +29,8 @@ with views.guard("the race"):
             slots["progress"].success(views.cached_note(run), icon=":material/check_circle:")
         if run is None:
             slots["progress"].info("Press **▶ Run race** to start. The default race (the "
-                                   "paper's experiment, 7 policies and 2 oracles, 5 seeds) takes a few "
-                                   "seconds.", icon=":material/touch_app:")
+                                   "paper's experiment, 7 policies and 2 oracles, 5 seeds) "
+                                   "takes a few seconds.", icon=":material/touch_app:")
         else:
             runs.remember(run)
             views.show_race(run, slots)
