@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from .analysis import (ensemble_summary, learnt_by, learnt_by_text, recall_table,
                        season_year_table, state_table)
-from .defaults import (DEFAULT_POLICIES, DEFAULT_SEEDS, default_params, default_race,
-                       default_specs)
+from .defaults import (DEFAULT_POLICIES, DEFAULT_SEEDS, REFERENCES, default_params,
+                       default_race, default_specs)
 from .envs import PRESETS, preset
 from .policies import REGISTRY, PolicyInfo, hyperparameters
 from .policies import describe as describe_policy
@@ -88,6 +88,7 @@ __all__ = [
     "policy_names", "hyperparameters", "describe_policy", "PolicyInfo",
     # the default race
     "default_race", "default_specs", "default_params", "DEFAULT_POLICIES", "DEFAULT_SEEDS",
+    "REFERENCES",
     # running
     "run_race", "iter_race", "RaceResult", "warm_up",
     # looking inside

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -105,27 +106,41 @@ def cmd_run(args) -> int:
             s["top_share_mean"] = float(sum(e["top_share"] for e in ens) / len(ens))
     if args.trace:
         result.to_frames()["steps"].to_csv(args.trace, index=False)
-    if args.json:
-        print(json.dumps(summary, indent=2))
+    if args.json:  # a share of the gap with no meaning (NaN) is null, so the JSON is strict
+        print(json.dumps({label: {k: (None if isinstance(v, float) and math.isnan(v) else v)
+                                  for k, v in s.items()} for label, s in summary.items()},
+                         indent=2))
         return 0
     print(f"pattern {scenario.preset} | T={scenario.horizon} d={scenario.d} K={scenario.n_arms}"
           f" sigma2={scenario.sigma2} batch={scenario.batch_size} seeds={race.n_seeds}"
           f" seed={scenario.seed} | {time.perf_counter() - t0:.2f} s")
     width = max(16, *(len(label) for label in summary))
     print(f"{'policy':<{width}} {'mean reward':>11} {'std':>7} {'95% (t)':>8} "
-          f"{'cum. regret':>12} {'seconds':>8} {'bandits':>8} {'top>0.9':>8}")
-    for label, s in sorted(summary.items(), key=lambda kv: -kv[1]["mean_reward"]):
+          f"{'cum. regret':>12} {'gap closed':>10} {'seconds':>8} {'bandits':>8} "
+          f"{'top>0.9':>8}")
+    refs = set(result.references())  # the oracles: ranked apart, below the contestants
+    ranked = sorted(summary.items(), key=lambda kv: -kv[1]["mean_reward"])
+    first_ref = True
+    for label, s in ([kv for kv in ranked if kv[0] not in refs]
+                     + [kv for kv in ranked if kv[0] in refs]):
+        if label in refs and first_ref:
+            first_ref = False
+            print("-- references: oracle (knows the seasons), ranked apart " + "-" * 20)
         ens = (f" {s['bandits_created_max']:>8} {s['top_share_mean']:>8.1%}"
                if "bandits_created_max" in s else "")
         ci = f"±{s['ci95']:.4f}" if race.n_seeds > 1 else "—"
+        gap = "—" if math.isnan(s["gap_closed"]) else f"{s['gap_closed']:.1%}"
         print(f"{label:<{width}} {s['mean_reward']:>11.4f} {s['std_reward']:>7.4f} {ci:>8} "
-              f"{s['cum_regret']:>12.1f} {s['seconds']:>8.3f}{ens}")
+              f"{s['cum_regret']:>12.1f} {gap:>10} {s['seconds']:>8.3f}{ens}")
     print(f"compiled kernels loaded in {warm:.2f} s (not counted above)")
     if race.n_seeds > 1:
         print(f"95% (t): Student's t interval over {race.n_seeds} seeds, ± "
               f"{t_quantile(race.n_seeds):.3f} x std / sqrt({race.n_seeds})")
     else:
         print("one seed: no std and no 95% interval (reported as 0 in --json)")
+    if refs:
+        print("gap closed: (mean reward - best baseline's) / (oracle-state's - best baseline's);"
+              " baselines: neither All-Season nor an oracle")
     if any("bandits_created_max" in s for s in summary.values()):
         print("bandits: most base bandits created in one run; top>0.9: share of batches "
               "whose top weight exceeds 0.9 (mean over seeds)")

@@ -3,7 +3,11 @@
 Contestants (:data:`DEFAULT_POLICIES`): All-Season with a sliding-window shadow and with a
 discounted shadow, both with carried weights (fixed share, the package default); All-Season
 with **the paper's printed rule** (``allseason-sw-printed``, Algorithm 3: the last batch
-alone); and the baselines LinTS, SW-LinTS, D-LinTS and random. BoB and DenBand, the paper's
+alone); and the baselines LinTS, SW-LinTS, D-LinTS and random. Two references run with
+them, drawn and ranked apart (:data:`REFERENCES`, :mod:`allseason.policies.oracle`): LinTS
+told the true seasons, with one model per state (``oracle-state``, perfect memory) or
+restarted at every true change point (``oracle-restart``, perfect detection); they take
+LinTS's defaults (lam = 1, sigma2 the scenario's), as LinTS does. BoB and DenBand, the paper's
 other baselines, are one click away in the app and in ``--policies``; they are left out of the
 default race for time alone (DenBand takes about 4.7 s per 10,000-step run at d = 5, against
 0.03 s for SW-LinTS), and their tuned scores are below SW-LinTS's
@@ -36,7 +40,8 @@ from .policies import hyperparameters
 from .specs import PolicySpec, Race, Scenario
 
 DEFAULT_POLICIES = ("allseason-sw", "allseason-disc", "allseason-sw-printed", "lints",
-                    "sw-lints", "d-lints", "random")
+                    "sw-lints", "d-lints", "random", "oracle-state", "oracle-restart")
+REFERENCES = ("oracle-state", "oracle-restart")  # in the race, drawn and ranked apart
 DEFAULT_SEEDS = 5
 VALIDATION_SEED = 1000
 VALIDATION_RUNS = 3
@@ -105,6 +110,7 @@ def default_race(scenario: Scenario | None = None, n_seeds: int = DEFAULT_SEEDS)
     return Race(scenario or Scenario(), default_specs(), n_seeds)
 
 
-__all__ = ["DEFAULT_POLICIES", "DEFAULT_SEEDS", "VALIDATION_SEED", "VALIDATION_RUNS",
-           "ALLSEASON_PARAMS", "CHOICES", "TUNED", "validation_scenario", "tune", "default_params",
+__all__ = ["DEFAULT_POLICIES", "REFERENCES", "DEFAULT_SEEDS", "VALIDATION_SEED",
+           "VALIDATION_RUNS", "ALLSEASON_PARAMS", "CHOICES", "TUNED", "validation_scenario",
+           "tune", "default_params",
            "default_specs", "default_race"]

@@ -575,7 +575,7 @@ def test_the_warm_up_computes_homes_race():
     run = cache.get(homes)
     assert run is not None and run.precomputed
     assert run.race.to_dict() == api.Race.from_dict(json.loads(homes)).to_dict()
-    assert runs.done_text(run).startswith("Done: 10,000 steps × 5 seeds × 7 policies in ")
+    assert runs.done_text(run).startswith("Done: 10,000 steps × 5 seeds × 9 policies in ")
     assert runs.done_text(run).endswith(" (computed when the server started)")
     at = AppTest.from_file(str(APP), default_timeout=120)
     at.run()

@@ -33,6 +33,11 @@ def test_default_race_contestants_and_params():
     assert (sw.weighting, sw.spawn, sw.share) == ("fixed-share", "handover", 1e-4)
     printed = race.policies[names.index("allseason-sw-printed")].build(5)
     assert printed.weighting == "batch"
+    # the references: LinTS's defaults, drawn and ranked apart
+    assert defaults.REFERENCES == ("oracle-state", "oracle-restart")
+    assert names[-2:] == list(defaults.REFERENCES)
+    assert params["oracle-state"] == params["oracle-restart"] == params["lints"] == {}
+    assert all(REGISTRY[n].reference and REGISTRY[n].needs_state for n in defaults.REFERENCES)
     # baselines: the tuned values
     assert params["sw-lints"] == defaults.TUNED["sw-lints"]
     assert params["d-lints"] == defaults.TUNED["d-lints"]
@@ -64,9 +69,10 @@ def test_default_race_tells_the_papers_story(scenario_seed):
     race = api.default_race(api.Scenario(seed=scenario_seed))
     result = api.run_race(race)
     summary = result.summary()
-    first = max(summary, key=lambda k: summary[k]["mean_reward"])
+    contestants = [k for k in summary if k not in defaults.REFERENCES]  # oracles ranked apart
+    first = max(contestants, key=lambda k: summary[k]["mean_reward"])
     assert first in ("allseason-sw", "allseason-disc")
-    baselines = [k for k in summary if not k.startswith("allseason")]
+    baselines = [k for k in contestants if not k.startswith("allseason")]
     best_regret = min(summary[k]["cum_regret"] for k in baselines)
     assert summary[first]["cum_regret"] <= 0.5 * best_regret
     pattern = race.scenario.pattern

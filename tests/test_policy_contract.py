@@ -3,6 +3,8 @@
 Policies are built with ``make_policy(name, d, rng=seed)``, plus ``sigma2=0.1`` for those
 whose hyperparameters include it. What a policy declares (``deterministic``, ``params``) is
 checked against what it does: bad values are made from each declared constraint.
+An oracle (``needs_state``) is told the true segment of every step (:func:`tell`), as the
+runner tells it; every other policy is never told anything.
 """
 
 from __future__ import annotations
@@ -30,6 +32,16 @@ def build(name, seed, d=D, **params):
     return make_policy(name, d, rng=seed, **params)
 
 
+def tell(policy, T, switch_at=None):
+    """Tell an oracle the true states of the next T steps: the segment of each step, as in
+    ``linear_problem`` (one theta per segment); no-op for every other policy."""
+    if policy.needs_state:
+        switches = [] if switch_at is None else sorted(np.atleast_1d(switch_at).astype(int))
+        policy.observe_states(np.searchsorted(np.asarray(switches, dtype=int), np.arange(T),
+                                              side="right"))
+    return policy
+
+
 def batches(n, size=7):
     ends = np.arange(size - 1, n, size, dtype=np.int64)
     return ends if len(ends) and ends[-1] == n - 1 else np.append(ends, n - 1)
@@ -38,7 +50,7 @@ def batches(n, size=7):
 def _run(name, seed, problem_seed=0, T=600, switch_at=300, plain=False):
     arms, expected, noise = linear_problem(T, N_ARMS, D, SIGMA2, problem_seed,
                                            switch_at=switch_at)
-    policy = build(name, seed)
+    policy = tell(build(name, seed), T, switch_at)
     runner = Policy.run_chunk if plain else type(policy).run_chunk
     return policy, runner(policy, arms, expected, noise, batches(T)), (arms, expected, noise)
 
@@ -66,7 +78,7 @@ def test_outcome_is_well_formed(name, plain):
 @pytest.mark.parametrize("name", NAMES)
 def test_select_returns_a_valid_index(name):
     arms, expected, noise = linear_problem(60, N_ARMS, D, SIGMA2, 2)
-    policy = build(name, 2)
+    policy = tell(build(name, 2), 60)
     for t in range(60):
         a = policy.select(arms[t])
         assert isinstance(a, int) and 0 <= a < N_ARMS
@@ -91,8 +103,8 @@ def test_same_seed_same_outcome(name):
     assert _same(_run(name, 3)[1], _run(name, 3)[1])
     rng_a, rng_b = np.random.default_rng(3), np.random.default_rng(3)  # a Generator as rng
     arms, expected, noise = linear_problem(200, N_ARMS, D, SIGMA2, 0)
-    out_a = build(name, rng_a).run_chunk(arms, expected, noise, batches(200))
-    out_b = build(name, rng_b).run_chunk(arms, expected, noise, batches(200))
+    out_a = tell(build(name, rng_a), 200).run_chunk(arms, expected, noise, batches(200))
+    out_b = tell(build(name, rng_b), 200).run_chunk(arms, expected, noise, batches(200))
     assert _same(out_a, out_b)
 
 
@@ -154,7 +166,7 @@ def test_beats_random_on_a_stationary_problem(name):
     for seed in (0, 1):
         arms, expected, noise = linear_problem(T, N_ARMS, D, SIGMA2, 100 + seed)
         ends = np.arange(T, dtype=np.int64)
-        mine = build(name, seed).run_chunk(arms, expected, noise, ends).reward.mean()
+        mine = tell(build(name, seed), T).run_chunk(arms, expected, noise, ends).reward.mean()
         rand = build("random", seed).run_chunk(arms, expected, noise, ends).reward.mean()
         margins.append(mine - rand)
     assert min(margins) >= 0.2, margins

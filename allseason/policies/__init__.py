@@ -30,6 +30,7 @@ from .bob import BoB
 from .denband import DenBand
 from .dlinucb import DLinUCB
 from .lints import DLinTS, LinTS, SWLinTS
+from .oracle import OracleRestart, OracleState
 from .params import Param, check_values, declared
 from .random import RandomPolicy
 
@@ -45,8 +46,18 @@ def register(cls: type[Policy]) -> type[Policy]:
 
 
 for _cls in (AllSeason, AllSeasonDiscounted, AllSeasonPrinted, LinTS, SWLinTS, DLinTS,
-             RandomPolicy, BoB, DenBand, DLinUCB):
+             RandomPolicy, BoB, DenBand, DLinUCB, OracleState, OracleRestart):
     register(_cls)
+
+
+def is_reference(label) -> bool:
+    """True for a reference (an oracle, ``reference = True``): a label that is a registered
+    reference's name, or starts with one (``"oracle-state-2"``). References are drawn and
+    ranked apart from the contestants."""
+    label = str(label)
+    return any(getattr(cls, "reference", False)
+               and (label == name or label.startswith(name + "-") or label.startswith(name + " "))
+               for name, cls in REGISTRY.items())
 
 
 def policy_class(name: str) -> type[Policy]:
@@ -112,4 +123,5 @@ def make_policy(name: str, d: int, *, rng=None, **params) -> Policy:
 __all__ = ["REGISTRY", "Policy", "ChunkOutcome", "Event", "make_policy", "policy_class",
            "hyperparameters", "parameters", "check_params", "describe", "PolicyInfo",
            "register", "LinTS", "SWLinTS", "DLinTS", "RandomPolicy", "AllSeason",
-           "AllSeasonDiscounted", "AllSeasonPrinted", "BoB", "DenBand", "DLinUCB"]
+           "AllSeasonDiscounted", "AllSeasonPrinted", "BoB", "DenBand", "DLinUCB",
+           "OracleState", "OracleRestart", "is_reference"]

@@ -8,6 +8,7 @@ A :class:`RaceResult` holds the traces of every (policy, seed) of a race.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,11 +92,26 @@ class RaceResult:
     def n_done(self) -> int:
         return min(t.n_done for t in self.traces.values())
 
+    def references(self) -> list[str]:
+        """Labels of the references of the race (oracles: a policy class with
+        ``reference = True``), which views draw and rank apart from the contestants."""
+        from ..policies import REGISTRY
+
+        return [p.label for p in self.race.policies
+                if getattr(REGISTRY.get(p.name), "reference", False)]
+
+    def baselines(self) -> list[str]:
+        """Labels of the baselines: contestants that are neither All-Season (a registry name
+        starting with "allseason") nor references."""
+        refs = set(self.references())
+        return [p.label for p in self.race.policies
+                if not p.name.startswith("allseason") and p.label not in refs]
+
     def summary(self) -> dict[str, dict[str, float]]:
         """Per policy: mean reward per step (mean and std over seeds, and ``ci95``: the
         half-width of the 95% Student's t interval, t.ppf(0.975, n − 1) · std / √n over n
         seeds; 0 with one seed, where no interval exists), cumulative regret (mean over
-        seeds), and seconds (sum over seeds)."""
+        seeds), seconds (sum over seeds) and ``gap_closed`` (:func:`gap_closed`)."""
         out = {}
         n_seeds = self.race.n_seeds
         for label in self.labels:
@@ -109,6 +125,11 @@ class RaceResult:
                                   [t.expected[:t.n_done].mean() for t in traces])),
                               cum_regret=float(regrets.mean()),
                               seconds=float(sum(t.seconds for t in traces)))
+        oracle = next((p.label for p in self.race.policies if p.name == "oracle-state"), None)
+        shares = gap_closed({k: v["mean_reward"] for k, v in out.items()}, self.baselines(),
+                            oracle, self.references())
+        for label in out:
+            out[label]["gap_closed"] = shares[label]
         return out
 
     COLUMNS = ("arm", "reward", "expected", "best", "state", "player")
@@ -218,12 +239,29 @@ class RaceResult:
         return _concat(parts, ["policy", "seed"] + list(Event._fields))
 
     def summary_frame(self):
-        """:meth:`summary` as a table, one row per policy."""
+        """:meth:`summary` as a table, one row per policy, with a boolean column
+        ``reference`` (an oracle: drawn and ranked apart)."""
         import pandas as pd
 
         summary = pd.DataFrame.from_dict(self.summary(), orient="index")
         summary.index.name = "policy"
+        refs = set(self.references())
+        summary["reference"] = [label in refs for label in summary.index]
         return summary.reset_index()
+
+    def seed_frame(self):
+        """One row per policy and seed: ``mean_reward`` (per step) and ``cum_regret`` (the
+        final cumulative pseudo-regret, the sum of best − expected over the steps done), and
+        ``reference`` (an oracle) -- the distribution over seeds behind :meth:`summary`."""
+        import pandas as pd
+
+        refs = set(self.references())
+        rows = [(label, k, float(t.reward[:t.n_done].mean()) if t.n_done else float("nan"),
+                 float(t.regret.sum()), label in refs)
+                for label in self.labels for k in range(self.race.n_seeds)
+                for t in [self.traces[label, k]]]
+        return pd.DataFrame(rows, columns=["policy", "seed", "mean_reward", "cum_regret",
+                                           "reference"])
 
     def state_frame(self, only=None):
         """Per policy, seed and true state: ``n`` steps, mean ``reward`` and mean ``best``
@@ -242,6 +280,28 @@ class RaceResult:
                 "reward": np.bincount(state, weights=t.reward[:n])[seen] / count[seen],
                 "best": np.bincount(state, weights=t.best[:n])[seen] / count[seen]}))
         return _concat(parts, ["policy", "seed", "state", "n", "reward", "best"])
+
+
+def gap_closed(means: dict[str, float], baselines, oracle: str | None,
+               references=()) -> dict[str, float]:
+    """Share of the gap closed, per label: (m − b) / (o − b), where m is the label's mean
+    reward (over seeds), b the best mean reward of the ``baselines`` (contestants that are
+    neither All-Season nor references) and o that of ``oracle`` (oracle-state: perfect
+    memory). 1 = as good as the oracle, 0 = as good as the best baseline, < 0 worse.
+    NaN for the ``references`` themselves, and for everybody when there is no oracle, no
+    baseline, or no gap (o − b <= 0).
+
+        >>> gap_closed({"a": 0.5, "b": 0.25, "o": 0.75}, ["b"], "o", ["o"])
+        {'a': 0.5, 'b': 0.0, 'o': nan}
+    """
+    base = [means[k] for k in baselines if k in means]
+    refs = set(references) | ({oracle} if oracle is not None else set())
+    nan = math.nan  # one object: summaries compare equal (containers compare by identity first)
+    if oracle not in means or not base or means[oracle] - max(base) <= 0:
+        return {k: nan for k in means}
+    b = max(base)
+    gap = means[oracle] - b
+    return {k: nan if k in refs else float((m - b) / gap) for k, m in means.items()}
 
 
 def _concat(parts: list, columns: list[str]):

@@ -258,6 +258,7 @@ def _warm(cache: "RunCache") -> None:
         figures += [vrace.cumulative_figure(partial_steps(run.result), sc.pattern, "reward",
                                             max_points=LIVE_POINTS),
                     vrace.leaderboard_figure(summary),
+                    vrace.final_regret_figure(run.result.seed_frame()),
                     vrace.reward_by_state_figure(frames["states"]),
                     inside.top_weight_figure(run.frames_for(race.policies[0].label, 0)
                                              ["weights"], sc.pattern, seed=0,
@@ -307,7 +308,7 @@ def warm_up(wait: bool = False, bar=None) -> None:
 
 
 def done_text(run: RaceRun) -> str:
-    """"Done: 10,000 steps × 5 seeds × 7 policies in 0.6 s" (and when it was computed)."""
+    """"Done: 10,000 steps × 5 seeds × 9 policies in 0.6 s" (and when it was computed)."""
     race = run.race
     where = " (computed when the server started)" if run.precomputed else ""
     return (f"Done: {race.scenario.horizon:,} steps × {race.n_seeds} seeds × "

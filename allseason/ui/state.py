@@ -35,7 +35,7 @@ RACE_SECTION = "race_section"    # the key of the Race page's results fragment (
 
 # What one session may ask of this app; tighter than the engine's api.LIMITS.
 APP_LIMITS = dict(
-    horizon=50_000, n_seeds=10, n_policies=8, d=20, n_arms=50, n_states=12,
+    horizon=50_000, n_seeds=10, n_policies=11, d=20, n_arms=50, n_states=12,
     n_segments=500, batch_size=1_000, budget=1_000_000,  # budget: horizon x seeds x policies
 )
 

@@ -144,7 +144,8 @@ def race_facts(run: runs.RaceRun) -> dict:
                seed=SEED, tau=params[CARRIED].get("tau"), n_max=params[CARRIED].get("n_max"),
                regret={lab: float(s["cum_regret"]) for lab, s in summary.items()},
                mean_reward={lab: float(s["mean_reward"]) for lab, s in summary.items()})
-    shown = [lab for lab in summary if lab not in LEFT_OUT]
+    refs = set(result.references())  # the oracles: references, not part of the tour's story
+    shown = [lab for lab in summary if lab not in LEFT_OUT and lab not in refs]
     baselines = [lab for lab in shown if not lab.startswith("allseason")]
     out["shown"] = shown
     out["best_baseline"] = min(baselines, key=lambda lab: out["regret"][lab])

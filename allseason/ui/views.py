@@ -8,7 +8,7 @@ import logging
 import re
 from collections.abc import Callable
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import streamlit as st
 
@@ -148,7 +148,10 @@ CAPTIONS = {
     "regret": "Flat means the best arm is being played; the steps up after change points are "
               "the price of adapting. Lower is better.",
     "board": "Mean reward per step over the whole run; bars that overlap within their 95% "
-             "intervals are not clearly different.",
+             "intervals are not clearly different. Gap closed: how much of the way from the "
+             "best baseline to the per-state oracle a contestant goes (100% = the oracle).",
+    "final": "Where each seed ended: one dot per seed. A tight row is a policy you can count "
+             "on; the grey dashed rows are the oracles, told the true seasons.",
     "states": "Which seasons each policy handles: compare every bar with the grey tick, the "
               "best reward possible in that state.",
 }
@@ -180,6 +183,7 @@ class RaceChart:
     caption: str
     name: str       # file name of its HTML download
     live: Callable | None = None
+    beside: "RaceChart | None" = None  # a second, narrower chart drawn to its right
 
 
 def _cumulative_chart(metric: str, label: str, caption: str) -> RaceChart:
@@ -197,8 +201,14 @@ def _cumulative_chart(metric: str, label: str, caption: str) -> RaceChart:
     return RaceChart(label, build, caption, f"cumulative-{metric}", live)
 
 
+FINAL_REGRET = RaceChart("Final regret per seed",
+                         lambda run: vrace.final_regret_figure(run.result.seed_frame()),
+                         CAPTIONS["final"], "final-regret")
+
 RACE_CHARTS = {  # key: chart; the first is shown until the reader picks another
-    "regret": _cumulative_chart("regret", "Cumulative regret", CAPTIONS["regret"]),
+    # the curves, and beside them where each seed ended (the distribution over seeds)
+    "regret": replace(_cumulative_chart("regret", "Cumulative regret", CAPTIONS["regret"]),
+                      beside=FINAL_REGRET),
     "reward": _cumulative_chart("reward", "Cumulative reward", CAPTIONS["reward"]),
     "board": RaceChart("Mean reward per step",
                        lambda run: vrace.leaderboard_figure(run.frames["summary"]),
@@ -252,7 +262,13 @@ def race_chart(run_key: str) -> None:
             format_func=lambda k: RACE_CHARTS[k].label, on_change=_picked_chart,
             label_visibility="collapsed")
         spec = RACE_CHARTS[key]
-        chart(spec.build(run), spec.caption, spec.name, f"race_{key}")
+        if spec.beside is None:
+            chart(spec.build(run), spec.caption, spec.name, f"race_{key}")
+            return
+        left, right = st.columns([3, 2])
+        chart(spec.build(run), spec.caption, spec.name, f"race_{key}", container=left)
+        chart(spec.beside.build(run), spec.beside.caption, spec.beside.name,
+              f"race_{key}_beside", container=right)
 
 
 @st.fragment(key=state.RACE_SECTION)
@@ -274,7 +290,8 @@ def race_section(race: api.Race | None) -> None:
             slots["progress"].success(cached_note(run), icon=":material/check_circle:")
         if run is None:
             slots["progress"].info("Press **▶ Run race** to start. The default race (the "
-                                   "paper's experiment, 7 policies, 5 seeds) takes a second or "
+                                   "paper's experiment, 7 policies and 2 oracles, 5 seeds) takes a "
+                                   "second or "
                                    "two.", icon=":material/touch_app:")
             return
         runs.remember(run)
@@ -294,6 +311,9 @@ def show_race(run: runs.RaceRun, slots: dict) -> None:
         st.table(vrace.leaderboard_table(summary), hide_index=False)  # the index is the rank
         st.caption("Mean ± 95% interval over seeds, Student's t: t·std/√seeds. Regret: best "
                    "expected reward − expected reward of the arm played, summed over steps. "
+                   "Gap closed: (reward − best baseline's) / (per-state oracle's − best "
+                   "baseline's); baselines are the contestants other than All-Season. The "
+                   "oracles (knowing the seasons) are ranked apart, below. "
                    "Seconds: compute time, summed over seeds.")
         if {p.name for p in run.race.policies} & set(api.DEFAULT_POLICIES):
             st.caption(FAIRNESS)

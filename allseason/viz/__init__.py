@@ -9,7 +9,8 @@ pandas and plotly (never streamlit), so the figures work in the app, a notebook 
   the base layout;
 - ``timeline``: the season pattern and the state bands behind every time-axis figure, and
   real dates on a step axis (``date_ticks``);
-- ``race``: cumulative reward/regret, leaderboard (table and figure), reward per state;
+- ``race``: cumulative reward/regret, leaderboard (table and figure), final regret over
+  seeds, reward per state; the oracles (references) drawn and ranked apart;
 - ``inside``: All-Season's weights (animated, top weight, stacked), the bandits' lives,
   who played which state, recall after change points, animated posteriors, which bandit
   held the weight in each season of each year (real dates);
@@ -20,15 +21,15 @@ from .export import figure_html, frames_csv
 from .inside import (lifelines_figure, posterior_animation, recall_figure,
                      season_year_figure, state_heatmap, top_weight_figure, weights_animation,
                      weights_area_figure)
-from .race import (cumulative_figure, leaderboard_figure, leaderboard_table,
-                   reward_by_state_figure)
+from .race import (cumulative_figure, final_regret_figure, leaderboard_figure,
+                   leaderboard_table, reward_by_state_figure)
 from .style import (SHADOW_COLOR, bandit_colors, base_layout, policy_colors, policy_name,
                     state_color)
 from .timeline import add_season_bands, date_ticks, pattern_timeline
 
 __all__ = ["state_color", "policy_colors", "bandit_colors", "SHADOW_COLOR",
            "policy_name", "base_layout", "pattern_timeline", "add_season_bands",
-           "cumulative_figure", "leaderboard_table", "leaderboard_figure",
+           "cumulative_figure", "leaderboard_table", "leaderboard_figure", "final_regret_figure",
            "reward_by_state_figure", "weights_animation", "top_weight_figure",
            "weights_area_figure", "lifelines_figure", "state_heatmap", "recall_figure",
            "posterior_animation", "figure_html", "frames_csv", "season_year_figure",

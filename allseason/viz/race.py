@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from ..policies import is_reference
 from ..stats import CI_LABEL, ci95_halfwidth
 from .style import (INK, base_layout, empty_figure, policy_colors, policy_line, policy_marker,
                     policy_name, state_color, state_label)
@@ -28,6 +29,7 @@ METRICS = {
                "cumulative regret<br>(best − played, expected)", False),
 }
 BANDS = {"minmax": "min–max", "std": "mean ± 1 std", "ci95": "mean ± " + CI_LABEL}
+ORACLE_LABEL = "oracle (knows the seasons)"  # how the references (oracles) are labelled
 
 
 def sample_index(n: int, max_points: int) -> np.ndarray:
@@ -45,6 +47,19 @@ def rgba(hex_color: str, alpha: float) -> str:
 
 def _labels(table: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(table["policy"].tolist()))
+
+
+def _references(table: pd.DataFrame) -> set[str]:
+    """Labels of the references (oracles) of a table: its ``reference`` column if it has
+    one, else the labels that name a registered reference (:func:`is_reference`)."""
+    if "reference" in table.columns:
+        return set(table.loc[table["reference"].astype(bool), "policy"].tolist())
+    return {lab for lab in _labels(table) if is_reference(lab)}
+
+
+def _apart(order: list[str], refs: set[str]) -> list[str]:
+    """``order`` with the references moved after the contestants (each group kept in order)."""
+    return [lab for lab in order if lab not in refs] + [lab for lab in order if lab in refs]
 
 
 def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
@@ -81,11 +96,19 @@ def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
                 sd = ci95_halfwidth(sd, np.isfinite(cum).sum(axis=1))
             lo, hi = mean - sd, mean + sd
         curves[label] = (wide.index.to_numpy(), mean, lo, hi, n_seeds)
-    order = sorted(labels, key=lambda lab: curves[lab][1][-1], reverse=higher_better)
+    refs = {lab for lab in labels if is_reference(lab)}
+    order = _apart(sorted(labels, key=lambda lab: curves[lab][1][-1], reverse=higher_better),
+                   refs)
     n_seeds = max(c[4] for c in curves.values())
     band_name = BANDS[band]
     fig = go.Figure()
     for label in order:
+        if label in refs and label == next(lab for lab in order if lab in refs):
+            # the references, drawn apart: a legend heading, grey dashed lines below it
+            fig.add_trace(dict(type="scatter", x=[None], y=[None], mode="lines",
+                               name=f"<i>{ORACLE_LABEL}:</i>", hoverinfo="skip",
+                               line=dict(color=policy_colors([label])[label], dash="dash",
+                                         width=1)))
         x, mean, lo, hi, k = curves[label]
         idx = sample_index(len(x), max_points)
         x, mean, lo, hi = x[idx], mean[idx], lo[idx], hi[idx]
@@ -104,14 +127,17 @@ def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
             type="scatter", x=x, y=mean, mode="lines+markers", name=name, legendgroup=label,
             line=dict(color=color, **policy_line(label)),
             marker=policy_marker(label, color),  # dash and symbol: not colour alone
-            hovertemplate=(f"<b>{name}</b><br>step %{{x:,}}<br>mean %{{y:,.1f}}"
+            hovertemplate=(f"<b>{name}</b>" + (f" ({ORACLE_LABEL})" if label in refs else "")
+                           + "<br>step %{x:,}<br>mean %{y:,.1f}"
                            + (f" over {k} seeds" if k > 1 else "") + "<extra></extra>")))
     seeds_txt = (f"line: mean over {n_seeds} seeds, band: {band_name} over seeds"
                  if n_seeds > 1 else "1 seed")
     better = "higher is better" if higher_better else "lower is better"
     fig.update_layout(**base_layout(
         f"{title} ({better})", "step", ytitle,
-        subtitle=f"{seeds_txt}; legend sorted best first; background: true state",
+        subtitle=(f"{seeds_txt}; legend sorted best first"
+                  + ("; grey dashed: oracles (know the seasons), listed apart" if refs else "")
+                  + "; background: true state"),
         height=500), hovermode="closest")
     if pattern is not None:
         add_season_bands(fig, pattern)
@@ -126,30 +152,43 @@ def _summary_frame(summary) -> pd.DataFrame:
     summary = summary.copy()
     if "policy" not in summary.columns:
         summary = summary.reset_index().rename(columns={"index": "policy"})
-    return summary.sort_values("mean_reward", ascending=False, kind="stable")
+    refs = _references(summary)
+    summary["reference"] = summary["policy"].isin(refs)
+    return summary.sort_values(["reference", "mean_reward"], ascending=[True, False],
+                               kind="stable")
 
 
 def _pm(mean: float, half: float) -> str:
     return f"{mean:.3f} ± {half:.3f}" if half > 0 else f"{mean:.3f}"
 
 
+def _share(v) -> str:
+    return "—" if v is None or not np.isfinite(v) else f"{v:.0%}"
+
+
 def leaderboard_table(summary) -> pd.DataFrame:
-    """The leaderboard as display strings, best mean reward first; index "Rank" (1, 2, ...).
+    """The leaderboard as display strings: the contestants, best mean reward first, ranked
+    1, 2, ...; then the references (oracles), ranked apart (index "oracle"). Index "Rank".
 
     Columns: Policy (human name), "Mean reward / step (± 95% t)" ("mean ± half-width of
     the 95% Student's t interval" over seeds; no ± with a single seed), "Mean expected
-    reward / step", "Cumulative regret" (mean over seeds), "Seconds" (compute time summed
-    over seeds). ``summary``: the ``summary`` table
-    of ``to_frames()`` or the dict of ``RaceResult.summary()``."""
+    reward / step", "Cumulative regret" (mean over seeds), "Gap closed" (the share of the
+    gap between the best baseline and the per-state oracle, ``gap_closed``; "—" where it
+    has no meaning), "Seconds" (compute time summed over seeds). ``summary``: the
+    ``summary`` table of ``to_frames()`` or the dict of ``RaceResult.summary()``."""
     s = _summary_frame(summary)
+    n_ranked = int((~s["reference"]).sum())
+    rank = [str(i) for i in range(1, n_ranked + 1)] + ["oracle"] * (len(s) - n_ranked)
     out = pd.DataFrame({
         "Policy": [policy_name(p) for p in s["policy"]],
         "Mean reward / step (± 95% t)": [_pm(m, c)
                                           for m, c in zip(s["mean_reward"], s["ci95"])],
         "Mean expected reward / step": [f"{v:.3f}" for v in s["mean_expected_reward"]],
         "Cumulative regret": [f"{v:,.0f}" for v in s["cum_regret"]],
+        "Gap closed": [_share(v) for v in (s["gap_closed"] if "gap_closed" in s.columns
+                                           else [None] * len(s))],
         "Seconds": [f"{v:.2f}" for v in s["seconds"]],
-    }, index=pd.RangeIndex(1, len(s) + 1, name="Rank"))
+    }, index=pd.Index(rank, name="Rank"))
     return out
 
 
@@ -170,8 +209,10 @@ def leaderboard_figure(summary) -> go.Figure:
             marker=dict(color=colors[row.policy]), width=0.7,
             error_x=dict(type="data", array=[row.ci95], visible=bool(row.ci95 > 0),
                          color=INK, thickness=1.5, width=6),
+            marker_pattern_shape="/" if row.reference else "",  # the oracles, hatched
             customdata=[[row.ci95, row.cum_regret, row.seconds]],
-            hovertemplate=(f"<b>{name}</b><br>mean reward / step %{{x:.4f}}"
+            hovertemplate=(f"<b>{name}</b>" + (f" ({ORACLE_LABEL})" if row.reference else "")
+                           + "<br>mean reward / step %{x:.4f}"
                            "<br>95% interval (Student's t) ± %{customdata[0]:.4f}"
                            "<br>cumulative regret %{customdata[1]:,.0f}"
                            "<br>%{customdata[2]:.2f} s<extra></extra>")))
@@ -180,6 +221,11 @@ def leaderboard_figure(summary) -> go.Figure:
                            xanchor="left" if end >= 0 else "right", xshift=6 if end >= 0 else -6,
                            showarrow=False, font=dict(size=13))
     any_ci = bool((s["ci95"] > 0).any())
+    n_ref = int(s["reference"].sum())
+    if n_ref and n_ref < len(s):  # a divider above the references, ranked apart
+        fig.add_hline(y=n_ref - 0.5, line=dict(color=INK, width=1, dash="dot"),
+                      annotation_text=f"below: {ORACLE_LABEL}, ranked apart",
+                      annotation_position="top right", annotation_font_size=12)
     fig.update_layout(**base_layout(
         "Leaderboard: mean reward per step (higher is better)",
         "mean reward per step", None,
@@ -192,6 +238,76 @@ def leaderboard_figure(summary) -> go.Figure:
     pad = 0.3 * reach
     fig.update_xaxes(range=[lo - (pad if lo < 0 else 0.02 * reach), hi + pad],
                      zeroline=True, zerolinecolor=INK, zerolinewidth=1)
+    return fig
+
+
+def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.22,
+                        log_above: float = 30.0) -> go.Figure:
+    """Final cumulative regret as a distribution over seeds: one row per policy, one dot per
+    seed (spread vertically in a fixed order, so the same table gives the same figure), a
+    line from the smallest to the largest seed and a tick at the mean. Contestants first,
+    lowest mean first; then, below a divider, the references (oracles: grey, dashed range,
+    labelled ``ORACLE_LABEL``), not ranked with them. The x axis is logarithmic when the
+    largest final regret exceeds ``log_above`` times the smallest (all positive).
+
+    ``seeds``: ``RaceResult.seed_frame()`` (policy, seed, cum_regret[, reference]).
+    Traces: per policy, its dots (``name`` the policy's name, ``x`` the seeds' final regrets
+    in seed order), then its range line and mean tick (no legend)."""
+    title = "Final regret over seeds (lower is better)"
+    if seeds is None or len(seeds) == 0:
+        return empty_figure("No results yet: run a race first.", title)
+    refs = _references(seeds)
+    per = {lab: g.sort_values("seed") for lab, g in seeds.groupby("policy", sort=False)}
+    mean = {lab: float(g["cum_regret"].mean()) for lab, g in per.items()}
+    order = _apart(sorted(per, key=lambda lab: mean[lab]), refs)
+    n_con = sum(lab not in refs for lab in order)
+    # rows from the top: contestants 0 .. n_con - 1, a gap, then the references
+    ypos = {lab: i + (1 if lab in refs and n_con else 0) for i, lab in enumerate(order)}
+    colors = policy_colors(order)
+    fig = go.Figure()
+    for lab in order:
+        g, y0, ref = per[lab], ypos[lab], lab in refs
+        name, color = policy_name(lab), colors[lab]
+        x = g["cum_regret"].to_numpy(dtype=float)
+        k = len(x)
+        jitter = np.linspace(-max_jitter, max_jitter, k) if k > 1 else np.zeros(1)
+        fig.add_trace(dict(
+            type="scatter", x=x, y=y0 + jitter, mode="markers", name=name,
+            legendgroup=lab, showlegend=False,
+            marker=dict(color=color, size=9, symbol=policy_marker(lab, color)["symbol"],
+                        opacity=0.85, line=dict(width=1, color="white")),
+            customdata=g["seed"].to_numpy(),
+            hovertemplate=(f"<b>{name}</b>" + (f" ({ORACLE_LABEL})" if ref else "")
+                           + "<br>seed %{customdata}: final regret %{x:,.1f}<extra></extra>")))
+        fig.add_trace(dict(
+            type="scatter", x=[x.min(), x.max()], y=[y0, y0], mode="lines",
+            name=f"{name}: min–max", legendgroup=lab, showlegend=False, hoverinfo="skip",
+            line=dict(color=color, width=2, dash="dash" if ref else "solid")))
+        fig.add_trace(dict(
+            type="scatter", x=[mean[lab]], y=[y0], mode="markers", name=f"{name}: mean",
+            legendgroup=lab, showlegend=False,
+            marker=dict(symbol="line-ns-open", size=26, color=INK, line=dict(width=3)),
+            hovertemplate=f"<b>{name}</b><br>mean over {k} seeds: %{{x:,.1f}}<extra></extra>"))
+    if refs and n_con:  # the divider, and the references' label
+        fig.add_hline(y=n_con, line=dict(color=INK, width=1, dash="dot"),
+                      annotation_text=f"below: {ORACLE_LABEL}, ranked apart",
+                      annotation_position="top right", annotation_font_size=12)
+    ticks = [policy_name(lab) + (" (oracle)" if lab in refs else "") for lab in order]
+    n_seeds = max(len(g) for g in per.values())
+    values = seeds["cum_regret"].to_numpy(dtype=float)
+    # regrets that span decades (random against an oracle): a log axis keeps every row legible
+    log = bool(np.all(values > 0) and values.max() > log_above * values.min())
+    fig.update_layout(**base_layout(
+        title, "final cumulative regret" + (" (log scale)" if log else ""), None,
+        subtitle=f"dot: a seed ({n_seeds}) · line: min–max · tick: mean",
+        height=max(260, 110 + 46 * (len(order) + (1 if refs and n_con else 0))),
+        showlegend=False))
+    fig.update_yaxes(tickvals=[ypos[lab] for lab in order], ticktext=ticks, autorange="reversed",
+                     zeroline=False, showgrid=False)
+    if log:
+        fig.update_xaxes(type="log", dtick=1)  # a label per decade
+    else:
+        fig.update_xaxes(rangemode="tozero")
     return fig
 
 
@@ -260,5 +376,5 @@ def reward_by_state_figure(table: pd.DataFrame) -> go.Figure:
     return fig
 
 
-__all__ = ["cumulative_figure", "leaderboard_table", "leaderboard_figure",
-           "reward_by_state_figure", "state_means", "sample_index", "rgba"]
+__all__ = ["cumulative_figure", "leaderboard_table", "leaderboard_figure", "final_regret_figure",
+           "ORACLE_LABEL", "reward_by_state_figure", "state_means", "sample_index", "rgba"]
