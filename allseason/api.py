@@ -1,7 +1,7 @@
 """The one facade that the app, the command line and notebooks use.
 
 Configure (:class:`Scenario`, :class:`PolicySpec`, :class:`Race`; any bad value raises a
-:class:`SpecError` naming it), run (:func:`run_race`, :func:`iter_race`), look inside
+:class:`SpecError` naming it), run (:func:`run_race`, :func:`iter_race`; a show stepped by hand: :class:`LiveRun`), look inside
 (:func:`recall_table`, :func:`state_table`, :func:`ensemble_summary`, ...). Which policies
 exist, what they take and what they mean: :func:`policy_names`, :func:`hyperparameters`,
 :func:`describe_policy`.
@@ -28,6 +28,7 @@ from .envs import PRESETS, preset
 from .policies import REGISTRY, PolicyInfo, hyperparameters
 from .policies import describe as describe_policy
 from .sim import RaceResult, iter_race, run_race
+from .sim.live import LIVE_POLICIES, LiveFrame, LiveRun
 from .sim.runner import posterior_history
 from .specs import (LIMITS, MAX_INPUT_BYTES, PolicySpec, Race, Scenario, SpecError, file_kind,
                     parse_scenario, policy_specs)
@@ -91,6 +92,8 @@ __all__ = [
     "REFERENCES",
     # running
     "run_race", "iter_race", "RaceResult", "warm_up",
+    # a live show, stepped by hand
+    "LiveRun", "LiveFrame", "LIVE_POLICIES",
     # looking inside
     "recall_table", "state_table", "ensemble_summary", "learnt_by", "learnt_by_text",
     "posterior_history", "season_year_table",

@@ -12,7 +12,7 @@ import pytest
 MODULES = ["allseason.api", "allseason.specs", "allseason.errors", "allseason.links",
            "allseason.models", "allseason.envs.patterns", "allseason.envs.arms",
            "allseason.policies", "allseason.policies.params", "allseason.policies.ridge",
-           "allseason.paper_tables"]
+           "allseason.paper_tables", "allseason.sim.live"]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
