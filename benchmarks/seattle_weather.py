@@ -29,7 +29,9 @@ def contestants(specs=None):
     """The default race's specs, plus the oracles that are registered."""
     specs = list(specs or api.default_specs())
     names = api.policy_names()
-    specs += [api.PolicySpec(o, api.default_params(o)) for o in ORACLES if o in names]
+    have = {s.name for s in specs}  # the default race may carry them already
+    specs += [api.PolicySpec(o, api.default_params(o)) for o in ORACLES
+              if o in names and o not in have]
     return tuple(specs)
 
 

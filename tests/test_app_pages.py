@@ -161,13 +161,13 @@ def test_home_button_runs_the_paper_experiment_on_the_race_page():
     assert len(board) == len(api.DEFAULT_POLICIES)
     assert set(board["Policy"]) >= {"All-Season (SW)", "All-Season (SW), printed rule",
                                     "LinTS", "Random"}
-    # one chart at a time (the season timeline above it): cumulative regret first, the
-    # others from the chart picker
-    assert len(figures(at)) == 2
+    # one chart at a time (the season timeline above it): cumulative regret first, with the
+    # final regret per seed beside it; the others from the chart picker
+    assert len(figures(at)) == 3
     regret = figure(at, "Cumulative regret")
     assert regret["layout"]["xaxis"]["range"] == [0, 10_000]
     labels = [b.label for b in at.get("download_button")]
-    assert "Steps CSV" in labels and labels.count("HTML") == 2
+    assert "Steps CSV" in labels and labels.count("HTML") == 3  # timeline, regret, final
     picker = at.segmented_control(key="race_chart_pick")
     assert picker.value == "regret" and picker.options[:4] == [
         "Cumulative regret", "Cumulative reward", "Mean reward per step",

@@ -118,7 +118,9 @@ def test_default_race_from_home_timed(server, page):
     wait_idle(page)
     check(page)
     assert "/Race" in page.url
-    assert n_charts(page) == 2  # the season timeline and the chosen chart
+    # the season timeline and the chosen chart: the regret curves, the final regret per seed
+    # beside them
+    assert n_charts(page) == 3
     assert page.locator('[data-testid="stTable"]').count() == 1  # the leaderboard
     shot(page, "3-race-done")
     _record({"default_race_click_to_first_chart_s": round(first_chart, 2),

@@ -149,7 +149,9 @@ def test_run_reruns_only_the_results_section(race_page, monkeypatch):
     assert (len(settings), len(timeline), len(raced)) == (0, 0, 1)
     # what this run sent: the results only (no title, no settings, no season timeline)
     assert not at.title and not at.get("multiselect") and not at.get("slider")
-    assert [title_of(f) for f in figures(at)] == ["Cumulative regret (lower is better)"]
+    # the regret curves, and beside them the final regret of each seed
+    assert [title_of(f) for f in figures(at)] == ["Cumulative regret (lower is better)",
+                                                  "Final regret over seeds (lower is better)"]
     assert len(at.table) == 1 and len(at.table[0].value) == len(POLICIES)
     assert at.session_state[state.LAST_RACE] == race.to_json()
     # the figure's numbers are the engine's: each mean line ends on the mean cumulative
@@ -186,11 +188,13 @@ def test_the_chart_picker_reruns_only_the_chart(race_page, monkeypatch):
         at.segmented_control(key=views.RACE_CHART_PICK).set_value(key)
         run_fragment(at, "race_chart", monkeypatch)
         assert_clean(at)
-        # what this run sent: the picker, one figure, its caption and download; not the
-        # leaderboard table, the downloads of the run or anything above
-        assert len(figures(at)) == 1 and title in title_of(figures(at)[0])
+        # what this run sent: the picker, one chart (the regret curves: with the final regret
+        # per seed beside them), its caption and download; not the leaderboard table, the
+        # downloads of the run or anything above
+        n = 2 if key == "regret" else 1
+        assert len(figures(at)) == n and title in title_of(figures(at)[0])
         assert not at.table and not at.title and not at.get("multiselect")
-        assert [b.label for b in at.get("download_button")] == ["HTML"]
+        assert [b.label for b in at.get("download_button")] == ["HTML"] * n
         assert at.session_state[views.RACE_CHART] == key
     assert (len(settings), len(section)) == (0, 0)
     # the choice is kept: a whole-page rerun shows the chart last picked

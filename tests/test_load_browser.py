@@ -121,7 +121,7 @@ def test_per_session_limits_are_enforced_and_shown(report):
     lim = report["limits"]
     assert not lim["problems"], lim
     assert lim["limits_caption_visible"]
-    for text in ("50,000 steps", "10 seeds", "8 policies", "1,000,000"):
+    for text in ("50,000 steps", "10 seeds", "11 policies", "1,000,000"):
         assert text in lim["limits_caption"], lim["limits_caption"]
     assert lim["seeds_slider_max"] == "10"
     assert "50,000" in lim["over_app_limit_message"]
