@@ -325,7 +325,7 @@ def weights_area_figure(weights: pd.DataFrame, pattern, max_points: int = 1000, 
     sampled = ("" if len(chosen) == n_batches
                else f"; {len(chosen):,} of {n_batches:,} batches shown (evenly sampled)")
     fig.update_layout(**base_layout(
-        title, "step", "posterior weight (stacked, sums to 1)",
+        title, "step", "weight (stacked)",
         subtitle=f"ribbon on top: true state{sampled}", height=540),
         hovermode="x unified")
     fig.update_yaxes(range=[0, 1.08], autorange=False, tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1])
