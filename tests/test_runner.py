@@ -50,12 +50,28 @@ def test_chunk_size_does_not_change_the_result():
 
 @pytest.mark.parametrize("workers", [2, 3])
 def test_threads_do_not_change_the_result(workers):
-    """Seeds play side by side in threads (the kernels release the GIL): same trace, bit
-    for bit, as one thread playing them in turn -- weights and events included."""
+    """(seed, policy) pairs play side by side in threads (the kernels release the GIL):
+    same trace, bit for bit, as one thread playing them in turn -- weights and events
+    included."""
     race = _race(batch=3)
     race = api.Race(race.scenario, race.policies, n_seeds=3)
     assert _fingerprint(run_race(race, chunk_size=500, workers=workers)) == \
         _fingerprint(run_race(race, chunk_size=500, workers=1))
+
+
+def test_chunks_that_grow_with_the_pace_do_not_change_the_result():
+    """``chunk_seconds``: chunks grow to take about that long (few chunks for a short race);
+    the trace is the same, bit for bit, and every step is played exactly once."""
+    from allseason.sim.runner import iter_race
+
+    race = _race(batch=3)
+    steps = [p.done for p in iter_race(race, chunk_size=50, chunk_seconds=0.05)]
+    assert steps[-1] == race.scenario.horizon and steps == sorted(set(steps))
+    fixed = [p.done for p in iter_race(race, chunk_size=50)]
+    assert len(steps) < len(fixed)  # it grew
+    assert _fingerprint(run_race(race, chunk_size=50)) == _fingerprint(
+        next(p for p in iter_race(race, chunk_size=50, chunk_seconds=0.05)
+             if p.done == race.scenario.horizon).result)
 
 
 def test_a_bad_worker_count_is_refused():

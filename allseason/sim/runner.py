@@ -15,9 +15,11 @@ The world a race is played in is made by :func:`make_env`: the linear Gaussian e
 the scenario, a world registered for the scenario's preset in :data:`WORLDS`, or any factory
 ``world(scenario, seed_index, rng)`` passed to :func:`iter_race` (e.g. a user's reward table).
 
-Within a chunk the seeds play in ``workers`` threads (one per core by default): the compiled
-kernels release the GIL, and a seed's environment, policies and traces belong to it alone, so
-the result does not depend on the number of threads, bit for bit (tests/test_runner.py).
+Within a chunk, once every seed's round is drawn, the (seed, policy) pairs play in ``workers``
+threads (one per core by default): the compiled kernels release the GIL, and a pair's policy
+and trace belong to it alone, so the result does not depend on the number of threads, bit
+for bit (tests/test_runner.py). Pairs rather than seeds: 5 seeds on 2 cores would leave a
+core idle a sixth of the time.
 """
 
 from __future__ import annotations
@@ -60,16 +62,21 @@ def seed_sequence(scenario: Scenario, seed_index: int, label: str | None = None)
     return np.random.SeedSequence(scenario.seed, spawn_key=key)
 
 
+def next_chunk(batch_ends: np.ndarray, start: int, b0: int,
+               chunk_size: int) -> tuple[int, int, int, int]:
+    """The chunk of whole batches that starts at step ``start`` (batch ``b0``) and holds
+    about ``chunk_size`` steps (at least one batch): (start, stop, b0, last batch + 1)."""
+    b1 = int(np.searchsorted(batch_ends, start + chunk_size - 1, side="right"))
+    b1 = max(b1, b0 + 1)
+    return start, int(batch_ends[b1 - 1]) + 1, b0, b1
+
+
 def chunk_bounds(batch_ends: np.ndarray, chunk_size: int) -> list[tuple[int, int, int, int]]:
     """Split the horizon into chunks of whole batches: (start, stop, first batch, last batch+1)."""
     bounds, start, b0 = [], 0, 0
-    n_b = len(batch_ends)
-    while b0 < n_b:
-        b1 = int(np.searchsorted(batch_ends, start + chunk_size - 1, side="right"))
-        b1 = max(b1, b0 + 1)
-        stop = int(batch_ends[b1 - 1]) + 1
-        bounds.append((start, stop, b0, b1))
-        start, b0 = stop, b1
+    while b0 < len(batch_ends):
+        bounds.append(next_chunk(batch_ends, start, b0, chunk_size))
+        start, b0 = bounds[-1][1], bounds[-1][3]
     return bounds
 
 
@@ -86,22 +93,26 @@ class Progress:
         return self.done / self.horizon
 
 
-def default_workers(n_seeds: int) -> int:
-    """Threads for a race of ``n_seeds`` seeds: one per core, at most one per seed."""
-    return max(1, min(n_seeds, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+def default_workers(n_tasks: int) -> int:
+    """Threads for ``n_tasks`` tasks that can run side by side: one per core, at most one per
+    task."""
+    return max(1, min(n_tasks, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                       else os.cpu_count() or 1))
 
 
 def iter_race(race: Race, chunk_size: int = 2500, workers: int | None = None,
-              world=None) -> Iterator[Progress]:
+              world=None, chunk_seconds: float | None = None) -> Iterator[Progress]:
     """Run a race, yielding a :class:`Progress` after each chunk of time (all traces advanced).
 
-    ``workers``: threads that play the seeds of a chunk side by side (default: one per core,
-    at most one per seed; 1 plays them in turn). The result is the same for any value.
-    ``world``: a factory of the environment (see :func:`make_env`); default: the scenario's."""
+    ``workers``: threads that play a chunk's (seed, policy) pairs side by side (default: one
+    per core, at most one per pair; 1 plays them in turn). ``world``: a factory of the
+    environment (see :func:`make_env`); default: the scenario's. ``chunk_seconds``: if given,
+    chunks grow (never below ``chunk_size`` steps) so that each takes about that long, e.g. a
+    progress bar's pace: a short race then runs in a few chunks, a long one still reports
+    often. The result is the same for any ``chunk_size``, ``workers`` and ``chunk_seconds``,
+    bit for bit (tests/test_runner.py)."""
     sc = race.scenario
     ends = sc.batch_ends()
-    bounds = chunk_bounds(ends, chunk_size)
     envs, policies, traces = {}, {}, {}
     for k in range(race.n_seeds):
         envs[k] = make_env(sc, k, world)
@@ -111,29 +122,37 @@ def iter_race(race: Race, chunk_size: int = 2500, workers: int | None = None,
                 rng=np.random.default_rng(seed_sequence(sc, k, spec.label)))
             traces[spec.label, k] = Trace(spec.label, k, sc.horizon)
     result = RaceResult(race, traces)
+    pairs = [(spec.label, k) for k in range(race.n_seeds) for spec in race.policies]
 
-    def play_seed(k: int, start: int, stop: int, local_ends: np.ndarray) -> None:
-        rnd = envs[k].next_round(stop - start)
-        for spec in race.policies:
-            t0 = time.perf_counter()
-            out = play_round(policies[spec.label, k], rnd, local_ends)
-            traces[spec.label, k].record(start, out, rnd.expected, rnd.state,
-                                         time.perf_counter() - t0)
+    def play_pair(key, rnd, start: int, local_ends: np.ndarray) -> None:
+        t0 = time.perf_counter()
+        out = play_round(policies[key], rnd, local_ends)
+        traces[key].record(start, out, rnd.expected, rnd.state, time.perf_counter() - t0)
 
-    n_workers = default_workers(race.n_seeds) if workers is None else int(workers)
+    n_workers = default_workers(len(pairs)) if workers is None else int(workers)
     if n_workers < 1:
         raise ValueError(f"workers: must be >= 1, got {workers}")
     pool = ThreadPoolExecutor(n_workers, thread_name_prefix="race") if n_workers > 1 else None
+    start, b0, size = 0, 0, int(chunk_size)
     try:
-        for start, stop, b0, b1 in bounds:
+        while b0 < len(ends):
+            start, stop, b0, b1 = next_chunk(ends, start, b0, size)
             local_ends = ends[b0:b1] - start
+            t0 = time.perf_counter()
+            # each seed's round first (its environment's streams, in order), then every
+            # (seed, policy) pair: a policy's state and trace belong to its pair alone
+            rounds = [envs[k].next_round(stop - start) for k in range(race.n_seeds)]
             if pool is None:
-                for k in range(race.n_seeds):
-                    play_seed(k, start, stop, local_ends)
-            else:  # .result() re-raises a seed's error here
-                for f in [pool.submit(play_seed, k, start, stop, local_ends)
-                          for k in range(race.n_seeds)]:
+                for key in pairs:
+                    play_pair(key, rounds[key[1]], start, local_ends)
+            else:  # .result() re-raises a pair's error here
+                for f in [pool.submit(play_pair, key, rounds[key[1]], start, local_ends)
+                          for key in pairs]:
                     f.result()
+            if chunk_seconds is not None:
+                rate = (stop - start) / max(time.perf_counter() - t0, 1e-6)
+                size = max(int(chunk_size), int(rate * chunk_seconds))
+            start, b0 = stop, b1
             yield Progress(stop, sc.horizon, result)
     finally:
         if pool is not None:

@@ -30,7 +30,9 @@ races and 250 MB, one race computes at a time with its seeds in turn, and the wa
 the kernels.
 
 Progress: the bar is redrawn at most every ``PROGRESS_SECONDS`` (each update redraws the page in
-the browser, which shares the server's cores on a small machine).
+the browser, which shares the server's cores on a small machine); chunks start at
+1/``N_UPDATES`` of the horizon and grow to take about that long, so a race that takes a
+fraction of a second runs in two or three chunks instead of twenty.
 """
 
 from __future__ import annotations
@@ -427,7 +429,8 @@ def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:
             return done
         t0 = last_draw = last_bar = time.perf_counter()
         bar.progress(0.0, text=f"Running… 0 of {horizon:,} steps")
-        for progress in api.iter_race(race, chunk_size=chunk, workers=RACE_WORKERS):
+        for progress in api.iter_race(race, chunk_size=chunk, workers=RACE_WORKERS,
+                                      chunk_seconds=PROGRESS_SECONDS):
             now = time.perf_counter()
             compute = now - t0
             if now - last_bar >= PROGRESS_SECONDS and progress.done < horizon:
