@@ -24,7 +24,6 @@ from .analysis import (ensemble_summary, learnt_by, learnt_by_text, recall_table
                        season_year_table, state_table)
 from .defaults import (DEFAULT_POLICIES, DEFAULT_SEEDS, REFERENCES, default_params,
                        default_race, default_specs)
-from . import usercsv as _usercsv
 from .envs import PRESETS, preset
 from .envs.table import RewardTable, parse_reward_table
 from .offline import (MIN_EVENTS, OFFLINE_POLICIES, Log, OfflineResult, detect_kind, evaluate,
@@ -88,9 +87,8 @@ def read_user_file(source, kind: str | None = None, **options):
     see :func:`parse_log` and :func:`parse_reward_table` (``context``, ``arms``, ``scale``,
     ``limits``). Any problem: ONE SpecError naming the row or column."""
     if kind is None:
-        header, _ = _usercsv.read_table(_head(source), max_bytes=MAX_USER_BYTES,
-                                        max_rows=10**9, max_columns=10**6)
-        kind = detect_kind(header)
+        head = _head(source)
+        kind = "log" if "timestamp" in head else "table" if "time" in head else "log"
     if kind == "log":
         return parse_log(source, **options)
     if kind == "table":
@@ -99,11 +97,15 @@ def read_user_file(source, kind: str | None = None, **options):
     raise SpecError("kind", f"must be log or table, got {kind!r}")
 
 
-def _head(source):
-    """The header line and one row of a file, for :func:`detect_kind`."""
-    raw = source.encode() if isinstance(source, str) else bytes(source)
-    lines = raw[:MAX_USER_BYTES].split(b"\n", 2)
-    return b"\n".join(lines[:2]) if len(lines) > 1 else raw[:MAX_USER_BYTES]
+def _head(source) -> list[str]:
+    """The column names of a file's first line (lower case), for telling a log from a table;
+    whatever else is wrong with the file, the parser says."""
+    import csv
+
+    raw = source[:65536].encode(errors="replace") if isinstance(source, str) else \
+        bytes(source[:65536])
+    line = raw[:65536].split(b"\n", 1)[0].decode("utf-8-sig", errors="replace")
+    return [c.strip().lower() for c in next(csv.reader([line]), [])]
 
 
 def warm_up() -> float:

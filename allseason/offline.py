@@ -71,7 +71,7 @@ from . import usercsv
 from .defaults import default_params
 from .envs.arms import BlockArms
 from .errors import SpecError
-from .errors import show as _show
+from .usercsv import _show
 from .specs import LIMITS, PolicySpec, policy_specs
 from .stats import ci95_halfwidth, t_quantile
 

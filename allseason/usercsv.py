@@ -27,10 +27,15 @@ import re
 import numpy as np
 
 from .errors import SpecError
-from .errors import show as _show
+from .errors import show as _show_value
 
 MAX_LABEL = 40  # characters of an arm label
 _LABEL_OK = re.compile(r"^[\w .:/()+#&'-]+$")
+
+
+def _show(value) -> str:
+    """A short repr of a user's cell for a message (numpy scalars as plain Python values)."""
+    return _show_value(value.item() if isinstance(value, np.generic) else value)
 
 
 def _row_of_offset(raw: bytes, offset: int) -> int:

@@ -42,7 +42,7 @@ import numpy as np
 
 from .. import usercsv
 from ..errors import SpecError
-from ..errors import show as _show
+from ..usercsv import _show
 from .round import Round
 
 TABLE_LIMITS = dict(rows=200_000, columns=64, bytes=20_000_000)
