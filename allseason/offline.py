@@ -437,12 +437,13 @@ class OfflineResult:
                                                      "ci_data", "low", "high", "ci_seeds",
                                                      "n_seeds"])
 
-    def sparsity(self) -> list[str]:
+    def sparsity(self, methods=None) -> list[str]:
         """Why the log is too sparse to decide anything (empty: it is not), one sentence per
-        reason; the rule is in the module docstring (:data:`MIN_EVENTS`)."""
+        reason, for each of ``methods`` (default: all); the rule is in the module docstring
+        (:data:`MIN_EVENTS`)."""
         reasons = []
         rows = self.summary()
-        for method in self.methods:
+        for method in (self.methods if methods is None else methods):
             block = [r for r in rows if r["method"] == method]
             if not block:
                 continue
@@ -459,8 +460,9 @@ class OfflineResult:
                 if not lo < hi:
                     continue
                 reasons.append(f"{METHOD_TITLES[method]}: every policy's 95% interval "
-                               f"overlaps every other's (all contain {0.5 * (lo + hi):.4g}), "
-                               f"so no policy can be told from another")
+                               f"overlaps every other's (a mean reward of "
+                               f"{0.5 * (lo + hi):.4g} lies inside all of them), so no policy "
+                               f"can be told from another")
         return reasons
 
 

@@ -23,7 +23,7 @@ from allseason.viz import race as vrace
 from allseason.viz.style import policy_name
 from allseason.viz.timeline import date_ticks
 
-from . import state, views
+from . import runs, state, views
 
 SOURCE = "yd_source"  # {"name", "data" (bytes), "origin": "upload" | "example"}
 RESULT = "yd_result"  # (key, kind, result)
@@ -185,7 +185,9 @@ def show_log(source: dict, log: api.Log) -> None:
             bar.progress(done / total, text=f"Replaying: {done} of {total} runs "
                                             f"(policies × seeds)")
 
-        result = api.evaluate(log, None, opts["seeds"], 0, progress=progress)
+        with runs.compute_slot(bar):  # shares the server's compute slots with the races
+            result = api.evaluate(log, None, opts["seeds"], 0, progress=progress,
+                                  workers=runs.RACE_WORKERS)
         bar.empty()
         st.session_state[RESULT] = (key, "log", result)
     rows = result.summary()
@@ -194,7 +196,7 @@ def show_log(source: dict, log: api.Log) -> None:
     if len(methods) > 1:
         method = st.radio("Estimator", methods, horizontal=True, key="yd_method",
                           format_func=lambda m: offline.METHOD_TITLES[m])
-    reasons = result.sparsity()
+    reasons = result.sparsity([method])
     if reasons:
         st.warning("**Too sparse to decide anything.** " + " ".join(
             r[0].upper() + r[1:] + "." for r in reasons) + f" The rule: a policy kept fewer "
@@ -248,8 +250,9 @@ def show_table(source: dict, table: api.RewardTable) -> None:
     if result is None:
         race = api.Race(sc, api.default_specs(TABLE_SPECS), opts["seeds"])
         bar = st.progress(0.0, text="Racing…")
-        for progress in api.iter_race(race, world=table):
-            bar.progress(progress.fraction, text=f"Racing: {progress.fraction:.0%}")
+        with runs.compute_slot(bar):
+            for progress in api.iter_race(race, workers=runs.RACE_WORKERS, world=table):
+                bar.progress(progress.fraction, text=f"Racing: {progress.fraction:.0%}")
         bar.empty()
         result = progress.result
         st.session_state[RESULT] = (key, "table", result)
