@@ -237,7 +237,8 @@ def _replay_log(log, args):
         if sys.stderr.isatty():
             print(f"\r{done}/{total} replays", end="", file=sys.stderr)
 
-    result = api.evaluate(log, specs, args.seeds, args.seed, progress=progress)
+    result = api.evaluate(log, specs, args.seeds, args.seed, progress=progress,
+                          processes=True)
     if sys.stderr.isatty():
         print("\r" + " " * 30 + "\r", end="", file=sys.stderr)
     frame = result.frame()

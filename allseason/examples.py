@@ -17,7 +17,7 @@
     >>> obd_log(n_rows=3).decode().splitlines()[0]
     'timestamp,item_id,position,click,propensity_score,user_feature_0'
     >>> seasonal_table().decode().splitlines()[1]
-    '2021-01-04,coat,0.65'
+    '2021-01-04,coat,0.60'
 """
 
 from __future__ import annotations

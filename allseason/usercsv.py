@@ -11,7 +11,7 @@ path. Converting columns to numbers, dates and labels is done by the helpers bel
 naming the first bad row.
 
     >>> header, cols = read_table(b"timestamp,arm,reward\\n1,a,0\\n2,b,1\\n")
-    >>> header, list(cols["arm"])
+    >>> header, cols["arm"].tolist()
     (['timestamp', 'arm', 'reward'], ['a', 'b'])
     >>> read_table(b"")
     Traceback (most recent call last):

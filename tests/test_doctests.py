@@ -12,7 +12,8 @@ import pytest
 MODULES = ["allseason.api", "allseason.specs", "allseason.errors", "allseason.links",
            "allseason.models", "allseason.envs.patterns", "allseason.envs.arms",
            "allseason.policies", "allseason.policies.params", "allseason.policies.ridge",
-           "allseason.paper_tables"]
+           "allseason.paper_tables", "allseason.usercsv", "allseason.offline",
+           "allseason.envs.table", "allseason.examples"]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
