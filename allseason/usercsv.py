@@ -78,7 +78,8 @@ def read_table(source: bytes | str, *, max_bytes: int = 20_000_000,
     import pandas as pd
 
     text = decode(source, max_bytes=max_bytes)
-    first = text.split("\n", 1)[0].rstrip("\r")
+    end = text.find("\n")
+    first = (text if end < 0 else text[:end]).rstrip("\r")
     names = [c.strip().lower() for c in next(iter(_csv_line(first)), [])]
     if len(names) > max_columns:
         raise SpecError("columns", f"the header has {len(names)} columns; at most "
@@ -253,6 +254,12 @@ def dates_or_numbers(col: np.ndarray, name: str) -> tuple[np.ndarray, str]:
     except ValueError:
         is_number = False
     if is_number:
+        if _INT.match(first) and pd.Series(col).str.fullmatch(_INT.pattern).all():
+            try:  # exact: nanosecond stamps stay distinct (a float64 would merge them)
+                return np.array([int(c) for c in col], dtype=np.int64) if len(col) < 1000 \
+                    else col.astype(np.int64), "number"
+            except (OverflowError, ValueError):
+                pass
         return numbers(col, name, what="a number (the column's first cell is one)"), "number"
     iso = np.array([bool(_ISO.match(c)) for c in col]) if len(col) < 5000 else \
         pd.Series(col).str.match(_ISO.pattern).to_numpy()
@@ -267,6 +274,7 @@ def dates_or_numbers(col: np.ndarray, name: str) -> tuple[np.ndarray, str]:
     return parsed.to_numpy(dtype="datetime64[us]"), "date"
 
 
+_INT = re.compile(r"^-?\d{1,19}$")
 _ISO = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?$")
 
 

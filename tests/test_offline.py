@@ -194,3 +194,11 @@ def test_results_do_not_depend_on_the_number_of_threads():
 def test_oracles_are_refused_offline():
     with pytest.raises(api.SpecError, match="oracle"):
         api.offline_specs(["lints", "oracle-state"])
+
+
+def test_nanosecond_timestamps_stay_distinct_and_events_are_sorted():
+    log = offline.parse_log(b"timestamp,arm,reward\n1700000000000000002,1,0\n"
+                            b"1700000000000000001,0,1\n")
+    assert log.timestamp.tolist() == [1700000000000000001, 1700000000000000002]
+    assert log.arm.tolist() == [0, 1] and log.row.tolist() == [3, 2]
+    assert "events sorted by timestamp" in log.notes
