@@ -212,8 +212,10 @@ def show_log(source: dict, log: api.Log) -> None:
          "policy's draw matched the logged arm. ")
         + f"**95% interval**: Student's t × the per-event standard error (the log's own "
           f"noise). **± over seeds**: Student's t interval over the {result.n_seeds} replay "
-          f"seeds (the policies' own draws on this log). The oracles cannot run on a log: it "
-          f"has no true seasons. {result.seconds:.1f} s.")
+          f"seeds (the policies' own draws on this log). **Too sparse** (the warning): a "
+          f"policy kept fewer than {offline.MIN_EVENTS} events (⚠), or every interval "
+          f"overlaps every other. The oracles cannot run on a log: it has no true seasons. "
+          f"{result.seconds:.1f} s.")
     views.chart(voffline.estimates_figure(rows, method),
                 "Policies whose bars reach the dotted line cannot be told from the best "
                 "one on this log.", "offline-estimates", "yd_fig")
