@@ -29,6 +29,7 @@ def test_your_data_examples_and_a_bad_upload(server, page, tmp_path):
     wait_idle(page)
     check(page)
     assert page.locator('[data-testid="stTable"]').count() >= 1
+    page.mouse.move(5, 5)  # no button tooltip over the screenshot
     shot(page, "yourdata-log")
 
     page.get_by_role("button", name="A seasonal reward table").click()
@@ -36,6 +37,7 @@ def test_your_data_examples_and_a_bad_upload(server, page, tmp_path):
     page.locator(".gtitle", has_text="Which bandit held the weight").first.wait_for()
     wait_idle(page)
     check(page)
+    page.mouse.move(5, 5)
     shot(page, "yourdata-table")
 
     bad = tmp_path / "bad-rewards.csv"
@@ -46,4 +48,6 @@ def test_your_data_examples_and_a_bad_upload(server, page, tmp_path):
     check(page, errors_allowed=True)
     shown = [e.inner_text() for e in page.locator('[data-testid="stAlertContentError"]').all()]
     assert len(shown) == 1 and "bad-rewards.csv" in shown[0]
+    page.mouse.move(5, 5)
+    page.wait_for_timeout(300)
     page.screenshot(path=str(SCREENS / "yourdata-bad-upload.png"))
