@@ -25,6 +25,9 @@ from .analysis import (ensemble_summary, learnt_by, learnt_by_text, recall_table
 from .defaults import (DEFAULT_POLICIES, DEFAULT_SEEDS, REFERENCES, default_params,
                        default_race, default_specs)
 from .envs import PRESETS, preset
+from .envs.table import RewardTable, parse_reward_table
+from .offline import (MIN_EVENTS, OFFLINE_POLICIES, Log, OfflineResult, detect_kind, evaluate,
+                      offline_specs, parse_log)
 from .policies import REGISTRY, PolicyInfo, hyperparameters
 from .policies import describe as describe_policy
 from .sim import RaceResult, iter_race, run_race
@@ -43,15 +46,20 @@ def policy_names() -> list[str]:
     return list(REGISTRY)
 
 
-def step_dates(scenario: Scenario):
+def step_dates(scenario: Scenario, world=None):
     """The real date of each step (numpy datetime64[D], shape (horizon,)) of a scenario on a
-    preset built from dated data (``seattle-weather``: step t is on day t // 10), else None.
+    preset built from dated data (``seattle-weather``: step t is on day t // 10), or of a
+    scenario run in a ``world`` that knows its dates (a world factory with a
+    ``step_dates(scenario)`` method, e.g. a user's :class:`RewardTable`), else None.
 
         >>> [str(d) for d in step_dates(Scenario.from_preset("seattle-weather"))[[0, 9, 10, -1]]]
         ['2012-01-01', '2012-01-01', '2012-01-02', '2015-12-31']
         >>> step_dates(Scenario()) is None
         True
     """
+    if world is not None:
+        dates = getattr(world, "step_dates", None)
+        return None if dates is None else dates(scenario)
     if scenario.preset == "seattle-weather":
         from .envs import weather
 
@@ -59,13 +67,46 @@ def step_dates(scenario: Scenario):
     return None
 
 
-def state_names(scenario: Scenario) -> list[str] | None:
-    """Names of the true states of a preset from data (the weather regimes), else None."""
+def state_names(scenario: Scenario, world=None) -> list[str] | None:
+    """Names of the true states of a preset from data (the weather regimes), or of a
+    ``world`` that names them (``state_names_for(scenario)``; a reward table: "<arm> best"),
+    else None."""
+    if world is not None:
+        names = getattr(world, "state_names_for", None)
+        return None if names is None else names(scenario)
     if scenario.preset == "seattle-weather":
         from .envs import weather
 
         return list(weather.REGIMES)
     return None
+
+
+def read_user_file(source, kind: str | None = None, **options):
+    """A user's CSV (bytes or text) as a :class:`Log` (``kind="log"``: timestamp, arm,
+    reward, ...) or a :class:`RewardTable` (``kind="table"``: time, arm, reward); ``kind``
+    None detects it from the header (a ``timestamp`` or a ``time`` column). ``options``:
+    see :func:`parse_log` and :func:`parse_reward_table` (``context``, ``arms``, ``scale``,
+    ``limits``). Any problem: ONE SpecError naming the row or column."""
+    if kind is None:
+        head = _head(source)
+        kind = "log" if "timestamp" in head else "table" if "time" in head else "log"
+    if kind == "log":
+        return parse_log(source, **options)
+    if kind == "table":
+        options.pop("context", None)
+        return parse_reward_table(source, **options)
+    raise SpecError("kind", f"must be log or table, got {kind!r}")
+
+
+def _head(source) -> list[str]:
+    """The column names of a file's first line (lower case), for telling a log from a table;
+    whatever else is wrong with the file, the parser says."""
+    import csv
+
+    raw = source[:65536].encode(errors="replace") if isinstance(source, str) else \
+        bytes(source[:65536])
+    line = raw[:65536].split(b"\n", 1)[0].decode("utf-8-sig", errors="replace")
+    return [c.strip().lower() for c in next(csv.reader([line]), [])]
 
 
 def warm_up() -> float:
@@ -99,4 +140,10 @@ __all__ = [
     "posterior_history", "season_year_table",
     # real dates
     "step_dates", "state_names",
+    # your data: a logged-bandit CSV evaluated offline, a reward table raced on
+    "read_user_file", "parse_log", "parse_reward_table", "detect_kind", "evaluate",
+    "offline_specs", "Log", "OfflineResult", "RewardTable", "MIN_EVENTS", "OFFLINE_POLICIES",
+    "MAX_USER_BYTES",
 ]
+
+MAX_USER_BYTES = 200_000_000  # the largest user CSV read at all (the CLI's log limit)

@@ -171,6 +171,151 @@ def cmd_policies(args) -> int:
     return 0
 
 
+def _read_user_path(name: str, max_bytes: int) -> bytes:
+    """The bytes of a user's file, size checked before reading; one CliError otherwise."""
+    path = Path(name)
+    if not path.exists():
+        raise CliError(f"{name!r}: no such file")
+    if not path.is_file():
+        raise CliError(f"{name!r}: not a file")
+    size = path.stat().st_size
+    if size > max_bytes:
+        raise CliError(f"{name!r}: the file has {size:,} bytes; at most {max_bytes:,} bytes "
+                       f"are read")
+    return path.read_bytes()
+
+
+def _out_path(name: str) -> Path:
+    """Where --out writes: a bare file name inside the results folder (never elsewhere)."""
+    if not name or Path(name).name != name or name in (".", "..") or not \
+            name.lower().endswith(".csv"):
+        raise CliError(f"--out: must be a file name ending in .csv, without a folder (it is "
+                       f"written to {sweeps.results_root() / 'replay'}), got {name!r}")
+    return sweeps.results_root() / "replay" / name
+
+
+def cmd_replay(args) -> int:
+    from . import offline
+
+    out_path = _out_path(args.out) if args.out else None
+    limits = offline.LOG_LIMITS
+    raw = _read_user_path(args.file, limits["bytes"])
+    options = dict(arms=args.arms, scale=args.scale)
+    if args.context is not None:
+        options["context"] = args.context
+    try:
+        data = api.read_user_file(raw, args.kind, **options)
+    except api.SpecError as e:
+        raise CliError(f"{args.file}: {e.message if e.message.startswith('row ') else e}") \
+            from None
+    if isinstance(data, api.RewardTable):
+        frame = _replay_table(data, args)
+    else:
+        frame = _replay_log(data, args)
+    if out_path is not None:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        frame.to_csv(out_path, index=False)
+        print(f"results written to {out_path}")
+    return 0
+
+
+def _replay_log(log, args):
+    from . import offline
+
+    specs = api.offline_specs(args.policies)
+    print(f"log: {log.n_events:,} events, {log.n_arms} arms, d = {log.d} "
+          f"({', '.join(log.context_names) or 'no context: one-hot arms'}); logging "
+          + ("uniform (no propensity column: assumed)" if log.propensity is None else
+             "uniform (equal propensities)" if log.uniform else
+             "NOT uniform (propensities differ): replay is biased, read IPS")
+          + (f"; ignored columns: {', '.join(log.ignored)}" if log.ignored else "")
+          + (f"; {'; '.join(log.notes)}" if log.notes else ""))
+    api.warm_up()
+    t0 = time.perf_counter()
+
+    def progress(done, total):
+        if sys.stderr.isatty():
+            print(f"\r{done}/{total} replays", end="", file=sys.stderr)
+
+    result = api.evaluate(log, specs, args.seeds, args.seed, progress=progress,
+                          processes=True)
+    if sys.stderr.isatty():
+        print("\r" + " " * 30 + "\r", end="", file=sys.stderr)
+    frame = result.frame()
+    if args.json:
+        print(json.dumps({"rows": [{k: (None if isinstance(v, float) and not math.isfinite(v)
+                                        else v) for k, v in r.items()}
+                                   for r in result.summary()],
+                          "too_sparse": result.sparsity(), "seconds": result.seconds},
+                         indent=2))
+        return frame
+    width = max(16, *(len(s.label) for s in specs))
+    for method in result.methods:
+        what = "kept" if method == "replay" else "ESS"
+        print(f"\n{offline.METHOD_TITLES[method]}")
+        print(f"{'policy':<{width}} {what:>9} {'estimate':>9} {'95% interval':>22} "
+              f"{'± seeds (t)':>11}")
+        for r in (r for r in result.summary() if r["method"] == method):
+            interval = f"[{r['low']:.4f}, {r['high']:.4f}]"
+            print(f"{r['policy']:<{width}} {r['events']:>9,.0f} {r['estimate']:>9.4f} "
+                  f"{interval:>22} {r['ci_seeds']:>11.4f}")
+    print(f"\n{args.seeds} seeds in {time.perf_counter() - t0:.1f} s. 95% interval: the "
+          f"estimate ± Student's t x the per-event standard error (the log's noise); ± seeds: "
+          f"Student's t interval over the {args.seeds} replay seeds (the policy's own draws).")
+    reasons = result.sparsity()
+    if reasons:
+        print(f"TOO SPARSE to decide anything (fewer than {offline.MIN_EVENTS} kept events or "
+              f"ESS, or all intervals overlap):")
+        for reason in reasons:
+            print(f"  - {reason}")
+    return frame
+
+
+def _replay_table(table, args):
+    import pandas as pd
+
+    steps = args.steps
+    scenario = table.scenario(steps=steps, seed=args.seed)
+    names = args.policies or ",".join(OFFLINE_TABLE_POLICIES)
+    specs = api.offline_specs([n for n in names.split(",") if n.strip()
+                               and not n.strip().startswith("oracle")]) + \
+        api.default_specs(tuple(n.strip() for n in names.split(",")
+                                if n.strip().startswith("oracle")))
+    race = api.Race(scenario, specs, args.seeds)
+    print(f"reward table: {table.n_periods:,} periods x {table.n_arms} arms "
+          f"({', '.join(table.arm_names)}), {steps} customers a period = "
+          f"{scenario.horizon:,} steps; seasons = the best arm of each period "
+          f"({len(scenario.segments)} runs)")
+    api.warm_up()
+    t0 = time.perf_counter()
+    result = api.run_race(race, world=table)
+    summary = result.summary()
+    refs = set(result.references())
+    print(f"{'policy':<16} {'mean reward':>11} {'95% (t)':>8} {'cum. regret':>12} "
+          f"{'gap closed':>10}")
+    ranked = sorted(summary.items(), key=lambda kv: (kv[0] in refs, -kv[1]["mean_reward"]))
+    for label, s in ranked:
+        gap = "—" if math.isnan(s["gap_closed"]) else f"{s['gap_closed']:.1%}"
+        ci = f"±{s['ci95']:.4f}"
+        print(f"{label:<16} {s['mean_reward']:>11.4f} {ci:>8} {s['cum_regret']:>12.1f} "
+              f"{gap:>10}")
+    print(f"{args.seeds} seeds in {time.perf_counter() - t0:.1f} s; the oracles know the "
+          f"derived seasons (best arm of each period)")
+    label = next((s.label for s in specs if s.name.startswith("allseason")), None)
+    dates = api.step_dates(scenario, world=table)
+    if label is not None and dates is not None:
+        table_sy = api.season_year_table(result.traces[label, 0], dates,
+                                         api.state_names(scenario, world=table))
+        print(f"\nwhich bandit {label} (seed 0) used when: the bandit most often on top in "
+              f"each season of each year")
+        print(table_sy.to_string(index=False))
+    return pd.DataFrame([{"policy": k, **v} for k, v in summary.items()])
+
+
+OFFLINE_TABLE_POLICIES = ("allseason-sw", "allseason-disc", "lints", "sw-lints", "d-lints",
+                          "random", "oracle-state", "oracle-restart")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="python -m allseason",
                      description="All-Season bandit: seasonal linear bandit experiments.")
@@ -217,6 +362,34 @@ def build_parser() -> argparse.ArgumentParser:
     pat.set_defaults(func=cmd_patterns)
     pol = sub.add_parser("policies", help="list the policies and their hyperparameters")
     pol.set_defaults(func=cmd_policies)
+    rep = sub.add_parser("replay", help="your data: evaluate the policies offline on a "
+                                        "logged-bandit CSV, or race them on a reward table")
+    rep.add_argument("file", metavar="FILE", help="a CSV: a log (timestamp, arm, reward "
+                     "[, propensity, x0, x1, ...]) or a reward table (time, arm, reward)")
+    rep.add_argument("--kind", choices=["log", "table"], default=None,
+                     help="the file's kind (default: a 'timestamp' column makes a log, "
+                          "'time' a table)")
+    rep.add_argument("--seeds", type=int, default=api.DEFAULT_SEEDS,
+                     help=f"replay seeds (races on a table: seeds) ({api.DEFAULT_SEEDS})")
+    rep.add_argument("--seed", type=int, default=0, help="root random seed (0)")
+    rep.add_argument("--policies", default=None,
+                     help="comma-separated policy names (default: "
+                          + ",".join(api.OFFLINE_POLICIES) + "; on a table the oracles too)")
+    rep.add_argument("--context", default=None,
+                     help="log: comma-separated numeric context columns (default: x0, x1, ...)")
+    rep.add_argument("--arms", default=None,
+                     help="the arms: a number N (0..N-1) or comma-separated labels; any other "
+                          "arm in the file is an error (default: every arm in a log; a "
+                          "table's earliest period)")
+    rep.add_argument("--scale", choices=["max", "minmax"], default=None,
+                     help="rescale rewards into [0, 1]: divide by the largest, or min-max "
+                          "(default: none, a reward outside [0, 1] is an error)")
+    rep.add_argument("--steps", type=int, default=10,
+                     help="table: customers (steps) per period (10)")
+    rep.add_argument("--json", action="store_true", help="log: print the results as JSON")
+    rep.add_argument("--out", metavar="NAME.csv", default=None,
+                     help="also write the results table to RESULTS/replay/NAME.csv")
+    rep.set_defaults(func=cmd_replay)
     sub.add_parser("sweep", help="run a sweep file (TOML/JSON): grids x seeds, resumable")
     sub.add_parser("report", help="best settings and an HTML plot of a sweep's results")
     sub.add_parser("paper", help="reproduce the paper's real-data tables (MNIST, Fashion-MNIST)")

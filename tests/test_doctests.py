@@ -15,6 +15,10 @@ MODULES = ["allseason.api", "allseason.specs", "allseason.errors", "allseason.li
            "allseason.paper_tables", "allseason.sim.live"]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
+# Your data
+MODULES += ["allseason.usercsv", "allseason.offline", "allseason.envs.table",
+            "allseason.examples"]
+
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name):

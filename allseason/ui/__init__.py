@@ -8,9 +8,10 @@ streamlit.
 - :mod:`.runs`: the bounded cache of finished races, streamed runs, small cached extras;
 - :mod:`.views`: page frame, error boundary, charts with caption and HTML download, result
   panels;
+- :mod:`.yourdata`: the Your data page (a user's log or reward table);
 - :mod:`.settings`: the server's settings from the environment (``ALLSEASON_LOW_MEMORY``).
 """
 
-from . import forms, runs, state, views
+from . import forms, runs, state, views, yourdata
 
-__all__ = ["forms", "runs", "state", "views"]
+__all__ = ["forms", "runs", "state", "views", "yourdata"]

@@ -1,0 +1,53 @@
+"""The Your data page in a real browser (Debian's chromium, Playwright): the two examples and
+a bad upload, no traceback anywhere; screenshots for a person to look at
+(``$SCREENSHOT_DIR/yourdata-*.png``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import CHROMIUM, SCREENS
+from test_e2e_browser import check, go, shot, wait_idle
+
+VIEWPORT = {"width": 1280, "height": 1400}
+TIMEOUT_MS = 120_000
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed"),
+]
+pytest.importorskip("playwright.sync_api")
+
+
+def test_your_data_examples_and_a_bad_upload(server, page, tmp_path):
+    go(page, server, "Your_data")
+    check(page)
+    assert page.get_by_text("200,000 rows", exact=False).count() >= 1
+    page.get_by_role("button", name="An Open-Bandit-style click log").click()
+    page.get_by_text("Too sparse to decide anything", exact=False).first.wait_for()
+    wait_idle(page)
+    check(page)
+    assert page.locator('[data-testid="stTable"]').count() >= 1
+    page.mouse.move(5, 5)  # no button tooltip over the screenshot
+    shot(page, "yourdata-log")
+
+    page.get_by_role("button", name="A seasonal reward table").click()
+    page.get_by_text("Which bandit All-Season used when", exact=False).first.wait_for()
+    page.locator(".gtitle", has_text="Which bandit held the weight").first.wait_for()
+    wait_idle(page)
+    check(page)
+    page.mouse.move(5, 5)
+    shot(page, "yourdata-table")
+
+    bad = tmp_path / "bad-rewards.csv"
+    bad.write_text("timestamp,arm,reward\n1,0,1\n2,1,7\n")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(bad))
+    page.get_by_text("Row 3, column reward", exact=False).first.wait_for()
+    wait_idle(page)
+    check(page, errors_allowed=True)
+    shown = [e.inner_text() for e in page.locator('[data-testid="stAlertContentError"]').all()]
+    assert len(shown) == 1 and "bad-rewards.csv" in shown[0]
+    page.mouse.move(5, 5)
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(SCREENS / "yourdata-bad-upload.png"))

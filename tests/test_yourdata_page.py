@@ -1,0 +1,147 @@
+"""The Your data page under AppTest: the example buttons, a good upload, bad uploads (one
+st.error naming the row or column, no exception anywhere), and the reward table's race on
+the user's own dates."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("streamlit")
+pytest.importorskip("plotly")
+
+from streamlit.testing.v1 import AppTest  # noqa: E402
+
+from allseason import examples, offline  # noqa: E402
+from allseason.ui import yourdata  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "app.py")
+PAGE = "app_pages/7_Your_data.py"
+TIMEOUT = 180
+
+
+def open_page() -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page(PAGE)
+    at.run()
+    assert_clean(at)
+    return at
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def upload(at: AppTest, name: str, data: bytes | str) -> None:
+    if isinstance(data, str):
+        data = data.encode()
+    at.file_uploader(key=yourdata.UPLOAD).set_value((name, data, "text/csv"))
+    at.run()
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def titles(at: AppTest) -> list[str]:
+    out = []
+    for f in figures(at):
+        t = f["layout"].get("title", {})
+        out.append(t.get("text", "") if isinstance(t, dict) else str(t))
+    return out
+
+
+def test_page_states_its_limits_and_offers_examples():
+    at = open_page()
+    text = " ".join(c.value for c in at.caption)
+    assert f"{offline.APP_LIMITS['rows']:,} rows" in text and "64 columns" in text
+    assert f"{offline.APP_LIMITS['bytes'] // 1_000_000} MB" in text
+    assert {b.key for b in at.button} >= {"yd_ex_log", "yd_ex_table"}
+    assert not at.error
+
+
+def test_log_example_gives_the_table_the_warning_and_a_csv():
+    at = open_page()
+    at.button(key="yd_ex_log").click()
+    at.run()
+    assert_clean(at)
+    assert not at.error
+    table = at.table[0].value
+    assert list(table.columns)[:2] == ["Policy", "Kept events"]
+    assert len(table) == len(offline.OFFLINE_POLICIES)
+    warning = " ".join(w.value for w in at.warning)
+    assert "Too sparse to decide anything" in warning and str(offline.MIN_EVENTS) in warning
+    assert any("Estimated mean reward" in t for t in titles(at))
+    assert "yd_dl" in [b.key for b in at.get("download_button")] or at.get("download_button")
+    # three estimators (the example has propensities): switch to IPS
+    at.radio(key="yd_method").set_value("ips").run()
+    assert_clean(at)
+    assert list(at.table[0].value.columns)[1] == "Effective sample size"
+
+
+def test_table_example_races_on_the_users_dates():
+    at = open_page()
+    at.number_input(key="yd_seeds").set_value(2)
+    at.button(key="yd_ex_table").click()
+    at.run()
+    assert_clean(at)
+    assert not at.error
+    board = at.table[0].value
+    assert "Gap closed" in board.columns and len(board) == len(yourdata.TABLE_SPECS)
+    names = titles(at)
+    assert any("Which bandit held the weight" in t for t in names)
+    top = [f for f, t in zip(figures(at), names) if "Weight of the most likely bandit" in t][0]
+    ticks = top["layout"]["xaxis"]["ticktext"]
+    assert "2022" in ticks and top["layout"]["xaxis"]["title"]["text"] == "date"
+    seasons = [f for f, t in zip(figures(at), names) if "Your seasons" in t][0]
+    assert seasons["layout"]["xaxis"]["title"]["text"] == "date"
+    text = " ".join(m.value for m in at.markdown)
+    assert "best arm" in text and "208 periods" in text
+
+
+def test_good_upload():
+    at = open_page()
+    at.number_input(key="yd_seeds").set_value(2)
+    upload(at, "mine.csv", examples.obd_log(n_rows=1500))
+    assert_clean(at)
+    assert not at.error
+    assert len(at.table[0].value) == len(offline.OFFLINE_POLICIES)
+    # fewer than 500 kept events per policy: the warning says so, with the number
+    assert "fewer than 500" in " ".join(w.value for w in at.warning)
+
+
+BAD = {
+    "rewards.csv": ("timestamp,arm,reward\n1,0,1\n2,1,7\n", "Row 3, column reward"),
+    "dates.csv": ("time,arm,reward\n2024-01-01,a,0.5\n2024-02-30,b,0.5\n", "Row 3, column time"),
+    "dup.csv": ("timestamp,arm,reward\n1,0,1\n1,1,0\n", "Row 3, column timestamp"),
+    "empty.csv": ("", "the file is empty"),
+    "latin1.csv": ("timestamp,arm,reward\n1,caf\xe9,1\n".encode("latin-1"), "not UTF-8"),
+    "cols.csv": ("timestamp,arm\n1,0\n", "missing column 'reward'"),
+}
+
+
+def test_bad_uploads_are_one_error_naming_the_row_or_column():
+    at = open_page()
+    for name, (data, expect) in BAD.items():
+        upload(at, name, data)
+        assert_clean(at)
+        errors = [e.value for e in at.error]
+        assert len(errors) == 1, (name, errors)
+        assert expect in errors[0] and name in errors[0], (name, errors[0])
+    # then a good file: the error is gone, the results are there
+    at.number_input(key="yd_seeds").set_value(2)
+    upload(at, "fine.csv", examples.seasonal_table(weeks=60))
+    assert_clean(at)
+    assert not at.error and len(at.table) >= 1
+
+
+def test_a_file_over_the_byte_limit_is_refused(monkeypatch):
+    monkeypatch.setitem(offline.APP_LIMITS, "bytes", 500)
+    at = open_page()
+    upload(at, "big.csv", examples.obd_log(n_rows=100))
+    assert_clean(at)
+    assert "at most 500 bytes" in at.error[0].value
