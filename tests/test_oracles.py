@@ -232,6 +232,10 @@ def test_final_regret_figure_shows_every_seed_and_the_oracles_apart(race):
         lab = next(lab for lab in race.labels if policy_name(lab) == t.name)
         want = seeds[seeds.policy == lab].sort_values("seed")["cum_regret"].to_numpy()
         np.testing.assert_allclose(t.x, want)
+    means = next(t for t in fig.data if t.name == "mean")  # every mean tick, one trace
+    assert [c[0] for c in means.customdata] == names
+    np.testing.assert_allclose(means.x, [mean[next(lab for lab in race.labels
+                                                   if policy_name(lab) == n)] for n in names])
     ranges = {t.name.removesuffix(": min–max"): t for t in fig.data
               if t.name and t.name.endswith(": min–max")}
     for lab in ("oracle-state", "oracle-restart"):
