@@ -55,12 +55,19 @@ def new_run(policies, seed: int) -> api.LiveRun:
     return api.LiveRun(specs, seed=int(seed))
 
 
-def restart() -> None:
-    """A new show with the chosen contestants and seed (a callback: before the rerun)."""
+def restart(force: bool = True) -> None:
+    """A new show with the chosen contestants and seed (a callback: before the rerun);
+    ``force=False`` (the contestants' and seed's on_change): only if they differ from the
+    show's. In chromium, the sidebar's on_change callbacks also fire, with unchanged values,
+    on the page rerun that turns presenter mode on (which stops drawing the sidebar): a
+    show must not restart then."""
     ss = st.session_state
+
     touch()
     policies = list(ss.get(POLICIES_W) or ss.get(CONFIG, (api.LIVE_POLICIES, 0))[0])
     seed = ss.get(SEED_W, ss.get(CONFIG, ((), 0))[1])
+    if not force and (tuple(policies), int(seed)) == ss.get(CONFIG):
+        return
     ss.pop(NOTE, None)
     if not policies:
         ss[NOTE] = ("error", "Contestants: choose at least one; the show goes on with "
@@ -117,7 +124,33 @@ def steps_per_frame(speed: int) -> int:
     return max(1, round(speed * INTERVAL))
 
 
-def _switch(s: int) -> None:
+DEBOUNCE = 0.5  # seconds: a second call of the same control within this is the same click
+LAST_CALL = "live_last_call"
+
+
+def _first_call(control: str) -> bool:
+    """False if ``control`` (a button) was called within DEBOUNCE seconds, else True.
+
+    In chromium, a click on a button of the stage can reach its callback twice: the
+    ``run_every`` rerun that comes while the click's rerun runs carries the click's trigger
+    again (seen 0.02-0.2 s apart, one frame). Twice "New season" would add two seasons, and
+    by then the button may have been drawn again with the next season's number."""
+    ss = st.session_state
+    now = time.monotonic()
+    last = ss.get(LAST_CALL, {})
+    if now - last.get(control, -1e9) < DEBOUNCE:
+        return False
+    ss[LAST_CALL] = {**last, control: now}
+    return True
+
+
+def _switch(s: int, control: str) -> None:
+    """Play season ``s`` (0-based; ``n_states`` = a new one) from the next frame on.
+
+    The buttons carry their target, fixed when they were drawn (New season: the number of
+    seasons then), and :func:`_first_call` drops a second call within DEBOUNCE seconds."""
+    if not _first_call(control):
+        return
     touch()
     ss = st.session_state
     ss.pop(NOTE, None)
@@ -127,10 +160,6 @@ def _switch(s: int) -> None:
         ss[NOTE] = ("warning", _season_message(e, ss[RUN]))
 
 
-def _new() -> None:
-    _switch(st.session_state[RUN].n_states)
-
-
 def _season_message(err: api.SpecError, run: api.LiveRun) -> str:
     if getattr(err, "got", None) == run.n_states:
         return (f"No season {run.n_states + 1}: a live show has at most {run.max_states} "
@@ -138,15 +167,19 @@ def _season_message(err: api.SpecError, run: api.LiveRun) -> str:
     return f"Season: {state.explain(err)}"
 
 
-def _pause() -> None:
+def _pause(paused: bool) -> None:
+    if not _first_call("pause"):
+        return
     touch()
-    st.session_state[PAUSED] = not st.session_state.get(PAUSED, False)
+    st.session_state[PAUSED] = paused
     st.session_state.pop(NOTE, None)
 
 
 def _speed_changed() -> None:
-    touch()
-    st.session_state[SPEED] = st.session_state[SPEED_W]
+    ss = st.session_state
+    if SPEED_W in ss and ss[SPEED_W] != ss.get(SPEED):
+        touch()
+        ss[SPEED] = ss[SPEED_W]
 
 
 def _presenter() -> None:
@@ -155,29 +188,47 @@ def _presenter() -> None:
 
 # --- the page ---------------------------------------------------------------------------------
 CSS = """<style>
-.st-key-live_buttons button { min-height: 3.1rem; }
-.st-key-live_buttons button p { font-size: 1.25rem; font-weight: 600; }
+.st-key-live_buttons button { min-height: 3.0rem; padding: 0 1.1rem; }
+.st-key-live_buttons [class*="st-key-live_season_"] button { min-width: 3.4rem; }
+.st-key-live_buttons [class*="st-key-live_season_"] kbd { display: none; }
+.live-season-word { font-size: 1.2rem; font-weight: 600; margin-right: 0.2rem; }
+.st-key-live_buttons button p { font-size: 1.2rem; font-weight: 600; white-space: nowrap; }
 .live-status { font-size: 1.35rem; line-height: 1.5; margin: 0.1rem 0 0.3rem 0; }
 .live-status b { font-weight: 700; }
-.live-ticker { list-style: none; padding: 0; margin: 0; font-size: 1.15rem; line-height: 1.45; }
-.live-ticker li { margin: 0 0 0.25rem 0; }
+.live-ticker { list-style: none; padding: 0; margin: 0; font-size: 1.15rem !important;
+  line-height: 1.45; }
+.live-ticker li { margin: 0 0 0.25rem 0; font-size: inherit !important; padding: 0; }
 .live-ticker li:first-child { font-weight: 700; }
 .live-ticker .when { opacity: 0.65; font-variant-numeric: tabular-nums; font-size: 0.85em; }
 .live-status .num { font-variant-numeric: tabular-nums; }
 </style>"""
 
+# presenter mode, for a projector of 1280×720 or 1920×1080 (the presenter says which: the
+# server does not know the screen, and neither CSS zoom nor a CSS transform scales a Plotly
+# figure cleanly -- Plotly measures its box scaled and draws it cut): figure heights (px)
+# and the scale of their text and lines, and the size of the page's own text
+SCREENS = {
+    "1280×720": dict(scale=1.3, rate=340, ribbon=200, since=420, text=1.0),
+    "1920×1080": dict(scale=1.75, rate=520, ribbon=300, since=640, text=1.45),
+}
+SCREEN = "live_screen"
 PRESENTER_CSS = """<style>
 [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"] {
   display: none !important; }
-[data-testid="stMainBlockContainer"] { padding-top: 0.8rem !important;
-  padding-bottom: 0.5rem !important; max-width: 100% !important; }
-.st-key-live_buttons button { min-height: 3.4rem; }
-.st-key-live_buttons button p { font-size: 1.5rem; }
-.live-status { font-size: 1.7rem; }
-.live-ticker { font-size: 1.45rem; }
-.st-key-live_top h1 { font-size: 1.9rem; padding: 0; }
+[data-testid="stMainBlockContainer"] { padding: 0.6rem 2rem 0.3rem 2rem !important;
+  max-width: 100% !important; }
+.st-key-live_buttons button { min-height: calc(3.2rem * K); }
+.st-key-live_buttons button p, .live-season-word { font-size: calc(1.4rem * K); }
+.st-key-live_buttons kbd { font-size: calc(0.9rem * K); }
+.live-status { font-size: calc(1.75rem * K); }
+.live-ticker { font-size: calc(1.3rem * K) !important; }
 </style>"""
+
+
+def screen() -> dict:
+    """The presenter's screen (:data:`SCREENS`)."""
+    return SCREENS.get(st.session_state.get(SCREEN), SCREENS["1920×1080"])
 
 
 def presenter() -> bool:
@@ -185,26 +236,15 @@ def presenter() -> bool:
 
 
 def header() -> None:
-    """The title, pause/resume and the presenter toggle on one row."""
-    ss = st.session_state
-    paused = ss.get(PAUSED, False)
-    with st.container(key="live_top"):
-        c1, c2, c3 = st.columns([5, 1.4, 1.6], vertical_alignment="center")
-        with c1:
-            st.title("Live: switch the season, watch who remembers")
-            if not presenter():
-                st.markdown("You call the seasons: press **Season k** (or the key *k*) to "
-                            "bring a season back, **New season** (*N*) for a world nobody "
-                            "has seen. Every contestant plays the same arms and noise; "
-                            "watch which one recovers at once and which starts learning "
-                            "again.")
-        c2.button("Resume" if paused else "Pause", key="live_pause", on_click=_pause,
-                  icon=":material/play_arrow:" if paused else ":material/pause:",
-                  shortcut="P", type="primary" if paused else "secondary",
-                  help="Pause or resume the show (key P).", width="stretch")
-        c3.toggle("Presenter mode", key=PRESENTER, on_change=_presenter,
-                  help="Hide the sidebar and the settings, enlarge text and lines for a "
-                       "projector.")
+    """The title and what the page is for (not in presenter mode: the stage fills the
+    screen)."""
+    if presenter():
+        return
+    st.title("Live")
+    st.markdown("**You call the seasons.** Press **Season k** (or the key *k*) to bring a "
+                "season back, **New season** (*N*) for a world nobody has seen, **Pause** "
+                "(*P*) to stop. Every contestant plays the same arms and noise: watch which "
+                "one recovers at once and which starts learning again.")
 
 
 def settings() -> None:
@@ -221,12 +261,14 @@ def settings() -> None:
         if POLICIES_W not in ss:
             ss[POLICIES_W] = list(policies)
         st.multiselect("Contestants", api.policy_names(), key=POLICIES_W, on_change=restart,
+                       args=(False,),
                        format_func=_contestant_name, max_selections=MAX_CONTESTANTS,
                        help="Changing them starts a new show. The first All-Season is the "
                             "one whose top weight the ribbon follows.")
         if SEED_W not in ss:
             ss[SEED_W] = seed
         st.number_input("Seed", 0, 2**31 - 1, step=1, key=SEED_W, on_change=restart,
+                        args=(False,),
                         help="The arms, the noise, the seasons' θ and the contestants' "
                              "draws; changing it starts a new show.")
         st.button("Restart", key="live_restart", on_click=restart,
@@ -247,7 +289,7 @@ def show() -> None:
     """The page below its frame: header, settings, the stage, analyse this show."""
     st.html(CSS)
     if presenter():
-        st.html(PRESENTER_CSS)
+        st.html(PRESENTER_CSS.replace("* K)", f"* {screen()['text']})"))
     with views.guard("the live page"):
         the_run()
         checked_speed()
@@ -262,14 +304,20 @@ def show() -> None:
 def stage() -> None:
     """The stage, as a fragment that reruns every INTERVAL while the show plays."""
     playing = not st.session_state.get(PAUSED, False)
-    st.fragment(_stage, run_every=INTERVAL if playing else None, key="live_stage")()
+    st.fragment(_stage, run_every=INTERVAL if playing else None, key="live_stage")(
+        playing, presenter(), screen())
 
 
-def _stage() -> None:
+def _stage(defined_playing: bool, defined_presenter: bool, defined_screen: dict) -> None:
     ss = st.session_state
     with views.guard("the live show"):
         run: api.LiveRun = ss[RUN]
         playing = not ss.get(PAUSED, False)
+        if (playing, presenter(), screen()) != (defined_playing, defined_presenter,
+                                                defined_screen):
+            # Pause, Resume, the presenter toggle or its screen: the whole page again, so
+            # the stage is defined with (or without) run_every and the page's style follows
+            st.rerun()
         if playing and time.time() - ss.get(TOUCHED, 0) > IDLE_MINUTES * 60:
             ss[PAUSED] = True
             ss[NOTE] = ("info", f"Paused by itself after {IDLE_MINUTES} minutes without a "
@@ -287,17 +335,39 @@ def _stage() -> None:
 
 
 def season_buttons(run: api.LiveRun) -> None:
-    with st.container(key="live_buttons"):
-        cols = st.columns(run.max_states + 1)
-        for s in range(run.n_states):
-            cols[s].button(f"Season {s + 1}", key=f"live_season_{s + 1}",
-                           shortcut=str(s + 1), on_click=_switch, args=(s,),
-                           type="primary" if s == run.state else "secondary",
-                           width="stretch", help=f"Bring season {s + 1} back (key {s + 1})")
-        cols[run.max_states].button(
-            "New season", key="live_new", shortcut="N", on_click=_new, width="stretch",
-            icon=":material/add:", help=f"A season nobody has seen (key N); at most "
-                                        f"{run.max_states} in a show.")
+    """One button per season seen so far (keys 1-9), New season (N), Pause (P) and the
+    presenter toggle, in one row."""
+    ss = st.session_state
+    paused = ss.get(PAUSED, False)
+    left, right = st.columns([5, 2.2] if presenter() else [5, 1.45],
+                             vertical_alignment="center")
+    with left.container(key="live_buttons", horizontal=True, gap="small",
+                        vertical_alignment="center"):
+        st.markdown('<span class="live-season-word">Season</span>', unsafe_allow_html=True,
+                    width="content")
+        for s in range(run.n_states):  # labelled by number: nine of them fit on a row
+            st.button(f"{s + 1}", key=f"live_season_{s + 1}", shortcut=str(s + 1),
+                      on_click=_switch, args=(s, f"season {s + 1}"),
+                      type="primary" if s == run.state else "secondary",
+                      help=f"Bring season {s + 1} back (key {s + 1})")
+        st.button("New season", key="live_new", shortcut="N", on_click=_switch,
+                  args=(run.n_states, "new"),
+                  icon=":material/add:", help=f"A season nobody has seen (key N); at most "
+                                              f"{run.max_states} in a show.")
+        st.button("Resume" if paused else "Pause", key="live_pause", on_click=_pause,
+                  args=(not paused,),
+                  icon=":material/play_arrow:" if paused else ":material/pause:",
+                  shortcut="P", type="primary" if paused else "tertiary",
+                  help="Pause or resume the show (key P).")
+    with right.container(horizontal=True, vertical_alignment="center", gap="small"):
+        st.toggle("Presenter mode", key=PRESENTER, on_change=_presenter,
+                  help="Hide the sidebar and the settings, enlarge text and lines for a "
+                       "projector.")
+        if presenter():
+            ss.setdefault(SCREEN, "1920×1080")
+            st.segmented_control("Screen", list(SCREENS), key=SCREEN, on_change=_presenter,
+                                 label_visibility="collapsed", required=True,
+                                 help="The projector's resolution: the stage fills it.")
 
 
 def ticker_lines(frame: api.LiveFrame, n: int = TICKER_LINES) -> list[tuple[int, str]]:
@@ -325,22 +395,29 @@ def ticker_html(frame: api.LiveFrame) -> str:
 
 
 def draw(run: api.LiveRun, frame: api.LiveFrame, speed: int, playing: bool) -> None:
-    """The status line, the ticker and the three figures, laid out for the screen."""
+    """The status line, the ticker and the three figures: in two columns for a projector
+    (presenter mode, sized for the chosen screen: :data:`SCREENS`),
+    else one under the other."""
     big = presenter()
-    scale = 1.3 if big else 1.0
-    left, right = st.columns([3, 2], gap="medium")
+    size = screen() if big else dict(scale=1.0, rate=330, ribbon=220, since=300)
+    scale = size["scale"]
+    rate = vlive.rate_figure(frame, window=run.window, rate_window=run.rate_window,
+                             scale=scale, height=size["rate"])
+    ribbon = vlive.ribbon_figure(frame, window=run.window, scale=scale, height=size["ribbon"])
+    since = vlive.since_switch_figure(frame, scale=scale, height=size["since"])
+    if big:
+        left, right = st.columns([3, 2], gap="medium")
+    else:
+        left = right = st.container()
+    with (right if big else left):
+        status, ticker = (st.container(), st.container()) if big else st.columns([2, 3])
+        status.markdown(status_html(frame, speed, playing), unsafe_allow_html=True)
+        ticker.markdown(ticker_html(frame), unsafe_allow_html=True)
     with left:
-        fig = vlive.rate_figure(frame, window=run.window, rate_window=run.rate_window,
-                                scale=scale, height=330 if big else 340)
-        st.plotly_chart(fig, key="live_rate", config=PLOTLY, alt=views.alt_text(fig))
-        fig = vlive.ribbon_figure(frame, window=run.window, scale=scale,
-                                  height=200 if big else 190)
-        st.plotly_chart(fig, key="live_ribbon", config=PLOTLY, alt=views.alt_text(fig))
+        for fig, name in ((rate, "rate"), (ribbon, "ribbon")):
+            st.plotly_chart(fig, key=f"live_{name}", config=PLOTLY, alt=views.alt_text(fig))
     with right:
-        st.markdown(status_html(frame, speed, playing), unsafe_allow_html=True)
-        st.markdown(ticker_html(frame), unsafe_allow_html=True)
-        fig = vlive.since_switch_figure(frame, scale=scale, height=320 if big else 330)
-        st.plotly_chart(fig, key="live_since", config=PLOTLY, alt=views.alt_text(fig))
+        st.plotly_chart(since, key="live_since", config=PLOTLY, alt=views.alt_text(since))
 
 
 # --- analyse this show ------------------------------------------------------------------------
@@ -405,10 +482,13 @@ def analyse() -> None:
                 runs.remember(runs.run_race(state.race()))
             st.switch_page("app_pages/3_Inside_All-Season.py")
         sc = race.scenario
-        st.markdown(f"The show so far: **{sc.horizon:,} steps**, {len(sc.segments)} "
-                    f"segments, {max(s for s, _ in sc.segments) + 1} seasons. Replayed as a "
-                    f"race with the same seed, every contestant makes the same decisions, "
-                    f"bit for bit (season k here is state k − 1 there).")
+        paused = ss.get(PAUSED, False)
+        if paused:
+            st.markdown(f"The show so far: **{sc.horizon:,} steps**, {len(sc.segments)} "
+                        f"segments, {max(s for s, _ in sc.segments) + 1} seasons.")
+        st.markdown("Its seasons, as played, become a race: replayed with the same seed, "
+                    "every contestant makes the same decisions, bit for bit. *Season k* "
+                    "here is *state k − 1* there.")
         c1, c2, _ = st.columns([1, 1, 2])
         c1.button("Open in Race", key="live_to_race", on_click=_analyse, args=("race",),
                   icon=":material/sports_score:", width="stretch",
@@ -416,7 +496,7 @@ def analyse() -> None:
         c2.button("Open in Inside All-Season", key="live_to_inside", on_click=_analyse,
                   args=("inside",), icon=":material/troubleshoot:", width="stretch",
                   help="Pauses the show, runs its race and opens Inside All-Season.")
-        if ss.get(PAUSED, False):
+        if paused:
             st.caption("A link to the show's race (the seasons played up to now), to share:")
             st.code(show_link(run), language=None, wrap_lines=True)
         else:

@@ -75,20 +75,27 @@ def _layout(title: str, scale: float, height: int, **kw) -> dict:
     layout["template"] = TEMPLATE
     layout["font"] = {**layout["font"], "size": round(14 * scale)}
     layout["title"]["font"] = dict(size=round(17 * scale))
-    layout["legend"]["font"] = dict(size=round(13 * scale))
-    layout["margin"] = dict(l=round(60 * scale), r=20, t=round(44 * scale), b=10)
+    layout["legend"].update(font=dict(size=round(13 * scale)), traceorder="normal")
+    # one left margin for every live figure: their step axes line up one under the other
+    layout["margin"] = dict(l=round(90 * scale), r=20, t=round(44 * scale), b=10)
     layout.update(uirevision="live", hovermode="x unified")
     layout.update(kw)
+    tick = dict(tickfont=dict(size=round(13 * scale)))  # the app's theme sets its own, small
+    for axis in ("xaxis", "yaxis"):
+        layout[axis] = {**tick, **layout.get(axis, {})}
+        if "title" in layout[axis]:
+            layout[axis]["title"] = {"font": dict(size=round(14 * scale)),
+                                     **layout[axis]["title"]}
     return layout
 
 
 def bands(steps: np.ndarray, state: np.ndarray, *, labels: bool = True,
-          scale: float = 1.0) -> tuple[list[dict], list[dict]]:
+          scale: float = 1.0, window: int | None = None) -> tuple[list[dict], list[dict]]:
     """(shapes, annotations) that shade each run of one true state in the window in its
-    light colour, full height, below the traces; runs wider than a tenth of the window carry
-    "season k" at the top."""
+    light colour, full height, below the traces; runs wider than a tenth of the window
+    (``window`` steps, default the steps given) carry "season k" at the top."""
     starts, stops = runs_of(state)
-    n = max(len(steps), 1)
+    n = max(window or len(steps), 1)
     shapes, notes = [], []
     for a, b in zip(starts.tolist(), stops.tolist()):
         s = int(state[a])
@@ -119,19 +126,17 @@ def rate_figure(frame, *, window: int | None = None, rate_window: int | None = N
                    name=_name(label), line=_line(label, colors[label], scale),
                    hovertemplate=f"{_name(label)}: %{{y:.2f}}<extra></extra>")
               for i, label in enumerate(frame.labels)]
-    shapes, notes = bands(steps, frame.state, scale=scale) if len(steps) else ([], [])
-    per = f"last {rate_window} steps" if rate_window else "rolling"
+    shapes, notes = (bands(steps, frame.state, scale=scale, window=window) if len(steps)
+                     else ([], []))
+    per = f"mean of the last {rate_window} steps" if rate_window else "rolling mean"
     rate = frame.rate
     lo = min(0.0, float(np.floor(rate.min() * 4) / 4)) if rate.size else 0.0
     hi = max(1.0, float(np.ceil(rate.max() * 4) / 4)) if rate.size else 1.0
-    layout = _layout(f"Reward per step ({per}), higher is better", scale, height,
+    layout = _layout(f"Reward per step ({per})", scale, height,
                      shapes=shapes, annotations=notes,
                      xaxis=dict(range=x_range(frame, window), showgrid=False),
                      yaxis=dict(range=[lo - 0.05, hi + 0.05], zeroline=True,
                                 zerolinecolor=INK))
-    layout["legend"].update(y=1.0, yanchor="top", x=1.01, xanchor="left", orientation="v",
-                            yref="paper")
-    layout["margin"]["r"] = 10
     return go.Figure(data=traces, layout=layout)
 
 
@@ -155,7 +160,7 @@ def ribbon_figure(frame, *, window: int | None = None, scale: float = 1.0,
     (colour by bandit id, stable across the show; the shadow pink with white dashes,
     "shadow"). Segments wider than a twelfth of the window are named in place (a bandit
     with its top weight at the segment's end)."""
-    lane_w = 26 * scale
+    lane_w = 20 * scale
     season, top = "season", "top weight"
     traces, notes = [], []
     segs, starts, stops = _segments(frame.steps, frame.steps, frame.state, season)
@@ -163,9 +168,10 @@ def ribbon_figure(frame, *, window: int | None = None, scale: float = 1.0,
         traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", name=season_label(s),
                            showlegend=False, hoverinfo="skip",
                            line=dict(color=state_color(s), width=lane_w)))
-    n = max(len(frame.steps), 1)
+    wide = max(window or len(frame.steps), 1) / 8  # steps a segment needs to be named
     notes += [(frame.steps[a], frame.steps[b - 1], season, season_label(frame.state[a]))
-              for a, b in zip(starts.tolist(), stops.tolist()) if b - a >= n / 12]
+              for a, b in zip(starts.tolist(), stops.tolist())
+              if frame.steps[b - 1] - frame.steps[a] >= wide]
     if frame.featured is not None and len(frame.top_step):
         # a batch's holder holds it from the step after the previous batch's end
         first = np.r_[frame.top_step[0], frame.top_step[:-1] + 1]
@@ -178,12 +184,10 @@ def ribbon_figure(frame, *, window: int | None = None, scale: float = 1.0,
                 traces.append(dict(type="scatter", x=xs, y=ys, mode="lines",
                                    showlegend=False, hoverinfo="skip", name="shadow (dots)",
                                    line=dict(color="white", width=3 * scale, dash="dot")))
-        m = max(len(frame.top_step), 1)
-        notes += [(first[a], frame.top_step[b - 1], top,
-                   f"{bandit_label(frame.top_bandit[a])} ({frame.top_weight[b - 1]:.2f})")
-                  for a, b in zip(starts.tolist(), stops.tolist()) if b - a >= m / 12]
-        title = (f"Who holds the top weight inside {policy_name(frame.featured)} "
-                 f"(pink: the shadow)")
+        notes += [(first[a], frame.top_step[b - 1], top, bandit_label(frame.top_bandit[a]))
+                  for a, b in zip(starts.tolist(), stops.tolist())
+                  if frame.top_step[b - 1] - first[a] >= wide]
+        title = f"Who holds the top weight in {policy_name(frame.featured)}"
     else:
         title = "The true season (no All-Season among the contestants)"
     annotations = [dict(x=(float(a) + float(b)) / 2, y=lane, xref="x", yref="y", text=text,
@@ -194,7 +198,6 @@ def ribbon_figure(frame, *, window: int | None = None, scale: float = 1.0,
                      xaxis=dict(range=x_range(frame, window), showgrid=False),
                      yaxis=dict(categoryorder="array", categoryarray=[top, season],
                                 showgrid=False, fixedrange=True, range=[-0.6, 1.6]))
-    layout["margin"]["b"] = round(36 * scale)
     return go.Figure(data=traces, layout=layout)
 
 
@@ -218,22 +221,24 @@ def since_switch_figure(frame, *, max_points: int = MAX_POINTS, scale: float = 1
         ends.append((float(frame.regret_since_switch[i]), label))
     # the names at the lines' ends, spread so that they do not overlap
     top = max([v for v, _ in ends] + [1.0])
-    gap = top * 0.09
+    gap = top * 0.12 * scale
     notes, placed = [], []
     for v, label in sorted(ends):
         y = max(v, placed[-1] + gap) if placed else v
         placed.append(y)
-        notes.append(dict(x=max(since, 1), y=y, xref="x", yref="y", xanchor="left",
-                          text=f"{_name(label)}  {v:,.0f}", showarrow=False,
-                          font=dict(size=round(13 * scale),
+        notes.append(dict(x=max(since, 1) * 1.02, y=y, xref="x", yref="y", xanchor="left",
+                          text=f"{'oracle' if is_reference(label) else _name(label)}  "
+                               f"{v:,.0f}", showarrow=False,
+                          font=dict(size=round(12 * scale),
                                     color=INK if is_reference(label) else colors[label])))
-    when = f"step {frame.switch_step:,}" if frame.switch_step else "the start"
-    layout = _layout(f"Regret since the last switch ({when}); flat = recovered", scale,
-                     height, annotations=notes,
-                     xaxis=dict(range=[0, max(since, 10) * 1.02], showgrid=False,
-                                title=dict(text="steps since the switch")),
+    when = f"the switch at step {frame.switch_step:,}" if frame.switch_step else "the start"
+    # room at the right for the names (about 27 characters)
+    layout = _layout("Regret since the switch (flat = recovered)", scale, height,
+                     annotations=notes, hovermode="x unified",
+                     xaxis=dict(range=[0, max(since, 10) * 2.1], showgrid=False,
+                                title=dict(text=f"steps since {when}")),
                      yaxis=dict(range=[0, max([top] + placed) * 1.12]))
-    layout["margin"].update(r=round(230 * scale), b=round(40 * scale))
+    layout["margin"].update(r=10, b=round(50 * scale))
     return go.Figure(data=traces, layout=layout)
 
 
