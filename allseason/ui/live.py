@@ -64,8 +64,9 @@ def restart(force: bool = True) -> None:
     ss = st.session_state
 
     touch()
-    policies = list(ss.get(POLICIES_W) or ss.get(CONFIG, (api.LIVE_POLICIES, 0))[0])
-    seed = ss.get(SEED_W, ss.get(CONFIG, ((), 0))[1])
+    config = ss.get(CONFIG, (api.LIVE_POLICIES, 0))
+    policies = list(ss[POLICIES_W] if POLICIES_W in ss else config[0])
+    seed = ss[SEED_W] if ss.get(SEED_W) is not None else config[1]
     if not force and (tuple(policies), int(seed)) == ss.get(CONFIG):
         return
     ss.pop(NOTE, None)
