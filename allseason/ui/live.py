@@ -41,7 +41,9 @@ PRESENTER = "live_presenter"
 ANALYSE = "live_analyse"    # the page to open with the show's race ("race" or "inside")
 SPEED_W, POLICIES_W, SEED_W = "live_speed_w", "live_policies_w", "live_seed_w"
 
-PLOTLY = {**views.PLOTLY_CONFIG, "displayModeBar": False, "staticPlot": False}
+# the stage's figures redraw four times a second: no toolbar, no hover, no zoom (a static
+# plot is lighter for the browser; the figures of a race are on the Race page)
+PLOTLY = {**views.PLOTLY_CONFIG, "displayModeBar": False, "staticPlot": True}
 
 
 # --- state ------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from .race import ORACLE_LABEL, sample_index
 from .style import (INK, bandit_color, bandit_label, base_layout, policy_colors,
                     policy_line, policy_name, state_color)
 
-MAX_POINTS = 500  # points per line on screen
+MAX_POINTS = 200  # points per line on screen (a rolling mean: smooth at 1 point per 10 steps)
 BAND_OPACITY = 0.35
 
 
