@@ -316,3 +316,18 @@ def test_the_ribbon_shows_the_shadow_after_a_new_season():
     run.advance(3000)
     rate = vlive.rate_figure(run.frame(), window=run.window)
     assert max(len(t.x) for t in rate.data) <= vlive.MAX_POINTS
+
+
+def test_analyse_this_show_in_inside_all_season(monkeypatch):
+    at = open_live()
+    for _ in range(4):
+        tick(at, monkeypatch)
+    click(at, "live_new", monkeypatch)
+    at.run()  # the whole page: the section below the stage is drawn again
+    at.button(key="live_to_inside").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.session_state[live.PAUSED] is True
+    race = state.race(at.session_state[state.RACE_CHOICE], at.session_state[state.SCENARIO])
+    assert race.scenario == run_of(at).race().scenario
+    assert at.session_state[state.LAST_RACE] == race.to_json()  # Inside looks into it
+    assert any("Inside All-Season" in t.value for t in at.title)
