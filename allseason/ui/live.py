@@ -86,6 +86,7 @@ def restart(force: bool = True) -> None:
         ss[NOTE] = ("error", state.explain(e) + "; the show goes on as it was.")
         return
     ss[CONFIG] = (tuple(policies), int(seed))
+    ss[PAUSED] = False  # a new show plays
 
 
 def the_run() -> api.LiveRun:
@@ -278,8 +279,9 @@ def settings() -> None:
                   icon=":material/restart_alt:", width="stretch",
                   help="A new show from step 0, same contestants and seed.")
         st.caption(f"The show pauses by itself after {IDLE_MINUTES} minutes without a "
-                   f"control touched. At most {ss[RUN].max_states} seasons; speed {SPEED_MIN}–{SPEED_MAX} steps per second. The environment: "
-                   f"d = 5, K = 5 arms, σ² = 0.1, batch 1 (the paper's synthetic setting).")
+                   f"control touched. At most {ss[RUN].max_states} seasons; speed "
+                   f"{SPEED_MIN}–{SPEED_MAX} steps per second. The environment: d = 5, "
+                   f"K = 5 arms, σ² = 0.1, batch 1 (the paper's synthetic setting).")
 
 
 def _contestant_name(name: str) -> str:
