@@ -13,7 +13,8 @@ and drives Debian's headless chromium through Playwright through one scripted sh
   1280×720;
 * ``live-presenter-1280-dark.png``: the same in the dark theme (a second show).
 
-Each is saved palette-reduced (64 colours). Fails on any Streamlit exception element.
+Each is saved palette-reduced (256 colours: 64 merge some contestants' colours in the dark
+theme). Fails on any Streamlit exception element.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def _save(pg, path: Path, locator=None) -> Path:
 
     raw = path.with_suffix(".raw.png")
     (locator or pg).screenshot(path=str(raw))
-    Image.open(raw).convert("RGB").quantize(colors=64).save(path, optimize=True)
+    Image.open(raw).convert("RGB").quantize(colors=256).save(path, optimize=True)
     raw.unlink()
     print(path, path.stat().st_size)
     return path
@@ -72,7 +73,7 @@ def shoot(out: Path) -> list[Path]:
     saved = []
     with Server() as srv, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
-        pg = browser.new_context(viewport={"width": 1280, "height": 1250}).new_page()
+        pg = browser.new_context(viewport={"width": 1280, "height": 1300}).new_page()
         _show(pg, srv.url)
         _until(pg, 1520)  # 120 steps after the return: the ticker has had its say
         pg.keyboard.press("p")  # a still picture (the figures stop between frames anyway)
@@ -80,12 +81,11 @@ def shoot(out: Path) -> list[Path]:
                              f".includes('paused')")
         pg.wait_for_timeout(800)
         _check(pg)
-        saved.append(_save(pg, out / "live-return.png",
-                           pg.locator('[data-testid="stMainBlockContainer"]')))
+        saved.append(_save(pg, out / "live-return.png"))
         pg.keyboard.press("p")
         _until(pg, 2000)
         pg.keyboard.press("n")
-        _until(pg, 2060)
+        _until(pg, 2040)
         pg.keyboard.press("p")
         pg.wait_for_function(f"document.querySelector('{STATUS}').textContent"
                              f".includes('paused')")

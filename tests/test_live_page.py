@@ -107,7 +107,7 @@ def assert_figures_match_the_engine(at: AppTest) -> None:
     assert "oracle (knows the seasons)" in names
     since = figs["since"]
     for i, trace in enumerate(since["data"]):
-        assert values(trace["y"])[-1] == pytest.approx(frame.since_switch[i, -1], abs=1e-9)
+        assert values(trace["y"])[-1] == pytest.approx(frame.regret_since_switch[i], abs=1e-9)
     assert f'data-step="{frame.t}"' in status(at)
     assert f'data-season="{frame.current_state + 1}"' in status(at)
 
@@ -314,8 +314,18 @@ def test_the_ribbon_shows_the_shadow_after_a_new_season():
     assert 0 in frame.top_bandit.tolist()
     # the figures stay light: at most MAX_POINTS points per line
     run.advance(3000)
-    rate = vlive.rate_figure(run.frame(), window=run.window)
+    frame = run.frame()
+    rate = vlive.rate_figure(frame, window=run.window, rate_window=run.rate_window)
     assert max(len(t.x) for t in rate.data) <= vlive.MAX_POINTS
+    # a scrolled window: the means of fewer than rate_window steps are not drawn, the last
+    # point is the frame's last step
+    assert rate.data[0].x[0] == frame.steps[run.rate_window - 1]
+    assert rate.data[0].y[-1] == frame.rate[0, -1]
+    # the regret since the switch ends at the engine's, though the switch left the window
+    since = vlive.since_switch_figure(frame)
+    for i, trace in enumerate(since.data):
+        assert trace.y[-1] == pytest.approx(frame.regret_since_switch[i])
+        assert trace.y[0] > 0 or frame.regret_since_switch[i] == 0
 
 
 def test_analyse_this_show_in_inside_all_season(monkeypatch):

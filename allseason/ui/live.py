@@ -382,7 +382,7 @@ def ticker_lines(frame: api.LiveFrame, n: int = TICKER_LINES) -> list[tuple[int,
 
 
 def status_html(frame: api.LiveFrame, speed: int, playing: bool) -> str:
-    mode = (f"▶ {speed} steps/s" if playing else "⏸ paused")
+    mode = f"▶ {speed} steps/s" if playing else "paused"  # (no font here has ⏸)
     return (f'<div class="live-status" data-step="{frame.t}" '
             f'data-season="{frame.current_state + 1}">'
             f'<b>Season {frame.current_state + 1}</b> · step <span class="num">'

@@ -10,7 +10,7 @@ a projector (presenter mode).
 - :func:`rate_figure`: the rolling reward rate per contestant over the last steps, on the
   seasons' bands;
 - :func:`ribbon_figure`: the true season, and which bandit of the featured All-Season holds
-  the top weight (the shadow in pink with white dashes), step by step;
+  the top weight (the shadow in pink with white dots), step by step;
 - :func:`since_switch_figure`: each contestant's regret since the last switch (flat = it
   found the best arms again).
 """
@@ -27,6 +27,7 @@ from .style import (INK, bandit_color, bandit_label, base_layout, policy_colors,
 
 MAX_POINTS = 200  # points per line on screen (a rolling mean: smooth at 1 point per 10 steps)
 BAND_OPACITY = 0.35
+SHADOW_MIN_SHARE = 0.012  # the shadow's segments: at least this share of the window wide
 
 
 def season_label(state: int) -> str:
@@ -120,7 +121,10 @@ def rate_figure(frame, *, window: int | None = None, rate_window: int | None = N
     Traces: one line per contestant, in ``frame.labels`` order, the oracle grey dashed and
     named "oracle (knows the seasons)"; each line's last point is the frame's last step."""
     steps = frame.steps
-    idx = sample_index(len(steps), max_points)
+    # once the window has scrolled, its first rate_window - 1 means cover fewer steps than
+    # the others (the steps before the window are gone): they are not drawn
+    first = rate_window - 1 if rate_window and len(steps) and steps[0] > 0 else 0
+    idx = first + sample_index(max(len(steps) - first, 0), max_points)
     colors = policy_colors(frame.labels)
     traces = [dict(type="scatter", x=steps[idx], y=frame.rate[i, idx], mode="lines",
                    name=_name(label), line=_line(label, colors[label], scale),
@@ -129,7 +133,7 @@ def rate_figure(frame, *, window: int | None = None, rate_window: int | None = N
     shapes, notes = (bands(steps, frame.state, scale=scale, window=window) if len(steps)
                      else ([], []))
     per = f"mean of the last {rate_window} steps" if rate_window else "rolling mean"
-    rate = frame.rate
+    rate = frame.rate[:, first:]
     lo = min(0.0, float(np.floor(rate.min() * 4) / 4)) if rate.size else 0.0
     hi = max(1.0, float(np.ceil(rate.max() * 4) / 4)) if rate.size else 1.0
     layout = _layout(f"Reward per step ({per})", scale, height,
@@ -157,8 +161,9 @@ def ribbon_figure(frame, *, window: int | None = None, scale: float = 1.0,
                   height: int = 190) -> go.Figure:
     """Two lanes over the steps in the window: the true season (its light colour, "season
     k"), and which bandit of the featured All-Season held the top weight after each batch
-    (colour by bandit id, stable across the show; the shadow pink with white dashes,
-    "shadow"). Segments wider than a twelfth of the window are named in place (a bandit
+    (colour by bandit id, stable across the show; the shadow pink with white dots,
+    "shadow", drawn at least ``SHADOW_MIN_SHARE`` of the window wide). Segments wider than
+    an eighth of the window are named in place (a bandit
     with its top weight at the segment's end)."""
     lane_w = 20 * scale
     season, top = "season", "top weight"
@@ -176,7 +181,16 @@ def ribbon_figure(frame, *, window: int | None = None, scale: float = 1.0,
         # a batch's holder holds it from the step after the previous batch's end
         first = np.r_[frame.top_step[0], frame.top_step[:-1] + 1]
         segs, starts, stops = _segments(first, frame.top_step, frame.top_bandit, top)
-        for bid, (xs, ys) in sorted(segs.items()):
+        # the shadow holds the weight for a few steps after a new season (then a bandit is
+        # spawned from it): its segments are drawn at least SHADOW_MIN_SHARE of the window
+        # wide, on top, so the room sees the moment (the other lanes are to scale)
+        min_w = max(window or len(frame.steps), 1) * SHADOW_MIN_SHARE
+        if 0 in segs:
+            xs = segs[0][0]
+            for i in range(0, len(xs), 3):
+                xs[i + 1] = max(xs[i + 1], xs[i] + min_w)
+        for bid in sorted(segs, key=lambda b: (b == 0, b)):  # the shadow last: on top
+            xs, ys = segs[bid]
             traces.append(dict(type="scatter", x=xs, y=ys, mode="lines",
                                name=bandit_label(bid), hoverinfo="skip",
                                line=dict(color=bandit_color(bid), width=lane_w)))
@@ -203,8 +217,8 @@ def ribbon_figure(frame, *, window: int | None = None, scale: float = 1.0,
 
 def since_switch_figure(frame, *, max_points: int = MAX_POINTS, scale: float = 1.0,
                         height: int = 360) -> go.Figure:
-    """Each contestant's cumulative regret since the last switch (``frame.since_switch``),
-    against the steps since the switch; its name and value (``frame.regret_since_switch``)
+    """Each contestant's cumulative regret since the last switch (``frame.since_switch``,
+    raised by what the steps that left the window added), against the steps since the switch; its name and value (``frame.regret_since_switch``)
     written at the line's end. A line that turns flat has found the best arms again: the
     first to flatten recovered first. The oracle grey dashed."""
     m = frame.since_switch.shape[1]
@@ -214,7 +228,11 @@ def since_switch_figure(frame, *, max_points: int = MAX_POINTS, scale: float = 1
     idx = sample_index(m, max_points)
     traces, ends = [], []
     for i, label in enumerate(frame.labels):
-        traces.append(dict(type="scatter", x=x[idx], y=frame.since_switch[i, idx],
+        # the curve in the window, raised by the regret of the steps since the switch that
+        # have left the window: it ends at regret_since_switch
+        y = frame.since_switch[i, idx] + (frame.regret_since_switch[i]
+                                          - (frame.since_switch[i, -1] if m else 0.0))
+        traces.append(dict(type="scatter", x=x[idx], y=y,
                            mode="lines", name=_name(label), showlegend=False,
                            line=_line(label, colors[label], scale),
                            hovertemplate=f"{_name(label)}: %{{y:.1f}}<extra></extra>"))
