@@ -64,7 +64,6 @@ def restart(force: bool = True) -> None:
     on the page rerun that turns presenter mode on (which stops drawing the sidebar): a
     show must not restart then."""
     ss = st.session_state
-
     touch()
     config = ss.get(CONFIG, (api.LIVE_POLICIES, 0))
     policies = list(ss[POLICIES_W] if POLICIES_W in ss else config[0])
@@ -109,7 +108,7 @@ def checked_speed() -> int:
         raw = st.query_params.get("speed", SPEED_DEFAULT)
     try:
         value = float(raw)
-        if value != value:  # NaN
+        if value != value or value in (float("inf"), float("-inf")):  # NaN, infinities
             raise ValueError
     except (TypeError, ValueError):
         st.warning(f"Speed: must be a number of steps per second from {SPEED_MIN} to "
