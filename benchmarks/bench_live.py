@@ -18,8 +18,9 @@ stdout (and ``$SCREENSHOT_DIR/bench_live.json``), then a markdown table.
   - ``server_cpu_s_per_min``: the server process's CPU seconds (user + system, psutil)
     over the show, per minute;
   - ``browser_cpu_s_per_min``: the same for the chromium processes.
-* **closed**: after the show's tab is closed, the server's CPU seconds over 10 s (the
-  stage's reruns are asked for by the browser's timer: nothing should be left).
+* **paused**, then **closed**: the server's CPU seconds over 10 s with the show paused (the
+  tab open), then over the 10 s after the tab is closed (the stage's reruns are asked for
+  by the browser's timer: nothing should be left).
 * **five**: five live sessions at once (five browser contexts), ``--multi-seconds`` each:
   the frames per second of each, the server's and the browsers' CPU seconds per minute.
 * **memory** (``--minutes M``): one show at full speed (400 steps/s) for M minutes; the
@@ -131,6 +132,13 @@ def show(browser, srv: Server, seconds: float) -> dict:
             switch.append((after[0] - at) / 1000)
     errors = pg.locator('[data-testid="stException"]').count()
     step = int(pg.evaluate(f"document.querySelector('{STATUS}').dataset.step"))
+    # paused (the tab still open): the server's CPU over 10 s
+    pg.keyboard.press("p")
+    pg.wait_for_function(f"document.querySelector('{STATUS}').textContent.includes('paused')")
+    pg.wait_for_timeout(500)
+    p0 = cpu_seconds(srv.pid)
+    time.sleep(10)
+    paused = cpu_seconds(srv.pid) - p0
     context.close()
     # the tab is closed: the server's CPU over the next 10 s
     pg_closed_cpu0 = cpu_seconds(srv.pid)
@@ -142,7 +150,7 @@ def show(browser, srv: Server, seconds: float) -> dict:
             "switch_all_s": [round(s, 3) for s in switch],
             "server_cpu_s_per_min": (s1 - s0) / minutes,
             "browser_cpu_s_per_min": (b1 - b0) / minutes,
-            "closed_server_cpu_s_in_10s": closed,
+            "closed_server_cpu_s_in_10s": closed, "paused_server_cpu_s_in_10s": paused,
             "steps_played": step, "exceptions": errors, "load": load()}
 
 
@@ -217,6 +225,7 @@ def main(argv=None) -> int:
                 "server_cpu_s_per_min": med(shows, "server_cpu_s_per_min"),
                 "browser_cpu_s_per_min": med(shows, "browser_cpu_s_per_min"),
                 "closed_server_cpu_s_in_10s": med(shows, "closed_server_cpu_s_in_10s"),
+                "paused_server_cpu_s_in_10s": med(shows, "paused_server_cpu_s_in_10s"),
                 "five_fps_min": med(multi, "fps_min"),
                 "five_server_cpu_s_per_min": med(multi, "server_cpu_s_per_min"),
                 "five_browser_cpu_s_per_min": med(multi, "browser_cpu_s_per_min")}
@@ -234,6 +243,8 @@ def main(argv=None) -> int:
                 ("key press → first frame under the new season (s)", m["switch_s"], "≤ 0.5"),
                 ("server CPU s per live session per minute", m["server_cpu_s_per_min"], ""),
                 ("browser CPU s per minute", m["browser_cpu_s_per_min"], ""),
+                ("server CPU s in 10 s, the show paused (tab open)",
+                 m["paused_server_cpu_s_in_10s"], "≈ 0"),
                 ("server CPU s in the 10 s after the tab closed",
                  m["closed_server_cpu_s_in_10s"], "≈ 0"),
                 ("5 sessions: frames per second, slowest", m["five_fps_min"], "≥ 2"),
