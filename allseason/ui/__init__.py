@@ -8,6 +8,7 @@ streamlit.
 - :mod:`.runs`: the bounded cache of finished races, streamed runs, small cached extras;
 - :mod:`.views`: page frame, error boundary, charts with caption and HTML download, result
   panels;
+- :mod:`.live`: the Live page (a show stepped by hand in a ``run_every`` fragment);
 - :mod:`.settings`: the server's settings from the environment (``ALLSEASON_LOW_MEMORY``).
 """
 
