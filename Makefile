@@ -74,3 +74,4 @@ docs: install-dev
 pictures: install-dev browser
 	$(PY) scripts/readme_figure.py
 	$(PY) scripts/docs_screens.py
+	$(PY) scripts/live_screens.py

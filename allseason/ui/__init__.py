@@ -9,6 +9,7 @@ streamlit.
 - :mod:`.views`: page frame, error boundary, charts with caption and HTML download, result
   panels;
 - :mod:`.yourdata`: the Your data page (a user's log or reward table);
+- :mod:`.live`: the Live page (a show stepped by hand in a ``run_every`` fragment);
 - :mod:`.settings`: the server's settings from the environment (``ALLSEASON_LOW_MEMORY``).
 """
 

@@ -37,7 +37,8 @@ PAGES = (("app_pages/0_Home.py", "Home", ":material/eco:", ""),
          ("app_pages/4_Sweep_results.py", "Sweep results", ":material/tune:", "Sweep_results"),
          ("app_pages/5_Paper_tables.py", "Paper tables", ":material/table_chart:", "Paper_tables"),
          ("app_pages/6_Guided_tour.py", "Guided tour", ":material/slideshow:", "Guided_tour"),
-         ("app_pages/7_Your_data.py", "Your data", ":material/upload_file:", "Your_data"))
+         ("app_pages/7_Your_data.py", "Your data", ":material/upload_file:", "Your_data"),
+         ("app_pages/8_Live.py", "Live", ":material/live_tv:", "Live"))
 
 
 def navigation():

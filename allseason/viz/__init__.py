@@ -14,6 +14,8 @@ pandas and plotly (never streamlit), so the figures work in the app, a notebook 
 - ``inside``: All-Season's weights (animated, top weight, stacked), the bandits' lives,
   who played which state, recall after change points, animated posteriors, which bandit
   held the weight in each season of each year (real dates);
+- ``live``: the Live page's figures, from an ``api.LiveFrame`` (rolling reward rate,
+  who holds the top weight, regret since the switch);
 - ``export``: standalone HTML and CSV downloads.
 """
 

@@ -1,0 +1,512 @@
+"""The Live page: a show whose season the presenter switches by hand (``api.LiveRun``).
+
+The run lives in ``st.session_state`` (:data:`RUN`). The stage -- the season buttons, the
+status line, the ticker and the three figures -- is one fragment (:func:`stage`, key
+``live_stage``) defined with ``run_every=INTERVAL`` while the show plays, so the browser asks
+for it ``1 / INTERVAL`` times a second and only it reruns; each rerun plays
+``speed × INTERVAL`` steps and draws the new frame. A season button is inside the stage, so
+a click reruns the stage alone and its first frame is already under the new season.
+
+Pausing (the Pause button, or :data:`IDLE_MINUTES` without a control touched) reruns the
+whole page, which defines the stage without ``run_every``: the browser stops asking, and no
+server CPU is spent on a forgotten tab. A closed tab asks for nothing either (the reruns are
+driven by the browser's timer).
+"""
+
+from __future__ import annotations
+
+import time
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from allseason import api
+from allseason.viz import live as vlive
+
+from . import runs, state, views
+
+INTERVAL = 0.25          # seconds between two frames while the show plays (4 frames a second)
+IDLE_MINUTES = 5         # the show pauses after this long without a control touched
+SPEED_MIN, SPEED_MAX, SPEED_DEFAULT = 5, 400, 40  # steps per second
+MAX_CONTESTANTS = 8
+TICKER_LINES = 4
+
+RUN = "live_run"            # the api.LiveRun
+CONFIG = "live_config"      # (contestants, seed) the run was started with
+SPEED = "live_speed"        # steps per second (canonical; the slider is SPEED_W)
+PAUSED = "live_paused"
+TOUCHED = "live_touched"    # time.time() of the last control touched
+NOTE = "live_note"          # (kind, text) to show on the stage until the next control
+PRESENTER = "live_presenter"
+ANALYSE = "live_analyse"    # the page to open with the show's race ("race" or "inside")
+SPEED_W, POLICIES_W, SEED_W = "live_speed_w", "live_policies_w", "live_seed_w"
+
+# the stage's figures redraw four times a second: no toolbar, no hover, no zoom (a static
+# plot is lighter for the browser; the figures of a race are on the Race page)
+PLOTLY = {**views.PLOTLY_CONFIG, "displayModeBar": False, "staticPlot": True}
+
+
+# --- state ------------------------------------------------------------------------------------
+def touch() -> None:
+    """A control was used: the idle clock starts again."""
+    st.session_state[TOUCHED] = time.time()
+
+
+def new_run(policies, seed: int) -> api.LiveRun:
+    specs = [api.PolicySpec(n, api.default_params(n)) for n in policies]
+    return api.LiveRun(specs, seed=int(seed))
+
+
+def restart(force: bool = True) -> None:
+    """A new show with the chosen contestants and seed (a callback: before the rerun);
+    ``force=False`` (the contestants' and seed's on_change): only if they differ from the
+    show's. In chromium, the sidebar's on_change callbacks also fire, with unchanged values,
+    on the page rerun that turns presenter mode on (which stops drawing the sidebar): a
+    show must not restart then."""
+    ss = st.session_state
+    touch()
+    config = ss.get(CONFIG, (api.LIVE_POLICIES, 0))
+    policies = list(ss[POLICIES_W] if POLICIES_W in ss else config[0])
+    seed = ss[SEED_W] if ss.get(SEED_W) is not None else config[1]
+    if not force and (tuple(policies), int(seed)) == ss.get(CONFIG):
+        return
+    ss.pop(NOTE, None)
+    if not policies:
+        ss[NOTE] = ("error", "Contestants: choose at least one; the show goes on with "
+                             "the contestants it had.")
+        return
+    if len(policies) > MAX_CONTESTANTS:
+        ss[NOTE] = ("error", f"Contestants: at most {MAX_CONTESTANTS} on the stage; the "
+                             f"show goes on with the contestants it had.")
+        return
+    try:
+        ss[RUN] = new_run(policies, seed)
+    except api.SpecError as e:
+        ss[NOTE] = ("error", state.explain(e) + "; the show goes on as it was.")
+        return
+    ss[CONFIG] = (tuple(policies), int(seed))
+    ss[PAUSED] = False  # a new show plays
+
+
+def the_run() -> api.LiveRun:
+    """The session's show (a new one with the default contestants at first)."""
+    ss = st.session_state
+    if RUN not in ss:
+        ss[RUN] = new_run(api.LIVE_POLICIES, 0)
+        ss[CONFIG] = (tuple(api.LIVE_POLICIES), 0)
+        ss.setdefault(PAUSED, False)
+        touch()
+    return ss[RUN]
+
+
+def checked_speed() -> int:
+    """The speed in steps per second, from the session (or a ``?speed=`` link on arrival),
+    brought within bounds with a warning if it was not."""
+    ss = st.session_state
+    raw = ss.get(SPEED)
+    if raw is None:
+        raw = st.query_params.get("speed", SPEED_DEFAULT)
+    try:
+        value = float(raw)
+        if value != value or value in (float("inf"), float("-inf")):  # NaN, infinities
+            raise ValueError
+    except (TypeError, ValueError):
+        st.warning(f"Speed: must be a number of steps per second from {SPEED_MIN} to "
+                   f"{SPEED_MAX}, got “{str(raw)[:30]}”; {SPEED_DEFAULT} is used.",
+                   icon=":material/speed:")
+        value = SPEED_DEFAULT
+    speed = int(min(max(round(value), SPEED_MIN), SPEED_MAX))
+    if speed != value:
+        st.warning(f"Speed: must be from {SPEED_MIN} to {SPEED_MAX} steps per second, got "
+                   f"{str(raw)[:30]}; {speed} is used.", icon=":material/speed:")
+    ss[SPEED] = speed
+    return speed
+
+
+def steps_per_frame(speed: int) -> int:
+    return max(1, round(speed * INTERVAL))
+
+
+DEBOUNCE = 0.5  # seconds: a second call of the same control within this is the same click
+LAST_CALL = "live_last_call"
+
+
+def _first_call(control: str) -> bool:
+    """False if ``control`` (a button) was called within DEBOUNCE seconds, else True.
+
+    In chromium, a click on a button of the stage can reach its callback twice: the
+    ``run_every`` rerun that comes while the click's rerun runs carries the click's trigger
+    again (seen 0.02-0.2 s apart, one frame). Twice "New season" would add two seasons, and
+    by then the button may have been drawn again with the next season's number."""
+    ss = st.session_state
+    now = time.monotonic()
+    last = ss.get(LAST_CALL, {})
+    if now - last.get(control, -1e9) < DEBOUNCE:
+        return False
+    ss[LAST_CALL] = {**last, control: now}
+    return True
+
+
+def _switch(s: int, control: str) -> None:
+    """Play season ``s`` (0-based; ``n_states`` = a new one) from the next frame on.
+
+    The buttons carry their target, fixed when they were drawn (New season: the number of
+    seasons then), and :func:`_first_call` drops a second call within DEBOUNCE seconds."""
+    if not _first_call(control):
+        return
+    touch()
+    ss = st.session_state
+    ss.pop(NOTE, None)
+    try:
+        ss[RUN].switch(s)
+    except api.SpecError as e:
+        ss[NOTE] = ("warning", _season_message(e, ss[RUN]))
+
+
+def _season_message(err: api.SpecError, run: api.LiveRun) -> str:
+    if getattr(err, "got", None) == run.n_states:
+        return (f"No season {run.n_states + 1}: a live show has at most {run.max_states} "
+                f"seasons (keys 1–{run.max_states}). Bring back one of those seen so far.")
+    return f"Season: {state.explain(err)}"
+
+
+def _pause(paused: bool) -> None:
+    if not _first_call("pause"):
+        return
+    touch()
+    st.session_state[PAUSED] = paused
+    st.session_state.pop(NOTE, None)
+
+
+def _speed_changed() -> None:
+    ss = st.session_state
+    if SPEED_W in ss and ss[SPEED_W] != ss.get(SPEED):
+        touch()
+        ss[SPEED] = ss[SPEED_W]
+
+
+def _presenter() -> None:
+    touch()
+
+
+# --- the page ---------------------------------------------------------------------------------
+CSS = """<style>
+.st-key-live_buttons button { min-height: 3.0rem; padding: 0 1.1rem; }
+.st-key-live_buttons [class*="st-key-live_season_"] button { min-width: 3.4rem; }
+.st-key-live_buttons [class*="st-key-live_season_"] kbd { display: none; }
+.live-season-word { font-size: 1.2rem; font-weight: 600; margin-right: 0.2rem; }
+.st-key-live_buttons button p { font-size: 1.2rem; font-weight: 600; white-space: nowrap; }
+.live-status { font-size: 1.35rem; line-height: 1.5; margin: 0.1rem 0 0.3rem 0; }
+.live-status b { font-weight: 700; }
+.live-ticker { list-style: none; padding: 0; margin: 0; font-size: 1.15rem !important;
+  line-height: 1.45; }
+.live-ticker li { margin: 0 0 0.25rem 0; font-size: inherit !important; padding: 0; }
+.live-ticker li:first-child { font-weight: 700; }
+.live-ticker .when { opacity: 0.65; font-variant-numeric: tabular-nums; font-size: 0.85em; }
+.live-status .num { font-variant-numeric: tabular-nums; }
+</style>"""
+
+# presenter mode, for a projector of 1280×720 or 1920×1080 (the presenter says which: the
+# server does not know the screen, and neither CSS zoom nor a CSS transform scales a Plotly
+# figure cleanly -- Plotly measures its box scaled and draws it cut): figure heights (px)
+# and the scale of their text and lines, and the size of the page's own text
+SCREENS = {
+    "1280×720": dict(scale=1.3, rate=340, ribbon=200, since=420, text=1.0),
+    "1920×1080": dict(scale=1.75, rate=520, ribbon=300, since=640, text=1.45),
+}
+SCREEN = "live_screen"
+PRESENTER_CSS = """<style>
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+[data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"] {
+  display: none !important; }
+[data-testid="stMainBlockContainer"] { padding: 0.6rem 2rem 0.3rem 2rem !important;
+  max-width: 100% !important; }
+.st-key-live_buttons button { min-height: calc(3.2rem * K); }
+.st-key-live_buttons button p, .live-season-word { font-size: calc(1.4rem * K); }
+.st-key-live_buttons kbd { font-size: calc(0.9rem * K); }
+.live-status { font-size: calc(1.75rem * K); }
+.live-ticker { font-size: calc(1.3rem * K) !important; }
+</style>"""
+
+
+def screen() -> dict:
+    """The presenter's screen (:data:`SCREENS`)."""
+    return SCREENS.get(st.session_state.get(SCREEN), SCREENS["1920×1080"])
+
+
+def presenter() -> bool:
+    return bool(st.session_state.get(PRESENTER, False))
+
+
+def header() -> None:
+    """The title and what the page is for (not in presenter mode: the stage fills the
+    screen)."""
+    if presenter():
+        return
+    st.title("Live")
+    st.markdown("**You call the seasons.** Press **Season k** (or the key *k*) to bring a "
+                "season back, **New season** (*N*) for a world nobody has seen, **Pause** "
+                "(*P*) to stop. Every contestant plays the same arms and noise: watch which "
+                "one recovers at once and which starts learning again.")
+
+
+def settings() -> None:
+    """The sidebar: speed, contestants, seed, restart (hidden in presenter mode)."""
+    ss = st.session_state
+    with st.sidebar:
+        st.subheader("The show")
+        ss[SPEED_W] = ss[SPEED]
+        st.slider("Speed (steps per second)", SPEED_MIN, SPEED_MAX, key=SPEED_W,
+                  on_change=_speed_changed,
+                  help=f"Steps played per second; {1 / INTERVAL:g} frames a second of "
+                       f"speed × {INTERVAL:g} steps each.")
+        policies, seed = ss[CONFIG]
+        if POLICIES_W not in ss:
+            ss[POLICIES_W] = list(policies)
+        st.multiselect("Contestants", api.policy_names(), key=POLICIES_W, on_change=restart,
+                       args=(False,),
+                       format_func=_contestant_name, max_selections=MAX_CONTESTANTS,
+                       help="Changing them starts a new show. The first All-Season is the "
+                            "one whose top weight the ribbon follows.")
+        if SEED_W not in ss:
+            ss[SEED_W] = seed
+        st.number_input("Seed", 0, 2**31 - 1, step=1, key=SEED_W, on_change=restart,
+                        args=(False,),
+                        help="The arms, the noise, the seasons' θ and the contestants' "
+                             "draws; changing it starts a new show.")
+        st.button("Restart", key="live_restart", on_click=restart,
+                  icon=":material/restart_alt:", width="stretch",
+                  help="A new show from step 0, same contestants and seed.")
+        st.caption(f"The show pauses by itself after {IDLE_MINUTES} minutes without a "
+                   f"control touched. At most {ss[RUN].max_states} seasons; speed "
+                   f"{SPEED_MIN}–{SPEED_MAX} steps per second. The environment: d = 5, "
+                   f"K = 5 arms, σ² = 0.1, batch 1 (the paper's synthetic setting).")
+
+
+def _contestant_name(name: str) -> str:
+    from allseason.viz.style import policy_name
+
+    return policy_name(name)
+
+
+def show() -> None:
+    """The page below its frame: header, settings, the stage, analyse this show."""
+    st.html(CSS)
+    if presenter():
+        st.html(PRESENTER_CSS.replace("* K)", f"* {screen()['text']})"))
+    with views.guard("the live page"):
+        the_run()
+        checked_speed()
+        header()
+        if not presenter():
+            settings()
+        stage()
+        if not presenter():
+            analyse()
+
+
+def stage() -> None:
+    """The stage, as a fragment that reruns every INTERVAL while the show plays."""
+    playing = not st.session_state.get(PAUSED, False)
+    st.fragment(_stage, run_every=INTERVAL if playing else None, key="live_stage")(
+        playing, presenter(), screen())
+
+
+def _stage(defined_playing: bool, defined_presenter: bool, defined_screen: dict) -> None:
+    ss = st.session_state
+    with views.guard("the live show"):
+        run: api.LiveRun = ss[RUN]
+        playing = not ss.get(PAUSED, False)
+        if (playing, presenter(), screen()) != (defined_playing, defined_presenter,
+                                                defined_screen):
+            # Pause, Resume, the presenter toggle or its screen: the whole page again, so
+            # the stage is defined with (or without) run_every and the page's style follows
+            st.rerun()
+        if playing and time.time() - ss.get(TOUCHED, 0) > IDLE_MINUTES * 60:
+            ss[PAUSED] = True
+            ss[NOTE] = ("info", f"Paused by itself after {IDLE_MINUTES} minutes without a "
+                                "control touched. Press Resume (or P) to go on.")
+            st.rerun()  # the whole page: the stage is defined again, without run_every
+        speed = ss.get(SPEED, SPEED_DEFAULT)
+        if playing:
+            run.advance(steps_per_frame(speed))
+        season_buttons(run)
+        if NOTE in ss:
+            kind, text = ss[NOTE]
+            getattr(st, kind)(text)
+        frame = run.frame()
+        draw(run, frame, speed, playing)
+
+
+def season_buttons(run: api.LiveRun) -> None:
+    """One button per season seen so far (keys 1-9), New season (N), Pause (P) and the
+    presenter toggle, in one row."""
+    ss = st.session_state
+    paused = ss.get(PAUSED, False)
+    left, right = st.columns([5, 2.2] if presenter() else [5, 1.45],
+                             vertical_alignment="center")
+    with left.container(key="live_buttons", horizontal=True, gap="small",
+                        vertical_alignment="center"):
+        st.markdown('<span class="live-season-word">Season</span>', unsafe_allow_html=True,
+                    width="content")
+        for s in range(run.n_states):  # labelled by number: nine of them fit on a row
+            st.button(f"{s + 1}", key=f"live_season_{s + 1}", shortcut=str(s + 1),
+                      on_click=_switch, args=(s, f"season {s + 1}"),
+                      type="primary" if s == run.state else "secondary",
+                      help=f"Bring season {s + 1} back (key {s + 1})")
+        st.button("New season", key="live_new", shortcut="N", on_click=_switch,
+                  args=(run.n_states, "new"),
+                  icon=":material/add:", help=f"A season nobody has seen (key N); at most "
+                                              f"{run.max_states} in a show.")
+        st.button("Resume" if paused else "Pause", key="live_pause", on_click=_pause,
+                  args=(not paused,),
+                  icon=":material/play_arrow:" if paused else ":material/pause:",
+                  shortcut="P", type="primary" if paused else "tertiary",
+                  help="Pause or resume the show (key P).")
+    with right.container(horizontal=True, vertical_alignment="center", gap="small"):
+        st.toggle("Presenter mode", key=PRESENTER, on_change=_presenter,
+                  help="Hide the sidebar and the settings, enlarge text and lines for a "
+                       "projector.")
+        if presenter():
+            ss.setdefault(SCREEN, "1920×1080")
+            st.segmented_control("Screen", list(SCREENS), key=SCREEN, on_change=_presenter,
+                                 label_visibility="collapsed", required=True,
+                                 help="The projector's resolution: the stage fills it.")
+
+
+def ticker_lines(frame: api.LiveFrame, n: int = TICKER_LINES) -> list[tuple[int, str]]:
+    """The ticker's newest ``n`` lines, newest first: (step, text)."""
+    lines = sorted(frame.ticker, key=lambda t: t.step, reverse=True)  # stable: said order
+    return [(t.step, t.text) for t in lines[:n]]
+
+
+def status_html(frame: api.LiveFrame, speed: int, playing: bool) -> str:
+    mode = f"▶ {speed} steps/s" if playing else "paused"  # (no font here has ⏸)
+    return (f'<div class="live-status" data-step="{frame.t}" '
+            f'data-season="{frame.current_state + 1}">'
+            f'<b>Season {frame.current_state + 1}</b> · step <span class="num">'
+            f'{frame.t:,}</span> · {mode}</div>')
+
+
+def ticker_html(frame: api.LiveFrame) -> str:
+    lines = ticker_lines(frame)
+    if not lines:
+        return ('<ul class="live-ticker"><li>The show has started: season 1. Press '
+                '<b>New season</b> (N) when you like.</li></ul>')
+    items = "".join(f'<li><span class="when">step {step:,}</span> &nbsp;{text}</li>'
+                    for step, text in lines)
+    return f'<ul class="live-ticker" aria-live="polite">{items}</ul>'
+
+
+def draw(run: api.LiveRun, frame: api.LiveFrame, speed: int, playing: bool) -> None:
+    """The status line, the ticker and the three figures: in two columns for a projector
+    (presenter mode, sized for the chosen screen: :data:`SCREENS`),
+    else one under the other."""
+    big = presenter()
+    size = screen() if big else dict(scale=1.0, rate=330, ribbon=220, since=300)
+    scale = size["scale"]
+    rate = vlive.rate_figure(frame, window=run.window, rate_window=run.rate_window,
+                             scale=scale, height=size["rate"])
+    ribbon = vlive.ribbon_figure(frame, window=run.window, scale=scale, height=size["ribbon"])
+    since = vlive.since_switch_figure(frame, scale=scale, height=size["since"])
+    if big:
+        left, right = st.columns([3, 2], gap="medium")
+    else:
+        left = right = st.container()
+    with (right if big else left):
+        status, ticker = (st.container(), st.container()) if big else st.columns([2, 3])
+        status.markdown(status_html(frame, speed, playing), unsafe_allow_html=True)
+        ticker.markdown(ticker_html(frame), unsafe_allow_html=True)
+    with left:
+        for fig, name in ((rate, "rate"), (ribbon, "ribbon")):
+            st.plotly_chart(fig, key=f"live_{name}", config=PLOTLY, alt=views.alt_text(fig))
+    with right:
+        st.plotly_chart(since, key="live_since", config=PLOTLY, alt=views.alt_text(since))
+
+
+# --- analyse this show ------------------------------------------------------------------------
+def show_race(run: api.LiveRun) -> api.Race:
+    """The show as the app's race (its schedule as a custom pattern, one seed), within the
+    app's limits; SpecError (naming the limit) if not."""
+    race = run.race()
+    state.check_app_limits(race.scenario)
+    return race
+
+
+def race_choice(run: api.LiveRun) -> dict:
+    names = [s.name for s in run.specs]
+    return {"policies": names, "params": {n: state.policy_defaults(n) for n in names},
+            "n_seeds": 1}
+
+
+def show_link(run: api.LiveRun) -> str:
+    """The Race page's address with the show's scenario and contestants."""
+    race = show_race(run)
+    query = {**race.scenario.to_query(), "policies": ",".join(s.name for s in run.specs),
+             "n_seeds": "1"}
+    base = (st.context.url or "").split("?", 1)[0].rstrip("/")
+    base = base.rsplit("/", 1)[0] if base.endswith("/Live") else base
+    return f"{base}/Race?{urlencode(query)}"
+
+
+def _analyse(page: str) -> None:
+    st.session_state[PAUSED] = True
+    st.session_state[ANALYSE] = page
+
+
+@st.fragment(key="live_analyse")
+def analyse() -> None:
+    """The recorded schedule as a race: open it in Race or Inside All-Season, or copy a
+    link. A fragment: its buttons rerun this part only (they read the show as it is then)."""
+    ss = st.session_state
+    with views.guard("analyse this show"):
+        st.subheader("Analyse this show")
+        run: api.LiveRun = ss[RUN]
+        target = ss.pop(ANALYSE, None)
+        if run.t == 0:
+            st.caption("Nothing played yet.")
+            return
+        try:
+            race = show_race(run)
+        except api.SpecError as e:
+            st.warning(f"This show can not become a race of the app: {state.explain(e)}. "
+                       f"Restart for a shorter show (the app's races have at most "
+                       f"{state.APP_LIMITS['horizon']:,} steps and "
+                       f"{state.APP_LIMITS['n_segments']} segments).",
+                       icon=":material/block:")
+            return
+        if target is not None:
+            ss[state.SCENARIO] = race.scenario
+            ss.pop(state.URL_ERRORS, None)
+            ss[state.RACE_CHOICE] = race_choice(run)
+            if target == "race":
+                ss[state.AUTORUN] = True
+                st.switch_page("app_pages/2_Race.py")
+            with st.spinner("Running the show's race…"):
+                runs.remember(runs.run_race(state.race()))
+            st.switch_page("app_pages/3_Inside_All-Season.py")
+        sc = race.scenario
+        paused = ss.get(PAUSED, False)
+        if paused:
+            st.markdown(f"The show so far: **{sc.horizon:,} steps**, {len(sc.segments)} "
+                        f"segments, {max(s for s, _ in sc.segments) + 1} seasons.")
+        st.markdown("Its seasons, as played, become a race: replayed with the same seed, "
+                    "every contestant makes the same decisions, bit for bit. *Season k* "
+                    "here is *state k − 1* there.")
+        c1, c2, _ = st.columns([1, 1, 2])
+        c1.button("Open in Race", key="live_to_race", on_click=_analyse, args=("race",),
+                  icon=":material/sports_score:", width="stretch",
+                  help="Pauses the show and runs its race on the Race page.")
+        c2.button("Open in Inside All-Season", key="live_to_inside", on_click=_analyse,
+                  args=("inside",), icon=":material/troubleshoot:", width="stretch",
+                  help="Pauses the show, runs its race and opens Inside All-Season.")
+        if paused:
+            st.caption("A link to the show's race (the seasons played up to now), to share:")
+            st.code(show_link(run), language=None, wrap_lines=True)
+        else:
+            st.caption("Pause the show for a link to its race, to share.")
+
+
+__all__ = ["show", "stage", "analyse", "INTERVAL", "IDLE_MINUTES", "SPEED_MIN", "SPEED_MAX",
+           "SPEED_DEFAULT", "ticker_lines", "status_html", "steps_per_frame", "show_race",
+           "show_link"]
