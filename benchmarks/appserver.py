@@ -87,3 +87,26 @@ class Server:
                 self.proc.kill()
                 self.proc.wait(timeout=10)
         self._log.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (psutil)."""
+    import psutil
+
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system
+
+
+def browser_cpu_seconds() -> float:
+    """User + system CPU seconds so far of the chromium processes this script started."""
+    import psutil
+
+    total = 0.0
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if "chrom" in p.name():
+                t = p.cpu_times()
+                total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total

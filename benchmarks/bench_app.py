@@ -33,11 +33,11 @@ import sys
 import time
 from pathlib import Path
 
-import psutil
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, LOG_DIR, Server  # noqa: E402
+from appserver import (CHROMIUM, IDLE, LAUNCH_ARGS, LOG_DIR, Server,  # noqa: E402
+                       browser_cpu_seconds, cpu_seconds)
 
 SCREENS = LOG_DIR
 CHART = '[data-testid="stPlotlyChart"]'
@@ -94,25 +94,6 @@ def home_run(browser) -> float:
             return time.perf_counter() - t0
         finally:
             context.close()
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` so far (psutil)."""
-    t = psutil.Process(pid).cpu_times()
-    return t.user + t.system
-
-
-def browser_cpu_seconds() -> float:
-    """User + system CPU seconds so far of the chromium processes this script started."""
-    total = 0.0
-    for p in psutil.Process().children(recursive=True):
-        try:
-            if "chrom" in p.name():
-                t = p.cpu_times()
-                total += t.user + t.system
-        except psutil.Error:
-            pass
-    return total
 
 
 def race_and_inside(browser, srv: Server, seed: int, work: dict) -> tuple[float, float]:

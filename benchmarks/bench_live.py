@@ -41,7 +41,8 @@ import psutil
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from appserver import CHROMIUM, LAUNCH_ARGS, LOG_DIR, Server  # noqa: E402
+from appserver import (CHROMIUM, LAUNCH_ARGS, LOG_DIR, Server,  # noqa: E402
+                       browser_cpu_seconds, cpu_seconds)
 
 STATUS = ".live-status"
 SCRIPT = ("n", "1", "n", "2", "3", "1")  # 2 new seasons, 4 returns
@@ -75,24 +76,6 @@ FIRST_PLOT = "document.querySelector('[data-testid=\"stPlotlyChart\"] .js-plotly
 
 def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
-
-
-def cpu_seconds(pid: int) -> float:
-    t = psutil.Process(pid).cpu_times()
-    return t.user + t.system
-
-
-def browser_cpu_seconds() -> float:
-    """CPU seconds so far of the chromium processes this script started."""
-    total = 0.0
-    for p in psutil.Process().children(recursive=True):
-        try:
-            if "chrom" in p.name():
-                t = p.cpu_times()
-                total += t.user + t.system
-        except psutil.Error:
-            pass
-    return total
 
 
 def open_live(browser, url: str, speed: int | None = None):
