@@ -17,7 +17,7 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 # Your data
 MODULES += ["allseason.usercsv", "allseason.offline", "allseason.envs.table",
-            "allseason.examples"]
+            "allseason.examples", "allseason.viz.timeline"]
 
 
 @pytest.mark.parametrize("name", MODULES)

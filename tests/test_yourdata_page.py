@@ -97,6 +97,9 @@ def test_table_example_races_on_the_users_dates():
     top = [f for f, t in zip(figures(at), names) if "Weight of the most likely bandit" in t][0]
     ticks = top["layout"]["xaxis"]["ticktext"]
     assert "2022" in ticks and top["layout"]["xaxis"]["title"]["text"] == "date"
+    # the seasons are called by their names (state k: arm k is best), not "state k"
+    legend = {t.get("name") for t in top["data"]}
+    assert {"0: coat best", "1: coffee best"} <= legend and "state 0" not in legend
     seasons = [f for f, t in zip(figures(at), names) if "Your seasons" in t][0]
     assert seasons["layout"]["xaxis"]["title"]["text"] == "date"
     text = " ".join(m.value for m in at.markdown)

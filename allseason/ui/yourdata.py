@@ -279,7 +279,8 @@ def show_table(source: dict, table: api.RewardTable) -> None:
                     "year of a row means All-Season recognised the season when it came back.",
                     "your-season-year", "yd_season_year")
     w = result.weights_frame(only=[(label, seed)])
-    fig = inside.top_weight_figure(w, sc.pattern, policy=label, seed=seed)
+    fig = timeline.name_states(inside.top_weight_figure(w, sc.pattern, policy=label,
+                                                        seed=seed), names)
     views.chart(fig if dates is None else date_ticks(fig, dates),
                 "After each period, the weight of the bandit All-Season trusted most "
                 "(triangles coloured by bandit id; pink dashes: the shadow, a new season). "

@@ -105,6 +105,30 @@ def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: boo
     return fig
 
 
+def name_states(fig: go.Figure, names) -> go.Figure:
+    """Call the states of a figure by their names (``names[k]`` for state k, e.g. a reward
+    table's "coat best" or the weather regimes): the legend entries, the ribbon's labels and
+    the legend group's title ("true state:" becomes "season:"). Returns ``fig`` (modified).
+
+        >>> from allseason.envs import Pattern
+        >>> fig = add_season_bands(go.Figure(), Pattern(((0, 5), (1, 5))))
+        >>> [t.name for t in name_states(fig, ["dry", "wet"]).data]
+        ['0: dry', '1: wet']
+    """
+    if not names:
+        return fig
+    label = {state_label(k): f"{k}: {n}" for k, n in enumerate(names)}
+    for t in fig.data:
+        if t.name in label:
+            t.name = label[t.name]
+        if t.legendgrouptitle and t.legendgrouptitle.text == "true state:":
+            t.legendgrouptitle.text = "season:"
+    for a in fig.layout.annotations or ():
+        if a.text in label:
+            a.text = label[a.text]
+    return fig
+
+
 def pattern_timeline(pattern, height: int = 160) -> go.Figure:
     """The season pattern: one lane per state ("state 0", "state 1", ...; a single row above
     8 states), a coloured bar per segment, and the change points as vertical lines --
@@ -175,7 +199,8 @@ def add_change_points(fig: go.Figure, pattern, y: float = 1.0, base: float = 0.0
     return fig
 
 
-__all__ = ["pattern_timeline", "add_season_bands", "add_change_points", "segment_bounds"]
+__all__ = ["pattern_timeline", "add_season_bands", "add_change_points", "segment_bounds",
+           "name_states"]
 
 
 def date_ticks(fig: go.Figure, dates, every_months: int = 3, row=None, col=None) -> go.Figure:
