@@ -110,3 +110,19 @@ def private_data_cache(tmp_path_factory):
     mp.setenv("ALLSEASON_CACHE", str(tmp_path_factory.mktemp("allseason-cache")))
     yield
     mp.undo()
+
+
+def run_fragment(at, key: str, monkeypatch):
+    """Rerun only the fragment ``key`` (``@st.fragment(key=...)``) of an AppTest ``at``, with
+    the widget values set on it, as the browser does when a widget inside that fragment
+    changes or its ``run_every`` timer fires (AppTest itself always reruns the whole script)."""
+    import functools
+
+    from streamlit.testing.v1 import local_script_runner
+
+    ids = at._fragment_storage.resolve_target(key)
+    with monkeypatch.context() as m:
+        m.setattr(local_script_runner, "RerunData",
+                  functools.partial(local_script_runner.RerunData, fragment_id_queue=ids))
+        at.run()
+    return at

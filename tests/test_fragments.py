@@ -26,9 +26,9 @@ pytest.importorskip("streamlit")
 pytest.importorskip("plotly")
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
-from streamlit.testing.v1 import local_script_runner  # noqa: E402
 
 from allseason import api  # noqa: E402
+from conftest import run_fragment  # noqa: E402
 from allseason.ui import forms, runs, state, tour, views  # noqa: E402
 from allseason.viz.style import policy_name  # noqa: E402
 
@@ -43,17 +43,6 @@ POLICIES = ["allseason-sw", "lints"]
 
 
 # --- helpers --------------------------------------------------------------------------------
-def run_fragment(at: AppTest, key: str, monkeypatch) -> AppTest:
-    """Rerun only the fragment ``key`` (``@st.fragment(key=...)``) with the widget values
-    set on ``at``, as the browser does when a widget inside that fragment changes."""
-    ids = at._fragment_storage.resolve_target(key)
-    with monkeypatch.context() as m:
-        m.setattr(local_script_runner, "RerunData",
-                  functools.partial(local_script_runner.RerunData, fragment_id_queue=ids))
-        at.run()
-    return at
-
-
 def figures(at: AppTest) -> list[dict]:
     return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 

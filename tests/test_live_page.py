@@ -14,7 +14,6 @@ A button of the stage is clicked with ``at.button(key=...).click()`` followed by
 from __future__ import annotations
 
 import base64
-import functools
 import json
 import time
 from pathlib import Path
@@ -26,9 +25,9 @@ pytest.importorskip("streamlit")
 pytest.importorskip("plotly")
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
-from streamlit.testing.v1 import local_script_runner  # noqa: E402
 
 from allseason import api  # noqa: E402
+from conftest import run_fragment  # noqa: E402
 from allseason.ui import live, state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,12 +49,7 @@ def open_live(query: dict | None = None) -> AppTest:
 def tick(at: AppTest, monkeypatch, key: str = "live_stage") -> AppTest:
     """Rerun the stage only, as the browser's ``run_every`` timer (or a click on one of its
     buttons) asks for it."""
-    ids = at._fragment_storage.resolve_target(key)
-    with monkeypatch.context() as m:
-        m.setattr(local_script_runner, "RerunData",
-                  functools.partial(local_script_runner.RerunData, fragment_id_queue=ids))
-        at.run()
-    return at
+    return run_fragment(at, key, monkeypatch)
 
 
 def click(at: AppTest, key: str, monkeypatch) -> AppTest:
