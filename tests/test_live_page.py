@@ -326,6 +326,55 @@ def test_the_ribbon_shows_the_shadow_after_a_new_season():
         assert trace.y[0] > 0 or frame.regret_since_switch[i] == 0
 
 
+def test_no_live_figure_moves_its_margins_and_the_keys_are_its_legends():
+    """Plotly lays a figure out twice when a legend or an axis pushes a margin: the live
+    figures have fixed margins, no Plotly legend, and HTML keys that show each line as the
+    figure draws it (colour, width, dash) and each bandit of the ribbon, the shadow last."""
+    import re
+
+    from allseason.viz import live as vlive
+
+    run = api.LiveRun(["allseason-sw", "sw-lints", "d-lints", "lints", "oracle-state"],
+                      seed=0)
+    run.advance(400)
+    run.new_state()
+    run.advance(60)
+    frame = run.frame()
+    rate = vlive.rate_figure(frame, window=run.window, rate_window=run.rate_window)
+    ribbon = vlive.ribbon_figure(frame, window=run.window)
+    for scale in (1.0, 1.75):
+        for fig in (vlive.rate_figure(frame, scale=scale), vlive.ribbon_figure(frame),
+                    vlive.since_switch_figure(frame, scale=scale)):
+            assert fig.layout.margin.autoexpand is False and fig.layout.showlegend is False
+            for axis in (fig.layout.xaxis, fig.layout.yaxis):
+                assert axis.automargin is False and axis.ticklabeloverflow == "allow"
+    # the contestants' key: one entry per line of the rate figure, in its order and style
+    key = vlive.contestants_key(frame.labels)
+    entries = re.findall(r'stroke="([^"]+)" stroke-width="([^"]+)" stroke-dasharray="([^"]*)"/>'
+                         r'</svg>([^<]+)</span>', key)
+    assert [e[3] for e in entries] == [t.name for t in rate.data]
+    assert entries[-1][3] == "oracle (knows the seasons)"
+    for (color, width, dash, _), trace in zip(entries, rate.data):
+        assert color == trace.line.color and float(width) == trace.line.width
+        w = max(trace.line.width, 3)  # plotly.js's dashStyle: multiples of the width
+        assert dash == {"solid": "", "dash": f"{3 * w},{3 * w}", "dot": f"{w},{w}",
+                        "longdash": f"{5 * w},{5 * w}", "dashdot": f"{3 * w},{w},{w},{w}",
+                        "longdashdot": f"{5 * w},{2 * w},{w},{2 * w}"}[trace.line.dash]
+    # the bandits' key: the bandits on the ribbon's top-weight lane, the shadow last
+    on_ribbon = [t.name for t in ribbon.data if t.name.startswith(("bandit", "shadow"))
+                 and t.name != "shadow (dots)"]
+    keyed = re.findall(r"</svg>([^<]+)</span>", vlive.bandits_key(frame))
+    assert keyed == sorted(on_ribbon, key=lambda n: (n == "shadow", n)) and keyed[-1] == "shadow"
+    assert "&lt;" in vlive.contestants_key(["<b>x</b>"])  # a label is text, never HTML
+
+
+def test_the_page_draws_both_keys(monkeypatch):
+    at = open_live()
+    tick(at, monkeypatch)
+    html = " ".join(m.value for m in at.markdown)
+    assert 'aria-label="contestants"' in html and 'aria-label="bandits"' in html
+
+
 def test_analyse_this_show_in_inside_all_season(monkeypatch):
     at = open_live()
     for _ in range(4):

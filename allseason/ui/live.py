@@ -204,6 +204,8 @@ CSS = """<style>
 .live-ticker li:first-child { font-weight: 700; }
 .live-ticker .when { opacity: 0.65; font-variant-numeric: tabular-nums; font-size: 0.85em; }
 .live-status .num { font-variant-numeric: tabular-nums; }
+.live-key { display: flex; flex-wrap: wrap; gap: 0.2rem 1.1rem; margin: -0.7rem 0 0.4rem 0; }
+.live-key-item { display: inline-flex; align-items: center; gap: 0.35rem; white-space: nowrap; }
 </style>"""
 
 # presenter mode, for a projector of 1280×720 or 1920×1080 (the presenter says which: the
@@ -417,9 +419,12 @@ def draw(run: api.LiveRun, frame: api.LiveFrame, speed: int, playing: bool) -> N
         status, ticker = (st.container(), st.container()) if big else st.columns([2, 3])
         status.markdown(status_html(frame, speed, playing), unsafe_allow_html=True)
         ticker.markdown(ticker_html(frame), unsafe_allow_html=True)
+    keys = {"rate": vlive.contestants_key(frame.labels, scale=scale),
+            "ribbon": vlive.bandits_key(frame, scale=scale)}
     with left:
         for fig, name in ((rate, "rate"), (ribbon, "ribbon")):
             st.plotly_chart(fig, key=f"live_{name}", config=PLOTLY, alt=views.alt_text(fig))
+            st.markdown(keys[name], unsafe_allow_html=True)
     with right:
         st.plotly_chart(since, key="live_since", config=PLOTLY, alt=views.alt_text(since))
 

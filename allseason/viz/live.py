@@ -12,10 +12,20 @@ a projector (presenter mode).
 - :func:`ribbon_figure`: the true season, and which bandit of the featured All-Season holds
   the top weight (the shadow in pink with white dots), step by step;
 - :func:`since_switch_figure`: each contestant's regret since the last switch (flat = it
-  found the best arms again).
+  found the best arms again);
+- :func:`contestants_key` and :func:`bandits_key`: the figures' legends, as HTML.
+
+Nothing in a live figure moves its margins. Plotly lays a figure out again whenever a legend
+or an axis pushes a margin (its "auto-margin" redraw), and on a figure redrawn four times a
+second that second layout was a third of the browser's Plotly time (measured with chromium's
+profiler, docs/performance.md). So the margins are fixed (``autoexpand=False``, no axis
+``automargin``), tick labels are not measured against the page (``ticklabeloverflow``
+"allow"), and the legends are HTML keys drawn beside the figures.
 """
 
 from __future__ import annotations
+
+from html import escape
 
 import numpy as np
 import plotly.graph_objects as go
@@ -76,12 +86,16 @@ def _layout(title: str, scale: float, height: int, **kw) -> dict:
     layout["template"] = TEMPLATE
     layout["font"] = {**layout["font"], "size": round(14 * scale)}
     layout["title"]["font"] = dict(size=round(17 * scale))
-    layout["legend"].update(font=dict(size=round(13 * scale)), traceorder="normal")
-    # one left margin for every live figure: their step axes line up one under the other
-    layout["margin"] = dict(l=round(90 * scale), r=20, t=round(44 * scale), b=10)
-    layout.update(uirevision="live", hovermode="x unified")
+    layout.pop("legend")
+    # fixed margins (see the module's docstring), one left margin for every live figure:
+    # their step axes line up one under the other; room below for the tick labels
+    layout["margin"] = dict(l=round(90 * scale), r=20, t=round(44 * scale),
+                            b=round(30 * scale), autoexpand=False)
+    layout.update(uirevision="live", hovermode="x unified", showlegend=False)
     layout.update(kw)
-    tick = dict(tickfont=dict(size=round(13 * scale)))  # the app's theme sets its own, small
+    # the app's theme sets its own, small, tick font
+    tick = dict(tickfont=dict(size=round(13 * scale)), automargin=False,
+                ticklabeloverflow="allow")
     for axis in ("xaxis", "yaxis"):
         layout[axis] = {**tick, **layout.get(axis, {})}
         if "title" in layout[axis]:
@@ -256,9 +270,63 @@ def since_switch_figure(frame, *, max_points: int = MAX_POINTS, scale: float = 1
                      xaxis=dict(range=[0, max(since, 10) * 2.1], showgrid=False,
                                 title=dict(text=f"steps since {when}")),
                      yaxis=dict(range=[0, max([top] + placed) * 1.12]))
-    layout["margin"].update(r=10, b=round(50 * scale))
+    layout["margin"].update(r=10, b=round(54 * scale))
     return go.Figure(data=traces, layout=layout)
 
 
-__all__ = ["rate_figure", "ribbon_figure", "since_switch_figure", "bands",
+# --- the legends, as HTML -------------------------------------------------------------------
+def _dasharray(dash: str, width: float) -> str:
+    """SVG ``stroke-dasharray`` of a Plotly dash name at a line width, as plotly.js draws it
+    (``Drawing.dashStyle``: multiples of the width, at least 3 px)."""
+    w = max(width, 3)
+    return {"solid": "", "dot": f"{w},{w}", "dash": f"{3 * w},{3 * w}",
+            "longdash": f"{5 * w},{5 * w}", "dashdot": f"{3 * w},{w},{w},{w}",
+            "longdashdot": f"{5 * w},{2 * w},{w},{2 * w}"}.get(dash, dash)
+
+
+def _swatch(line: dict, scale: float) -> str:
+    width = float(line.get("width", 2))
+    dash = _dasharray(line.get("dash", "solid"), width)
+    w, h = round(34 * scale), round(12 * scale)
+    return (f'<svg width="{w}" height="{h}" aria-hidden="true"><line x1="1" x2="{w - 1}" '
+            f'y1="{h / 2}" y2="{h / 2}" stroke="{line["color"]}" stroke-width="{width}" '
+            f'stroke-dasharray="{dash}"/></svg>')
+
+
+def _key(items: list[tuple[str, str]], name: str, scale: float) -> str:
+    """A row of (swatch, name) under a figure, from its plot's left edge, text scaled."""
+    entries = "".join(f'<span class="live-key-item" role="listitem">{swatch}{escape(text)}'
+                      f'</span>' for swatch, text in items)
+    return (f'<div class="live-key" role="list" aria-label="{escape(name)}" style="'
+            f'margin-left: {round(90 * scale)}px; font-size: {0.85 * scale:.2f}rem">'
+            f'{entries}</div>')
+
+
+def contestants_key(labels, *, scale: float = 1.0) -> str:
+    """The legend of :func:`rate_figure` and :func:`since_switch_figure` (HTML): each
+    contestant's line (colour, dash and width, as drawn) and name, in ``labels`` order."""
+    colors = policy_colors(labels)
+    return _key([(_swatch(_line(lab, colors[lab], scale), scale), _name(lab))
+                 for lab in labels], "contestants", scale)
+
+
+def bandits_key(frame, *, scale: float = 1.0) -> str:
+    """The legend of :func:`ribbon_figure` (HTML): the bandits that hold the top weight in
+    the window, by id, the shadow last (pink, dotted white)."""
+    ids = sorted(set(np.asarray(frame.top_bandit).tolist()), key=lambda b: (b == 0, b))
+    items = []
+    for bid in ids:
+        line = dict(color=bandit_color(bid), width=10 * scale)
+        swatch = _swatch(line, scale)
+        if bid == 0:  # the white dots over the pink, as on the ribbon
+            swatch = swatch.replace("</svg>", (
+                f'<line x1="1" x2="{round(34 * scale) - 1}" y1="{round(12 * scale) / 2}" '
+                f'y2="{round(12 * scale) / 2}" stroke="white" stroke-width="{3 * scale}" '
+                f'stroke-dasharray="{_dasharray("dot", 3 * scale)}"/></svg>'))
+        items.append((swatch, bandit_label(bid)))
+    return _key(items, "bandits", scale)
+
+
+__all__ = ["rate_figure", "ribbon_figure", "since_switch_figure", "contestants_key",
+           "bandits_key", "bands",
            "season_label", "runs_of", "x_range", "MAX_POINTS"]
