@@ -141,6 +141,9 @@ def test_run_reruns_only_the_results_section(race_page, monkeypatch):
     # the regret curves, and beside them the final regret of each seed
     assert [title_of(f) for f in figures(at)] == ["Cumulative regret (lower is better)",
                                                   "Final regret over seeds (lower is better)"]
+    # in 3/5 of the width the curves have no Plotly legend: an HTML key under them
+    assert figures(at)[0]["layout"]["showlegend"] is False
+    assert sum('aria-label="legend"' in m.value for m in at.markdown) == 1
     assert len(at.table) == 1 and len(at.table[0].value) == len(POLICIES)
     assert at.session_state[state.LAST_RACE] == race.to_json()
     # the figure's numbers are the engine's: each mean line ends on the mean cumulative

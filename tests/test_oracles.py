@@ -245,12 +245,18 @@ def test_final_regret_figure_shows_every_seed_and_the_oracles_apart(race):
     assert ranges[policy_name("allseason-sw")].line.dash == "solid"
     text = " ".join(a.text for a in fig.layout.annotations)
     assert vrace.ORACLE_LABEL in text
-    ticks = list(fig.layout.yaxis.ticktext)
-    assert ticks[-2:] == [n + " (oracle)" for n in names[-2:]]
+    # each row's name is written above its dots (the y axis is reversed: above = smaller),
+    # at the plot's left edge, in the rows' order; no dot reaches up to its name
+    rows = list(fig.layout.yaxis.tickvals)
+    labels = [a for a in fig.layout.annotations if a.xref == "x domain" and a.x == 0]
+    assert [a.text for a in labels] == names[:-2] + [n + " (oracle)" for n in names[-2:]]
+    for a, row, t in zip(labels, rows, dots):
+        assert row - 0.5 < a.y < row and a.y < min(t.y) - 0.15
+    assert fig.layout.margin.autoexpand is False and not fig.layout.yaxis.showticklabels
     # the oracles' rows sit below the divider
     divider = [s.y0 for s in fig.layout.shapes][0]
-    assert all(v > divider for v in fig.layout.yaxis.tickvals[-2:])
-    assert all(v < divider for v in fig.layout.yaxis.tickvals[:-2])
+    assert all(v > divider for v in rows[-2:])
+    assert all(v < divider for v in rows[:-2])
 
 
 def test_race_figures_and_table_rank_the_oracles_apart(race):

@@ -236,3 +236,47 @@ def test_posterior_animation_axes_fixed_and_equal():
     assert fig.layout.yaxis.scaleanchor == "x" and fig.layout.xaxis.autorange is False
     dynamic = {tuple(f.traces) for f in fig.frames}
     assert len(dynamic) == 1 and len(fig.frames[0].data) == len(next(iter(dynamic)))
+
+
+def test_a_figure_without_its_legend_has_an_html_key_that_lists_it(race):
+    """``legend=False`` (the Race page's regret curves, in 3/5 of the width): the same traces,
+    no Plotly legend, fixed margins; the key lists every legend entry of the figure, in its
+    order, drawn as it is (line colour and dash, marker symbol); the download gets the
+    legend back."""
+    import re
+
+    from allseason.viz import race as vrace
+
+    scenario, _, frames = race
+    full = viz.cumulative_figure(frames["steps"], scenario.pattern, "regret", max_points=300)
+    bare = viz.cumulative_figure(frames["steps"], scenario.pattern, "regret", max_points=300,
+                                 legend=False)
+    assert full.to_json(validate=False).split('"layout"')[0] == \
+        bare.to_json(validate=False).split('"layout"')[0]  # the same traces, to the byte
+    assert full.layout.showlegend is not False and bare.layout.showlegend is False
+    assert bare.layout.margin.autoexpand is False and bare.layout.yaxis.automargin is False
+    entries = [t for t in bare.data if t.showlegend is not False and t.name]
+    key = vrace.legend_key(bare)
+    names = re.findall(r"(?:</svg>)([^<]+)</span>", key)
+    assert names == [re.sub(r"<[^>]+>", "", t.name) for t in entries]
+    assert "true state:" in key and names[-1] == "state 3"
+    lines = re.findall(r'<line [^>]*stroke="([^"]+)"[^>]*stroke-dasharray="([^"]*)"', key)
+    drawn = [t for t in entries if "lines" in (t.mode or "lines")]
+    assert [c for c, _ in lines] == [t.line.color for t in drawn]
+    assert [d for _, d in lines] == [style.dasharray(t.line.dash or "solid", t.line.width or 2)
+                                     for t in drawn]
+    assert key.count("<path") + key.count("<circle") == sum("markers" in (t.mode or "")
+                                                             for t in entries)
+    back = vrace.with_legend(bare)
+    assert back.layout.showlegend is True and back.layout.margin.autoexpand is True
+    assert bare.layout.showlegend is False  # a copy: the shown figure is unchanged
+
+
+def test_dasharray_is_plotly_js_dash_style():
+    # plotly.js Drawing.dashStyle: named dashes in multiples of max(width, 3); lists as given
+    assert style.dasharray("solid", 2) == ""
+    assert style.dasharray("dot", 2) == "3,3" and style.dasharray("dot", 4) == "4,4"
+    assert style.dasharray("dash", 3) == "9,9" and style.dasharray("longdash", 2) == "15,15"
+    assert style.dasharray("dashdot", 2) == "9,3,3,3"
+    assert style.dasharray("longdashdot", 2) == "15,6,3,6"
+    assert style.dasharray("5px,3px,1px,3px", 2) == "5,3,1,3"

@@ -204,8 +204,6 @@ CSS = """<style>
 .live-ticker li:first-child { font-weight: 700; }
 .live-ticker .when { opacity: 0.65; font-variant-numeric: tabular-nums; font-size: 0.85em; }
 .live-status .num { font-variant-numeric: tabular-nums; }
-.live-key { display: flex; flex-wrap: wrap; gap: 0.2rem 1.1rem; margin: -0.7rem 0 0.4rem 0; }
-.live-key-item { display: inline-flex; align-items: center; gap: 0.35rem; white-space: nowrap; }
 </style>"""
 
 # presenter mode, for a projector of 1280×720 or 1920×1080 (the presenter says which: the

@@ -391,7 +391,8 @@ def partial_steps(result: api.RaceResult, max_points: int | None = None) -> pd.D
     for every trace (the last step done included): ``reward``, ``best`` and ``regret`` then
     hold the sums since the previous sampled step, so their cumulative sums are exact at the
     sampled steps (what the live cumulative charts draw) at a fraction of the rows."""
-    parts = []
+    parts = {name: [] for name in ("policy", "seed", "step", "state", "reward", "best",
+                                   "regret")}
     for (label, k), t in result.traces.items():
         n = t.n_done
         cols = {"reward": t.reward[:n], "best": t.best[:n], "regret": np.asarray(t.regret)}
@@ -402,9 +403,12 @@ def partial_steps(result: api.RaceResult, max_points: int | None = None) -> pd.D
                 cum = np.cumsum(v, dtype=np.float64)[idx]
                 cols[name] = np.diff(cum, prepend=0.0)
             step, state = idx, state[idx]
-        parts.append(pd.DataFrame({"policy": label, "seed": k, "step": step,
-                                   "state": state, **cols}))
-    return pd.concat(parts, ignore_index=True)
+        for name, v in {"policy": np.full(len(step), label, dtype=object),
+                        "seed": np.full(len(step), k), "step": step, "state": state,
+                        **cols}.items():
+            parts[name].append(v)
+    # one table from whole columns (a table per trace and a concat cost twice as much)
+    return pd.DataFrame({name: np.concatenate(v) for name, v in parts.items()})
 
 
 def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:

@@ -102,16 +102,22 @@ def alt_text(fig, caption: str = "") -> str:
     return re.sub(r"<[^>]+>|\\(?=\S)", "", text)[:1000] or "chart"  # no HTML, no \* escapes
 
 
-def chart(fig, caption: str, name: str, key: str, *, container=None) -> None:
-    """A Plotly figure with its alt text, its one-line caption and an HTML download."""
+def chart(fig, caption: str, name: str, key: str, *, container=None, legend: str = "",
+          download=None) -> None:
+    """A Plotly figure with its alt text, its one-line caption and an HTML download.
+    ``legend``: an HTML key drawn under the figure (a figure shown without its legend);
+    ``download``: the figure the HTML download holds, made on click (default ``fig``)."""
     target = container if container is not None else st.container()
     with target:
         st.plotly_chart(fig, key=key, alt=alt_text(fig, caption), config={
             **PLOTLY_CONFIG, "toImageButtonOptions": {
                 **PLOTLY_CONFIG["toImageButtonOptions"], "filename": name}})
-        c1, c2 = st.columns([5, 1], vertical_alignment="top")
+        if legend:
+            st.markdown(legend, unsafe_allow_html=True)
+        c1, c2 = st.columns([4, 1], vertical_alignment="top")
         c1.caption(caption)
-        c2.download_button("HTML", data=lambda: export.figure_html(fig),
+        c2.download_button("HTML", data=lambda: export.figure_html(
+            download() if download is not None else fig),
                            file_name=f"{name}.html", mime="text/html", on_click="ignore",
                            key=f"dl_{key}", icon=":material/download:", type="tertiary",
                            help="Download the interactive figure as one HTML file "
@@ -188,12 +194,12 @@ class RaceChart:
     beside: "RaceChart | None" = None  # a second, narrower chart drawn to its right
 
 
-def _cumulative_chart(metric: str, label: str, caption: str) -> RaceChart:
+def _cumulative_chart(metric: str, label: str, caption: str, legend: bool = True) -> RaceChart:
     def build(run: runs.RaceRun):
         # the drawn steps only, with exact cumulative values there: the same figure as from
         # all the steps, built from 17,500 rows instead of 350,000
         fig = vrace.cumulative_figure(runs.final_curves(run), run.race.scenario.pattern,
-                                      metric, max_points=runs.FINAL_POINTS)
+                                      metric, max_points=runs.FINAL_POINTS, legend=legend)
         dates = api.step_dates(run.race.scenario)  # real dates on the step axis, if any
         return fig if dates is None else date_ticks(fig, dates)
 
@@ -209,8 +215,9 @@ FINAL_REGRET = RaceChart("Final regret per seed",
 
 RACE_CHARTS = {  # key: chart; the first is shown until the reader picks another
     # the curves, and beside them where each seed ended (the distribution over seeds)
-    "regret": replace(_cumulative_chart("regret", "Cumulative regret", CAPTIONS["regret"]),
-                      beside=FINAL_REGRET),
+    # (in 3/5 of the width: its legend is an HTML key under it, see race_chart)
+    "regret": replace(_cumulative_chart("regret", "Cumulative regret", CAPTIONS["regret"],
+                                        legend=False), beside=FINAL_REGRET),
     "reward": _cumulative_chart("reward", "Cumulative reward", CAPTIONS["reward"]),
     "board": RaceChart("Mean reward per step",
                        lambda run: vrace.leaderboard_figure(run.frames["summary"]),
@@ -268,7 +275,12 @@ def race_chart(run_key: str) -> None:
             chart(spec.build(run), spec.caption, spec.name, f"race_{key}")
             return
         left, right = st.columns([3, 2])
-        chart(spec.build(run), spec.caption, spec.name, f"race_{key}", container=left)
+        # the curves in 3/5 of the width: a Plotly legend there took most of the figure's
+        # height (nine policies and the states), so it is an HTML key under the figure
+        fig = spec.build(run)
+        chart(fig, spec.caption, spec.name, f"race_{key}", container=left,
+              legend=vrace.legend_key(fig) if fig.layout.showlegend is False else "",
+              download=lambda: vrace.with_legend(fig))
         chart(spec.beside.build(run), spec.beside.caption, spec.beside.name,
               f"race_{key}_beside", container=right)
 

@@ -25,15 +25,13 @@ profiler, docs/performance.md). So the margins are fixed (``autoexpand=False``, 
 
 from __future__ import annotations
 
-from html import escape
-
 import numpy as np
 import plotly.graph_objects as go
 
 from ..policies import is_reference
 from .race import ORACLE_LABEL, sample_index
-from .style import (INK, bandit_color, bandit_label, base_layout, policy_colors,
-                    policy_line, policy_name, state_color)
+from .style import (INK, bandit_color, bandit_label, base_layout, key_html, policy_colors,
+                    policy_line, policy_name, state_color, swatch)
 
 MAX_POINTS = 200  # points per line on screen (a rolling mean: smooth at 1 point per 10 steps)
 BAND_OPACITY = 0.35
@@ -275,39 +273,12 @@ def since_switch_figure(frame, *, max_points: int = MAX_POINTS, scale: float = 1
 
 
 # --- the legends, as HTML -------------------------------------------------------------------
-def _dasharray(dash: str, width: float) -> str:
-    """SVG ``stroke-dasharray`` of a Plotly dash name at a line width, as plotly.js draws it
-    (``Drawing.dashStyle``: multiples of the width, at least 3 px)."""
-    w = max(width, 3)
-    return {"solid": "", "dot": f"{w},{w}", "dash": f"{3 * w},{3 * w}",
-            "longdash": f"{5 * w},{5 * w}", "dashdot": f"{3 * w},{w},{w},{w}",
-            "longdashdot": f"{5 * w},{2 * w},{w},{2 * w}"}.get(dash, dash)
-
-
-def _swatch(line: dict, scale: float) -> str:
-    width = float(line.get("width", 2))
-    dash = _dasharray(line.get("dash", "solid"), width)
-    w, h = round(34 * scale), round(12 * scale)
-    return (f'<svg width="{w}" height="{h}" aria-hidden="true"><line x1="1" x2="{w - 1}" '
-            f'y1="{h / 2}" y2="{h / 2}" stroke="{line["color"]}" stroke-width="{width}" '
-            f'stroke-dasharray="{dash}"/></svg>')
-
-
-def _key(items: list[tuple[str, str]], name: str, scale: float) -> str:
-    """A row of (swatch, name) under a figure, from its plot's left edge, text scaled."""
-    entries = "".join(f'<span class="live-key-item" role="listitem">{swatch}{escape(text)}'
-                      f'</span>' for swatch, text in items)
-    return (f'<div class="live-key" role="list" aria-label="{escape(name)}" style="'
-            f'margin-left: {round(90 * scale)}px; font-size: {0.85 * scale:.2f}rem">'
-            f'{entries}</div>')
-
-
 def contestants_key(labels, *, scale: float = 1.0) -> str:
     """The legend of :func:`rate_figure` and :func:`since_switch_figure` (HTML): each
     contestant's line (colour, dash and width, as drawn) and name, in ``labels`` order."""
     colors = policy_colors(labels)
-    return _key([(_swatch(_line(lab, colors[lab], scale), scale), _name(lab))
-                 for lab in labels], "contestants", scale)
+    return key_html([(swatch(_line(lab, colors[lab], scale), scale=scale), _name(lab))
+                     for lab in labels], "contestants", indent=round(90 * scale), scale=scale)
 
 
 def bandits_key(frame, *, scale: float = 1.0) -> str:
@@ -317,14 +288,10 @@ def bandits_key(frame, *, scale: float = 1.0) -> str:
     items = []
     for bid in ids:
         line = dict(color=bandit_color(bid), width=10 * scale)
-        swatch = _swatch(line, scale)
-        if bid == 0:  # the white dots over the pink, as on the ribbon
-            swatch = swatch.replace("</svg>", (
-                f'<line x1="1" x2="{round(34 * scale) - 1}" y1="{round(12 * scale) / 2}" '
-                f'y2="{round(12 * scale) / 2}" stroke="white" stroke-width="{3 * scale}" '
-                f'stroke-dasharray="{_dasharray("dot", 3 * scale)}"/></svg>'))
-        items.append((swatch, bandit_label(bid)))
-    return _key(items, "bandits", scale)
+        # the shadow: white dots over the pink, as on the ribbon
+        dots = dict(color="white", width=3 * scale, dash="dot") if bid == 0 else None
+        items.append((swatch(line, scale=scale, over=dots), bandit_label(bid)))
+    return key_html(items, "bandits", indent=round(90 * scale), scale=scale)
 
 
 __all__ = ["rate_figure", "ribbon_figure", "since_switch_figure", "contestants_key",

@@ -13,14 +13,16 @@ evenly spaced steps, always including the last one), never averaged.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
 from ..policies import is_reference
 from ..stats import CI_LABEL, ci95_halfwidth
-from .style import (INK, base_layout, empty_figure, policy_colors, policy_line, policy_marker,
-                    policy_name, state_color, state_label)
+from .style import (INK, base_layout, empty_figure, key_html, policy_colors, policy_line,
+                    policy_marker, policy_name, state_color, state_label, swatch)
 from .timeline import add_season_bands
 
 METRICS = {
@@ -63,7 +65,8 @@ def _apart(order: list[str], refs: set[str]) -> list[str]:
 
 
 def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
-                      max_points: int = 1000, band: str = "minmax") -> go.Figure:
+                      max_points: int = 1000, band: str = "minmax",
+                      legend: bool = True) -> go.Figure:
     """Cumulative reward (or pseudo-regret) over steps: one line per policy, the mean over
     seeds, and a shaded band over seeds (``band="minmax"``: the range of the seeds' curves;
     ``"std"``: mean ± one standard deviation; ``"ci95"``: mean ± the 95% Student's t
@@ -72,7 +75,10 @@ def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
 
     Traces: for each policy (sorted best first) the band's upper edge, its lower edge (the
     fill), then the mean line; then one legend entry per state. Each trace holds at most
-    ``max_points`` points (sampled steps, the last step included)."""
+    ``max_points`` points (sampled steps, the last step included).
+
+    ``legend=False``: for a narrow column, the legend hidden (show :func:`legend_key` under
+    the figure) and the margins fixed (:func:`fixed_margins`)."""
     if metric not in METRICS:
         raise ValueError(f"metric: must be one of {sorted(METRICS)}, got {metric!r}")
     if band not in BANDS:
@@ -84,8 +90,13 @@ def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
     colors = policy_colors(labels)
     curves = {}
     for label, g in steps.groupby("policy", sort=False):
-        wide = g.pivot(index="step", columns="seed", values=col).sort_index()
-        cum = wide.cumsum(skipna=True).where(wide.notna()).to_numpy()
+        # one column per seed, one row per step (NaN where a seed has no such step yet: a
+        # live race may be ragged); numpy, not DataFrame.pivot: this runs on every race
+        step_of, row = np.unique(g["step"].to_numpy(), return_inverse=True)
+        _, column = np.unique(g["seed"].to_numpy(), return_inverse=True)
+        wide = np.full((len(step_of), column.max() + 1), np.nan)
+        wide[row, column] = g[col].to_numpy(dtype=np.float64)
+        cum = np.where(np.isnan(wide), np.nan, np.nancumsum(wide, axis=0))
         n_seeds = cum.shape[1]
         mean = np.nanmean(cum, axis=1)
         if band == "minmax":
@@ -95,17 +106,17 @@ def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
             if band == "ci95":  # seeds present at each step (a live race may be ragged)
                 sd = ci95_halfwidth(sd, np.isfinite(cum).sum(axis=1))
             lo, hi = mean - sd, mean + sd
-        curves[label] = (wide.index.to_numpy(), mean, lo, hi, n_seeds)
+        curves[label] = (step_of, mean, lo, hi, n_seeds)
     refs = {lab for lab in labels if is_reference(lab)}
     order = _apart(sorted(labels, key=lambda lab: curves[lab][1][-1], reverse=higher_better),
                    refs)
     n_seeds = max(c[4] for c in curves.values())
     band_name = BANDS[band]
-    fig = go.Figure()
+    traces = []
     for label in order:
         if label in refs and label == next(lab for lab in order if lab in refs):
             # the references, drawn apart: a legend heading, grey dashed lines below it
-            fig.add_trace(dict(type="scatter", x=[None], y=[None], mode="lines",
+            traces.append(dict(type="scatter", x=[None], y=[None], mode="lines",
                                name=f"<i>{ORACLE_LABEL}:</i>", hoverinfo="skip",
                                line=dict(color=policy_colors([label])[label], dash="dash",
                                          width=1)))
@@ -114,16 +125,16 @@ def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
         x, mean, lo, hi = x[idx], mean[idx], lo[idx], hi[idx]
         name, color = policy_name(label), colors[label]
         if k > 1:
-            fig.add_trace(dict(type="scatter", x=x, y=hi, mode="lines", line=dict(width=0),
+            traces.append(dict(type="scatter", x=x, y=hi, mode="lines", line=dict(width=0),
                                hoverinfo="skip", showlegend=False, legendgroup=label,
                                name=f"{name} {band_name} (upper)"))
-            fig.add_trace(dict(type="scatter", x=x, y=lo, mode="lines", line=dict(width=0),
+            traces.append(dict(type="scatter", x=x, y=lo, mode="lines", line=dict(width=0),
                                fill="tonexty", fillcolor=rgba(color, 0.18), hoverinfo="skip",
                                showlegend=False, legendgroup=label,
                                name=f"{name} {band_name} over {k} seeds"))
         # the hover names the mean only: the band's edges per point would double the data
         # the browser parses and draws (the band itself is drawn)
-        fig.add_trace(dict(
+        traces.append(dict(
             type="scatter", x=x, y=mean, mode="lines+markers", name=name, legendgroup=label,
             line=dict(color=color, **policy_line(label)),
             marker=policy_marker(label, color),  # dash and symbol: not colour alone
@@ -133,16 +144,67 @@ def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
     seeds_txt = (f"line: mean over {n_seeds} seeds, band: {band_name} over seeds"
                  if n_seeds > 1 else "1 seed")
     better = "higher is better" if higher_better else "lower is better"
-    fig.update_layout(**base_layout(
+    layout = base_layout(
         f"{title} ({better})", "step", ytitle,
-        subtitle=(f"{seeds_txt}; legend sorted best first"
-                  + ("; grey dashed: oracles (know the seasons), listed apart" if refs else "")
-                  + "; background: true state"),
-        height=500), hovermode="closest")
+        subtitle=((f"{seeds_txt}; legend sorted best first"
+                   + ("; grey dashed: oracles (know the seasons), listed apart" if refs else "")
+                   + "; background: true state") if legend
+                  else f"{seeds_txt}; background: true state"),
+        height=500, hovermode="closest")
+    if pattern is not None:
+        layout["xaxis_range"] = [0, pattern.horizon]
+    if not legend:
+        fixed_margins(layout, l=90, b=56)
+    fig = go.Figure(data=traces, layout=layout)  # built once: plotly validates each call
     if pattern is not None:
         add_season_bands(fig, pattern)
-        fig.update_xaxes(range=[0, pattern.horizon])
     return fig
+
+
+def fixed_margins(layout: dict, **margin) -> dict:
+    """Fix a layout's margins (``margin``: l, r, t, b in px, over its own) and hide its
+    legend: nothing pushes a margin, so plotly.js lays the figure out once, not twice (its
+    auto-margin redraw; measured in chromium, docs/performance.md). Tick labels are not
+    measured against the page either. Returns ``layout`` (changed in place)."""
+    layout["margin"] = {**layout.get("margin", {}), **margin, "autoexpand": False}
+    layout["showlegend"] = False
+    for axis in ("xaxis", "yaxis"):
+        layout[axis] = {**layout.get(axis, {}), "automargin": False,
+                        "ticklabeloverflow": "allow"}
+    return layout
+
+
+def legend_key(fig: go.Figure, *, indent: int = 90) -> str:
+    """The legend of ``fig`` as an HTML key (:func:`~allseason.viz.style.key_html`), for a
+    figure drawn without its own: every trace the legend would list, in its order, with
+    its line, marker and name; a legend group's title before its first entry."""
+    items = []
+    for t in fig.data:
+        if t.showlegend is False or not t.name:
+            continue
+        if t.legendgrouptitle and t.legendgrouptitle.text:
+            items.append(("", _plain(t.legendgrouptitle.text)))
+        mode = t.mode or "lines"
+        line = (dict(color=t.line.color or INK, width=t.line.width or 2,
+                     dash=t.line.dash or "solid") if "lines" in mode else None)
+        symbol = (t.marker.symbol or "circle") if "markers" in mode else None
+        items.append((swatch(line, symbol=symbol, color=t.marker.color), _plain(t.name)))
+    return key_html(items, "legend", indent=indent)
+
+
+def with_legend(fig: go.Figure) -> go.Figure:
+    """A copy of a figure made with ``legend=False``, with its legend and growing margins
+    back (for a download, where no key is drawn beside it)."""
+    out = go.Figure(fig)
+    out.update_layout(showlegend=True, margin_autoexpand=True)
+    out.update_xaxes(automargin=True)
+    out.update_yaxes(automargin=True)
+    return out
+
+
+def _plain(text: str) -> str:
+    """A legend name without its HTML tags ("<i>oracle…:</i>" → "oracle…:")."""
+    return re.sub(r"<[^>]+>", "", str(text))
 
 
 def _summary_frame(summary) -> pd.DataFrame:
@@ -241,7 +303,7 @@ def leaderboard_figure(summary) -> go.Figure:
     return fig
 
 
-def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.22,
+def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.14,
                         log_above: float = 30.0) -> go.Figure:
     """Final cumulative regret as a distribution over seeds: one row per policy, one dot per
     seed (spread vertically in a fixed order, so the same table gives the same figure), a
@@ -252,7 +314,10 @@ def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.22,
 
     ``seeds``: ``RaceResult.seed_frame()`` (policy, seed, cum_regret[, reference]).
     Traces: per policy, its dots (``name`` the policy's name, ``x`` the seeds' final regrets
-    in seed order) and its range line; then one trace of every mean tick (no legend)."""
+    in seed order) and its range line; then one trace of every mean tick (no legend). Each
+    row's name is written above its dots (an annotation at the plot's left edge, not a tick
+    label: drawn beside the curves in a narrow column, names at the left took most of its
+    width); the margins are fixed (:func:`fixed_margins`)."""
     title = "Final regret over seeds (lower is better)"
     if seeds is None or len(seeds) == 0:
         return empty_figure("No results yet: run a race first.", title)
@@ -264,14 +329,14 @@ def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.22,
     # rows from the top: contestants 0 .. n_con - 1, a gap, then the references
     ypos = {lab: i + (1 if lab in refs and n_con else 0) for i, lab in enumerate(order)}
     colors = policy_colors(order)
-    fig = go.Figure()
+    traces = []
     for lab in order:
         g, y0, ref = per[lab], ypos[lab], lab in refs
         name, color = policy_name(lab), colors[lab]
         x = g["cum_regret"].to_numpy(dtype=float)
         k = len(x)
         jitter = np.linspace(-max_jitter, max_jitter, k) if k > 1 else np.zeros(1)
-        fig.add_trace(dict(
+        traces.append(dict(
             type="scatter", x=x, y=y0 + jitter, mode="markers", name=name,
             legendgroup=lab, showlegend=False,
             marker=dict(color=color, size=9, symbol=policy_marker(lab, color)["symbol"],
@@ -279,39 +344,48 @@ def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.22,
             customdata=g["seed"].to_numpy(),
             hovertemplate=(f"<b>{name}</b>" + (f" ({ORACLE_LABEL})" if ref else "")
                            + "<br>seed %{customdata}: final regret %{x:,.1f}<extra></extra>")))
-        fig.add_trace(dict(
+        traces.append(dict(
             type="scatter", x=[x.min(), x.max()], y=[y0, y0], mode="lines",
             name=f"{name}: min–max", legendgroup=lab, showlegend=False, hoverinfo="skip",
             line=dict(color=color, width=2, dash="dash" if ref else "solid")))
     # every mean tick in one trace: fewer traces for the browser to draw
-    fig.add_trace(dict(
+    traces.append(dict(
         type="scatter", x=[mean[lab] for lab in order], y=[ypos[lab] for lab in order],
         mode="markers", name="mean", showlegend=False,
         marker=dict(symbol="line-ns-open", size=26, color=INK, line=dict(width=3)),
         customdata=[[policy_name(lab), len(per[lab])] for lab in order],
         hovertemplate="<b>%{customdata[0]}</b><br>mean over %{customdata[1]} seeds: "
                       "%{x:,.1f}<extra></extra>"))
-    if refs and n_con:  # the divider, and the references' label
-        fig.add_hline(y=n_con, line=dict(color=INK, width=1, dash="dot"),
-                      annotation_text=f"below: {ORACLE_LABEL}, ranked apart",
-                      annotation_position="top right", annotation_font_size=12)
     ticks = [policy_name(lab) + (" (oracle)" if lab in refs else "") for lab in order]
     n_seeds = max(len(g) for g in per.values())
     values = seeds["cum_regret"].to_numpy(dtype=float)
     # regrets that span decades (random against an oracle): a log axis keeps every row legible
     log = bool(np.all(values > 0) and values.max() > log_above * values.min())
-    fig.update_layout(**base_layout(
+    n_rows = len(order) + (1 if refs and n_con else 0)
+    layout = base_layout(
         title, "final cumulative regret" + (" (log scale)" if log else ""), None,
         subtitle=f"dot: a seed ({n_seeds}) · line: min–max · tick: mean",
-        height=max(260, 110 + 46 * (len(order) + (1 if refs and n_con else 0))),
-        showlegend=False))
-    fig.update_yaxes(tickvals=[ypos[lab] for lab in order], ticktext=ticks, autorange="reversed",
-                     zeroline=False, showgrid=False)
-    if log:
-        fig.update_xaxes(type="log", dtick=1)  # a label per decade
-    else:
-        fig.update_xaxes(rangemode="tozero")
-    return fig
+        height=max(260, 110 + 52 * n_rows), showlegend=False)
+    # rows from the top (a reversed axis), each with room above its dots for its name
+    layout["yaxis"] = dict(tickvals=[ypos[lab] for lab in order], showticklabels=False,
+                           range=[n_rows - 0.5, -0.62], zeroline=False, showgrid=False,
+                           fixedrange=True)
+    layout["xaxis"] = dict(title=dict(text=layout.pop("xaxis_title")),
+                           **(dict(type="log", dtick=1) if log  # a label per decade
+                              else dict(rangemode="tozero")))
+    fixed_margins(layout, l=20, r=24, b=56)
+    layout["annotations"] = [dict(text=tick, x=0, xref="x domain", xanchor="left",
+                                  y=ypos[lab] - 0.38, yref="y", yanchor="middle",
+                                  showarrow=False, font=dict(size=13))
+                             for lab, tick in zip(order, ticks)]
+    if refs and n_con:  # the divider, and the references' label (what add_hline draws)
+        layout["shapes"] = [dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=n_con,
+                                 y1=n_con, line=dict(color=INK, width=1, dash="dot"))]
+        layout["annotations"].append(dict(text=f"below: {ORACLE_LABEL}, ranked apart",
+                                          font=dict(size=12), showarrow=False, x=1,
+                                          xanchor="right", xref="x domain", y=n_con,
+                                          yanchor="bottom", yref="y"))
+    return go.Figure(data=traces, layout=layout)  # built once: plotly validates each call
 
 
 def state_means(steps: pd.DataFrame) -> pd.DataFrame:
@@ -379,5 +453,5 @@ def reward_by_state_figure(table: pd.DataFrame) -> go.Figure:
     return fig
 
 
-__all__ = ["cumulative_figure", "leaderboard_table", "leaderboard_figure", "final_regret_figure",
+__all__ = ["cumulative_figure", "fixed_margins", "legend_key", "with_legend", "leaderboard_table", "leaderboard_figure", "final_regret_figure",
            "ORACLE_LABEL", "reward_by_state_figure", "state_means", "sample_index", "rgba"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable
+from html import escape
 
 import numpy as np
 import plotly.graph_objects as go
@@ -274,7 +275,73 @@ def empty_figure(message: str, title: str = "", height: int = 300) -> go.Figure:
     return fig
 
 
-__all__ = ["state_color", "state_label", "policy_colors", "policy_name", "policy_line",
+# -- legends as HTML ---------------------------------------------------------------------------
+# a figure redrawn often, or narrow beside another, shows its legend as an HTML key under it:
+# a Plotly legend pushes the figure's margins, which lays the figure out a second time (see
+# allseason.viz.live), and in a narrow column it takes the plot's height
+def dasharray(dash: str, width: float) -> str:
+    """SVG ``stroke-dasharray`` of a Plotly dash (a name, or a list of lengths such as
+    "5px,3px") at a line width, as plotly.js draws it (``Drawing.dashStyle``: the named
+    dashes in multiples of the width, at least 3 px)."""
+    w = max(float(width), 3.0)
+    named = {"solid": "", "dot": f"{w:g},{w:g}", "dash": f"{3 * w:g},{3 * w:g}",
+             "longdash": f"{5 * w:g},{5 * w:g}", "dashdot": f"{3 * w:g},{w:g},{w:g},{w:g}",
+             "longdashdot": f"{5 * w:g},{2 * w:g},{w:g},{2 * w:g}"}
+    return named.get(dash, str(dash).replace("px", "").replace(" ", ""))
+
+
+# marker symbols as SVG paths in a 10x10 box centred on (0, 0); any other symbol: a circle
+_SYMBOL_PATHS = {
+    "square": "M-4,-4H4V4H-4Z", "diamond": "M0,-5L5,0L0,5L-5,0Z",
+    "triangle-up": "M0,-5L5,4H-5Z", "triangle-down": "M0,5L5,-4H-5Z",
+    "x": "M-4,-2.5L-2.5,-4L0,-1.5L2.5,-4L4,-2.5L1.5,0L4,2.5L2.5,4L0,1.5L-2.5,4L-4,2.5L-1.5,0Z",
+    "cross": "M-1.5,-5H1.5V-1.5H5V1.5H1.5V5H-1.5V1.5H-5V-1.5H-1.5Z",
+}
+
+
+def _symbol_svg(symbol: str, color: str, x: float, y: float, size: float) -> str:
+    path = _SYMBOL_PATHS.get(str(symbol))
+    k = size / 10
+    body = (f'<circle r="4.5" fill="{color}"/>' if path is None
+            else f'<path d="{path}" fill="{color}"/>')
+    return (f'<g transform="translate({x:g},{y:g}) scale({k:g})" stroke="white" '
+            f'stroke-width="1">{body}</g>')
+
+
+def swatch(line: dict | None, *, symbol: str | None = None, color: str | None = None,
+           scale: float = 1.0, over: dict | None = None) -> str:
+    """A small SVG of a trace's look for a key: its ``line`` (Plotly's dict: color, width,
+    dash), a marker ``symbol`` in the middle, and an ``over`` line drawn on top (the
+    shadow's white dots)."""
+    w, h = round(34 * scale), round(14 * scale)
+    parts = []
+    for spec in (line, over):
+        if spec:
+            width = float(spec.get("width", 2))
+            parts.append(f'<line x1="1" x2="{w - 1}" y1="{h / 2:g}" y2="{h / 2:g}" '
+                         f'stroke="{spec["color"]}" stroke-width="{width:g}" '
+                         f'stroke-dasharray="{dasharray(spec.get("dash", "solid"), width)}"/>')
+    if symbol is not None:
+        parts.append(_symbol_svg(symbol, color or (line or {}).get("color", INK), w / 2, h / 2,
+                                 9 * scale))
+    return f'<svg width="{w}" height="{h}" aria-hidden="true">{"".join(parts)}</svg>'
+
+
+def key_html(items, label: str, *, indent: int = 0, scale: float = 1.0,
+             title: str | None = None) -> str:
+    """An HTML key (a legend): ``items`` (swatch SVG, name) in a row that wraps, from
+    ``indent`` px (the plot's left edge), text scaled; names are text, never HTML."""
+    head = f'<span style="opacity: 0.75">{escape(title)}</span>' if title else ""
+    entries = "".join(f'<span role="listitem" style="display: inline-flex; align-items: '
+                      f'center; gap: 0.35rem; white-space: nowrap">{svg}{escape(text)}</span>'
+                      for svg, text in items)
+    return (f'<div class="fig-key" role="list" aria-label="{escape(label)}" style="'
+            f'display: flex; flex-wrap: wrap; align-items: center; gap: 0.15rem 1rem; '
+            f'margin: -0.6rem 0 0.4rem {indent}px; font-size: {0.85 * scale:.2f}rem">'
+            f'{head}{entries}</div>')
+
+
+__all__ = ["dasharray", "swatch", "key_html", "state_color", "state_label", "policy_colors", "policy_name", "policy_line",
            "policy_symbol", "policy_marker", "STATE_COLORS",
            "bandit_color", "bandit_colors", "bandit_color_code", "BANDIT_COLOR_SCALE",
            "bandit_label", "registered_styles", "OKABE_ITO", "SHADOW", "SHADOW_COLOR",

@@ -70,15 +70,15 @@ def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: boo
                            y0=y0, y1=y1, fillcolor=state_color(s), opacity=opacity,
                            layer="below" if ribbon is None else "above", line=dict(width=0))
                       for s, a, b in zip(states, starts, stops))
-    fig.update_layout(shapes=shapes)
+    notes = None  # the annotations, if any are added
     if ribbon is not None and refs:  # the ribbon names its states (wide enough segments)
         xref, yref = refs[0]
         wide = (stops - starts) >= pattern.horizon / 40
         if wide.sum() <= 60:
-            fig.update_layout(annotations=list(fig.layout.annotations or ()) + [
+            notes = list(fig.layout.annotations or ()) + [
                 dict(x=(a + b) / 2, y=(y0 + y1) / 2, xref=xref, yref=f"{yref} domain",
                      text=state_label(s), showarrow=False, font=dict(size=11))
-                for s, a, b in zip(states[wide], starts[wide], stops[wide])])
+                for s, a, b in zip(states[wide], starts[wide], stops[wide])]
             legend = False
     if ribbon is None and numbers and refs:  # each wide band names its state
         wide = (stops - starts) >= pattern.horizon / 30
@@ -90,18 +90,19 @@ def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: boo
                                   yanchor="bottom", text=str(int(s)), showarrow=False,
                                   font=dict(size=10, color=state_color(s, strong=True)))
                              for s, a, b in zip(states[wide], starts[wide], stops[wide]))
-            fig.update_layout(annotations=notes)
+    # one layout update and one add_traces: plotly validates on every call
+    fig.update_layout(shapes=shapes, **({} if notes is None else {"annotations": notes}))
     if legend and refs:
         xref, yref = refs[0]
         present = sorted(set(states.tolist()))
         if len(present) <= MAX_STATE_LEGEND:
-            for i, s in enumerate(present):
-                fig.add_trace(dict(
-                    type="scatter", x=[None], y=[None], mode="markers", name=state_label(s),
-                    xaxis=xref, yaxis=yref, hoverinfo="skip", legendgroup="seasons",
-                    legendgrouptitle=dict(text="true state:") if i == 0 else None,
-                    marker=dict(symbol="square", size=14, color=state_color(s),
-                                line=dict(width=1, color=state_color(s, strong=True)))))
+            fig.add_traces([dict(
+                type="scatter", x=[None], y=[None], mode="markers", name=state_label(s),
+                xaxis=xref, yaxis=yref, hoverinfo="skip", legendgroup="seasons",
+                legendgrouptitle=dict(text="true state:") if i == 0 else None,
+                marker=dict(symbol="square", size=14, color=state_color(s),
+                            line=dict(width=1, color=state_color(s, strong=True))))
+                for i, s in enumerate(present)])
     return fig
 
 
