@@ -220,41 +220,55 @@ def test_final_regret_figure_shows_every_seed_and_the_oracles_apart(race):
     for row in seeds.itertuples():
         assert row.cum_regret == pytest.approx(race.traces[row.policy, row.seed].regret.sum())
     fig = vrace.final_regret_figure(seeds)
-    dots = [t for t in fig.data if t.mode == "markers" and t.customdata is not None
-            and len(t.x) == 3]
-    names = [t.name for t in dots]
-    assert names[-2:] == [policy_name("oracle-state"), policy_name("oracle-restart")] or \
-        names[-2:] == [policy_name("oracle-restart"), policy_name("oracle-state")]
+    dots, means = fig.data  # every seed's dot in one trace, every mean tick in another
+    assert means.name == "mean"
+    rows = {}  # policy name -> its dots: (x, y, seed, colour)
+    for x, y, (name, seed), color in zip(dots.x, dots.y, dots.customdata, dots.marker.color):
+        rows.setdefault(name, []).append((x, y, seed, color))
+    names = list(rows)
+    oracles = [policy_name(lab) + f" ({vrace.ORACLE_LABEL})"
+               for lab in ("oracle-state", "oracle-restart")]
+    assert sorted(names[-2:]) == sorted(oracles)
     mean = seeds.groupby("policy")["cum_regret"].mean()
     contestants = [lab for lab in race.labels if not lab.startswith("oracle")]
     assert names[:-2] == [policy_name(lab) for lab in sorted(contestants, key=mean.get)]
-    for t in dots:  # one dot per seed, at the seed's final regret
-        lab = next(lab for lab in race.labels if policy_name(lab) == t.name)
-        want = seeds[seeds.policy == lab].sort_values("seed")["cum_regret"].to_numpy()
-        np.testing.assert_allclose(t.x, want)
-    means = next(t for t in fig.data if t.name == "mean")  # every mean tick, one trace
-    assert [c[0] for c in means.customdata] == names
-    np.testing.assert_allclose(means.x, [mean[next(lab for lab in race.labels
-                                                   if policy_name(lab) == n)] for n in names])
-    ranges = {t.name.removesuffix(": min–max"): t for t in fig.data
-              if t.name and t.name.endswith(": min–max")}
+    label_of = {policy_name(lab) + (f" ({vrace.ORACLE_LABEL})" if lab.startswith("oracle")
+                                    else ""): lab for lab in race.labels}
+    for name, pts in rows.items():  # one dot per seed, at the seed's final regret
+        lab = label_of[name]
+        want = seeds[seeds.policy == lab].sort_values("seed")
+        assert [p[2] for p in pts] == want["seed"].tolist()
+        np.testing.assert_allclose([p[0] for p in pts], want["cum_regret"].to_numpy())
+        assert {p[3] for p in pts} == {policy_colors([lab])[lab]}
+    assert [c[0] for c in means.customdata] == [policy_name(label_of[n]) for n in names]
+    np.testing.assert_allclose(means.x, [mean[label_of[n]] for n in names])
+    # each row's range: a line shape from its smallest to its largest seed, in its colour;
+    # the oracles' dashed and grey (in data units, on a log axis too)
+    ranges = {s.name.removesuffix(": min–max"): s for s in fig.layout.shapes
+              if s.name and s.name.endswith(": min–max")}
+    for name, pts in rows.items():
+        lab, r = label_of[name], ranges[policy_name(label_of[name])]
+        lo, hi = min(p[0] for p in pts), max(p[0] for p in pts)
+        assert (r.x0, r.x1) == pytest.approx((lo, hi))
+        assert r.line.color == policy_colors([lab])[lab]
+        assert r.line.dash == ("dash" if lab.startswith("oracle") else "solid")
     for lab in ("oracle-state", "oracle-restart"):
-        r = ranges[policy_name(lab)]
-        assert r.line.dash == "dash" and r.line.color == policy_colors([lab])[lab]
-        assert r.line.color.lstrip("#")[:2] * 3 == r.line.color.lstrip("#")  # a grey
-    assert ranges[policy_name("allseason-sw")].line.dash == "solid"
+        grey = ranges[policy_name(lab)].line.color.lstrip("#")
+        assert grey[:2] * 3 == grey
     text = " ".join(a.text for a in fig.layout.annotations)
     assert vrace.ORACLE_LABEL in text
+    dots = [[p[1] for p in pts] for pts in rows.values()]
     # each row's name is written above its dots (the y axis is reversed: above = smaller),
     # at the plot's left edge, in the rows' order; no dot reaches up to its name
     rows = list(fig.layout.yaxis.tickvals)
     labels = [a for a in fig.layout.annotations if a.xref == "x domain" and a.x == 0]
-    assert [a.text for a in labels] == names[:-2] + [n + " (oracle)" for n in names[-2:]]
-    for a, row, t in zip(labels, rows, dots):
-        assert row - 0.5 < a.y < row and a.y < min(t.y) - 0.15
+    assert [a.text for a in labels] == names[:-2] + [policy_name(label_of[n]) + " (oracle)"
+                                                     for n in names[-2:]]
+    for a, row, ys in zip(labels, rows, dots):
+        assert row - 0.5 < a.y < row and a.y < min(ys) - 0.15
     assert fig.layout.margin.autoexpand is False and not fig.layout.yaxis.showticklabels
     # the oracles' rows sit below the divider
-    divider = [s.y0 for s in fig.layout.shapes][0]
+    divider = next(s.y0 for s in fig.layout.shapes if s.name == "divider")
     assert all(v > divider for v in rows[-2:])
     assert all(v < divider for v in rows[:-2])
 

@@ -114,7 +114,7 @@ def chart(fig, caption: str, name: str, key: str, *, container=None, legend: str
                 **PLOTLY_CONFIG["toImageButtonOptions"], "filename": name}})
         if legend:
             st.markdown(legend, unsafe_allow_html=True)
-        c1, c2 = st.columns([4, 1], vertical_alignment="top")
+        c1, c2 = st.columns([3, 1], vertical_alignment="top")
         c1.caption(caption)
         c2.download_button("HTML", data=lambda: export.figure_html(
             download() if download is not None else fig),

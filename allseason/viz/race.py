@@ -313,8 +313,9 @@ def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.14,
     largest final regret exceeds ``log_above`` times the smallest (all positive).
 
     ``seeds``: ``RaceResult.seed_frame()`` (policy, seed, cum_regret[, reference]).
-    Traces: per policy, its dots (``name`` the policy's name, ``x`` the seeds' final regrets
-    in seed order) and its range line; then one trace of every mean tick (no legend). Each
+    Traces: every seed's dot (``customdata`` [policy name, seed], rows in order, seeds in
+    seed order, coloured and shaped by policy), then every mean tick (no legend); each
+    row's range is a line shape named "<policy>: min–max". Each
     row's name is written above its dots (an annotation at the plot's left edge, not a tick
     label: drawn beside the curves in a narrow column, names at the left took most of its
     width); the margins are fixed (:func:`fixed_margins`)."""
@@ -329,30 +330,34 @@ def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.14,
     # rows from the top: contestants 0 .. n_con - 1, a gap, then the references
     ypos = {lab: i + (1 if lab in refs and n_con else 0) for i, lab in enumerate(order)}
     colors = policy_colors(order)
-    traces = []
+    # every seed's dot in one trace and each row's range a line shape: two traces in all
+    # (a trace per policy and per range made the figure a third slower to draw, and
+    # Streamlit draws a figure two or three times when it arrives)
+    x, y, color, symbol, hover, ranges = [], [], [], [], [], []
     for lab in order:
         g, y0, ref = per[lab], ypos[lab], lab in refs
-        name, color = policy_name(lab), colors[lab]
-        x = g["cum_regret"].to_numpy(dtype=float)
-        k = len(x)
+        name = policy_name(lab) + (f" ({ORACLE_LABEL})" if ref else "")
+        v = g["cum_regret"].to_numpy(dtype=float)
+        k = len(v)
         jitter = np.linspace(-max_jitter, max_jitter, k) if k > 1 else np.zeros(1)
-        traces.append(dict(
-            type="scatter", x=x, y=y0 + jitter, mode="markers", name=name,
-            legendgroup=lab, showlegend=False,
-            marker=dict(color=color, size=9, symbol=policy_marker(lab, color)["symbol"],
-                        opacity=0.85, line=dict(width=1, color="white")),
-            customdata=g["seed"].to_numpy(),
-            hovertemplate=(f"<b>{name}</b>" + (f" ({ORACLE_LABEL})" if ref else "")
-                           + "<br>seed %{customdata}: final regret %{x:,.1f}<extra></extra>")))
-        traces.append(dict(
-            type="scatter", x=[x.min(), x.max()], y=[y0, y0], mode="lines",
-            name=f"{name}: min–max", legendgroup=lab, showlegend=False, hoverinfo="skip",
-            line=dict(color=color, width=2, dash="dash" if ref else "solid")))
+        x += v.tolist()
+        y += (y0 + jitter).tolist()
+        color += [colors[lab]] * k
+        symbol += [policy_marker(lab, colors[lab])["symbol"]] * k
+        hover += [[name, int(s)] for s in g["seed"]]
+        ranges.append((lab, float(v.min()), float(v.max()), y0, ref))
+    traces = [dict(
+        type="scatter", x=x, y=y, mode="markers", name="seeds", showlegend=False,
+        marker=dict(color=color, size=9, symbol=symbol, opacity=0.85,
+                    line=dict(width=1, color="white")),
+        customdata=hover,
+        hovertemplate="<b>%{customdata[0]}</b><br>seed %{customdata[1]}: final regret "
+                      "%{x:,.1f}<extra></extra>")]
     # every mean tick in one trace: fewer traces for the browser to draw
     traces.append(dict(
         type="scatter", x=[mean[lab] for lab in order], y=[ypos[lab] for lab in order],
         mode="markers", name="mean", showlegend=False,
-        marker=dict(symbol="line-ns-open", size=26, color=INK, line=dict(width=3)),
+        marker=dict(symbol="line-ns-open", size=18, color=INK, line=dict(width=3)),
         customdata=[[policy_name(lab), len(per[lab])] for lab in order],
         hovertemplate="<b>%{customdata[0]}</b><br>mean over %{customdata[1]} seeds: "
                       "%{x:,.1f}<extra></extra>"))
@@ -378,9 +383,18 @@ def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.14,
                                   y=ypos[lab] - 0.38, yref="y", yanchor="middle",
                                   showarrow=False, font=dict(size=13))
                              for lab, tick in zip(order, ticks)]
+    # each row's range, min to max over the seeds, in its policy's colour (the oracles'
+    # dashed), below the dots (a shape's x is in data units, on a log axis too: checked in
+    # chromium)
+    layout["shapes"] = [dict(type="line", xref="x", x0=lo, x1=hi, yref="y", y0=y0,
+                             y1=y0, layer="below", name=f"{policy_name(lab)}: min–max",
+                             line=dict(color=colors[lab], width=2,
+                                       dash="dash" if ref else "solid"))
+                        for lab, lo, hi, y0, ref in ranges]
     if refs and n_con:  # the divider, and the references' label (what add_hline draws)
-        layout["shapes"] = [dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=n_con,
-                                 y1=n_con, line=dict(color=INK, width=1, dash="dot"))]
+        layout["shapes"].append(dict(type="line", xref="x domain", x0=0, x1=1, yref="y",
+                                     y0=n_con, y1=n_con, name="divider",
+                                     line=dict(color=INK, width=1, dash="dot")))
         layout["annotations"].append(dict(text=f"below: {ORACLE_LABEL}, ranked apart",
                                           font=dict(size=12), showarrow=False, x=1,
                                           xanchor="right", xref="x domain", y=n_con,
