@@ -178,8 +178,8 @@ def test_home_button_runs_the_paper_experiment_on_the_race_page():
     reward = figure(at, "Cumulative reward")
     assert reward["layout"]["xaxis"]["range"] == [0, 10_000]
     assert len(reward["layout"]["shapes"]) >= 9  # a season band per segment
-    # each policy: band upper, band lower (filled), mean line
-    assert sum(1 for t in reward["data"] if t.get("fill") == "tonexty") == len(api.DEFAULT_POLICIES)
+    # each policy: its band (one closed shape), its mean line
+    assert sum(1 for t in reward["data"] if t.get("fill") == "toself") == len(api.DEFAULT_POLICIES)
     at.segmented_control(key="race_chart_pick").set_value("board").run()
     figure(at, "Leaderboard")
     at.segmented_control(key="race_chart_pick").set_value("states").run()

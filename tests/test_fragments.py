@@ -144,6 +144,11 @@ def test_run_reruns_only_the_results_section(race_page, monkeypatch):
     # in 3/5 of the width the curves have no Plotly legend: an HTML key under them
     assert figures(at)[0]["layout"]["showlegend"] is False
     assert sum('aria-label="legend"' in m.value for m in at.markdown) == 1
+    assert not [t for t in figures(at)[0]["data"] if t["x"] == [None]]  # no legend-only trace
+    # its HTML download is the figure with its legend (no key beside it there)
+    spec = views.RACE_CHARTS["regret"]
+    full = spec.download(runs.run_of(race.to_json()))
+    assert full.layout.showlegend is not False and len(full.data) > len(figures(at)[0]["data"])
     assert len(at.table) == 1 and len(at.table[0].value) == len(POLICIES)
     assert at.session_state[state.LAST_RACE] == race.to_json()
     # the figure's numbers are the engine's: each mean line ends on the mean cumulative

@@ -132,12 +132,17 @@ def test_cumulative_ci95_band_is_t(race3):
     assert "Student's t" in BANDS["ci95"]
     for label in race3.labels:
         name = policy_name(label)
-        upper = next(tr for tr in fig.data if tr.name == f"{name} {BANDS['ci95']} (upper)")
+        band = next(tr for tr in fig.data if tr.name == f"{name} {BANDS['ci95']} over 3 seeds")
         mean = next(tr for tr in fig.data if tr.name == name)
+        # one closed shape: the upper edge forward, the lower edge backward
+        n = len(mean.x)
+        assert band.fill == "toself" and list(band.x) == list(mean.x) + list(mean.x)[::-1]
+        upper, lower = np.asarray(band.y[:n]), np.asarray(band.y[n:])[::-1]
+        np.testing.assert_allclose(upper - mean.y, mean.y - lower, rtol=1e-9, atol=1e-9)
         wide = steps[steps["policy"] == label].pivot(index="step", columns="seed",
                                                      values="reward").cumsum()
         sd = wide.std(axis=1, ddof=1).to_numpy()[np.asarray(mean.x)]
-        np.testing.assert_allclose(np.asarray(upper.y) - np.asarray(mean.y),
+        np.testing.assert_allclose(upper - np.asarray(mean.y),
                                    _t(3) * sd / math.sqrt(3), rtol=1e-9, atol=1e-9)
 
 

@@ -192,21 +192,25 @@ class RaceChart:
     name: str       # file name of its HTML download
     live: Callable | None = None
     beside: "RaceChart | None" = None  # a second, narrower chart drawn to its right
+    download: Callable | None = None  # download(run): the HTML download's figure (else build's)
 
 
 def _cumulative_chart(metric: str, label: str, caption: str, legend: bool = True) -> RaceChart:
-    def build(run: runs.RaceRun):
+    """The cumulative ``metric`` chart; ``legend=False``: drawn without its legend (an HTML
+    key beside it), its HTML download with it."""
+    def figure(run: runs.RaceRun, with_legend: bool):
         # the drawn steps only, with exact cumulative values there: the same figure as from
         # all the steps, built from 17,500 rows instead of 350,000
         fig = vrace.cumulative_figure(runs.final_curves(run), run.race.scenario.pattern,
-                                      metric, max_points=runs.FINAL_POINTS, legend=legend)
+                                      metric, max_points=runs.FINAL_POINTS, legend=with_legend)
         dates = api.step_dates(run.race.scenario)  # real dates on the step axis, if any
         return fig if dates is None else date_ticks(fig, dates)
 
     def live(steps, summary, pattern):
         return vrace.cumulative_figure(steps, pattern, metric, max_points=runs.LIVE_POINTS)
 
-    return RaceChart(label, build, caption, f"cumulative-{metric}", live)
+    return RaceChart(label, lambda run: figure(run, legend), caption, f"cumulative-{metric}",
+                     live, download=None if legend else lambda run: figure(run, True))
 
 
 FINAL_REGRET = RaceChart("Final regret per seed",
@@ -278,9 +282,11 @@ def race_chart(run_key: str) -> None:
         # the curves in 3/5 of the width: a Plotly legend there took most of the figure's
         # height (nine policies and the states), so it is an HTML key under the figure
         fig = spec.build(run)
-        chart(fig, spec.caption, spec.name, f"race_{key}", container=left,
-              legend=vrace.legend_key(fig) if fig.layout.showlegend is False else "",
-              download=lambda: vrace.with_legend(fig))
+        legend = vrace.legend_key(fig) if fig.layout.showlegend is False else ""
+        if legend:
+            vrace.drop_legend_entries(fig)
+        chart(fig, spec.caption, spec.name, f"race_{key}", container=left, legend=legend,
+              download=(lambda: spec.download(run)) if spec.download else None)
         chart(spec.beside.build(run), spec.beside.caption, spec.beside.name,
               f"race_{key}_beside", container=right)
 

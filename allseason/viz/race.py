@@ -73,8 +73,9 @@ def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
     interval of the mean, t.ppf(0.975, n − 1) · std / √n); the true state as background
     bands.
 
-    Traces: for each policy (sorted best first) the band's upper edge, its lower edge (the
-    fill), then the mean line; then one legend entry per state. Each trace holds at most
+    Traces: for each policy (sorted best first) its band (one closed shape: the upper edge
+    forward, then the lower edge backward; a trace per edge doubled the SVG the browser
+    builds), then the mean line; then one legend entry per state. Each line holds at most
     ``max_points`` points (sampled steps, the last step included).
 
     ``legend=False``: for a narrow column, the legend hidden (show :func:`legend_key` under
@@ -124,12 +125,10 @@ def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
         idx = sample_index(len(x), max_points)
         x, mean, lo, hi = x[idx], mean[idx], lo[idx], hi[idx]
         name, color = policy_name(label), colors[label]
-        if k > 1:
-            traces.append(dict(type="scatter", x=x, y=hi, mode="lines", line=dict(width=0),
-                               hoverinfo="skip", showlegend=False, legendgroup=label,
-                               name=f"{name} {band_name} (upper)"))
-            traces.append(dict(type="scatter", x=x, y=lo, mode="lines", line=dict(width=0),
-                               fill="tonexty", fillcolor=rgba(color, 0.18), hoverinfo="skip",
+        if k > 1:  # one closed shape: along the upper edge, back along the lower one
+            traces.append(dict(type="scatter", x=np.r_[x, x[::-1]], y=np.r_[hi, lo[::-1]],
+                               mode="lines", line=dict(width=0), fill="toself",
+                               fillcolor=rgba(color, 0.18), hoverinfo="skip",
                                showlegend=False, legendgroup=label,
                                name=f"{name} {band_name} over {k} seeds"))
         # the hover names the mean only: the band's edges per point would double the data
@@ -192,14 +191,18 @@ def legend_key(fig: go.Figure, *, indent: int = 90) -> str:
     return key_html(items, "legend", indent=indent)
 
 
-def with_legend(fig: go.Figure) -> go.Figure:
-    """A copy of a figure made with ``legend=False``, with its legend and growing margins
-    back (for a download, where no key is drawn beside it)."""
-    out = go.Figure(fig)
-    out.update_layout(showlegend=True, margin_autoexpand=True)
-    out.update_xaxes(automargin=True)
-    out.update_yaxes(automargin=True)
-    return out
+def drop_legend_entries(fig: go.Figure) -> go.Figure:
+    """Remove the traces that only make a legend entry (no data: the states' squares, the
+    oracles' heading) from a figure shown without its legend, once :func:`legend_key` has
+    read them: each trace is SVG the browser builds on every draw. Returns ``fig``
+    (changed in place)."""
+    fig.data = [t for t in fig.data if not _legend_only(t)]
+    return fig
+
+
+def _legend_only(trace) -> bool:
+    x = trace.x
+    return x is not None and len(x) == 1 and x[0] is None
 
 
 def _plain(text: str) -> str:
@@ -467,5 +470,5 @@ def reward_by_state_figure(table: pd.DataFrame) -> go.Figure:
     return fig
 
 
-__all__ = ["cumulative_figure", "fixed_margins", "legend_key", "with_legend", "leaderboard_table", "leaderboard_figure", "final_regret_figure",
+__all__ = ["cumulative_figure", "fixed_margins", "legend_key", "drop_legend_entries", "leaderboard_table", "leaderboard_figure", "final_regret_figure",
            "ORACLE_LABEL", "reward_by_state_figure", "state_means", "sample_index", "rgba"]
