@@ -4,6 +4,7 @@ world can build one without importing another world)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -22,6 +23,12 @@ class Round:
     noise: np.ndarray
     state: np.ndarray
     outcome: np.ndarray | None = None
+
+    @cached_property
+    def best(self) -> np.ndarray:
+        """(n,) the best expected reward at each step (computed once per round: every
+        contestant's trace records it)."""
+        return self.expected.max(axis=1)
 
     @property
     def payoff(self) -> np.ndarray:

@@ -274,8 +274,9 @@ class AllSeason(Policy):
         self.t += n
         self.last_player = int(player[-1])
         kinds = {kernels.SPAWN: "spawn", kernels.PRUNE: "prune"}
-        events = [Event(int(ev[0][e]), kinds[int(ev[1][e])], int(ev[2][e]), int(ev[3][e]),
-                        float(ev[4][e])) for e in range(f["counters"][1])]
+        m = int(f["counters"][1])  # the printed rule makes thousands: built from lists
+        step, kind, a, b, v = (x[:m].tolist() for x in ev)
+        events = [Event(s, kinds[k], i, j, x) for s, k, i, j, x in zip(step, kind, a, b, v)]
         return ChunkOutcome(arm, reward, player, batch_end, wids, w, events)
 
 

@@ -23,6 +23,7 @@ A bound may name another hyperparameter: ``Interval(Real, 0, "delta1", closed="b
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from collections.abc import Mapping
@@ -195,6 +196,13 @@ def _merged(cls) -> dict[str, Param]:
 def declared(cls) -> dict[str, Param]:
     """The hyperparameters ``cls.__init__`` takes (keyword-only, but ``rng``), in signature
     order, each with its declaration and its default. TypeError if one is not declared."""
+    return dict(_declared(cls))  # a copy: the caller may change it
+
+
+@functools.lru_cache(maxsize=None)
+def _declared(cls) -> dict[str, Param]:
+    # once per class: every policy built checks its values against these, and
+    # inspect.signature took 17 ms of the default race's 45 builds
     merged = _merged(cls)
     out = {}
     for k, p in inspect.signature(cls.__init__).parameters.items():

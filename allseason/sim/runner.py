@@ -127,7 +127,8 @@ def iter_race(race: Race, chunk_size: int = 2500, workers: int | None = None,
     def play_pair(key, rnd, start: int, local_ends: np.ndarray) -> None:
         t0 = time.perf_counter()
         out = play_round(policies[key], rnd, local_ends)
-        traces[key].record(start, out, rnd.expected, rnd.state, time.perf_counter() - t0)
+        traces[key].record(start, out, rnd.expected, rnd.state, time.perf_counter() - t0,
+                           best=rnd.best)
 
     n_workers = default_workers(len(pairs)) if workers is None else int(workers)
     if n_workers < 1:
@@ -139,15 +140,20 @@ def iter_race(race: Race, chunk_size: int = 2500, workers: int | None = None,
             start, stop, b0, b1 = next_chunk(ends, start, b0, size)
             local_ends = ends[b0:b1] - start
             t0 = time.perf_counter()
-            # each seed's round first (its environment's streams, in order), then every
-            # (seed, policy) pair: a policy's state and trace belong to its pair alone
-            rounds = [envs[k].next_round(stop - start) for k in range(race.n_seeds)]
+            # each seed's round first (its environment's own streams), then every (seed,
+            # policy) pair: a policy's state and trace belong to its pair alone
+            n = stop - start
             if pool is None:
+                rounds = [envs[k].next_round(n) for k in range(race.n_seeds)]
                 for key in pairs:
                     play_pair(key, rounds[key[1]], start, local_ends)
             else:  # .result() re-raises a pair's error here
+                rounds = list(pool.map(lambda k: envs[k].next_round(n), range(race.n_seeds)))
+                # the slowest pairs first (by their time so far): the threads finish the
+                # chunk together rather than one waiting for the last long pair
+                order = sorted(pairs, key=lambda key: -traces[key].seconds)
                 for f in [pool.submit(play_pair, key, rounds[key[1]], start, local_ends)
-                          for key in pairs]:
+                          for key in order]:
                     f.result()
             if chunk_seconds is not None:
                 rate = (stop - start) / max(time.perf_counter() - t0, 1e-6)

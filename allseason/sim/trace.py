@@ -45,13 +45,14 @@ class Trace:
         self.reward, self.expected, self.best = np.zeros(T), np.zeros(T), np.zeros(T)
 
     def record(self, start: int, out: ChunkOutcome, expected: np.ndarray, state: np.ndarray,
-               seconds: float) -> None:
-        """Append a chunk that started at step ``start``."""
+               seconds: float, best: np.ndarray | None = None) -> None:
+        """Append a chunk that started at step ``start`` (``best``: ``expected.max(axis=1)``,
+        if the caller has it)."""
         n = len(out.arm)
         sl = slice(start, start + n)
         self.arm[sl], self.reward[sl], self.player[sl] = out.arm, out.reward, out.player
         self.expected[sl] = expected[np.arange(n), out.arm]
-        self.best[sl] = expected.max(axis=1)
+        self.best[sl] = expected.max(axis=1) if best is None else best
         self.state[sl] = state
         self.batch_end.append(out.batch_end + start)
         if out.weights is not None:
