@@ -56,3 +56,19 @@ def test_seeds_in_turn_give_the_same_race():
     for key in a.traces:
         assert (a.traces[key].arm == b.traces[key].arm).all()
         assert (a.traces[key].reward == b.traces[key].reward).all()
+
+
+def test_the_warm_up_freezes_the_heap(monkeypatch):
+    """After the server's warm-up, the objects alive then (modules, kernels, caches) are out
+    of the cyclic collector's reach, so its full collections stop walking them."""
+    import gc
+
+    from allseason.ui import runs
+
+    monkeypatch.setattr(runs, "_warm_default_race", lambda cache: None)
+    before = gc.get_freeze_count()
+    try:
+        runs._warm(runs.RunCache())
+        assert gc.get_freeze_count() > max(before, 10_000)
+    finally:
+        gc.unfreeze()

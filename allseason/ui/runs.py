@@ -23,7 +23,9 @@ Warm-up: :func:`warm_up` starts, once per process, a background thread that load
 kernels and does once what a fresh process pays on its first race (pandas tables, Plotly
 figures and their JSON) while a second thread computes Home's default race into the cache (the
 same race for every visitor), so ``streamlit run app.py`` alone is warm for the first visitor;
-pages call it through ``views.page``, and a race waits for it before computing.
+pages call it through ``views.page``, and a race waits for it before computing. It ends by
+freezing the heap (:func:`freeze_heap`): the garbage collector no longer walks the objects
+that live as long as the process.
 
 Low memory: with ``ALLSEASON_LOW_MEMORY=1`` (:mod:`allseason.ui.settings`) the cache holds 2
 races and 250 MB, one race computes at a time with its seeds in turn, and the warm-up only loads
@@ -37,6 +39,7 @@ fraction of a second runs in two or three chunks instead of twenty.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import threading
@@ -241,6 +244,7 @@ def _warm(cache: "RunCache") -> None:
     try:
         kernels = api.warm_up()
         if settings.LOW_MEMORY:  # kernels only: no precomputed race, no first tables
+            freeze_heap()
             log.info("warm-up (low memory: kernels only) done in %.2f s", kernels)
             return
         # the default race in a thread of its own: its kernels release the GIL, so it runs
@@ -272,9 +276,22 @@ def _warm(cache: "RunCache") -> None:
         for fig in figures:
             fig.to_json()
         default.join()
+        freeze_heap()
         log.info("warm-up done in %.2f s (kernels %.2f s)", time.perf_counter() - t0, kernels)
     except Exception:  # noqa: BLE001 - a failed warm-up only costs the first race some time
         log.exception("warm-up failed")
+
+
+def freeze_heap() -> None:
+    """Move every object alive now (the imported modules, the compiled kernels, the warm-up's
+    caches: about 230,000 objects) out of reach of Python's cyclic garbage collector
+    (``gc.freeze``). They live as long as the process, and a full collection walked them
+    all: 70-120 ms, at moments set by allocations, once in the middle of a race between the
+    Run button's click and its charts (measured, docs/performance.md). Objects made later
+    (races, tables, figures) are collected as before."""
+    gc.collect()
+    gc.freeze()
+    log.info("heap frozen: %d objects out of the collector's reach", gc.get_freeze_count())
 
 
 def _warm_default_race(cache: "RunCache") -> None:
