@@ -281,9 +281,9 @@ def race_chart(run_key: str) -> None:
         left, right = st.columns([3, 2])
         # the curves in 3/5 of the width: a Plotly legend there took most of the figure's
         # height (nine policies and the states), so it is an HTML key under the figure
-        # both figures built before either is sent: the browser gets them together (sent
-        # one by one, the second waited for the server while the browser drew the first,
-        # the two sharing a small machine's cores: 0.1 s, measured)
+        # both figures built before either is sent, so the browser gets them together (sent
+        # one by one, the second left the server 0.1 s after the first in a timeline trace,
+        # the server and the browser sharing 2 cores; click -> done alone: within noise)
         fig, beside = spec.build(run), spec.beside.build(run)
         legend = vrace.legend_key(fig) if fig.layout.showlegend is False else ""
         if legend:
