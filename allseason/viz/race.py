@@ -318,10 +318,10 @@ def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.14,
     ``seeds``: ``RaceResult.seed_frame()`` (policy, seed, cum_regret[, reference]).
     Traces: every seed's dot (``customdata`` [policy name, seed], rows in order, seeds in
     seed order, coloured and shaped by policy), then every mean tick (no legend); each
-    row's range is a line shape named "<policy>: min–max". Each
-    row's name is written above its dots (an annotation at the plot's left edge, not a tick
-    label: drawn beside the curves in a narrow column, names at the left took most of its
-    width); the margins are fixed (:func:`fixed_margins`)."""
+    row's range is a line shape named "<policy>: min–max". Each row's name is written above
+    its dots (an annotation at the plot's left edge, not a tick label: beside the curves, in
+    a narrow column, names at the left took most of its width); the margins are fixed
+    (:func:`fixed_margins`)."""
     title = "Final regret over seeds (lower is better)"
     if seeds is None or len(seeds) == 0:
         return empty_figure("No results yet: run a race first.", title)
