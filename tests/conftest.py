@@ -112,6 +112,23 @@ def private_data_cache(tmp_path_factory):
     mp.undo()
 
 
+def open_app_page(page: str, *, query: dict | None = None, timeout: float = 180,
+                  from_home: bool = True):
+    """A new AppTest session of the whole app (``app.py``, as ``streamlit run`` serves it)
+    on ``page`` (``app_pages/...``), opened with the link's ``query`` parameters; with
+    ``from_home`` the app's first run is Home's, as for a visitor who then picks the page."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    if from_home:
+        at.run()
+    if query:
+        at.query_params.update(query)
+    at.switch_page(page)
+    at.run()
+    return at
+
+
 def run_fragment(at, key: str, monkeypatch):
     """Rerun only the fragment ``key`` (``@st.fragment(key=...)``) of an AppTest ``at``, with
     the widget values set on it, as the browser does when a widget inside that fragment

@@ -27,7 +27,7 @@ pytest.importorskip("plotly")
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
 from allseason import api  # noqa: E402
-from conftest import run_fragment  # noqa: E402
+from conftest import open_app_page, run_fragment  # noqa: E402
 from allseason.ui import live, state  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,12 +38,7 @@ TIMEOUT = 120
 
 # --- helpers --------------------------------------------------------------------------------
 def open_live(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if query:
-        at.query_params.update(query)
-    at.switch_page(LIVE)
-    at.run()
-    return at
+    return open_app_page(LIVE, query=query, timeout=TIMEOUT, from_home=False)
 
 
 def tick(at: AppTest, monkeypatch, key: str = "live_stage") -> AppTest:

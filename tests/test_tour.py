@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import statistics
-from pathlib import Path
 
 import pytest
 
@@ -22,10 +21,10 @@ pytest.importorskip("plotly")
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from conftest import open_app_page  # noqa: E402
+
 from allseason import api, snapshot  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
 TOUR = "app_pages/6_Guided_tour.py"
 N_STEPS = 7
 TITLES = ("The seasons", "The race", "Who holds the weight", "Births and prunings",
@@ -35,13 +34,8 @@ TIMEOUT = 180  # the first run warms the kernels up and runs the default race
 
 # --- helpers --------------------------------------------------------------------------------
 def open_tour(step: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    at.switch_page(TOUR)
-    if step is not None:
-        at.query_params["step"] = step
-    at.run()
-    return at
+    return open_app_page(TOUR, query=None if step is None else {"step": step},
+                         timeout=TIMEOUT)
 
 
 def qstep(at: AppTest) -> str:

@@ -18,6 +18,8 @@ pytest.importorskip("streamlit")
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from conftest import open_app_page  # noqa: E402
+
 from allseason import api  # noqa: E402
 from allseason.cli import main as cli_main  # noqa: E402
 from allseason.ui import state  # noqa: E402
@@ -212,10 +214,7 @@ TINY = api.Scenario(segments=((0, 120), (1, 80)), d=2, n_arms=3, sigma2=0.2, bat
 
 
 def open_race_page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    at.switch_page(RACE_PAGE)
-    at.run()
+    at = open_app_page(RACE_PAGE, timeout=TIMEOUT)
     assert_clean(at)
     return at
 

@@ -5,7 +5,6 @@ the user's own dates."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,20 +13,17 @@ pytest.importorskip("plotly")
 
 from streamlit.testing.v1 import AppTest  # noqa: E402
 
+from conftest import open_app_page  # noqa: E402
+
 from allseason import examples, offline  # noqa: E402
 from allseason.ui import yourdata  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
 PAGE = "app_pages/7_Your_data.py"
 TIMEOUT = 180
 
 
 def open_page() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    at.switch_page(PAGE)
-    at.run()
+    at = open_app_page(PAGE, timeout=TIMEOUT)
     assert_clean(at)
     return at
 
