@@ -11,7 +11,7 @@ PORT ?= 8501
 # apt-get as root, or through sudo for a user
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: app test venv install install-sweeps install-dev browser data bench docs pictures
+.PHONY: app test lint venv install install-sweeps install-dev browser data bench docs pictures
 
 venv: $(PY)
 
@@ -59,7 +59,12 @@ app: install
 	@$(PY) -c "from allseason import api; print(f'compiled kernels ready in {api.warm_up():.1f} s')"
 	$(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
 
-test: install-dev browser data
+# ruff's lint and format checks (pyproject.toml [tool.ruff]); `ruff format .` mends the format
+lint: install-dev
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+test: install-dev browser data lint
 	$(PY) -m pytest -q
 
 bench: install

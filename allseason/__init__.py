@@ -9,13 +9,42 @@ numba; pandas is used at the edge (tables). Start with :mod:`allseason.api`:
     result.summary()
 """
 
-from .api import (LIMITS, PRESETS, PolicySpec, Race, RaceResult, Scenario, SpecError,
-                  default_race, iter_race, policy_specs, run_race)
+from ._version import __version__
+from .api import (
+    LIMITS,
+    PRESETS,
+    PolicySpec,
+    Race,
+    RaceResult,
+    Scenario,
+    SpecError,
+    default_race,
+    iter_race,
+    policy_specs,
+    run_race,
+)
 from .models import GaussianLinearPosterior, symmetric_kl
 from .policies import REGISTRY, Policy, make_policy, register
 from .sim import run
-from ._version import __version__
 
-__all__ = ["Scenario", "PolicySpec", "Race", "RaceResult", "SpecError", "LIMITS", "PRESETS",
-           "policy_specs", "run", "run_race", "iter_race", "default_race", "make_policy",
-           "GaussianLinearPosterior", "symmetric_kl", "REGISTRY", "Policy", "register"]
+__all__ = [
+    "__version__",
+    "Scenario",
+    "PolicySpec",
+    "Race",
+    "RaceResult",
+    "SpecError",
+    "LIMITS",
+    "PRESETS",
+    "policy_specs",
+    "run",
+    "run_race",
+    "iter_race",
+    "default_race",
+    "make_policy",
+    "GaussianLinearPosterior",
+    "symmetric_kl",
+    "REGISTRY",
+    "Policy",
+    "register",
+]

@@ -258,8 +258,7 @@ def rebuild_window(M, L, b, wx, wg, wr, count, lam, sigma2):
 
 
 @njit(cache=True, nogil=True)
-def short_memory_learn(M, L, b, g, x, r, mode, tau, gamma, lam, sigma2, wx, wg, wr, wstate,
-                       tmp):
+def short_memory_learn(M, L, b, g, x, r, mode, tau, gamma, lam, sigma2, wx, wg, wr, wstate, tmp):
     """One observation (x in block g) into a short-memory model: M (G, p, p), L, b (G, p).
 
     WINDOW: wstate = [count, head, pushes since last rebuild]; wx (tau, p), wg (tau,) and
@@ -297,8 +296,34 @@ def refresh_means(L, b, mu, tmp):
 # ---------------------------------------------------------------------------------------------
 # LinTS, SW-LinTS, D-LinTS
 @njit(cache=True, nogil=True)
-def lints_chunk(ctx, block, cidx, expected, noise, batch_end, z, M, L, b, mu, mode, tau, gamma,
-                lam, sigma2, wx, wg, wr, wstate, out_arm, out_reward, sandwich, Mt, Lt, bt):
+def lints_chunk(
+    ctx,
+    block,
+    cidx,
+    expected,
+    noise,
+    batch_end,
+    z,
+    M,
+    L,
+    b,
+    mu,
+    mode,
+    tau,
+    gamma,
+    lam,
+    sigma2,
+    wx,
+    wg,
+    wr,
+    wstate,
+    out_arm,
+    out_reward,
+    sandwich,
+    Mt,
+    Lt,
+    bt,
+):
     """Play a chunk with one Thompson-sampling posterior (mode PLAIN, WINDOW or DISCOUNT).
 
     ctx (n, C, p) contexts, block/cidx (K,) the block and context of each arm (see best_arm);
@@ -326,11 +351,43 @@ def lints_chunk(ctx, block, cidx, expected, noise, batch_end, z, M, L, b, mu, mo
             if mode == PLAIN:
                 add_obs(M[g], L[g], b[g], x, out_reward[t], sigma2, tmp)
             else:
-                short_memory_learn(M, L, b, g, x, out_reward[t], mode, tau, gamma, lam, sigma2,
-                                   wx, wg, wr, wstate, tmp)
+                short_memory_learn(
+                    M,
+                    L,
+                    b,
+                    g,
+                    x,
+                    out_reward[t],
+                    mode,
+                    tau,
+                    gamma,
+                    lam,
+                    sigma2,
+                    wx,
+                    wg,
+                    wr,
+                    wstate,
+                    tmp,
+                )
                 if sandwich:  # the same observation with the squared discount
-                    short_memory_learn(Mt, Lt, bt, g, x, out_reward[t], mode, tau, gamma2, lam,
-                                       sigma2, wx, wg, wr, wstate, tmp)
+                    short_memory_learn(
+                        Mt,
+                        Lt,
+                        bt,
+                        g,
+                        x,
+                        out_reward[t],
+                        mode,
+                        tau,
+                        gamma2,
+                        lam,
+                        sigma2,
+                        wx,
+                        wg,
+                        wr,
+                        wstate,
+                        tmp,
+                    )
         if mode == DISCOUNT:  # O(p^3) per block and batch: gamma M + (1 - gamma) lam I is a
             for g in range(G):  # full-rank change, no rank-one update of L follows it
                 chol_factor(M[g], L[g])
@@ -458,8 +515,9 @@ def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty, work_kl, kl
             if prune_mode == 0:
                 for g in range(G):
                     if not kl_ok[i, j, g]:
-                        work_kl[i, j, g] = sym_kl(M[i, g], mu[i, g], work_S[i, g], M[j, g],
-                                                  mu[j, g], work_S[j, g], tmp)
+                        work_kl[i, j, g] = sym_kl(
+                            M[i, g], mu[i, g], work_S[i, g], M[j, g], mu[j, g], work_S[j, g], tmp
+                        )
                         kl_ok[i, j, g] = True
                     dist += work_kl[i, j, g]
             else:
@@ -479,12 +537,54 @@ def prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty, work_kl, kl
 
 
 @njit(cache=True, nogil=True)
-def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
-                    M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wstate,
-                    shadow_mode, tau, gamma, lam, sigma2, n_max, weighting, share, handover,
-                    prune_mode, work_S, work_tr, dirty, work_kl, kl_ok,
-                    out_arm, out_reward, out_player, out_wids, out_w,
-                    ev_step, ev_kind, ev_bandit, ev_other, ev_value):
+def allseason_chunk(
+    ctx,
+    block,
+    cidx,
+    expected,
+    noise,
+    batch_end,
+    u,
+    z,
+    step0,
+    M,
+    L,
+    b,
+    mu,
+    ids,
+    logw,
+    alive,
+    counters,
+    wx,
+    wg,
+    wr,
+    wstate,
+    shadow_mode,
+    tau,
+    gamma,
+    lam,
+    sigma2,
+    n_max,
+    weighting,
+    share,
+    handover,
+    prune_mode,
+    work_S,
+    work_tr,
+    dirty,
+    work_kl,
+    kl_ok,
+    out_arm,
+    out_reward,
+    out_player,
+    out_wids,
+    out_w,
+    ev_step,
+    ev_kind,
+    ev_bandit,
+    ev_other,
+    ev_value,
+):
     """Algorithm 1 (batch version) over a chunk of whole batches. Slot 0 is the shadow bandit.
 
     Arms as in lints_chunk (ctx, block, cidx); state M, L (S, G, p, p), b, mu (S, G, p).
@@ -532,8 +632,9 @@ def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
                 for t in range(start, end + 1):
                     a = out_arm[t]
                     g = block[a]
-                    acc += log_predictive(L[s, g], mu[s, g], ctx[t, cidx[a]], out_reward[t],
-                                          sigma2, tmp)
+                    acc += log_predictive(
+                        L[s, g], mu[s, g], ctx[t, cidx[a]], out_reward[t], sigma2, tmp
+                    )
                 ll[s] = acc
         # Alg. 1 lines 10-14: the shadow played -> a new base bandit, a copy of the shadow
         spawned = played[0]
@@ -553,13 +654,34 @@ def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
             born = k
             e = counters[1]
             ev_step[e], ev_kind[e], ev_bandit[e], ev_other[e], ev_value[e] = (
-                step_end, SPAWN, ids[k], ids[0], np.nan)
+                step_end,
+                SPAWN,
+                ids[k],
+                ids[0],
+                np.nan,
+            )
             counters[1] = e + 1
         # line 15: the shadow learns the batch whoever played (window or discount)
         for t in range(start, end + 1):
             a = out_arm[t]
-            short_memory_learn(M[0], L[0], b[0], block[a], ctx[t, cidx[a]], out_reward[t],
-                               shadow_mode, tau, gamma, lam, sigma2, wx, wg, wr, wstate, tmp)
+            short_memory_learn(
+                M[0],
+                L[0],
+                b[0],
+                block[a],
+                ctx[t, cidx[a]],
+                out_reward[t],
+                shadow_mode,
+                tau,
+                gamma,
+                lam,
+                sigma2,
+                wx,
+                wg,
+                wr,
+                wstate,
+                tmp,
+            )
         if shadow_mode == DISCOUNT:
             for g in range(G):
                 chol_factor(M[0, g], L[0, g])
@@ -583,11 +705,17 @@ def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
         if shield:
             alive[born] = False
         while n_base > n_max:
-            drop, twin, dist = prune_one(M, mu, ids, alive, prune_mode, work_S, work_tr, dirty,
-                                         work_kl, kl_ok)
+            drop, twin, dist = prune_one(
+                M, mu, ids, alive, prune_mode, work_S, work_tr, dirty, work_kl, kl_ok
+            )
             e = counters[1]
             ev_step[e], ev_kind[e], ev_bandit[e], ev_other[e], ev_value[e] = (
-                step_end, PRUNE, ids[drop], ids[twin], dist)
+                step_end,
+                PRUNE,
+                ids[drop],
+                ids[twin],
+                dist,
+            )
             counters[1] = e + 1
             ids[drop] = -1
             n_base -= 1
@@ -601,7 +729,7 @@ def allseason_chunk(ctx, block, cidx, expected, noise, batch_end, u, z, step0,
             for s in range(S):
                 logw[s] += ll[s]
             if handover and spawned:  # the newborn takes the shadow's weight over; the
-                logw[0] = -np.inf     # shadow restarts from the share alpha / N below
+                logw[0] = -np.inf  # shadow restarts from the share alpha / N below
         norm = _logsumexp(logw, alive)
         n_alive = 0
         for s in range(S):
@@ -628,8 +756,10 @@ CREATE, DISCARD = 3, 4
 @njit(cache=True, nogil=True)
 def _radius(n, d, lam, sigma, delta):
     """confidence_radius with S = L = 1 (allseason.policies.ridge)."""
-    return (sigma * math.sqrt(d * math.log1p(n * 1.0 * 1.0 / (d * lam))
-                              + 2.0 * math.log(1.0 / delta)) + math.sqrt(lam) * 1.0)
+    return (
+        sigma * math.sqrt(d * math.log1p(n * 1.0 * 1.0 / (d * lam)) + 2.0 * math.log(1.0 / delta))
+        + math.sqrt(lam) * 1.0
+    )
 
 
 @njit(cache=True, nogil=True)
@@ -706,8 +836,27 @@ def _denband_beta(aM, aVinv, ab, theta, lam, out, tmp):
 
 
 @njit(cache=True, nogil=True)
-def _denband_init(e, step, bid, lam, mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv, ab, asteps,
-                  an, beta, beta_ok, eids, last_adm):
+def _denband_init(
+    e,
+    step,
+    bid,
+    lam,
+    mM,
+    mVinv,
+    mb,
+    mtheta,
+    msteps,
+    mn,
+    aM,
+    aVinv,
+    ab,
+    asteps,
+    an,
+    beta,
+    beta_ok,
+    eids,
+    last_adm,
+):
     G, p = mb.shape[1], mb.shape[2]
     for g in range(G):
         for i in range(p):
@@ -734,8 +883,26 @@ def _denband_init(e, step, bid, lam, mM, mVinv, mb, mtheta, msteps, mn, aM, aVin
 
 
 @njit(cache=True, nogil=True)
-def _denband_move(src, dst, mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv, ab, asteps, an, beta,
-                  beta_ok, eids, last_adm, share):
+def _denband_move(
+    src,
+    dst,
+    mM,
+    mVinv,
+    mb,
+    mtheta,
+    msteps,
+    mn,
+    aM,
+    aVinv,
+    ab,
+    asteps,
+    an,
+    beta,
+    beta_ok,
+    eids,
+    last_adm,
+    share,
+):
     mM[dst] = mM[src]
     mVinv[dst] = mVinv[src]
     mb[dst] = mb[src]
@@ -755,11 +922,54 @@ def _denband_move(src, dst, mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv, ab, as
 
 
 @njit(cache=True, nogil=True)
-def denband_chunk(ctx, block, cidx, expected, noise, batch_end, b0, step0, d, tau, delta_l,
-                  delta, max_idle, lam, sigma, tie, mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv,
-                  ab, asteps, an, beta, beta_ok, eids, last_adm, share, state, wx, wg, wr, wstate,
-                  out_arm, out_reward, out_player, out_wids, out_w, out_nw,
-                  ev_step, ev_kind, ev_bandit):
+def denband_chunk(
+    ctx,
+    block,
+    cidx,
+    expected,
+    noise,
+    batch_end,
+    b0,
+    step0,
+    d,
+    tau,
+    delta_l,
+    delta,
+    max_idle,
+    lam,
+    sigma,
+    tie,
+    mM,
+    mVinv,
+    mb,
+    mtheta,
+    msteps,
+    mn,
+    aM,
+    aVinv,
+    ab,
+    asteps,
+    an,
+    beta,
+    beta_ok,
+    eids,
+    last_adm,
+    share,
+    state,
+    wx,
+    wg,
+    wr,
+    wstate,
+    out_arm,
+    out_reward,
+    out_player,
+    out_wids,
+    out_w,
+    out_nw,
+    ev_step,
+    ev_kind,
+    ev_bandit,
+):
     """DenBand (see allseason.policies.denband) over batches b0.. of a chunk; the same
     decisions as its plain select/update loop.
 
@@ -801,8 +1011,27 @@ def denband_chunk(ctx, block, cidx, expected, noise, batch_end, b0, step0, d, ta
                             break
                     if not missing:
                         break
-                    _denband_init(e, step0 + t, state[1], lam, mM, mVinv, mb, mtheta, msteps,
-                                  mn, aM, aVinv, ab, asteps, an, beta, beta_ok, eids, last_adm)
+                    _denband_init(
+                        e,
+                        step0 + t,
+                        state[1],
+                        lam,
+                        mM,
+                        mVinv,
+                        mb,
+                        mtheta,
+                        msteps,
+                        mn,
+                        aM,
+                        aVinv,
+                        ab,
+                        asteps,
+                        an,
+                        beta,
+                        beta_ok,
+                        eids,
+                        last_adm,
+                    )
                     j = state[2]
                     ev_step[j], ev_kind[j], ev_bandit[j] = step0 + t, CREATE, state[1]
                     state[2] = j + 1
@@ -814,8 +1043,9 @@ def denband_chunk(ctx, block, cidx, expected, noise, batch_end, b0, step0, d, ta
                     g = block[k]
                     x = ctx[t, cidx[k]]
                     if not beta_ok[e, g]:
-                        _denband_beta(aM[e, g], aVinv[e, g], ab[e, g], mtheta[e, g], lam,
-                                      beta[e, g], tmp)
+                        _denband_beta(
+                            aM[e, g], aVinv[e, g], ab[e, g], mtheta[e, g], lam, beta[e, g], tmp
+                        )
                         beta_ok[e, g] = True
                     mu[e, k] = _dot(x, mtheta[e, g])
                     cb[e, k] = rm * math.sqrt(max(_quad(mVinv[e, g], x, tmp), 0.0))
@@ -858,32 +1088,46 @@ def denband_chunk(ctx, block, cidx, expected, noise, batch_end, b0, step0, d, ta
             n_exp = state[0]
             for e in range(n_exp):  # absorb if admissible and the error is within the width
                 if not beta_ok[e, g]:
-                    _denband_beta(aM[e, g], aVinv[e, g], ab[e, g], mtheta[e, g], lam,
-                                  beta[e, g], tmp)
+                    _denband_beta(
+                        aM[e, g], aVinv[e, g], ab[e, g], mtheta[e, g], lam, beta[e, g], tmp
+                    )
                     beta_ok[e, g] = True
                 m = _dot(x, mtheta[e, g])
                 c = _radius(mn[e], d, lam, sigma, delta) * math.sqrt(
-                    max(_quad(mVinv[e, g], x, tmp), 0.0))
+                    max(_quad(mVinv[e, g], x, tmp), 0.0)
+                )
                 err = abs(_dot(x, beta[e, g]))
                 ca = _radius(an[e], d, lam, sigma, delta) * math.sqrt(
-                    max(_quad(aVinv[e, g], x, tmp), 0.0))
+                    max(_quad(aVinv[e, g], x, tmp), 0.0)
+                )
                 if err < ca + c + delta_l and abs(m - r) <= c + delta_l:
                     mn[e] += 1.0
-                    if ridge_apply(mM[e, g], mVinv[e, g], mb[e, g], msteps[e, g:g + 1], x, r,
-                                   1.0, dense, tmp):
+                    if ridge_apply(
+                        mM[e, g], mVinv[e, g], mb[e, g], msteps[e, g : g + 1], x, r, 1.0, dense, tmp
+                    ):
                         _matvec(mVinv[e, g], mb[e, g], mtheta[e, g])
                         beta_ok[e, g] = False
             count, head = wstate[0], wstate[1]
             go = wg[head]
             for e in range(n_exp):  # every auditor: add, and drop the oldest past tau
                 an[e] += 1.0
-                if ridge_apply(aM[e, g], aVinv[e, g], ab[e, g], asteps[e, g:g + 1], x, r,
-                               1.0, dense, tmp):
+                if ridge_apply(
+                    aM[e, g], aVinv[e, g], ab[e, g], asteps[e, g : g + 1], x, r, 1.0, dense, tmp
+                ):
                     beta_ok[e, g] = False
                 if an[e] > tau:
                     an[e] -= 1.0
-                    if ridge_apply(aM[e, go], aVinv[e, go], ab[e, go], asteps[e, go:go + 1],
-                                   wx[head], wr[head], -1.0, dense, tmp):
+                    if ridge_apply(
+                        aM[e, go],
+                        aVinv[e, go],
+                        ab[e, go],
+                        asteps[e, go : go + 1],
+                        wx[head],
+                        wr[head],
+                        -1.0,
+                        dense,
+                        tmp,
+                    ):
                         beta_ok[e, go] = False
             wx[head, :] = x
             wg[head] = g
@@ -901,8 +1145,26 @@ def denband_chunk(ctx, block, cidx, expected, noise, batch_end, b0, step0, d, ta
                     state[2] = j + 1
                     continue
                 if kept != e:
-                    _denband_move(e, kept, mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv, ab,
-                                  asteps, an, beta, beta_ok, eids, last_adm, share)
+                    _denband_move(
+                        e,
+                        kept,
+                        mM,
+                        mVinv,
+                        mb,
+                        mtheta,
+                        msteps,
+                        mn,
+                        aM,
+                        aVinv,
+                        ab,
+                        asteps,
+                        an,
+                        beta,
+                        beta_ok,
+                        eids,
+                        last_adm,
+                        share,
+                    )
                 kept += 1
             state[0] = kept
         n_exp = state[0]
@@ -934,9 +1196,34 @@ def _ridge_reset(M, Vinv, b, theta, steps, lam):
 
 
 @njit(cache=True, nogil=True)
-def bob_chunk(ctx, block, cidx, expected, noise, batch_end, b0, b1, step0, lam, tie,
-              M, Vinv, b, theta, steps, wx, wg, wr, wstate, params,
-              reset_t, reset_w, reset_beta, out_arm, out_reward):
+def bob_chunk(
+    ctx,
+    block,
+    cidx,
+    expected,
+    noise,
+    batch_end,
+    b0,
+    b1,
+    step0,
+    lam,
+    tie,
+    M,
+    Vinv,
+    b,
+    theta,
+    steps,
+    wx,
+    wg,
+    wr,
+    wstate,
+    params,
+    reset_t,
+    reset_w,
+    reset_beta,
+    out_arm,
+    out_reward,
+):
     """Batches b0..b1-1 of a chunk with SW-UCB (ridge M, Vinv (G, p, p), b, theta (G, p),
     steps (G,)): x = argmax x^T theta + beta ||x||_{V^-1} (ties up to ``tie``, relative, to
     the lowest index), then learn the batch's observations of the current block, the last w
@@ -980,13 +1267,15 @@ def bob_chunk(ctx, block, cidx, expected, noise, batch_end, b0, b1, step0, lam, 
             cap = wx.shape[0]
             if count == w:  # the oldest leaves the window
                 go = wg[head]
-                if ridge_apply(M[go], Vinv[go], b[go], steps[go:go + 1], wx[head], wr[head],
-                               -1.0, dense, tmp):
+                if ridge_apply(
+                    M[go], Vinv[go], b[go], steps[go : go + 1], wx[head], wr[head], -1.0, dense, tmp
+                ):
                     _matvec(Vinv[go], b[go], theta[go])
                 head = (head + 1) % cap
                 count -= 1
-            if ridge_apply(M[g], Vinv[g], b[g], steps[g:g + 1], x, out_reward[t], 1.0, dense,
-                           tmp):
+            if ridge_apply(
+                M[g], Vinv[g], b[g], steps[g : g + 1], x, out_reward[t], 1.0, dense, tmp
+            ):
                 _matvec(Vinv[g], b[g], theta[g])
             slot = (head + count) % cap
             wx[slot, :] = x

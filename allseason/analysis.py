@@ -3,7 +3,8 @@
 - :func:`recall_table`: for every change point, whether the state is new or returning, the
   bandit that should take over (for a new state the shadow, id 0, or a base bandit spawned
   from it after the change point; for a returning state the live base bandit that played
-  that state most before), how many steps until it holds the top weight (and which one did), which bandit held the top weight most often in the segment, and how many
+  that state most before), how many steps until it holds the top weight (and which one did), which
+  bandit held the top weight most often in the segment, and how many
   base bandits were spawned in the segment (spawns in a returning state were not needed).
 - :func:`state_table`: share of each true state's steps played by each bandit.
 - :func:`learnt_by`: which base bandits learnt which state (the paper's "theta*_1 is learnt by
@@ -40,7 +41,7 @@ def recall_table(trace: Trace, pattern: Pattern):
     ends, top = top_bandit(trace)
     spawned = [(e.step, e.bandit) for e in trace.events if e.kind == "spawn"]
     spawns = np.array([s for s, _ in spawned], dtype=np.int64)
-    states, player = trace.state[:trace.n_done], trace.player[:trace.n_done]
+    states, player = trace.state[: trace.n_done], trace.player[: trace.n_done]
     bounds = np.concatenate([[0], np.cumsum([n for _, n in pattern.segments])])
     seen, rows = {pattern.segments[0][0]}, []
     for i, (state, _) in enumerate(pattern.segments[1:], start=1):
@@ -67,14 +68,26 @@ def recall_table(trace: Trace, pattern: Pattern):
         delay = int(ends[hit[0]] - start + 1) if len(hit) else np.nan
         taken_by = int(top[hit[0]]) if len(hit) else -1
         seg_top = top[in_seg]
-        winner = int(np.bincount(seg_top - seg_top.min()).argmax() + seg_top.min()) \
-            if len(seg_top) else -1
+        winner = (
+            int(np.bincount(seg_top - seg_top.min()).argmax() + seg_top.min())
+            if len(seg_top)
+            else -1
+        )
         n_spawn = int(((spawns >= start) & (spawns < stop)).sum())
-        rows.append(dict(change_point=i, step=start, state=state,
-                         kind="new" if new else "returning", right_bandit=right,
-                         steps_to_top=delay, taken_by=taken_by, most_often_top=winner,
-                         share_top_right=float(np.mean(is_right[in_seg])) if len(seg_top) else 0,
-                         spawns=n_spawn))
+        rows.append(
+            dict(
+                change_point=i,
+                step=start,
+                state=state,
+                kind="new" if new else "returning",
+                right_bandit=right,
+                steps_to_top=delay,
+                taken_by=taken_by,
+                most_often_top=winner,
+                share_top_right=float(np.mean(is_right[in_seg])) if len(seg_top) else 0,
+                spawns=n_spawn,
+            )
+        )
     return pd.DataFrame(rows)
 
 
@@ -93,8 +106,11 @@ def state_table(trace: Trace):
     import pandas as pd
 
     n = trace.n_done
-    table = pd.crosstab(pd.Series(trace.player[:n], name="bandit"),
-                        pd.Series(trace.state[:n], name="state"), normalize="columns")
+    table = pd.crosstab(
+        pd.Series(trace.player[:n], name="bandit"),
+        pd.Series(trace.state[:n], name="state"),
+        normalize="columns",
+    )
     return table
 
 
@@ -118,8 +134,11 @@ def learnt_by_text(learnt: dict[int, list[int]]) -> str:
     """'θ*1 by bandits 1, 2, 3; θ*2 by bandit 4; ...' (states numbered from 1, as the paper)."""
     parts = []
     for state, ids in learnt.items():
-        who = ("no base bandit" if not ids else
-               f"bandit{'s' if len(ids) > 1 else ''} " + ", ".join(map(str, ids)))
+        who = (
+            "no base bandit"
+            if not ids
+            else f"bandit{'s' if len(ids) > 1 else ''} " + ", ".join(map(str, ids))
+        )
         parts.append(f"θ*{state + 1} by {who}")
     return "; ".join(parts)
 
@@ -140,14 +159,14 @@ def ensemble_summary(trace: Trace, pattern: Pattern, threshold: float = 0.9) -> 
     n = trace.n_done
     recall = recall_table(trace, pattern)
     returning = recall[recall["kind"] == "returning"] if len(recall) else recall
-    return dict(bandits_created=1 + sum(e.kind == "spawn" for e in trace.events),
-                top_share=float(np.mean(w.max(axis=1) > threshold)),
-                mean_reward=float(trace.reward[:n].mean()),
-                regret=float(trace.regret.sum()),
-                recall_delays=[float(v) for v in returning["steps_to_top"]] if len(recall)
-                else [],
-                recall_hold=[float(v) for v in returning["share_top_right"]] if len(recall)
-                else [])
+    return dict(
+        bandits_created=1 + sum(e.kind == "spawn" for e in trace.events),
+        top_share=float(np.mean(w.max(axis=1) > threshold)),
+        mean_reward=float(trace.reward[:n].mean()),
+        regret=float(trace.regret.sum()),
+        recall_delays=[float(v) for v in returning["steps_to_top"]] if len(recall) else [],
+        recall_hold=[float(v) for v in returning["share_top_right"]] if len(recall) else [],
+    )
 
 
 def season_year_table(trace: Trace, dates: np.ndarray, state_names=None):
@@ -166,9 +185,18 @@ def season_year_table(trace: Trace, dates: np.ndarray, state_names=None):
     for (y, s), idx in pd.Series(np.arange(len(ends))).groupby([years, states]):
         ids, counts = np.unique(top[idx.to_numpy()], return_counts=True)
         best = int(np.argmax(counts))  # np.unique sorts: ties go to the lowest id
-        rows.append(dict(year=int(y), state=int(s),
-                         season=(state_names[s] if state_names is not None else f"state {s}"),
-                         n_batches=int(len(idx)), top_bandit=int(ids[best]),
-                         share=float(counts[best] / len(idx)), bandits_on_top=int(len(ids))))
-    return pd.DataFrame(rows, columns=["year", "state", "season", "n_batches", "top_bandit",
-                                       "share", "bandits_on_top"])
+        rows.append(
+            dict(
+                year=int(y),
+                state=int(s),
+                season=(state_names[s] if state_names is not None else f"state {s}"),
+                n_batches=int(len(idx)),
+                top_bandit=int(ids[best]),
+                share=float(counts[best] / len(idx)),
+                bandits_on_top=int(len(ids)),
+            )
+        )
+    return pd.DataFrame(
+        rows,
+        columns=["year", "state", "season", "n_batches", "top_bandit", "share", "bandits_on_top"],
+    )

@@ -1,7 +1,8 @@
 """The one facade that the app, the command line and notebooks use.
 
 Configure (:class:`Scenario`, :class:`PolicySpec`, :class:`Race`; any bad value raises a
-:class:`SpecError` naming it), run (:func:`run_race`, :func:`iter_race`; a show stepped by hand: :class:`LiveRun`), look inside
+:class:`SpecError` naming it), run (:func:`run_race`, :func:`iter_race`; a show stepped by hand:
+:class:`LiveRun`), look inside
 (:func:`recall_table`, :func:`state_table`, :func:`ensemble_summary`, ...). Which policies
 exist, what they take and what they mean: :func:`policy_names`, :func:`hyperparameters`,
 :func:`describe_policy`.
@@ -20,28 +21,57 @@ exist, what they take and what they mean: :func:`policy_names`, :func:`hyperpara
 
 from __future__ import annotations
 
-from .analysis import (ensemble_summary, learnt_by, learnt_by_text, recall_table,
-                       season_year_table, state_table)
-from .defaults import (DEFAULT_POLICIES, DEFAULT_SEEDS, REFERENCES, default_params,
-                       default_race, default_specs)
+from .analysis import (
+    ensemble_summary,
+    learnt_by,
+    learnt_by_text,
+    recall_table,
+    season_year_table,
+    state_table,
+)
+from .defaults import (
+    DEFAULT_POLICIES,
+    DEFAULT_SEEDS,
+    REFERENCES,
+    default_params,
+    default_race,
+    default_specs,
+)
 from .envs import PRESETS, preset
 from .envs.table import RewardTable, parse_reward_table
-from .offline import (MIN_EVENTS, OFFLINE_POLICIES, Log, OfflineResult, detect_kind, evaluate,
-                      offline_specs, parse_log)
+from .offline import (
+    MIN_EVENTS,
+    OFFLINE_POLICIES,
+    Log,
+    OfflineResult,
+    detect_kind,
+    evaluate,
+    offline_specs,
+    parse_log,
+)
 from .policies import REGISTRY, PolicyInfo, hyperparameters
 from .policies import describe as describe_policy
 from .sim import RaceResult, iter_race, run_race
 from .sim.live import LIVE_POLICIES, LiveFrame, LiveRun
 from .sim.runner import posterior_history
-from .specs import (LIMITS, MAX_INPUT_BYTES, PolicySpec, Race, Scenario, SpecError, file_kind,
-                    parse_scenario, policy_specs)
+from .specs import (
+    LIMITS,
+    MAX_INPUT_BYTES,
+    PolicySpec,
+    Race,
+    Scenario,
+    SpecError,
+    file_kind,
+    parse_scenario,
+    policy_specs,
+)
 
 
 def policy_names() -> list[str]:
     """Names of every registered policy.
 
-        >>> policy_names()[:3] == ["allseason-sw", "allseason-disc", "allseason-sw-printed"]
-        True
+    >>> policy_names()[:3] == ["allseason-sw", "allseason-disc", "allseason-sw-printed"]
+    True
     """
     return list(REGISTRY)
 
@@ -103,8 +133,11 @@ def _head(source) -> list[str]:
     whatever else is wrong with the file, the parser says."""
     import csv
 
-    raw = source[:65536].encode(errors="replace") if isinstance(source, str) else \
-        bytes(source[:65536])
+    raw = (
+        source[:65536].encode(errors="replace")
+        if isinstance(source, str)
+        else bytes(source[:65536])
+    )
     line = raw[:65536].split(b"\n", 1)[0].decode("utf-8-sig", errors="replace")
     return [c.strip().lower() for c in next(csv.reader([line]), [])]
 
@@ -117,32 +150,67 @@ def warm_up() -> float:
     t0 = time.perf_counter()
     scenario = Scenario(segments=((0, 20), (1, 20)), batch_size=(1, 3), preset="custom")
     run_race(Race(scenario, default_specs(), 1))
-    run_race(Race(scenario, policy_specs(["allseason-sw", "allseason-disc"],
-                                         spawn="copy"), 1))
+    run_race(Race(scenario, policy_specs(["allseason-sw", "allseason-disc"], spawn="copy"), 1))
     return time.perf_counter() - t0
 
 
 __all__ = [
     # configuration
-    "Scenario", "PolicySpec", "Race", "policy_specs", "SpecError", "LIMITS", "PRESETS",
-    "preset", "parse_scenario", "file_kind", "MAX_INPUT_BYTES",
+    "Scenario",
+    "PolicySpec",
+    "Race",
+    "policy_specs",
+    "SpecError",
+    "LIMITS",
+    "PRESETS",
+    "preset",
+    "parse_scenario",
+    "file_kind",
+    "MAX_INPUT_BYTES",
     # policies
-    "policy_names", "hyperparameters", "describe_policy", "PolicyInfo",
+    "policy_names",
+    "hyperparameters",
+    "describe_policy",
+    "PolicyInfo",
     # the default race
-    "default_race", "default_specs", "default_params", "DEFAULT_POLICIES", "DEFAULT_SEEDS",
+    "default_race",
+    "default_specs",
+    "default_params",
+    "DEFAULT_POLICIES",
+    "DEFAULT_SEEDS",
     "REFERENCES",
     # running
-    "run_race", "iter_race", "RaceResult", "warm_up",
+    "run_race",
+    "iter_race",
+    "RaceResult",
+    "warm_up",
     # a live show, stepped by hand
-    "LiveRun", "LiveFrame", "LIVE_POLICIES",
+    "LiveRun",
+    "LiveFrame",
+    "LIVE_POLICIES",
     # looking inside
-    "recall_table", "state_table", "ensemble_summary", "learnt_by", "learnt_by_text",
-    "posterior_history", "season_year_table",
+    "recall_table",
+    "state_table",
+    "ensemble_summary",
+    "learnt_by",
+    "learnt_by_text",
+    "posterior_history",
+    "season_year_table",
     # real dates
-    "step_dates", "state_names",
+    "step_dates",
+    "state_names",
     # your data: a logged-bandit CSV evaluated offline, a reward table raced on
-    "read_user_file", "parse_log", "parse_reward_table", "detect_kind", "evaluate",
-    "offline_specs", "Log", "OfflineResult", "RewardTable", "MIN_EVENTS", "OFFLINE_POLICIES",
+    "read_user_file",
+    "parse_log",
+    "parse_reward_table",
+    "detect_kind",
+    "evaluate",
+    "offline_specs",
+    "Log",
+    "OfflineResult",
+    "RewardTable",
+    "MIN_EVENTS",
+    "OFFLINE_POLICIES",
     "MAX_USER_BYTES",
 ]
 

@@ -30,8 +30,9 @@ class _Parser(argparse.ArgumentParser):
 def _scenario(args) -> api.Scenario:
     """The scenario of a file (.json or .csv) or of a preset's flags, through the one entry
     point ``api.parse_scenario``; --d, --arms, ... fill in what a file leaves out."""
-    common = dict(d=args.d, n_arms=args.arms, sigma2=args.sigma2, seed=args.seed,
-                  batch_size=args.batch_size)
+    common = dict(
+        d=args.d, n_arms=args.arms, sigma2=args.sigma2, seed=args.seed, batch_size=args.batch_size
+    )
     common = {k: v for k, v in common.items() if v is not None}
     name = args.pattern
     if name.lower().endswith((".json", ".csv")):
@@ -45,8 +46,10 @@ def _scenario(args) -> api.Scenario:
         except api.SpecError as e:
             raise CliError(f"--pattern {name!r}: {e}") from None
     if name not in api.PRESETS:
-        raise CliError(f"--pattern: unknown pattern {name!r}; known: {', '.join(api.PRESETS)}"
-                       " or a FILE.json / FILE.csv")
+        raise CliError(
+            f"--pattern: unknown pattern {name!r}; known: {', '.join(api.PRESETS)}"
+            " or a FILE.json / FILE.csv"
+        )
     flags = {"preset": name, **common}
     if args.states is not None:
         flags["n_states"] = args.states
@@ -61,8 +64,9 @@ def _batch_size(text: str):
     try:
         sizes = tuple(int(p) for p in parts)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be an integer or a comma-separated list of "
-                                         f"integers, got {text!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"must be an integer or a comma-separated list of integers, got {text!r}"
+        ) from None
     if not sizes:
         raise argparse.ArgumentTypeError("must not be empty")
     return sizes[0] if len(sizes) == 1 else sizes
@@ -72,15 +76,25 @@ def cmd_run(args) -> int:
     if args.trace and not Path(args.trace).resolve().parent.is_dir():
         raise CliError(f"--trace: the folder of {args.trace!r} does not exist")
     scenario = _scenario(args)
-    flags = dict(tau=args.tau, gamma=args.gamma, n_max=args.n_max, lam=args.lam,
-                 weighting=args.weighting, share=args.share, spawn=args.spawn)
+    flags = dict(
+        tau=args.tau,
+        gamma=args.gamma,
+        n_max=args.n_max,
+        lam=args.lam,
+        weighting=args.weighting,
+        share=args.share,
+        spawn=args.spawn,
+    )
     flags = {k: v for k, v in flags.items() if v is not None}
     names = [n.strip() for n in args.policies.split(",") if n.strip()]
     specs = []
     for name in names:  # the default race's values, then the flags the policy takes
         taken = set(api.hyperparameters(name)) if name in api.policy_names() else set()
-        specs.append(api.PolicySpec(name, {**api.default_params(name),
-                                           **{k: v for k, v in flags.items() if k in taken}}))
+        specs.append(
+            api.PolicySpec(
+                name, {**api.default_params(name), **{k: v for k, v in flags.items() if k in taken}}
+            )
+        )
     race = api.Race(scenario, api.policy_specs(specs), args.seeds)
     # numba's one-time load of the compiled kernels (about 0.5 s in a fresh process) would
     # otherwise be counted in the first policy's seconds: pay it before timing, report apart
@@ -92,8 +106,11 @@ def cmd_run(args) -> int:
         result = progress.result
         if not args.json and sys.stderr.isatty() and time.perf_counter() - last > 0.2:
             last = time.perf_counter()
-            print(f"\r{progress.fraction:6.1%} of {race.n_seeds} x {scenario.horizon} steps",
-                  end="", file=sys.stderr)
+            print(
+                f"\r{progress.fraction:6.1%} of {race.n_seeds} x {scenario.horizon} steps",
+                end="",
+                file=sys.stderr,
+            )
     if not args.json and sys.stderr.isatty():
         print("\r" + " " * 40 + "\r", end="", file=sys.stderr)
     summary = result.summary()
@@ -107,43 +124,68 @@ def cmd_run(args) -> int:
     if args.trace:
         result.to_frames()["steps"].to_csv(args.trace, index=False)
     if args.json:  # a share of the gap with no meaning (NaN) is null, so the JSON is strict
-        print(json.dumps({label: {k: (None if isinstance(v, float) and math.isnan(v) else v)
-                                  for k, v in s.items()} for label, s in summary.items()},
-                         indent=2))
+        print(
+            json.dumps(
+                {
+                    label: {
+                        k: (None if isinstance(v, float) and math.isnan(v) else v)
+                        for k, v in s.items()
+                    }
+                    for label, s in summary.items()
+                },
+                indent=2,
+            )
+        )
         return 0
-    print(f"pattern {scenario.preset} | T={scenario.horizon} d={scenario.d} K={scenario.n_arms}"
-          f" sigma2={scenario.sigma2} batch={scenario.batch_size} seeds={race.n_seeds}"
-          f" seed={scenario.seed} | {time.perf_counter() - t0:.2f} s")
+    print(
+        f"pattern {scenario.preset} | T={scenario.horizon} d={scenario.d} K={scenario.n_arms}"
+        f" sigma2={scenario.sigma2} batch={scenario.batch_size} seeds={race.n_seeds}"
+        f" seed={scenario.seed} | {time.perf_counter() - t0:.2f} s"
+    )
     width = max(16, *(len(label) for label in summary))
-    print(f"{'policy':<{width}} {'mean reward':>11} {'std':>7} {'95% (t)':>8} "
-          f"{'cum. regret':>12} {'gap closed':>10} {'seconds':>8} {'bandits':>8} "
-          f"{'top>0.9':>8}")
+    print(
+        f"{'policy':<{width}} {'mean reward':>11} {'std':>7} {'95% (t)':>8} "
+        f"{'cum. regret':>12} {'gap closed':>10} {'seconds':>8} {'bandits':>8} "
+        f"{'top>0.9':>8}"
+    )
     refs = set(result.references())  # the oracles: ranked apart, below the contestants
     ranked = sorted(summary.items(), key=lambda kv: -kv[1]["mean_reward"])
     first_ref = True
-    for label, s in ([kv for kv in ranked if kv[0] not in refs]
-                     + [kv for kv in ranked if kv[0] in refs]):
+    for label, s in [kv for kv in ranked if kv[0] not in refs] + [
+        kv for kv in ranked if kv[0] in refs
+    ]:
         if label in refs and first_ref:
             first_ref = False
             print("-- references: oracle (knows the seasons), ranked apart " + "-" * 20)
-        ens = (f" {s['bandits_created_max']:>8} {s['top_share_mean']:>8.1%}"
-               if "bandits_created_max" in s else "")
+        ens = (
+            f" {s['bandits_created_max']:>8} {s['top_share_mean']:>8.1%}"
+            if "bandits_created_max" in s
+            else ""
+        )
         ci = f"±{s['ci95']:.4f}" if race.n_seeds > 1 else "—"
         gap = "—" if math.isnan(s["gap_closed"]) else f"{s['gap_closed']:.1%}"
-        print(f"{label:<{width}} {s['mean_reward']:>11.4f} {s['std_reward']:>7.4f} {ci:>8} "
-              f"{s['cum_regret']:>12.1f} {gap:>10} {s['seconds']:>8.3f}{ens}")
+        print(
+            f"{label:<{width}} {s['mean_reward']:>11.4f} {s['std_reward']:>7.4f} {ci:>8} "
+            f"{s['cum_regret']:>12.1f} {gap:>10} {s['seconds']:>8.3f}{ens}"
+        )
     print(f"compiled kernels loaded in {warm:.2f} s (not counted above)")
     if race.n_seeds > 1:
-        print(f"95% (t): Student's t interval over {race.n_seeds} seeds, ± "
-              f"{t_quantile(race.n_seeds):.3f} x std / sqrt({race.n_seeds})")
+        print(
+            f"95% (t): Student's t interval over {race.n_seeds} seeds, ± "
+            f"{t_quantile(race.n_seeds):.3f} x std / sqrt({race.n_seeds})"
+        )
     else:
         print("one seed: no std and no 95% interval (reported as 0 in --json)")
     if refs:
-        print("gap closed: (mean reward - best baseline's) / (oracle-state's - best baseline's);"
-              " baselines: neither All-Season nor an oracle")
+        print(
+            "gap closed: (mean reward - best baseline's) / (oracle-state's - best baseline's);"
+            " baselines: neither All-Season nor an oracle"
+        )
     if any("bandits_created_max" in s for s in summary.values()):
-        print("bandits: most base bandits created in one run; top>0.9: share of batches "
-              "whose top weight exceeds 0.9 (mean over seeds)")
+        print(
+            "bandits: most base bandits created in one run; top>0.9: share of batches "
+            "whose top weight exceeds 0.9 (mean over seeds)"
+        )
     if args.trace:
         print(f"trace written to {args.trace}")
     return 0
@@ -152,12 +194,16 @@ def cmd_run(args) -> int:
 def cmd_patterns(args) -> int:
     for name in api.PRESETS:
         p = api.preset(name)
-        print(f"{name:<16} T={p.horizon:<6} states={p.n_states} segments={len(p.segments)}: "
-              + " ".join(f"{s}x{n}" for s, n in p.segments[:10])
-              + (" ..." if len(p.segments) > 10 else ""))
-    print("custom           --pattern FILE.json: {\"segments\": [[state, length], ...]} "
-          "(or a bare list of segments), or FILE.csv: a header state,length, one row "
-          "per segment")
+        print(
+            f"{name:<16} T={p.horizon:<6} states={p.n_states} segments={len(p.segments)}: "
+            + " ".join(f"{s}x{n}" for s, n in p.segments[:10])
+            + (" ..." if len(p.segments) > 10 else "")
+        )
+    print(
+        'custom           --pattern FILE.json: {"segments": [[state, length], ...]} '
+        "(or a bare list of segments), or FILE.csv: a header state,length, one row "
+        "per segment"
+    )
     return 0
 
 
@@ -180,17 +226,24 @@ def _read_user_path(name: str, max_bytes: int) -> bytes:
         raise CliError(f"{name!r}: not a file")
     size = path.stat().st_size
     if size > max_bytes:
-        raise CliError(f"{name!r}: the file has {size:,} bytes; at most {max_bytes:,} bytes "
-                       f"are read")
+        raise CliError(
+            f"{name!r}: the file has {size:,} bytes; at most {max_bytes:,} bytes are read"
+        )
     return path.read_bytes()
 
 
 def _out_path(name: str) -> Path:
     """Where --out writes: a bare file name inside the results folder (never elsewhere)."""
-    if not name or Path(name).name != name or name in (".", "..") or not \
-            name.lower().endswith(".csv"):
-        raise CliError(f"--out: must be a file name ending in .csv, without a folder (it is "
-                       f"written to {sweeps.results_root() / 'replay'}), got {name!r}")
+    if (
+        not name
+        or Path(name).name != name
+        or name in (".", "..")
+        or not name.lower().endswith(".csv")
+    ):
+        raise CliError(
+            f"--out: must be a file name ending in .csv, without a folder (it is "
+            f"written to {sweeps.results_root() / 'replay'}), got {name!r}"
+        )
     return sweeps.results_root() / "replay" / name
 
 
@@ -206,8 +259,7 @@ def cmd_replay(args) -> int:
     try:
         data = api.read_user_file(raw, args.kind, **options)
     except api.SpecError as e:
-        raise CliError(f"{args.file}: {e.message if e.message.startswith('row ') else e}") \
-            from None
+        raise CliError(f"{args.file}: {e.message if e.message.startswith('row ') else e}") from None
     if isinstance(data, api.RewardTable):
         frame = _replay_table(data, args)
     else:
@@ -223,13 +275,19 @@ def _replay_log(log, args):
     from . import offline
 
     specs = api.offline_specs(args.policies)
-    print(f"log: {log.n_events:,} events, {log.n_arms} arms, d = {log.d} "
-          f"({', '.join(log.context_names) or 'no context: one-hot arms'}); logging "
-          + ("uniform (no propensity column: assumed)" if log.propensity is None else
-             "uniform (equal propensities)" if log.uniform else
-             "NOT uniform (propensities differ): replay is biased, read IPS")
-          + (f"; ignored columns: {', '.join(log.ignored)}" if log.ignored else "")
-          + (f"; {'; '.join(log.notes)}" if log.notes else ""))
+    print(
+        f"log: {log.n_events:,} events, {log.n_arms} arms, d = {log.d} "
+        f"({', '.join(log.context_names) or 'no context: one-hot arms'}); logging "
+        + (
+            "uniform (no propensity column: assumed)"
+            if log.propensity is None
+            else "uniform (equal propensities)"
+            if log.uniform
+            else "NOT uniform (propensities differ): replay is biased, read IPS"
+        )
+        + (f"; ignored columns: {', '.join(log.ignored)}" if log.ignored else "")
+        + (f"; {'; '.join(log.notes)}" if log.notes else "")
+    )
     api.warm_up()
     t0 = time.perf_counter()
 
@@ -237,35 +295,53 @@ def _replay_log(log, args):
         if sys.stderr.isatty():
             print(f"\r{done}/{total} replays", end="", file=sys.stderr)
 
-    result = api.evaluate(log, specs, args.seeds, args.seed, progress=progress,
-                          processes=True)
+    result = api.evaluate(log, specs, args.seeds, args.seed, progress=progress, processes=True)
     if sys.stderr.isatty():
         print("\r" + " " * 30 + "\r", end="", file=sys.stderr)
     frame = result.frame()
     if args.json:
-        print(json.dumps({"rows": [{k: (None if isinstance(v, float) and not math.isfinite(v)
-                                        else v) for k, v in r.items()}
-                                   for r in result.summary()],
-                          "too_sparse": result.sparsity(), "seconds": result.seconds},
-                         indent=2))
+        print(
+            json.dumps(
+                {
+                    "rows": [
+                        {
+                            k: (None if isinstance(v, float) and not math.isfinite(v) else v)
+                            for k, v in r.items()
+                        }
+                        for r in result.summary()
+                    ],
+                    "too_sparse": result.sparsity(),
+                    "seconds": result.seconds,
+                },
+                indent=2,
+            )
+        )
         return frame
     width = max(16, *(len(s.label) for s in specs))
     for method in result.methods:
         what = "kept" if method == "replay" else "ESS"
         print(f"\n{offline.METHOD_TITLES[method]}")
-        print(f"{'policy':<{width}} {what:>9} {'estimate':>9} {'95% interval':>22} "
-              f"{'± seeds (t)':>11}")
+        print(
+            f"{'policy':<{width}} {what:>9} {'estimate':>9} {'95% interval':>22} "
+            f"{'± seeds (t)':>11}"
+        )
         for r in (r for r in result.summary() if r["method"] == method):
             interval = f"[{r['low']:.4f}, {r['high']:.4f}]"
-            print(f"{r['policy']:<{width}} {r['events']:>9,.0f} {r['estimate']:>9.4f} "
-                  f"{interval:>22} {r['ci_seeds']:>11.4f}")
-    print(f"\n{args.seeds} seeds in {time.perf_counter() - t0:.1f} s. 95% interval: the "
-          f"estimate ± Student's t x the per-event standard error (the log's noise); ± seeds: "
-          f"Student's t interval over the {args.seeds} replay seeds (the policy's own draws).")
+            print(
+                f"{r['policy']:<{width}} {r['events']:>9,.0f} {r['estimate']:>9.4f} "
+                f"{interval:>22} {r['ci_seeds']:>11.4f}"
+            )
+    print(
+        f"\n{args.seeds} seeds in {time.perf_counter() - t0:.1f} s. 95% interval: the "
+        f"estimate ± Student's t x the per-event standard error (the log's noise); ± seeds: "
+        f"Student's t interval over the {args.seeds} replay seeds (the policy's own draws)."
+    )
     reasons = result.sparsity()
     if reasons:
-        print(f"TOO SPARSE to decide anything (fewer than {offline.MIN_EVENTS} kept events or "
-              f"ESS, or all intervals overlap):")
+        print(
+            f"TOO SPARSE to decide anything (fewer than {offline.MIN_EVENTS} kept events or "
+            f"ESS, or all intervals overlap):"
+        )
         for reason in reasons:
             print(f"  - {reason}")
     return frame
@@ -277,118 +353,206 @@ def _replay_table(table, args):
     steps = args.steps
     scenario = table.scenario(steps=steps, seed=args.seed)
     names = args.policies or ",".join(OFFLINE_TABLE_POLICIES)
-    specs = api.offline_specs([n for n in names.split(",") if n.strip()
-                               and not n.strip().startswith("oracle")]) + \
-        api.default_specs(tuple(n.strip() for n in names.split(",")
-                                if n.strip().startswith("oracle")))
+    specs = api.offline_specs(
+        [n for n in names.split(",") if n.strip() and not n.strip().startswith("oracle")]
+    ) + api.default_specs(
+        tuple(n.strip() for n in names.split(",") if n.strip().startswith("oracle"))
+    )
     race = api.Race(scenario, specs, args.seeds)
-    print(f"reward table: {table.n_periods:,} periods x {table.n_arms} arms "
-          f"({', '.join(table.arm_names)}), {steps} customers a period = "
-          f"{scenario.horizon:,} steps; seasons = the best arm of each period "
-          f"({len(scenario.segments)} runs)")
+    print(
+        f"reward table: {table.n_periods:,} periods x {table.n_arms} arms "
+        f"({', '.join(table.arm_names)}), {steps} customers a period = "
+        f"{scenario.horizon:,} steps; seasons = the best arm of each period "
+        f"({len(scenario.segments)} runs)"
+    )
     api.warm_up()
     t0 = time.perf_counter()
     result = api.run_race(race, world=table)
     summary = result.summary()
     refs = set(result.references())
-    print(f"{'policy':<16} {'mean reward':>11} {'95% (t)':>8} {'cum. regret':>12} "
-          f"{'gap closed':>10}")
+    print(
+        f"{'policy':<16} {'mean reward':>11} {'95% (t)':>8} {'cum. regret':>12} {'gap closed':>10}"
+    )
     ranked = sorted(summary.items(), key=lambda kv: (kv[0] in refs, -kv[1]["mean_reward"]))
     for label, s in ranked:
         gap = "—" if math.isnan(s["gap_closed"]) else f"{s['gap_closed']:.1%}"
         ci = f"±{s['ci95']:.4f}"
-        print(f"{label:<16} {s['mean_reward']:>11.4f} {ci:>8} {s['cum_regret']:>12.1f} "
-              f"{gap:>10}")
-    print(f"{args.seeds} seeds in {time.perf_counter() - t0:.1f} s; the oracles know the "
-          f"derived seasons (best arm of each period)")
+        print(f"{label:<16} {s['mean_reward']:>11.4f} {ci:>8} {s['cum_regret']:>12.1f} {gap:>10}")
+    print(
+        f"{args.seeds} seeds in {time.perf_counter() - t0:.1f} s; the oracles know the "
+        f"derived seasons (best arm of each period)"
+    )
     label = next((s.label for s in specs if s.name.startswith("allseason")), None)
     dates = api.step_dates(scenario, world=table)
     if label is not None and dates is not None:
-        table_sy = api.season_year_table(result.traces[label, 0], dates,
-                                         api.state_names(scenario, world=table))
-        print(f"\nwhich bandit {label} (seed 0) used when: the bandit most often on top in "
-              f"each season of each year")
+        table_sy = api.season_year_table(
+            result.traces[label, 0], dates, api.state_names(scenario, world=table)
+        )
+        print(
+            f"\nwhich bandit {label} (seed 0) used when: the bandit most often on top in "
+            f"each season of each year"
+        )
         print(table_sy.to_string(index=False))
     return pd.DataFrame([{"policy": k, **v} for k, v in summary.items()])
 
 
-OFFLINE_TABLE_POLICIES = ("allseason-sw", "allseason-disc", "lints", "sw-lints", "d-lints",
-                          "random", "oracle-state", "oracle-restart")
+OFFLINE_TABLE_POLICIES = (
+    "allseason-sw",
+    "allseason-disc",
+    "lints",
+    "sw-lints",
+    "d-lints",
+    "random",
+    "oracle-state",
+    "oracle-restart",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="python -m allseason",
-                     description="All-Season bandit: seasonal linear bandit experiments.")
+    parser = _Parser(
+        prog="python -m allseason",
+        description="All-Season bandit: seasonal linear bandit experiments.",
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     run = sub.add_parser("run", help="race policies on a seasonal pattern, print a leaderboard")
-    run.add_argument("--pattern", default="paper-synthetic",
-                     help="a preset (see `patterns`), FILE.json or FILE.csv (default: "
-                          "paper-synthetic)")
-    run.add_argument("--policies", default=",".join(api.DEFAULT_POLICIES),
-                     help="comma-separated policy names (see `policies`)")
-    run.add_argument("--seeds", type=int, default=api.DEFAULT_SEEDS,
-                     help=f"number of independent seeds ({api.DEFAULT_SEEDS})")
+    run.add_argument(
+        "--pattern",
+        default="paper-synthetic",
+        help="a preset (see `patterns`), FILE.json or FILE.csv (default: paper-synthetic)",
+    )
+    run.add_argument(
+        "--policies",
+        default=",".join(api.DEFAULT_POLICIES),
+        help="comma-separated policy names (see `policies`)",
+    )
+    run.add_argument(
+        "--seeds",
+        type=int,
+        default=api.DEFAULT_SEEDS,
+        help=f"number of independent seeds ({api.DEFAULT_SEEDS})",
+    )
     run.add_argument("--seed", type=int, default=None, help="root random seed (0)")
     run.add_argument("--horizon", type=int, default=None, help="steps T (preset's default)")
-    run.add_argument("--states", type=int, default=None,
-                     help="distinct states of a preset (3; seattle-weather: its 4 regimes)")
-    run.add_argument("--batch-size", type=_batch_size, default=None,
-                     help="B, or a list like 5,10,20 for inhomogeneous batches (1)")
+    run.add_argument(
+        "--states",
+        type=int,
+        default=None,
+        help="distinct states of a preset (3; seattle-weather: its 4 regimes)",
+    )
+    run.add_argument(
+        "--batch-size",
+        type=_batch_size,
+        default=None,
+        help="B, or a list like 5,10,20 for inhomogeneous batches (1)",
+    )
     run.add_argument("--d", type=int, default=None, help="dimension d (5)")
     run.add_argument("--arms", type=int, default=None, help="arms per step K (5)")
     run.add_argument("--sigma2", type=float, default=None, help="reward noise variance (0.1)")
-    run.add_argument("--tau", type=int, default=None,
-                     help="window of SW-LinTS and of All-Season's shadow (default race: "
-                          "All-Season 10, SW-LinTS tuned)")
-    run.add_argument("--gamma", type=float, default=None,
-                     help="discount of D-LinTS and All-Season (Disc) (default race: "
-                          "All-Season 0.9, D-LinTS tuned)")
-    run.add_argument("--n-max", type=int, default=None,
-                     help="All-Season's maximum number of base bandits (5)")
+    run.add_argument(
+        "--tau",
+        type=int,
+        default=None,
+        help="window of SW-LinTS and of All-Season's shadow (default race: "
+        "All-Season 10, SW-LinTS tuned)",
+    )
+    run.add_argument(
+        "--gamma",
+        type=float,
+        default=None,
+        help="discount of D-LinTS and All-Season (Disc) (default race: "
+        "All-Season 0.9, D-LinTS tuned)",
+    )
+    run.add_argument(
+        "--n-max", type=int, default=None, help="All-Season's maximum number of base bandits (5)"
+    )
     run.add_argument("--lam", type=float, default=None, help="prior precision lambda (1)")
-    run.add_argument("--weighting", choices=["fixed-share", "batch"], default=None,
-                     help="All-Season weights: 'fixed-share' (carried, the default) or "
-                          "'batch' (the paper's printed rule)")
+    run.add_argument(
+        "--weighting",
+        choices=["fixed-share", "batch"],
+        default=None,
+        help="All-Season weights: 'fixed-share' (carried, the default) or "
+        "'batch' (the paper's printed rule)",
+    )
     run.add_argument("--share", type=float, default=None, help="fixed-share alpha (1e-4)")
-    run.add_argument("--spawn", choices=["handover", "copy"], default=None,
-                     help="how a newborn base bandit starts under fixed share: 'handover' (takes "
-                          "the shadow's weight, not pruned before it plays) or 'copy'")
-    run.add_argument("--json", action="store_true",
-                     help="print one JSON object per policy (ci95: half-width of the 95%% "
-                          "Student's t interval over seeds; 0 with one seed)")
+    run.add_argument(
+        "--spawn",
+        choices=["handover", "copy"],
+        default=None,
+        help="how a newborn base bandit starts under fixed share: 'handover' (takes "
+        "the shadow's weight, not pruned before it plays) or 'copy'",
+    )
+    run.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object per policy (ci95: half-width of the 95%% "
+        "Student's t interval over seeds; 0 with one seed)",
+    )
     run.add_argument("--trace", metavar="FILE.csv", help="write the per-step trace as CSV")
     run.set_defaults(func=cmd_run)
     pat = sub.add_parser("patterns", help="list the preset season patterns")
     pat.set_defaults(func=cmd_patterns)
     pol = sub.add_parser("policies", help="list the policies and their hyperparameters")
     pol.set_defaults(func=cmd_policies)
-    rep = sub.add_parser("replay", help="your data: evaluate the policies offline on a "
-                                        "logged-bandit CSV, or race them on a reward table")
-    rep.add_argument("file", metavar="FILE", help="a CSV: a log (timestamp, arm, reward "
-                     "[, propensity, x0, x1, ...]) or a reward table (time, arm, reward)")
-    rep.add_argument("--kind", choices=["log", "table"], default=None,
-                     help="the file's kind (default: a 'timestamp' column makes a log, "
-                          "'time' a table)")
-    rep.add_argument("--seeds", type=int, default=api.DEFAULT_SEEDS,
-                     help=f"replay seeds (races on a table: seeds) ({api.DEFAULT_SEEDS})")
+    rep = sub.add_parser(
+        "replay",
+        help="your data: evaluate the policies offline on a "
+        "logged-bandit CSV, or race them on a reward table",
+    )
+    rep.add_argument(
+        "file",
+        metavar="FILE",
+        help="a CSV: a log (timestamp, arm, reward "
+        "[, propensity, x0, x1, ...]) or a reward table (time, arm, reward)",
+    )
+    rep.add_argument(
+        "--kind",
+        choices=["log", "table"],
+        default=None,
+        help="the file's kind (default: a 'timestamp' column makes a log, 'time' a table)",
+    )
+    rep.add_argument(
+        "--seeds",
+        type=int,
+        default=api.DEFAULT_SEEDS,
+        help=f"replay seeds (races on a table: seeds) ({api.DEFAULT_SEEDS})",
+    )
     rep.add_argument("--seed", type=int, default=0, help="root random seed (0)")
-    rep.add_argument("--policies", default=None,
-                     help="comma-separated policy names (default: "
-                          + ",".join(api.OFFLINE_POLICIES) + "; on a table the oracles too)")
-    rep.add_argument("--context", default=None,
-                     help="log: comma-separated numeric context columns (default: x0, x1, ...)")
-    rep.add_argument("--arms", default=None,
-                     help="the arms: a number N (0..N-1) or comma-separated labels; any other "
-                          "arm in the file is an error (default: every arm in a log; a "
-                          "table's earliest period)")
-    rep.add_argument("--scale", choices=["max", "minmax"], default=None,
-                     help="rescale rewards into [0, 1]: divide by the largest, or min-max "
-                          "(default: none, a reward outside [0, 1] is an error)")
-    rep.add_argument("--steps", type=int, default=10,
-                     help="table: customers (steps) per period (10)")
+    rep.add_argument(
+        "--policies",
+        default=None,
+        help="comma-separated policy names (default: "
+        + ",".join(api.OFFLINE_POLICIES)
+        + "; on a table the oracles too)",
+    )
+    rep.add_argument(
+        "--context",
+        default=None,
+        help="log: comma-separated numeric context columns (default: x0, x1, ...)",
+    )
+    rep.add_argument(
+        "--arms",
+        default=None,
+        help="the arms: a number N (0..N-1) or comma-separated labels; any other "
+        "arm in the file is an error (default: every arm in a log; a "
+        "table's earliest period)",
+    )
+    rep.add_argument(
+        "--scale",
+        choices=["max", "minmax"],
+        default=None,
+        help="rescale rewards into [0, 1]: divide by the largest, or min-max "
+        "(default: none, a reward outside [0, 1] is an error)",
+    )
+    rep.add_argument(
+        "--steps", type=int, default=10, help="table: customers (steps) per period (10)"
+    )
     rep.add_argument("--json", action="store_true", help="log: print the results as JSON")
-    rep.add_argument("--out", metavar="NAME.csv", default=None,
-                     help="also write the results table to RESULTS/replay/NAME.csv")
+    rep.add_argument(
+        "--out",
+        metavar="NAME.csv",
+        default=None,
+        help="also write the results table to RESULTS/replay/NAME.csv",
+    )
     rep.set_defaults(func=cmd_replay)
     sub.add_parser("sweep", help="run a sweep file (TOML/JSON): grids x seeds, resumable")
     sub.add_parser("report", help="best settings and an HTML plot of a sweep's results")

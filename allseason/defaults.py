@@ -39,8 +39,17 @@ from __future__ import annotations
 from .policies import hyperparameters
 from .specs import PolicySpec, Race, Scenario
 
-DEFAULT_POLICIES = ("allseason-sw", "allseason-disc", "allseason-sw-printed", "lints",
-                    "sw-lints", "d-lints", "random", "oracle-state", "oracle-restart")
+DEFAULT_POLICIES = (
+    "allseason-sw",
+    "allseason-disc",
+    "allseason-sw-printed",
+    "lints",
+    "sw-lints",
+    "d-lints",
+    "random",
+    "oracle-state",
+    "oracle-restart",
+)
 REFERENCES = ("oracle-state", "oracle-restart")  # in the race, drawn and ranked apart
 DEFAULT_SEEDS = 5
 VALIDATION_SEED = 1000
@@ -66,8 +75,12 @@ def validation_scenario() -> Scenario:
     return Scenario(seed=VALIDATION_SEED)
 
 
-def tune(name: str, scenario: Scenario | None = None, n_seeds: int = VALIDATION_RUNS,
-         fixed: dict | None = None) -> tuple[dict, list[tuple[dict, float]]]:
+def tune(
+    name: str,
+    scenario: Scenario | None = None,
+    n_seeds: int = VALIDATION_RUNS,
+    fixed: dict | None = None,
+) -> tuple[dict, list[tuple[dict, float]]]:
     """The rule: the grid point of the paper's grid with the highest mean reward on the
     validation scenario (ties: the first point). Returns (best params, [(params, score)]).
     A policy with :data:`CHOICES` (D-LinTS's ``covariance``) has its grid crossed with them,
@@ -110,7 +123,18 @@ def default_race(scenario: Scenario | None = None, n_seeds: int = DEFAULT_SEEDS)
     return Race(scenario or Scenario(), default_specs(), n_seeds)
 
 
-__all__ = ["DEFAULT_POLICIES", "REFERENCES", "DEFAULT_SEEDS", "VALIDATION_SEED",
-           "VALIDATION_RUNS", "ALLSEASON_PARAMS", "CHOICES", "TUNED", "validation_scenario",
-           "tune", "default_params",
-           "default_specs", "default_race"]
+__all__ = [
+    "DEFAULT_POLICIES",
+    "REFERENCES",
+    "DEFAULT_SEEDS",
+    "VALIDATION_SEED",
+    "VALIDATION_RUNS",
+    "ALLSEASON_PARAMS",
+    "CHOICES",
+    "TUNED",
+    "validation_scenario",
+    "tune",
+    "default_params",
+    "default_specs",
+    "default_race",
+]

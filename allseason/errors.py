@@ -23,17 +23,17 @@ class SpecError(ValueError):
     bound), or the tuple of allowed choices -- and ``got`` (the value), so a front end with
     tighter limits can word its own message."""
 
-    def __init__(self, field: str, message: str, *, bounds: tuple | None = None,
-                 got: object = None):
+    def __init__(
+        self, field: str, message: str, *, bounds: tuple | None = None, got: object = None
+    ):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
         self.bounds, self.got = bounds, got
 
-    def within(self, prefix: str) -> "SpecError":
+    def within(self, prefix: str) -> SpecError:
         """The same error with its field placed under ``prefix`` ("tau" -> "lints.tau")."""
-        return SpecError(f"{prefix}.{self.field}", self.message, bounds=self.bounds,
-                         got=self.got)
+        return SpecError(f"{prefix}.{self.field}", self.message, bounds=self.bounds, got=self.got)
 
 
 _REPR = reprlib.Repr()
@@ -48,7 +48,7 @@ def show(value) -> str:
         return f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
     try:
         return _REPR.repr(value)
-    except Exception:  # noqa: BLE001 - e.g. a huge int inside a list
+    except Exception:
         return f"a {type(value).__name__}"
 
 

@@ -45,20 +45,24 @@ def obd_log(n_rows: int = OBD_ROWS, seed: int = 0, n_items: int = N_ITEMS) -> by
     feature = [f"{u:08x}" for u in users[rng.integers(0, 64, n_rows)]]
     p = f"{1 / n_items:.6g}"
     lines = ["timestamp,item_id,position,click,propensity_score,user_feature_0"]
-    lines += [f"{str(t).replace('T', ' ')},{i},{pos},{c},{p},{f}"
-              for t, i, pos, c, f in zip(ts, item, position, click, feature)]
+    lines += [
+        f"{str(t).replace('T', ' ')},{i},{pos},{c},{p},{f}"
+        for t, i, pos, c, f in zip(ts, item, position, click, feature)
+    ]
     return ("\n".join(lines) + "\n").encode()
 
 
 #: weekly sale rate of each product (columns: PRODUCTS) in each season of the year (rows:
 #: winter Dec-Feb, spring Mar-May, summer Jun-Aug, autumn Sep-Nov): the best product changes
 #: abruptly when the season does, and the same seasons come back every year
-SEASON_RATES = np.array([
-    [0.60, 0.20, 0.05, 0.30],   # winter: coat
-    [0.15, 0.55, 0.20, 0.30],   # spring: umbrella
-    [0.05, 0.10, 0.65, 0.30],   # summer: sunglasses
-    [0.25, 0.30, 0.10, 0.50],   # autumn: coffee
-])
+SEASON_RATES = np.array(
+    [
+        [0.60, 0.20, 0.05, 0.30],  # winter: coat
+        [0.15, 0.55, 0.20, 0.30],  # spring: umbrella
+        [0.05, 0.10, 0.65, 0.30],  # summer: sunglasses
+        [0.25, 0.30, 0.10, 0.50],  # autumn: coffee
+    ]
+)
 SEASONS = ("winter", "spring", "summer", "autumn")
 
 
@@ -83,7 +87,9 @@ def seasonal_table(weeks: int = WEEKS, seed: int = 0) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-EXAMPLES = {"log": ("obd-shaped-log.csv", obd_log),
-            "table": ("seasonal-reward-table.csv", seasonal_table)}
+EXAMPLES = {
+    "log": ("obd-shaped-log.csv", obd_log),
+    "table": ("seasonal-reward-table.csv", seasonal_table),
+}
 
 __all__ = ["obd_log", "seasonal_table", "seasonal_rates", "EXAMPLES", "PRODUCTS", "N_ITEMS"]

@@ -18,8 +18,17 @@ from .errors import SpecError
 from .errors import show as _show
 
 # the parameters of a link (and of the CLI's preset flags); see Scenario.to_query
-QUERY_FIELDS = ("preset", "segments", "horizon", "n_states", "d", "n_arms", "sigma2",
-                "batch_size", "seed")
+QUERY_FIELDS = (
+    "preset",
+    "segments",
+    "horizon",
+    "n_states",
+    "d",
+    "n_arms",
+    "sigma2",
+    "batch_size",
+    "seed",
+)
 
 
 def encode_segments(segments) -> str:
@@ -32,16 +41,17 @@ def decode_segments(text: str, *, max_segments: int | None = None) -> list[list[
     than ``max_segments`` segments is an error."""
     parts = [p for p in str(text).strip().split("_") if p]
     if not parts:
-        raise SpecError("segments", "is empty; write STATExLENGTH joined by _, "
-                                    "e.g. 0x1500_1x1000")
+        raise SpecError("segments", "is empty; write STATExLENGTH joined by _, e.g. 0x1500_1x1000")
     if max_segments is not None and len(parts) > max_segments:
         raise SpecError("segments", f"at most {max_segments} segments")
     out = []
     for i, part in enumerate(parts, start=1):
         state, sep, length = part.partition("x")
         if not sep:
-            raise SpecError("segments", f"segment {i} ({_show(part)}) is not STATExLENGTH; "
-                                        f"write e.g. 0x1500_1x1000")
+            raise SpecError(
+                "segments",
+                f"segment {i} ({_show(part)}) is not STATExLENGTH; write e.g. 0x1500_1x1000",
+            )
         out.append([state, length])
     return out
 
@@ -59,5 +69,4 @@ def decode_batch(text: str):
     return parts[0].strip() if len(parts) == 1 else [p.strip() for p in parts]
 
 
-__all__ = ["QUERY_FIELDS", "encode_segments", "decode_segments", "encode_batch",
-           "decode_batch"]
+__all__ = ["QUERY_FIELDS", "encode_segments", "decode_segments", "encode_batch", "decode_batch"]

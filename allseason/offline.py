@@ -71,9 +71,9 @@ from . import usercsv
 from .defaults import default_params
 from .envs.arms import BlockArms
 from .errors import SpecError
-from .usercsv import _show
 from .specs import LIMITS, PolicySpec, policy_specs
 from .stats import ci95_halfwidth, t_quantile
+from .usercsv import _show
 
 #: what one log may hold (the command line; the app uses :data:`APP_LIMITS`)
 LOG_LIMITS = dict(rows=1_000_000, columns=64, bytes=200_000_000, context=16)
@@ -85,9 +85,12 @@ SIGMA2 = 0.25  # the noise variance the policies assume: the largest a reward in
 #: log) and without the printed rule (at a batch of one it spawns a bandit on most kept
 #: events: slow, and the default race already shows how it fares)
 OFFLINE_POLICIES = ("allseason-sw", "allseason-disc", "lints", "sw-lints", "d-lints", "random")
-ALIASES = {"timestamp": ("timestamp",), "arm": ("arm", "item_id", "item", "action"),
-           "reward": ("reward", "click"),
-           "propensity": ("propensity", "propensity_score", "pscore")}
+ALIASES = {
+    "timestamp": ("timestamp",),
+    "arm": ("arm", "item_id", "item", "action"),
+    "reward": ("reward", "click"),
+    "propensity": ("propensity", "propensity_score", "pscore"),
+}
 METHODS = ("replay", "ips", "snips")
 METHOD_TITLES = {"replay": "replay", "ips": "IPS", "snips": "self-normalised IPS"}
 
@@ -138,12 +141,16 @@ class Log:
 def _role(header: list[str], role: str, required: bool) -> str | None:
     found = [c for c in ALIASES[role] if c in header]
     if len(found) > 1:
-        raise SpecError(found[1], f"the columns {found[0]} and {found[1]} both give the "
-                                  f"{role}; keep one")
+        raise SpecError(
+            found[1], f"the columns {found[0]} and {found[1]} both give the {role}; keep one"
+        )
     if not found and required:
-        raise SpecError(role, f"missing column {role!r} (also read from "
-                              f"{', '.join(ALIASES[role][1:]) or 'no other name'}); the "
-                              f"header has {', '.join(header[:12])}")
+        raise SpecError(
+            role,
+            f"missing column {role!r} (also read from "
+            f"{', '.join(ALIASES[role][1:]) or 'no other name'}); the "
+            f"header has {', '.join(header[:12])}",
+        )
     return found[0] if found else None
 
 
@@ -154,13 +161,22 @@ def detect_kind(header: Sequence[str]) -> str:
         return "log"
     if "time" in cols:
         return "table"
-    raise SpecError("columns", "missing column 'timestamp' (a logged-bandit CSV: timestamp, "
-                               "arm, reward) or 'time' (a per-arm reward table: time, arm, "
-                               f"reward); the header has {', '.join(cols[:12])}")
+    raise SpecError(
+        "columns",
+        "missing column 'timestamp' (a logged-bandit CSV: timestamp, "
+        "arm, reward) or 'time' (a per-arm reward table: time, arm, "
+        f"reward); the header has {', '.join(cols[:12])}",
+    )
 
 
-def parse_log(source: bytes | str, *, context=None, arms=None, scale: str | None = None,
-              limits: dict | None = None) -> Log:
+def parse_log(
+    source: bytes | str,
+    *,
+    context=None,
+    arms=None,
+    scale: str | None = None,
+    limits: dict | None = None,
+) -> Log:
     """Read and check a logged-bandit CSV (see the module docstring). ``context``: None
     (the ``x0``, ``x1``, ... columns) or column names (a list or comma-separated text);
     ``arms``: None, a number N (arms 0..N-1) or the list of arm labels (any other label is
@@ -168,12 +184,16 @@ def parse_log(source: bytes | str, *, context=None, arms=None, scale: str | None
     columns, bytes, context (default :data:`LOG_LIMITS`). Any problem is ONE SpecError
     naming the row or column."""
     lim = {**LOG_LIMITS, **(limits or {})}
-    header, cols = usercsv.read_table(source, max_bytes=lim["bytes"], max_rows=lim["rows"],
-                                      max_columns=lim["columns"])
+    header, cols = usercsv.read_table(
+        source, max_bytes=lim["bytes"], max_rows=lim["rows"], max_columns=lim["columns"]
+    )
     if "timestamp" not in header:
         detect_kind(header)  # says which columns are missing
-        raise SpecError("timestamp", "missing column 'timestamp'; a 'time' column makes this a "
-                                     "per-arm reward table, not a log")
+        raise SpecError(
+            "timestamp",
+            "missing column 'timestamp'; a 'time' column makes this a "
+            "per-arm reward table, not a log",
+        )
     c_time = "timestamp"
     c_arm = _role(header, "arm", True)
     c_reward = _role(header, "reward", True)
@@ -181,16 +201,25 @@ def parse_log(source: bytes | str, *, context=None, arms=None, scale: str | None
     used = {c_time, c_arm, c_reward, c_prop}
     names = _context_columns(header, context, used)
     if len(names) > lim["context"]:
-        raise SpecError("context", f"{len(names)} context columns; at most {lim['context']}",
-                        bounds=(0, lim["context"]), got=len(names))
+        raise SpecError(
+            "context",
+            f"{len(names)} context columns; at most {lim['context']}",
+            bounds=(0, lim["context"]),
+            got=len(names),
+        )
     ts, kind = usercsv.dates_or_numbers(cols[c_time], c_time)
     code, arm_names = usercsv.labels(cols[c_arm], c_arm, arms)
     if len(arm_names) < 2:
-        raise SpecError(c_arm, f"only one arm ({_show(arm_names[0])}) in the log; a bandit "
-                               f"needs at least 2")
+        raise SpecError(
+            c_arm, f"only one arm ({_show(arm_names[0])}) in the log; a bandit needs at least 2"
+        )
     if len(arm_names) > LIMITS["n_arms"]:
-        raise SpecError(c_arm, f"{len(arm_names)} arms; at most {LIMITS['n_arms']}",
-                        bounds=(2, LIMITS["n_arms"]), got=len(arm_names))
+        raise SpecError(
+            c_arm,
+            f"{len(arm_names)} arms; at most {LIMITS['n_arms']}",
+            bounds=(2, LIMITS["n_arms"]),
+            got=len(arm_names),
+        )
     reward = usercsv.numbers(cols[c_reward], c_reward)
     reward, note = usercsv.check_unit(reward, c_reward, scale)
     notes = [note] if note else []
@@ -200,30 +229,49 @@ def parse_log(source: bytes | str, *, context=None, arms=None, scale: str | None
         bad = (prop <= 0) | (prop > 1)
         if bad.any():
             i = int(np.argmax(bad))
-            raise SpecError(c_prop, f"row {i + 2}, column {c_prop}: {prop[i]:g} is not a "
-                                    f"probability in (0, 1] (the chance the logger showed "
-                                    f"that arm)")
+            raise SpecError(
+                c_prop,
+                f"row {i + 2}, column {c_prop}: {prop[i]:g} is not a "
+                f"probability in (0, 1] (the chance the logger showed "
+                f"that arm)",
+            )
     ctx = [usercsv.numbers(cols[c], c) for c in names]
     d = len(arm_names) * (len(names) + 1)
     if d > LIMITS["d"]:
-        raise SpecError("context", f"{len(arm_names)} arms x ({len(names)} context columns + "
-                                   f"1) = {d} dimensions; at most {LIMITS['d']}",
-                        bounds=(1, LIMITS["d"]), got=d)
+        raise SpecError(
+            "context",
+            f"{len(arm_names)} arms x ({len(names)} context columns + "
+            f"1) = {d} dimensions; at most {LIMITS['d']}",
+            bounds=(1, LIMITS["d"]),
+            got=d,
+        )
     dup = usercsv.first_duplicate(ts)
     if dup is not None:
         a, b = dup
-        raise SpecError(c_time, f"row {b + 2}, column {c_time}: {_show(cols[c_time][b])} "
-                                f"repeats the time of row {a + 2}; each event needs its own "
-                                f"time, or their order is arbitrary (add seconds, or use an "
-                                f"event counter)")
+        raise SpecError(
+            c_time,
+            f"row {b + 2}, column {c_time}: {_show(cols[c_time][b])} "
+            f"repeats the time of row {a + 2}; each event needs its own "
+            f"time, or their order is arbitrary (add seconds, or use an "
+            f"event counter)",
+        )
     order = np.argsort(ts, kind="stable")
     if np.any(order != np.arange(len(order))):
         notes.append("events sorted by timestamp")
     contexts = np.column_stack([*ctx, np.ones(len(code))])[order]
-    return Log(ts[order], code[order], reward[order], np.ascontiguousarray(contexts),
-               None if prop is None else prop[order], usercsv.rows_of(order), arm_names,
-               tuple(names), tuple(c for c in header if c not in used and c not in names),
-               tuple(notes), kind)
+    return Log(
+        ts[order],
+        code[order],
+        reward[order],
+        np.ascontiguousarray(contexts),
+        None if prop is None else prop[order],
+        usercsv.rows_of(order),
+        arm_names,
+        tuple(names),
+        tuple(c for c in header if c not in used and c not in names),
+        tuple(notes),
+        kind,
+    )
 
 
 def _context_columns(header, context, used) -> list[str]:
@@ -234,11 +282,15 @@ def _context_columns(header, context, used) -> list[str]:
     names = [str(c).strip().lower() for c in items if str(c).strip()]
     for c in names:
         if c not in header:
-            raise SpecError("context", f"no column {_show(c)} in the file; the header has "
-                                       f"{', '.join(header[:12])}")
+            raise SpecError(
+                "context",
+                f"no column {_show(c)} in the file; the header has {', '.join(header[:12])}",
+            )
         if c in used:
-            raise SpecError("context", f"{_show(c)} is the time, arm, reward or propensity; "
-                                       f"it cannot also be context")
+            raise SpecError(
+                "context",
+                f"{_show(c)} is the time, arm, reward or propensity; it cannot also be context",
+            )
     if len(set(names)) != len(names):
         raise SpecError("context", "a column is named twice")
     return names
@@ -249,8 +301,11 @@ def _check_policy(spec: PolicySpec) -> None:
     from .policies import policy_class
 
     if getattr(policy_class(spec.name), "needs_state", False):
-        raise SpecError("policies", f"{spec.name} is an oracle: it is told the true seasons, "
-                                    f"and a log has none, so it cannot be evaluated offline")
+        raise SpecError(
+            "policies",
+            f"{spec.name} is an oracle: it is told the true seasons, "
+            f"and a log has none, so it cannot be evaluated offline",
+        )
 
 
 def build_policy(spec: PolicySpec, log: Log, seed: int, seed_index: int):
@@ -259,10 +314,10 @@ def build_policy(spec: PolicySpec, log: Log, seed: int, seed_index: int):
     changes nobody else's draws)."""
     _check_policy(spec)
     child = np.random.SeedSequence(seed).spawn(seed_index + 1)[seed_index]
-    ss = np.random.SeedSequence(child.entropy,
-                                spawn_key=child.spawn_key + (zlib.crc32(spec.label.encode()),))
-    return spec.build(log.d, sigma2=SIGMA2, horizon=log.n_events,
-                      rng=np.random.default_rng(ss))
+    ss = np.random.SeedSequence(
+        child.entropy, spawn_key=child.spawn_key + (zlib.crc32(spec.label.encode()),)
+    )
+    return spec.build(log.d, sigma2=SIGMA2, horizon=log.n_events, rng=np.random.default_rng(ss))
 
 
 def replay_reference(policy, log: Log) -> np.ndarray:
@@ -280,7 +335,7 @@ def replay_reference(policy, log: Log) -> np.ndarray:
         a = trial.select(arms[t])
         if a == log.arm[t]:
             policy = trial
-            policy.update(arms[[t], [a]], log.reward[t:t + 1])
+            policy.update(arms[[t], [a]], log.reward[t : t + 1])
             keep[t] = True
         else:
             policy._rng_u, policy._rng_z = trial._rng_u, trial._rng_z
@@ -309,12 +364,15 @@ def replay_fast(policy, log: Log, lookahead: int | None = None) -> np.ndarray:
     while pos < n:
         m_now = min(m, n - pos)
         trial, states = _trial_copy(policy)
-        out = trial.run_chunk(arms[pos:pos + m_now], np.zeros((m_now, K)), zeros[:m_now]
-                              if m_now <= len(zeros) else np.zeros(m_now),
-                              np.array([m_now - 1]))
+        out = trial.run_chunk(
+            arms[pos : pos + m_now],
+            np.zeros((m_now, K)),
+            zeros[:m_now] if m_now <= len(zeros) else np.zeros(m_now),
+            np.array([m_now - 1]),
+        )
         if states is not None:  # the trial shared the streams: rewind them
             policy._rng_u.bit_generator.state, policy._rng_z.bit_generator.state = states
-        hit = np.flatnonzero(out.arm == log.arm[pos:pos + m_now])
+        hit = np.flatnonzero(out.arm == log.arm[pos : pos + m_now])
         if not hit.size:
             policy.draw(m_now)
             pos += m_now
@@ -327,10 +385,12 @@ def replay_fast(policy, log: Log, lookahead: int | None = None) -> np.ndarray:
         a = int(log.arm[t])
         paid = np.zeros((1, K))
         paid[0, a] = log.reward[t]
-        one = policy.run_chunk(arms[t:t + 1], paid, np.zeros(1), np.array([0]))
+        one = policy.run_chunk(arms[t : t + 1], paid, np.zeros(1), np.array([0]))
         if int(one.arm[0]) != a:
-            raise RuntimeError(f"fast replay diverged from the step-by-step replay at event "
-                               f"{t} ({type(policy).__name__})")
+            raise RuntimeError(
+                f"fast replay diverged from the step-by-step replay at event "
+                f"{t} ({type(policy).__name__})"
+            )
         keep[t] = True
         pos, m = t + 1, m0
     return keep
@@ -410,8 +470,11 @@ class OfflineResult:
         for method in self.methods:
             block = []
             for spec in self.specs:
-                runs = [self.runs[spec.label, k] for k in range(self.n_seeds)
-                        if (spec.label, k) in self.runs]
+                runs = [
+                    self.runs[spec.label, k]
+                    for k in range(self.n_seeds)
+                    if (spec.label, k) in self.runs
+                ]
                 if not runs:
                     continue
                 vals = np.array([r[method] for r in runs])
@@ -419,12 +482,25 @@ class OfflineResult:
                 events = float(np.mean([r[f"{method}_n"] for r in runs]))
                 est = float(np.mean(vals)) if np.all(np.isfinite(vals)) else math.nan
                 n_t = max(int(events), 2)
-                ci_data = float(t_quantile(n_t) * math.sqrt(float(np.mean(ses ** 2))))
-                ci_seeds = (float(ci95_halfwidth(np.std(vals, ddof=1), len(vals)))
-                            if len(vals) > 1 and np.all(np.isfinite(vals)) else 0.0)
-                block.append(dict(policy=spec.label, method=method, events=events,
-                                  estimate=est, ci_data=ci_data, low=est - ci_data,
-                                  high=est + ci_data, ci_seeds=ci_seeds, n_seeds=len(vals)))
+                ci_data = float(t_quantile(n_t) * math.sqrt(float(np.mean(ses**2))))
+                ci_seeds = (
+                    float(ci95_halfwidth(np.std(vals, ddof=1), len(vals)))
+                    if len(vals) > 1 and np.all(np.isfinite(vals))
+                    else 0.0
+                )
+                block.append(
+                    dict(
+                        policy=spec.label,
+                        method=method,
+                        events=events,
+                        estimate=est,
+                        ci_data=ci_data,
+                        low=est - ci_data,
+                        high=est + ci_data,
+                        ci_seeds=ci_seeds,
+                        n_seeds=len(vals),
+                    )
+                )
             block.sort(key=lambda r: -r["estimate"] if math.isfinite(r["estimate"]) else 1)
             rows.extend(block)
         return rows
@@ -433,9 +509,20 @@ class OfflineResult:
         """:meth:`summary` as a pandas DataFrame (the CSV the app and the CLI give)."""
         import pandas as pd
 
-        return pd.DataFrame(self.summary(), columns=["policy", "method", "events", "estimate",
-                                                     "ci_data", "low", "high", "ci_seeds",
-                                                     "n_seeds"])
+        return pd.DataFrame(
+            self.summary(),
+            columns=[
+                "policy",
+                "method",
+                "events",
+                "estimate",
+                "ci_data",
+                "low",
+                "high",
+                "ci_seeds",
+                "n_seeds",
+            ],
+        )
 
     def sparsity(self, methods=None) -> list[str]:
         """Why the log is too sparse to decide anything (empty: it is not), one sentence per
@@ -443,7 +530,7 @@ class OfflineResult:
         (:data:`MIN_EVENTS`)."""
         reasons = []
         rows = self.summary()
-        for method in (self.methods if methods is None else methods):
+        for method in self.methods if methods is None else methods:
             block = [r for r in rows if r["method"] == method]
             if not block:
                 continue
@@ -451,18 +538,22 @@ class OfflineResult:
             few = [r for r in block if not r["events"] >= MIN_EVENTS]
             if few:
                 worst = min(few, key=lambda r: r["events"])
-                reasons.append(f"{METHOD_TITLES[method]}: {len(few)} of {len(block)} "
-                               f"policies have fewer than {MIN_EVENTS} {what} (fewest: "
-                               f"{worst['policy']}, {worst['events']:,.0f})")
+                reasons.append(
+                    f"{METHOD_TITLES[method]}: {len(few)} of {len(block)} "
+                    f"policies have fewer than {MIN_EVENTS} {what} (fewest: "
+                    f"{worst['policy']}, {worst['events']:,.0f})"
+                )
             if len(block) > 1:
                 lo = max(r["low"] for r in block)
                 hi = min(r["high"] for r in block)
                 if not lo < hi:
                     continue
-                reasons.append(f"{METHOD_TITLES[method]}: every policy's 95% interval "
-                               f"overlaps every other's (a mean reward of "
-                               f"{0.5 * (lo + hi):.4g} lies inside all of them), so no policy "
-                               f"can be told from another")
+                reasons.append(
+                    f"{METHOD_TITLES[method]}: every policy's 95% interval "
+                    f"overlaps every other's (a mean reward of "
+                    f"{0.5 * (lo + hi):.4g} lies inside all of them), so no policy "
+                    f"can be told from another"
+                )
         return reasons
 
 
@@ -501,9 +592,17 @@ def _job(spec: PolicySpec, k: int, seed: int, fast: bool) -> dict:
     return estimates(replay(build_policy(spec, _LOG, seed, k), _LOG), _LOG)
 
 
-def evaluate(log: Log, specs=None, n_seeds: int = 5, seed: int = 0, *,
-             workers: int | None = None, fast: bool = True, processes: bool = False,
-             progress: Callable[[int, int], None] | None = None) -> OfflineResult:
+def evaluate(
+    log: Log,
+    specs=None,
+    n_seeds: int = 5,
+    seed: int = 0,
+    *,
+    workers: int | None = None,
+    fast: bool = True,
+    processes: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+) -> OfflineResult:
     """Replay every policy of ``specs`` (default :func:`offline_specs`) over ``n_seeds``
     seeds on the log; (policy, seed) runs go to ``workers`` threads (default: one per core;
     the compiled kernels release the GIL, but much of a replay is Python between kernel
@@ -541,10 +640,10 @@ def evaluate(log: Log, specs=None, n_seeds: int = 5, seed: int = 0, *,
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
         ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else None
-        with ProcessPoolExecutor(n_workers, mp_context=ctx, initializer=_set_log,
-                                 initargs=(log,)) as pool:
-            futures = {pool.submit(_job, spec, k, int(seed), fast): (spec, k)
-                       for spec, k in jobs}
+        with ProcessPoolExecutor(
+            n_workers, mp_context=ctx, initializer=_set_log, initargs=(log,)
+        ) as pool:
+            futures = {pool.submit(_job, spec, k, int(seed), fast): (spec, k) for spec, k in jobs}
             for fut in as_completed(futures):
                 spec, k = futures[fut]
                 result.runs[spec.label, k] = fut.result()
@@ -562,7 +661,22 @@ def evaluate(log: Log, specs=None, n_seeds: int = 5, seed: int = 0, *,
     return result
 
 
-__all__ = ["Log", "parse_log", "detect_kind", "replay_reference", "replay_fast", "estimates",
-           "evaluate", "OfflineResult", "offline_specs", "build_policy", "MIN_EVENTS",
-           "LOG_LIMITS", "APP_LIMITS", "OFFLINE_POLICIES", "SIGMA2", "METHODS",
-           "METHOD_TITLES"]
+__all__ = [
+    "Log",
+    "parse_log",
+    "detect_kind",
+    "replay_reference",
+    "replay_fast",
+    "estimates",
+    "evaluate",
+    "OfflineResult",
+    "offline_specs",
+    "build_policy",
+    "MIN_EVENTS",
+    "LOG_LIMITS",
+    "APP_LIMITS",
+    "OFFLINE_POLICIES",
+    "SIGMA2",
+    "METHODS",
+    "METHOD_TITLES",
+]

@@ -15,9 +15,18 @@ import time
 
 from . import paper_snapshot
 from .envs.classification import HORIZON, TABLE_KEYS
-from .reproduce import (SEEDS, STORE_FILE, VALIDATIONS, Protocol, RunsFailed, SweepError,
-                        format_comparison, format_side_by_side, reproduce_protocols,
-                        results_dir)
+from .reproduce import (
+    SEEDS,
+    STORE_FILE,
+    VALIDATIONS,
+    Protocol,
+    RunsFailed,
+    SweepError,
+    format_comparison,
+    format_side_by_side,
+    reproduce_protocols,
+    results_dir,
+)
 
 
 def cli(argv: list[str]) -> int:
@@ -37,38 +46,66 @@ def cli(argv: list[str]) -> int:
         try:
             n = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") \
-                from None
+            raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
         if n < 1:
             raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
         return n
 
-    p = _Parser(prog="python -m allseason paper",
-                description="Reproduce the paper's section 6 tables: grid search on the first "
-                            "10% of the data, then the seeds; print ours beside the paper's.")
-    p.add_argument("--table", action="append", choices=list(TABLE_KEYS),
-                   help="a table to reproduce (repeat for several)")
+    p = _Parser(
+        prog="python -m allseason paper",
+        description="Reproduce the paper's section 6 tables: grid search on the first "
+        "10% of the data, then the seeds; print ours beside the paper's.",
+    )
+    p.add_argument(
+        "--table",
+        action="append",
+        choices=list(TABLE_KEYS),
+        help="a table to reproduce (repeat for several)",
+    )
     p.add_argument("--all", action="store_true", help="all four tables")
     p.add_argument("--seeds", type=int, default=SEEDS, help=f"test seeds (default {SEEDS})")
-    p.add_argument("--n", type=int, default=HORIZON,
-                   help=f"observations (default {HORIZON:,}, the paper's; fewer for a quick look)")
-    p.add_argument("--validation", choices=[*VALIDATIONS, "both"], default="prefix",
-                   help="grid search on the first 10%% of the pattern itself (prefix, the "
-                        "paper's text; default) or on the pattern shrunk to 10%% (shrunk); "
-                        "both: the two, printed side by side")
+    p.add_argument(
+        "--n",
+        type=int,
+        default=HORIZON,
+        help=f"observations (default {HORIZON:,}, the paper's; fewer for a quick look)",
+    )
+    p.add_argument(
+        "--validation",
+        choices=[*VALIDATIONS, "both"],
+        default="prefix",
+        help="grid search on the first 10%% of the pattern itself (prefix, the "
+        "paper's text; default) or on the pattern shrunk to 10%% (shrunk); "
+        "both: the two, printed side by side",
+    )
     where = p.add_mutually_exclusive_group()
-    where.add_argument("--processes", type=positive, metavar="N",
-                       help="local worker processes (default: every usable core)")
-    where.add_argument("--workers", type=positive, metavar="N",
-                       help="a Dask LocalCluster of N single-threaded worker processes")
-    where.add_argument("--scheduler", metavar="ADDR",
-                       help="a running Dask scheduler, e.g. tcp://host:8786")
-    p.add_argument("--out", default=None,
-                   help="results folder (default RESULTS/paper; RESULTS = $ALLSEASON_RESULTS, "
-                        "else results/ in the repository checkout, else ./results)")
-    p.add_argument("--snapshot", action="store_true",
-                   help="then write the tracked snapshot of the test cells "
-                        "(allseason/paper_snapshot.json) from the store")
+    where.add_argument(
+        "--processes",
+        type=positive,
+        metavar="N",
+        help="local worker processes (default: every usable core)",
+    )
+    where.add_argument(
+        "--workers",
+        type=positive,
+        metavar="N",
+        help="a Dask LocalCluster of N single-threaded worker processes",
+    )
+    where.add_argument(
+        "--scheduler", metavar="ADDR", help="a running Dask scheduler, e.g. tcp://host:8786"
+    )
+    p.add_argument(
+        "--out",
+        default=None,
+        help="results folder (default RESULTS/paper; RESULTS = $ALLSEASON_RESULTS, "
+        "else results/ in the repository checkout, else ./results)",
+    )
+    p.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="then write the tracked snapshot of the test cells "
+        "(allseason/paper_snapshot.json) from the store",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     try:
         args = p.parse_args(argv)
@@ -80,27 +117,43 @@ def cli(argv: list[str]) -> int:
             raise ValueError(f"--n: must be in 500..{HORIZON}, got {args.n}")
         if args.processes is not None and args.processes > 64:
             raise ValueError(f"--processes: must be in 1..64, got {args.processes}")
-        if args.scheduler is not None and not re.fullmatch(r"(tcp|tls|inproc|ucx|ws|wss)://"
-                                                           r"\S+", args.scheduler):
-            raise ValueError(f"--scheduler: expected an address like tcp://host:8786, got "
-                             f"{args.scheduler!r}")
+        if args.scheduler is not None and not re.fullmatch(
+            r"(tcp|tls|inproc|ucx|ws|wss)://"
+            r"\S+",
+            args.scheduler,
+        ):
+            raise ValueError(
+                f"--scheduler: expected an address like tcp://host:8786, got {args.scheduler!r}"
+            )
         tables = list(TABLE_KEYS) if args.all else list(dict.fromkeys(args.table))
         names = list(VALIDATIONS) if args.validation == "both" else [args.validation]
         protocols = [Protocol(n=args.n, seeds=args.seeds, validation=v) for v in names]
         processes = args.processes
         if processes is None and args.workers is None and args.scheduler is None:
-            processes = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                            else os.cpu_count() or 1, 64)
+            processes = min(
+                len(os.sched_getaffinity(0))
+                if hasattr(os, "sched_getaffinity")
+                else os.cpu_count() or 1,
+                64,
+            )
         t0 = time.perf_counter()
-        frames = reproduce_protocols(tables, protocols, out=args.out, processes=processes,
-                                     workers=args.workers, scheduler=args.scheduler,
-                                     progress=not args.quiet)
+        frames = reproduce_protocols(
+            tables,
+            protocols,
+            out=args.out,
+            processes=processes,
+            workers=args.workers,
+            scheduler=args.scheduler,
+            progress=not args.quiet,
+        )
     except RunsFailed as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print("interrupted: every finished run is stored; run the same command again to "
-              "resume", file=sys.stderr)
+        print(
+            "interrupted: every finished run is stored; run the same command again to resume",
+            file=sys.stderr,
+        )
         return 130
     except (DataUnavailable, ValueError, OSError, SweepError) as e:
         print(f"error: {e}", file=sys.stderr)
@@ -112,11 +165,14 @@ def cli(argv: list[str]) -> int:
             print(format_side_by_side(table, {v: frames[v, table] for v in names}))
         print()
     folder = results_dir(args.out)
-    print(f"saved in {folder}/ ({STORE_FILE}, "
-          f"{', '.join(f'{t}-{v}.csv' for v in names for t in tables)}) in "
-          f"{time.perf_counter() - t0:.0f} s")
+    print(
+        f"saved in {folder}/ ({STORE_FILE}, "
+        f"{', '.join(f'{t}-{v}.csv' for v in names for t in tables)}) in "
+        f"{time.perf_counter() - t0:.0f} s"
+    )
     if args.snapshot:
-        path = paper_snapshot.write(out=args.out, protocols=protocols,
-                                    command="python -m allseason paper " + " ".join(argv))
+        path = paper_snapshot.write(
+            out=args.out, protocols=protocols, command="python -m allseason paper " + " ".join(argv)
+        )
         print(f"snapshot: {path}")
     return 0

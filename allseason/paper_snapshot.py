@@ -25,8 +25,13 @@ FORMAT = 1
 
 def _commit() -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=PATH.parent,
-                             capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=PATH.parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
         return out.stdout.strip() if out.returncode == 0 else ""
     except (OSError, subprocess.SubprocessError):
         return ""
@@ -41,33 +46,61 @@ def compute(out=None, protocols=None, command: str = "") -> dict:
     from . import paper_tables
     from . import reproduce as R
 
-    protocols = list(protocols) if protocols is not None else [
-        R.Protocol(validation=v) for v in R.VALIDATIONS]
+    protocols = (
+        list(protocols)
+        if protocols is not None
+        else [R.Protocol(validation=v) for v in R.VALIDATIONS]
+    )
     runs = R.load_runs(out)
-    snap = {"format": FORMAT, "commit": _commit(),
-            "command": command or "python -m allseason.paper_snapshot",
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            "protocols": {}, "cells": []}
+    snap = {
+        "format": FORMAT,
+        "commit": _commit(),
+        "command": command or "python -m allseason.paper_snapshot",
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "protocols": {},
+        "cells": [],
+    }
     for p in protocols:
         snap["protocols"][p.validation] = dict(
-            key=p.key(), n=p.n, seeds=p.seeds, validation_seeds=p.validation_seeds,
-            validation=p.validation, label=p.label, n_validation=p.n_validation,
-            validation_pattern_n=p.validation_pattern_n, sigma2=R.SIGMA2, lam=R.LAM,
-            root_seed=R.ROOT_SEED)
+            key=p.key(),
+            n=p.n,
+            seeds=p.seeds,
+            validation_seeds=p.validation_seeds,
+            validation=p.validation,
+            label=p.label,
+            n_validation=p.n_validation,
+            validation_pattern_n=p.validation_pattern_n,
+            sigma2=R.SIGMA2,
+            lam=R.LAM,
+            root_seed=R.ROOT_SEED,
+        )
         for table in paper_tables.TABLES:
             frame = R.table_frame(table, runs, p)
             for r in frame.itertuples():
                 if pd.isna(r.mean):
                     continue
-                snap["cells"].append(dict(
-                    protocol=p.validation, table=table, pattern=r.pattern, row=r.algorithm,
-                    label=r.label, params=json.loads(r.params), seeds=list(r.seed_list),
-                    per_seed=list(r.per_seed), mean=float(r.mean), std=float(r.std),
-                    paper_mean=float(r.paper_mean), paper_std=float(r.paper_std)))
+                snap["cells"].append(
+                    dict(
+                        protocol=p.validation,
+                        table=table,
+                        pattern=r.pattern,
+                        row=r.algorithm,
+                        label=r.label,
+                        params=json.loads(r.params),
+                        seeds=list(r.seed_list),
+                        per_seed=list(r.per_seed),
+                        mean=float(r.mean),
+                        std=float(r.std),
+                        paper_mean=float(r.paper_mean),
+                        paper_std=float(r.paper_std),
+                    )
+                )
     if not snap["cells"]:
-        raise ValueError(f"no measured test cell in {R.results_dir(out)} for "
-                         f"{', '.join(p.validation for p in protocols)} at n = "
-                         f"{protocols[0].n if protocols else '?'}: run the paper command first")
+        raise ValueError(
+            f"no measured test cell in {R.results_dir(out)} for "
+            f"{', '.join(p.validation for p in protocols)} at n = "
+            f"{protocols[0].n if protocols else '?'}: run the paper command first"
+        )
     return snap
 
 
@@ -99,15 +132,28 @@ def frame(snap: dict, table: str, validation: str):
     from . import paper_tables
 
     cells = [c for c in snap["cells"] if c["table"] == table and c["protocol"] == validation]
-    measured = pd.DataFrame([dict(algorithm=c["row"], pattern=c["pattern"], mean=c["mean"],
-                                  std=c["std"], seeds=len(c["per_seed"]),
-                                  params=json.dumps(c["params"], sort_keys=True))
-                             for c in cells],
-                            columns=["algorithm", "pattern", "mean", "std", "seeds", "params"])
-    cmp = paper_tables.compare(table, measured[["algorithm", "pattern", "mean", "std"]],
-                               rows=paper_tables.ROWS)
-    return cmp.merge(measured[["algorithm", "pattern", "seeds", "params"]],
-                     on=["algorithm", "pattern"], how="left")
+    measured = pd.DataFrame(
+        [
+            dict(
+                algorithm=c["row"],
+                pattern=c["pattern"],
+                mean=c["mean"],
+                std=c["std"],
+                seeds=len(c["per_seed"]),
+                params=json.dumps(c["params"], sort_keys=True),
+            )
+            for c in cells
+        ],
+        columns=["algorithm", "pattern", "mean", "std", "seeds", "params"],
+    )
+    cmp = paper_tables.compare(
+        table, measured[["algorithm", "pattern", "mean", "std"]], rows=paper_tables.ROWS
+    )
+    return cmp.merge(
+        measured[["algorithm", "pattern", "seeds", "params"]],
+        on=["algorithm", "pattern"],
+        how="left",
+    )
 
 
 def main(argv=None) -> int:
@@ -121,8 +167,10 @@ def main(argv=None) -> int:
         def error(self, message):
             raise ValueError(message)
 
-    p = _Parser(prog="python -m allseason.paper_snapshot",
-                description="Write allseason/paper_snapshot.json from the stored paper runs.")
+    p = _Parser(
+        prog="python -m allseason.paper_snapshot",
+        description="Write allseason/paper_snapshot.json from the stored paper runs.",
+    )
     p.add_argument("--out", default=None, help="results folder (as for the paper command)")
     p.add_argument("--validation", choices=[*R.VALIDATIONS, "both"], default="both")
     p.add_argument("--n", type=int, default=HORIZON)
@@ -133,8 +181,9 @@ def main(argv=None) -> int:
         args = p.parse_args(argv)
         names = list(R.VALIDATIONS) if args.validation == "both" else [args.validation]
         protocols = [R.Protocol(n=args.n, seeds=args.seeds, validation=v) for v in names]
-        path = write(args.out, protocols, " ".join(["python -m allseason.paper_snapshot",
-                                                    *argv]), args.path)
+        path = write(
+            args.out, protocols, " ".join(["python -m allseason.paper_snapshot", *argv]), args.path
+        )
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

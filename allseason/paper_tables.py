@@ -20,25 +20,54 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-__all__ = ["TABLES", "PATTERNS", "ALGORITHMS", "LABELS", "CAPTIONS", "PAPER", "LATEX_ROWS",
-           "paper_cell", "paper_frame", "compare", "wide", "DIFF_THRESHOLD", "ROWS",
-           "ROW_LABELS", "PRINTED_ROWS", "paper_row"]
+__all__ = [
+    "TABLES",
+    "PATTERNS",
+    "ALGORITHMS",
+    "LABELS",
+    "CAPTIONS",
+    "PAPER",
+    "LATEX_ROWS",
+    "paper_cell",
+    "paper_frame",
+    "compare",
+    "wide",
+    "DIFF_THRESHOLD",
+    "ROWS",
+    "ROW_LABELS",
+    "PRINTED_ROWS",
+    "paper_row",
+]
 
 TABLES = ("mnist-2arm", "fmnist-2arm", "mnist-10arm", "fmnist-10arm")
 PATTERNS = ("regular", "realistic", "extreme")
 # registry name -> the paper's row label
-LABELS = {"allseason-disc": "All-Season(Disc)", "allseason-sw": "All-Season(SW)",
-          "sw-lints": "SW-LinTS", "d-lints": "D-LinTS", "denband": "DenBand", "bob": "BoB",
-          "lints": "LinTS", "random": "random"}
+LABELS = {
+    "allseason-disc": "All-Season(Disc)",
+    "allseason-sw": "All-Season(SW)",
+    "sw-lints": "SW-LinTS",
+    "d-lints": "D-LinTS",
+    "denband": "DenBand",
+    "bob": "BoB",
+    "lints": "LinTS",
+    "random": "random",
+}
 ALGORITHMS = tuple(LABELS)
 # Our tables have two more rows: All-Season with the paper's printed rule (weighting "batch"),
 # compared with the same paper numbers as the row with carried weights (the default).
-PRINTED_ROWS = {"allseason-disc-printed": "allseason-disc",
-                "allseason-sw-printed": "allseason-sw"}
-ROWS = ("allseason-disc", "allseason-disc-printed", "allseason-sw", "allseason-sw-printed",
-        *ALGORITHMS[2:])
-ROW_LABELS = {**LABELS, "allseason-disc-printed": "All-Season(Disc), printed rule",
-              "allseason-sw-printed": "All-Season(SW), printed rule"}
+PRINTED_ROWS = {"allseason-disc-printed": "allseason-disc", "allseason-sw-printed": "allseason-sw"}
+ROWS = (
+    "allseason-disc",
+    "allseason-disc-printed",
+    "allseason-sw",
+    "allseason-sw-printed",
+    *ALGORITHMS[2:],
+)
+ROW_LABELS = {
+    **LABELS,
+    "allseason-disc-printed": "All-Season(Disc), printed rule",
+    "allseason-sw-printed": "All-Season(SW), printed rule",
+}
 ROW_LABELS = {r: ROW_LABELS[r] for r in ROWS}
 
 
@@ -46,9 +75,14 @@ def paper_row(row: str) -> str:
     """The paper's row a row of ours is compared with (a printed-rule row: its
     carried-weights counterpart's)."""
     return PRINTED_ROWS.get(row, row)
-CAPTIONS = {"mnist-2arm": "Mnist two-arm", "fmnist-2arm": "Fashion-Mnist two-arm",
-            "mnist-10arm": "Mnist digit-recognition",
-            "fmnist-10arm": "Fashion-Mnist item-recognition"}
+
+
+CAPTIONS = {
+    "mnist-2arm": "Mnist two-arm",
+    "fmnist-2arm": "Fashion-Mnist two-arm",
+    "mnist-10arm": "Mnist digit-recognition",
+    "fmnist-10arm": "Fashion-Mnist item-recognition",
+}
 DIFF_THRESHOLD = 0.03  # the issue's "differs from the paper" threshold
 
 LATEX_ROWS = {
@@ -94,8 +128,11 @@ LATEX_ROWS = {
 """,
 }
 
-_ROW_LABEL = {r"\algo(Disc)": "allseason-disc", r"\algo(SW)": "allseason-sw",
-              **{v: k for k, v in LABELS.items() if not v.startswith("All-Season")}}
+_ROW_LABEL = {
+    r"\algo(Disc)": "allseason-disc",
+    r"\algo(SW)": "allseason-sw",
+    **{v: k for k, v in LABELS.items() if not v.startswith("All-Season")},
+}
 _CELL = re.compile(r"^\s*([0-9.]+)\s*\$\\pm\$\s*([0-9.]+)\s*$")
 
 
@@ -120,7 +157,8 @@ def _parse(body: str) -> dict[str, dict[str, tuple[float, float]]]:
 
 #: PAPER[table][algorithm][pattern] = (mean, std), algorithm by registry name
 PAPER: dict[str, dict[str, dict[str, tuple[float, float]]]] = {
-    key: _parse(body) for key, body in LATEX_ROWS.items()}
+    key: _parse(body) for key, body in LATEX_ROWS.items()
+}
 
 
 def _check_table(table: str) -> str:
@@ -148,8 +186,10 @@ def paper_frame(table: str, rows=ALGORITHMS) -> pd.DataFrame:
     """The paper's table in long form: columns algorithm, pattern, mean, std (24 rows; with
     ``rows=ROWS`` 30: the printed-rule rows repeat their counterpart's numbers)."""
     paper = PAPER[_check_table(table)]
-    return pd.DataFrame([(alg, pat, *paper[paper_row(alg)][pat]) for alg in rows
-                         for pat in PATTERNS], columns=["algorithm", "pattern", "mean", "std"])
+    return pd.DataFrame(
+        [(alg, pat, *paper[paper_row(alg)][pat]) for alg in rows for pat in PATTERNS],
+        columns=["algorithm", "pattern", "mean", "std"],
+    )
 
 
 def _measured_frame(measured) -> pd.DataFrame:
@@ -159,12 +199,13 @@ def _measured_frame(measured) -> pd.DataFrame:
         missing = {"algorithm", "pattern", "mean"} - set(measured.columns)
         if missing:
             raise ValueError(f"measured: missing column(s) {sorted(missing)}")
-        df = measured.loc[:, [c for c in ("algorithm", "pattern", "mean", "std")
-                              if c in measured.columns]].copy()
+        df = measured.loc[
+            :, [c for c in ("algorithm", "pattern", "mean", "std") if c in measured.columns]
+        ].copy()
     elif isinstance(measured, Mapping):
         recs = []
         for (alg, pat), v in measured.items():
-            mean, std = (v if isinstance(v, (tuple, list, np.ndarray)) else (v, np.nan))
+            mean, std = v if isinstance(v, (tuple, list, np.ndarray)) else (v, np.nan)
             recs.append((alg, pat, float(mean), float(std)))
         df = pd.DataFrame(recs, columns=["algorithm", "pattern", "mean", "std"])
     else:
@@ -180,8 +221,9 @@ def _measured_frame(measured) -> pd.DataFrame:
     return df
 
 
-def compare(table: str, measured, threshold: float = DIFF_THRESHOLD,
-            rows=ALGORITHMS) -> pd.DataFrame:
+def compare(
+    table: str, measured, threshold: float = DIFF_THRESHOLD, rows=ALGORITHMS
+) -> pd.DataFrame:
     """Our table beside the paper's, cell by cell.
 
     Returns one row per cell of ``rows`` (the paper's 8 by default, 24 cells; :data:`ROWS`
@@ -209,12 +251,21 @@ def wide(frame: pd.DataFrame, value: str = "mean", digits: int = 2) -> pd.DataFr
         m, s = ("mean", "std") if value == "mean±std" else ("paper_mean", "paper_std")
         if value == "paper" and m not in df.columns:
             m, s = "mean", "std"
-        df["_cell"] = [("" if pd.isna(a) else f"{a:.{digits}f} ± {b:.{digits}f}"
-                        if not pd.isna(b) else f"{a:.{digits}f}") for a, b in zip(df[m], df[s])]
+        df["_cell"] = [
+            (
+                ""
+                if pd.isna(a)
+                else f"{a:.{digits}f} ± {b:.{digits}f}"
+                if not pd.isna(b)
+                else f"{a:.{digits}f}"
+            )
+            for a, b in zip(df[m], df[s])
+        ]
         value = "_cell"
     out = df.pivot(index="algorithm", columns="pattern", values=value)
-    out = out.reindex(index=[a for a in ROWS if a in out.index],
-                      columns=[p for p in PATTERNS if p in out.columns])
+    out = out.reindex(
+        index=[a for a in ROWS if a in out.index], columns=[p for p in PATTERNS if p in out.columns]
+    )
     out.index = [ROW_LABELS[a] for a in out.index]
     out.columns.name = None
     return out

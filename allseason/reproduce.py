@@ -70,12 +70,40 @@ from .sweeps.execute import SweepError, _folder_lock, audit, check_executor, run
 from .sweeps.spec import _engine_version, canonical_json
 from .sweeps.store import PAPER_TABLE, STORE_FILE, ResultStore, results_root
 
-__all__ = ["play_job", "GRIDS", "SIGMA2", "LAM", "SEEDS", "VALIDATION_SEEDS", "VALIDATIONS", "Job",
-           "Protocol", "validation_jobs", "test_jobs", "run_job", "reproduce",
-           "reproduce_protocols", "execute_jobs", "table_frame", "load_runs", "load_curves",
-           "results_dir", "format_comparison", "format_side_by_side", "change_points",
-           "stored_choice", "live_jobs", "curves_frame", "LIVE_DEFAULTS", "table_status",
-           "oracle_frame", "row_policy", "POLICIES", "ROWS", "side_by_side_frame"]
+__all__ = [
+    "play_job",
+    "GRIDS",
+    "SIGMA2",
+    "LAM",
+    "SEEDS",
+    "VALIDATION_SEEDS",
+    "VALIDATIONS",
+    "Job",
+    "Protocol",
+    "validation_jobs",
+    "test_jobs",
+    "run_job",
+    "reproduce",
+    "reproduce_protocols",
+    "execute_jobs",
+    "table_frame",
+    "load_runs",
+    "load_curves",
+    "results_dir",
+    "format_comparison",
+    "format_side_by_side",
+    "change_points",
+    "stored_choice",
+    "live_jobs",
+    "curves_frame",
+    "LIVE_DEFAULTS",
+    "table_status",
+    "oracle_frame",
+    "row_policy",
+    "POLICIES",
+    "ROWS",
+    "side_by_side_frame",
+]
 
 SIGMA2 = 0.25
 LAM = 1.0
@@ -90,25 +118,41 @@ PRINTED = {"weighting": "batch"}
 # the product's default: weights carried with fixed share, as declared by the policies
 CARRIED = {k: hyperparameters("allseason-sw")[k] for k in ("weighting", "share", "spawn")}
 GRIDS: dict[str, list[dict]] = {
-    "allseason-disc": [{"gamma": 1.0 - 1.0 / tau, "n_max": n, **CARRIED}
-                       for n in (3, 4, 5) for tau in TAUS],
-    "allseason-disc-printed": [{"gamma": 1.0 - 1.0 / tau, "n_max": n, **PRINTED}
-                               for n in (3, 4, 5) for tau in TAUS],
+    "allseason-disc": [
+        {"gamma": 1.0 - 1.0 / tau, "n_max": n, **CARRIED} for n in (3, 4, 5) for tau in TAUS
+    ],
+    "allseason-disc-printed": [
+        {"gamma": 1.0 - 1.0 / tau, "n_max": n, **PRINTED} for n in (3, 4, 5) for tau in TAUS
+    ],
     "allseason-sw": [{"tau": tau, "n_max": n, **CARRIED} for n in (3, 4, 5) for tau in TAUS],
-    "allseason-sw-printed": [{"tau": tau, "n_max": n, **PRINTED}
-                             for n in (3, 4, 5) for tau in TAUS],
+    "allseason-sw-printed": [
+        {"tau": tau, "n_max": n, **PRINTED} for n in (3, 4, 5) for tau in TAUS
+    ],
     "sw-lints": [{"tau": tau} for tau in TAUS],
-    "d-lints": [{"gamma": 1.0 - 10.0 ** -k} for k in (1, 3, 5, 10)],
-    "denband": [{"tau": tau, "delta_l": dl} for tau in (500, 1000, 2000)
-                for dl in (0.1, 0.25, 0.5)],
+    "d-lints": [{"gamma": 1.0 - 10.0**-k} for k in (1, 3, 5, 10)],
+    "denband": [
+        {"tau": tau, "delta_l": dl} for tau in (500, 1000, 2000) for dl in (0.1, 0.25, 0.5)
+    ],
     "bob": [{"S": s, "L": L} for s in (0.1, 1.0, 10.0) for L in (0.1, 1.0, 10.0)],
     "lints": [{}],
     "random": [{}],
 }
 ROWS = paper_tables.ROWS  # our tables' rows: the paper's, plus the printed-rule rows
 POLICIES = paper_tables.ALGORITHMS  # registry names of the policies behind the rows
-RUN_COLUMNS = ["key", "phase", "table", "pattern", "policy", "params", "seed", "n",
-               "pattern_n", "mean_reward", "seconds", "protocol"]
+RUN_COLUMNS = [
+    "key",
+    "phase",
+    "table",
+    "pattern",
+    "policy",
+    "params",
+    "seed",
+    "n",
+    "pattern_n",
+    "mean_reward",
+    "seconds",
+    "protocol",
+]
 
 
 def row_policy(row: str) -> str:
@@ -129,8 +173,9 @@ class Protocol:
 
     def __post_init__(self):
         if self.validation not in VALIDATIONS:
-            raise ValueError(f"validation: one of {', '.join(VALIDATIONS)}, got "
-                             f"{self.validation!r}")
+            raise ValueError(
+                f"validation: one of {', '.join(VALIDATIONS)}, got {self.validation!r}"
+            )
 
     @property
     def n_validation(self) -> int:
@@ -145,8 +190,10 @@ class Protocol:
 
     @property
     def label(self) -> str:
-        return {"prefix": "validation on the first 10% of the pattern (the paper's text)",
-                "shrunk": "validation on the pattern shrunk to 10%"}[self.validation]
+        return {
+            "prefix": "validation on the first 10% of the pattern (the paper's text)",
+            "shrunk": "validation on the pattern shrunk to 10%",
+        }[self.validation]
 
     def key(self) -> str:
         """A short hash of everything that fixes the numbers: a changed protocol never
@@ -179,8 +226,17 @@ class Job:
     @property
     def key(self) -> str:
         """sha256 of the run's identity: one stored row per key."""
-        ident = [self.protocol, self.phase, self.table, self.pattern, self.policy,
-                 json.loads(self.params), self.seed, self.n, self.horizon_of_pattern]
+        ident = [
+            self.protocol,
+            self.phase,
+            self.table,
+            self.pattern,
+            self.policy,
+            json.loads(self.params),
+            self.seed,
+            self.n,
+            self.horizon_of_pattern,
+        ]
         return hashlib.sha256(canonical_json(ident).encode()).hexdigest()
 
 
@@ -203,20 +259,37 @@ def _deterministic(row: str) -> bool:
 
 def validation_jobs(table: str, protocol: Protocol = Protocol()) -> list[Job]:
     """Every grid point of every row, on each pattern's validation run."""
-    return [Job("validation", table, pattern, row, _params_json(params), 1000 + k,
-                protocol.n_validation, protocol.validation_pattern_n, protocol.key())
-            for pattern in paper_tables.PATTERNS for row in ROWS
-            for params in GRIDS[row]
-            for k in range(1 if len(GRIDS[row]) == 1 or _deterministic(row)
-                           else protocol.validation_seeds)]
+    return [
+        Job(
+            "validation",
+            table,
+            pattern,
+            row,
+            _params_json(params),
+            1000 + k,
+            protocol.n_validation,
+            protocol.validation_pattern_n,
+            protocol.key(),
+        )
+        for pattern in paper_tables.PATTERNS
+        for row in ROWS
+        for params in GRIDS[row]
+        for k in range(
+            1 if len(GRIDS[row]) == 1 or _deterministic(row) else protocol.validation_seeds
+        )
+    ]
 
 
 def choose(runs: pd.DataFrame, table: str, protocol: Protocol = Protocol()) -> dict:
     """{(pattern, row): params JSON} with the best mean validation reward of this
     protocol's runs (ties: the first grid point). ValueError if the validation is
     incomplete."""
-    v = runs[(runs.phase == "validation") & (runs.table == table)
-             & (runs.n == protocol.n_validation) & (runs.protocol == protocol.key())]
+    v = runs[
+        (runs.phase == "validation")
+        & (runs.table == table)
+        & (runs.n == protocol.n_validation)
+        & (runs.protocol == protocol.key())
+    ]
     chosen = {}
     for pattern in paper_tables.PATTERNS:
         for row in ROWS:
@@ -232,20 +305,40 @@ def choose(runs: pd.DataFrame, table: str, protocol: Protocol = Protocol()) -> d
 
 def test_jobs(table: str, chosen: dict, protocol: Protocol = Protocol()) -> list[Job]:
     """The chosen hyperparameters on the full data, over the seeds."""
-    return [Job("test", table, pattern, row, chosen[pattern, row], k, protocol.n, protocol.n,
-                protocol.key())
-            for pattern in paper_tables.PATTERNS for row in ROWS
-            for k in range(1 if _deterministic(row) else protocol.seeds)]
+    return [
+        Job(
+            "test",
+            table,
+            pattern,
+            row,
+            chosen[pattern, row],
+            k,
+            protocol.n,
+            protocol.n,
+            protocol.key(),
+        )
+        for pattern in paper_tables.PATTERNS
+        for row in ROWS
+        for k in range(1 if _deterministic(row) else protocol.seeds)
+    ]
 
 
 def _rng(job: Job) -> np.random.Generator:
-    key = (job.seed, *(zlib.crc32(s.encode())
-                       for s in (job.table, job.pattern, row_policy(job.policy))))
+    key = (
+        job.seed,
+        *(zlib.crc32(s.encode()) for s in (job.table, job.pattern, row_policy(job.policy))),
+    )
     return np.random.default_rng(np.random.SeedSequence(ROOT_SEED, spawn_key=key))
 
 
-def play_job(job: Job, *, sigma2: float | None = None, lam: float | None = None,
-             rng: np.random.Generator | None = None, label: str | None = None):
+def play_job(
+    job: Job,
+    *,
+    sigma2: float | None = None,
+    lam: float | None = None,
+    rng: np.random.Generator | None = None,
+    label: str | None = None,
+):
     """Play one job: (its :class:`~allseason.sim.trace.Trace`, its
     :class:`~allseason.envs.classification.PaperSetup`, seconds). The trace holds every
     decision, and for All-Season the weights and the spawns and prunings, so a real-data run
@@ -256,8 +349,9 @@ def play_job(job: Job, *, sigma2: float | None = None, lam: float | None = None,
     sensitivity study: such a run is not a table's run, so it is never stored). ``rng``
     replaces the job's own stream (:func:`_rng`) and ``label`` the trace's label."""
     dataset, experiment = TABLE_KEYS[job.table]
-    setup = paper_setup(dataset, experiment, job.pattern, job.n,
-                        pattern_horizon=job.pattern_n or None)
+    setup = paper_setup(
+        dataset, experiment, job.pattern, job.n, pattern_horizon=job.pattern_n or None
+    )
     policy_name = row_policy(job.policy)
     shared = _shared(policy_name)
     for key, value in (("sigma2", sigma2), ("lam", lam)):
@@ -266,8 +360,13 @@ def play_job(job: Job, *, sigma2: float | None = None, lam: float | None = None,
     spec = PolicySpec(policy_name, {**json.loads(job.params), **shared})
     policy = spec.build(setup.d, rng=_rng(job) if rng is None else rng, horizon=setup.horizon)
     t0 = time.perf_counter()
-    trace = play(setup.env(), policy, setup.batch_ends(),
-                 label=job.policy if label is None else label, seed_index=job.seed)
+    trace = play(
+        setup.env(),
+        policy,
+        setup.batch_ends(),
+        label=job.policy if label is None else label,
+        seed_index=job.seed,
+    )
     return trace, setup, time.perf_counter() - t0
 
 
@@ -288,12 +387,25 @@ def run_row(job: Job) -> dict:
     """Run one job and return its store row (the executor's run function)."""
     audit("start", job.key)
     _, mean, seconds, curve = run_job(job)
-    row = dict(key=job.key, protocol=job.protocol, phase=job.phase, table_name=job.table,
-               pattern=job.pattern, policy=job.policy, params=job.params, seed=job.seed,
-               n=job.n, pattern_n=job.horizon_of_pattern, mean_reward=mean, seconds=seconds,
-               curve=json.dumps([float(c) for c in curve]), curve_every=CURVE_EVERY,
-               worker=f"{socket.gethostname()}:{os.getpid()}", engine=_engine_version(),
-               finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    row = dict(
+        key=job.key,
+        protocol=job.protocol,
+        phase=job.phase,
+        table_name=job.table,
+        pattern=job.pattern,
+        policy=job.policy,
+        params=job.params,
+        seed=job.seed,
+        n=job.n,
+        pattern_n=job.horizon_of_pattern,
+        mean_reward=mean,
+        seconds=seconds,
+        curve=json.dumps([float(c) for c in curve]),
+        curve_every=CURVE_EVERY,
+        worker=f"{socket.gethostname()}:{os.getpid()}",
+        engine=_engine_version(),
+        finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
     audit("done", job.key)
     return row
 
@@ -332,26 +444,44 @@ def load_curves(out=None) -> pd.DataFrame:
         if r["phase"] != "test":
             continue
         curve = json.loads(r["curve"])
-        parts.append(pd.DataFrame({
-            "table": r["table_name"], "pattern": r["pattern"], "policy": r["policy"],
-            "seed": r["seed"], "step": np.arange(1, len(curve) + 1) * r["curve_every"],
-            "cum_reward": curve, "protocol": r["protocol"]}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "table": r["table_name"],
+                    "pattern": r["pattern"],
+                    "policy": r["policy"],
+                    "seed": r["seed"],
+                    "step": np.arange(1, len(curve) + 1) * r["curve_every"],
+                    "cum_reward": curve,
+                    "protocol": r["protocol"],
+                }
+            )
+        )
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
 
 
 def _slow_first(job: Job) -> tuple:
-    return (row_policy(job.policy) not in ("denband", "bob", "allseason-disc",
-                                           "allseason-sw"), job.key)
+    return (
+        row_policy(job.policy) not in ("denband", "bob", "allseason-disc", "allseason-sw"),
+        job.key,
+    )
 
 
-def _run_phase(store: ResultStore, jobs: list[Job], title: str, executor: dict,
-               progress: bool, stream) -> int:
+def _run_phase(
+    store: ResultStore, jobs: list[Job], title: str, executor: dict, progress: bool, stream
+) -> int:
     """Run and store the jobs the store does not hold (slow ones first). Returns how many
     failed; KeyboardInterrupt if interrupted."""
-    _, done = run_missing(store, sorted(jobs, key=_slow_first), run_row, title=title,
-                          progress=progress, stream=stream, **executor,
-                          describe=lambda j: f"{j.phase} {j.table}/{j.pattern} {j.policy} "
-                                             f"{j.params} seed {j.seed}")
+    _, done = run_missing(
+        store,
+        sorted(jobs, key=_slow_first),
+        run_row,
+        title=title,
+        progress=progress,
+        stream=stream,
+        **executor,
+        describe=lambda j: f"{j.phase} {j.table}/{j.pattern} {j.policy} {j.params} seed {j.seed}",
+    )
     for line in done.errors[:5]:
         stream.write(f"failed: {line}\n")
     if done.interrupted:
@@ -366,9 +496,17 @@ def _executor(processes, workers, scheduler) -> dict:
     return dict(processes=processes, workers=workers, scheduler=scheduler)
 
 
-def execute_jobs(jobs: list[Job], out=None, *, processes: int | None = 1,
-                 workers: int | None = None, scheduler: str | None = None,
-                 progress: bool = False, stream=None, title: str = "paper") -> int:
+def execute_jobs(
+    jobs: list[Job],
+    out=None,
+    *,
+    processes: int | None = 1,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = False,
+    stream=None,
+    title: str = "paper",
+) -> int:
     """Run and store the jobs ``out``'s store does not hold yet (e.g. a diagnostic's),
     under the folder lock. Returns the number of failed runs."""
     folder = results_dir(out)
@@ -382,10 +520,17 @@ class RunsFailed(SweepError):
     """Some runs raised (not stored; a rerun retries them)."""
 
 
-def reproduce_protocols(tables: Iterable[str], protocols: Iterable[Protocol], *, out=None,
-                        processes: int | None = 1, workers: int | None = None,
-                        scheduler: str | None = None, progress: bool = False,
-                        stream=None) -> dict[tuple[str, str], pd.DataFrame]:
+def reproduce_protocols(
+    tables: Iterable[str],
+    protocols: Iterable[Protocol],
+    *,
+    out=None,
+    processes: int | None = 1,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = False,
+    stream=None,
+) -> dict[tuple[str, str], pd.DataFrame]:
     """Grid search, test runs and comparison for each table under each protocol; returns
     {(validation, table): frame} (see :func:`table_frame`) and writes
     ``<table>-<validation>.csv``. Runs already stored are not redone.
@@ -405,15 +550,17 @@ def reproduce_protocols(tables: Iterable[str], protocols: Iterable[Protocol], *,
         val = [j for p in protocols for t in tables for j in validation_jobs(t, p)]
         failed = _run_phase(store, val, "paper, grid search", executor, progress, stream)
         if failed:
-            raise RunsFailed(f"{failed} validation runs failed (not stored): run the same "
-                             "command again to retry them")
+            raise RunsFailed(
+                f"{failed} validation runs failed (not stored): run the same "
+                "command again to retry them"
+            )
         runs = load_runs(folder)
-        tests = [j for p in protocols for t in tables
-                 for j in test_jobs(t, choose(runs, t, p), p)]
+        tests = [j for p in protocols for t in tables for j in test_jobs(t, choose(runs, t, p), p)]
         failed = _run_phase(store, tests, "paper, test", executor, progress, stream)
         if failed:
-            raise RunsFailed(f"{failed} test runs failed (not stored): run the same command "
-                             "again to retry them")
+            raise RunsFailed(
+                f"{failed} test runs failed (not stored): run the same command again to retry them"
+            )
     runs = load_runs(folder)
     frames = {}
     for p in protocols:
@@ -423,14 +570,28 @@ def reproduce_protocols(tables: Iterable[str], protocols: Iterable[Protocol], *,
     return frames
 
 
-def reproduce(tables: Iterable[str], *, protocol: Protocol = Protocol(), out=None,
-              processes: int | None = 1, workers: int | None = None,
-              scheduler: str | None = None, progress: bool = False,
-              stream=None) -> dict[str, pd.DataFrame]:
+def reproduce(
+    tables: Iterable[str],
+    *,
+    protocol: Protocol = Protocol(),
+    out=None,
+    processes: int | None = 1,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = False,
+    stream=None,
+) -> dict[str, pd.DataFrame]:
     """:func:`reproduce_protocols` under one protocol: {table: frame}."""
-    frames = reproduce_protocols(tables, [protocol], out=out, processes=processes,
-                                 workers=workers, scheduler=scheduler, progress=progress,
-                                 stream=stream)
+    frames = reproduce_protocols(
+        tables,
+        [protocol],
+        out=out,
+        processes=processes,
+        workers=workers,
+        scheduler=scheduler,
+        progress=progress,
+        stream=stream,
+    )
     return {t: f for (_, t), f in frames.items()}
 
 
@@ -454,8 +615,12 @@ def table_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol())
     :func:`allseason.paper_tables.compare`), plus the chosen ``params``, ``seeds`` run,
     mean ``seconds`` per run, the ``per_seed`` mean rewards and their seeds
     (``seed_list``). Cells not measured yet (validation or test unfinished) are NaN."""
-    t = runs[(runs.phase == "test") & (runs.table == table) & (runs.n == protocol.n)
-             & (runs.protocol == protocol.key())]
+    t = runs[
+        (runs.phase == "test")
+        & (runs.table == table)
+        & (runs.n == protocol.n)
+        & (runs.protocol == protocol.key())
+    ]
     try:
         chosen = choose(runs, table, protocol) if len(t) else {}
     except ValueError:  # validation unfinished
@@ -467,17 +632,25 @@ def table_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol())
             continue
         sub = sub.sort_values("seed")
         vals = sub["mean_reward"].to_numpy(dtype=float)
-        rows.append(dict(algorithm=policy, pattern=pattern, mean=vals.mean(),
-                         std=vals.std(ddof=1) if len(vals) > 1 else 0.0, seeds=len(vals),
-                         params=params, seconds=sub["seconds"].astype(float).mean(),
-                         per_seed=[float(v) for v in vals],
-                         seed_list=[int(k) for k in sub["seed"]]))
+        rows.append(
+            dict(
+                algorithm=policy,
+                pattern=pattern,
+                mean=vals.mean(),
+                std=vals.std(ddof=1) if len(vals) > 1 else 0.0,
+                seeds=len(vals),
+                params=params,
+                seconds=sub["seconds"].astype(float).mean(),
+                per_seed=[float(v) for v in vals],
+                seed_list=[int(k) for k in sub["seed"]],
+            )
+        )
     extra = ["seeds", "params", "seconds", "per_seed", "seed_list"]
     measured = pd.DataFrame(rows, columns=["algorithm", "pattern", "mean", "std", *extra])
-    cmp = paper_tables.compare(table, measured[["algorithm", "pattern", "mean", "std"]],
-                               rows=ROWS)
-    return cmp.merge(measured[["algorithm", "pattern", *extra]], on=["algorithm", "pattern"],
-                     how="left")
+    cmp = paper_tables.compare(table, measured[["algorithm", "pattern", "mean", "std"]], rows=ROWS)
+    return cmp.merge(
+        measured[["algorithm", "pattern", *extra]], on=["algorithm", "pattern"], how="left"
+    )
 
 
 def oracle_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()) -> pd.DataFrame:
@@ -488,8 +661,15 @@ def oracle_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()
     the algorithm scores."""
     runs = runs[runs.protocol == protocol.key()]
     o = runs[(runs.phase == "oracle") & (runs.table == table)]
-    cols = ["pattern", "algorithm", "protocol_mean", "oracle_mean", "cost", "chosen_params",
-            "oracle_params"]
+    cols = [
+        "pattern",
+        "algorithm",
+        "protocol_mean",
+        "oracle_mean",
+        "cost",
+        "chosen_params",
+        "oracle_params",
+    ]
     if not len(o):
         return pd.DataFrame(columns=cols)
     chosen = choose(runs, table, protocol)
@@ -500,14 +680,22 @@ def oracle_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()
         if not len(mine):
             continue
         score = float(mine["mean_reward"].iloc[0])
-        rows.append(dict(pattern=pattern, algorithm=policy, protocol_mean=score,
-                         chosen_params=chosen[pattern, policy],
-                         oracle_mean=float(best.mean_reward), oracle_params=best.params,
-                         cost=float(best.mean_reward) - score))
+        rows.append(
+            dict(
+                pattern=pattern,
+                algorithm=policy,
+                protocol_mean=score,
+                chosen_params=chosen[pattern, policy],
+                oracle_mean=float(best.mean_reward),
+                oracle_params=best.params,
+                cost=float(best.mean_reward) - score,
+            )
+        )
     out = pd.DataFrame(rows, columns=cols)
     order = {p: i for i, p in enumerate(paper_tables.PATTERNS)}
-    return out.sort_values(["pattern", "algorithm"], key=lambda c: c.map(order)
-                           if c.name == "pattern" else c).reset_index(drop=True)
+    return out.sort_values(
+        ["pattern", "algorithm"], key=lambda c: c.map(order) if c.name == "pattern" else c
+    ).reset_index(drop=True)
 
 
 def _width(frame: pd.DataFrame) -> int:
@@ -523,8 +711,10 @@ def format_comparison(table: str, frame: pd.DataFrame, protocol: Protocol | None
     w = _width(frame)
     cols = "".join(f"{p:^30}" for p in paper_tables.PATTERNS)
     lines.append(f"{'':{w}}{cols}")
-    lines.append(f"{'':{w}}" + "".join(f"{'ours':>13}{'paper':>8}{'diff':>8} "
-                                       for _ in paper_tables.PATTERNS))
+    lines.append(
+        f"{'':{w}}"
+        + "".join(f"{'ours':>13}{'paper':>8}{'diff':>8} " for _ in paper_tables.PATTERNS)
+    )
     for alg in dict.fromkeys(frame.algorithm):
         cells = []
         for p in paper_tables.PATTERNS:
@@ -535,8 +725,9 @@ def format_comparison(table: str, frame: pd.DataFrame, protocol: Protocol | None
             cells.append(f"{ours:>13}{r['paper_mean']:>8.2f}{diff:>8}{mark}")
         lines.append(f"{paper_tables.ROW_LABELS[alg]:{w}}" + "".join(cells))
     n_diff = int(frame["differs"].sum())
-    lines.append(f"* |ours - paper| > {paper_tables.DIFF_THRESHOLD}: {n_diff} of "
-                 f"{len(frame)} cells")
+    lines.append(
+        f"* |ours - paper| > {paper_tables.DIFF_THRESHOLD}: {n_diff} of {len(frame)} cells"
+    )
     return "\n".join(lines)
 
 
@@ -544,15 +735,22 @@ def format_side_by_side(table: str, frames: dict[str, pd.DataFrame]) -> str:
     """Both validation protocols' tables in one: per pattern, ours under each protocol
     ({validation: frame}) and the paper's; '*' marks a cell off the paper by > 0.03."""
     names = list(frames)
-    head = (f"{paper_tables.CAPTIONS[table]} ({table}): mean reward per step, ours ("
-            + " | ".join(names) + ") vs paper")
+    head = (
+        f"{paper_tables.CAPTIONS[table]} ({table}): mean reward per step, ours ("
+        + " | ".join(names)
+        + ") vs paper"
+    )
     lines = [head, "=" * len(head)]
     first = frames[names[0]]
     w = _width(first)
     cw = 8 * len(names) + 8
     lines.append(f"{'':{w}}" + "".join(f"{p:^{cw}}" for p in paper_tables.PATTERNS))
-    lines.append(f"{'':{w}}" + "".join("".join(f"{n:>8}" for n in names) + f"{'paper':>8}"
-                                       for _ in paper_tables.PATTERNS))
+    lines.append(
+        f"{'':{w}}"
+        + "".join(
+            "".join(f"{n:>8}" for n in names) + f"{'paper':>8}" for _ in paper_tables.PATTERNS
+        )
+    )
     for alg in dict.fromkeys(first.algorithm):
         cells = []
         for p in paper_tables.PATTERNS:
@@ -564,8 +762,12 @@ def format_side_by_side(table: str, frames: dict[str, pd.DataFrame]) -> str:
                 cell += f"{txt + ('*' if r['differs'] else ' '):>8}"
             cells.append(cell + f"{r['paper_mean']:>8.2f}")
         lines.append(f"{paper_tables.ROW_LABELS[alg]:{w}}" + "".join(cells))
-    lines.append(f"* |ours - paper| > {paper_tables.DIFF_THRESHOLD}; " + "; ".join(
-        f"{n}: {int(frames[n]['differs'].sum())} of {len(frames[n])} cells" for n in names))
+    lines.append(
+        f"* |ours - paper| > {paper_tables.DIFF_THRESHOLD}; "
+        + "; ".join(
+            f"{n}: {int(frames[n]['differs'].sum())} of {len(frames[n])} cells" for n in names
+        )
+    )
     return "\n".join(lines)
 
 
@@ -579,38 +781,49 @@ def side_by_side_frame(frames: dict[str, pd.DataFrame], digits: int = 3) -> pd.D
     for p in paper_tables.PATTERNS:
         for n in names:
             f = frames[n].set_index(["algorithm", "pattern"])
-            out[f"{p} · {n}"] = ["—" if pd.isna(f.loc[(a, p), "mean"]) else
-                                 f"{f.loc[(a, p), 'mean']:.{digits}f} ± "
-                                 f"{f.loc[(a, p), 'std']:.{digits}f}"
-                                 for a in dict.fromkeys(first.algorithm)]
+            out[f"{p} · {n}"] = [
+                "—"
+                if pd.isna(f.loc[(a, p), "mean"])
+                else f"{f.loc[(a, p), 'mean']:.{digits}f} ± {f.loc[(a, p), 'std']:.{digits}f}"
+                for a in dict.fromkeys(first.algorithm)
+            ]
         f = first.set_index(["algorithm", "pattern"])
-        out[f"{p} · paper"] = [f"{f.loc[(a, p), 'paper_mean']:.2f} ± "
-                               f"{f.loc[(a, p), 'paper_std']:.2f}"
-                               for a in dict.fromkeys(first.algorithm)]
-    return pd.DataFrame(out, index=[paper_tables.ROW_LABELS[a]
-                                    for a in dict.fromkeys(first.algorithm)])
+        out[f"{p} · paper"] = [
+            f"{f.loc[(a, p), 'paper_mean']:.2f} ± {f.loc[(a, p), 'paper_std']:.2f}"
+            for a in dict.fromkeys(first.algorithm)
+        ]
+    return pd.DataFrame(
+        out, index=[paper_tables.ROW_LABELS[a] for a in dict.fromkeys(first.algorithm)]
+    )
 
 
 # -- command line ------------------------------------------------------------------------------
 # -- for the app: stored results, and a small live race -----------------------------------------
 LIVE_DEFAULTS: dict[str, dict] = {  # used where no grid search is stored for the table
-    "allseason-sw": {"tau": 100, "n_max": 4}, "allseason-disc": {"gamma": 0.99, "n_max": 4},
-    "sw-lints": {"tau": 500}, "d-lints": {"gamma": 0.999}, "denband": {"tau": 1000,
-                                                                        "delta_l": 0.25},
-    "bob": {"S": 1.0, "L": 1.0}, "lints": {}, "random": {}}
+    "allseason-sw": {"tau": 100, "n_max": 4},
+    "allseason-disc": {"gamma": 0.99, "n_max": 4},
+    "sw-lints": {"tau": 500},
+    "d-lints": {"gamma": 0.999},
+    "denband": {"tau": 1000, "delta_l": 0.25},
+    "bob": {"S": 1.0, "L": 1.0},
+    "lints": {},
+    "random": {},
+}
 
 
 def change_points(n: int = HORIZON) -> dict[str, list[int]]:
     """{pattern: the steps where the state changes} of the paper's patterns at horizon n."""
-    from .envs.patterns import preset
     from .envs.classification import N_STATES
+    from .envs.patterns import preset
 
-    return {p: [int(c) for c in preset(p, n, N_STATES).change_points()]
-            for p in paper_tables.PATTERNS}
+    return {
+        p: [int(c) for c in preset(p, n, N_STATES).change_points()] for p in paper_tables.PATTERNS
+    }
 
 
-def stored_choice(table: str, pattern: str, out=None,
-                  protocol: Protocol = Protocol()) -> dict[str, dict]:
+def stored_choice(
+    table: str, pattern: str, out=None, protocol: Protocol = Protocol()
+) -> dict[str, dict]:
     """{policy: params} chosen by a complete stored grid search for (table, pattern), else
     the :data:`LIVE_DEFAULTS` (All-Season: the carried-weights rows' choice)."""
     try:
@@ -620,8 +833,9 @@ def stored_choice(table: str, pattern: str, out=None,
     return {pol: json.loads(chosen[pattern, pol]) for pol in POLICIES}
 
 
-def live_jobs(table: str, pattern: str, policies: Iterable[str], n: int, seeds: int,
-              params: dict[str, dict]) -> list[Job]:
+def live_jobs(
+    table: str, pattern: str, policies: Iterable[str], n: int, seeds: int, params: dict[str, dict]
+) -> list[Job]:
     """Jobs of a small race on real data (phase "live"; never stored): each policy with
     ``params[policy]`` on the first n images, seeds 0 .. seeds-1."""
     _check_tables([table])
@@ -634,8 +848,9 @@ def live_jobs(table: str, pattern: str, policies: Iterable[str], n: int, seeds: 
         if pol not in POLICIES:
             raise ValueError(f"policy: one of {', '.join(POLICIES)}, got {pol!r}")
         for k in range(1 if policy_class(pol).deterministic else int(seeds)):
-            jobs.append(Job("live", table, pattern, pol, _params_json(params.get(pol, {})), k,
-                            int(n)))
+            jobs.append(
+                Job("live", table, pattern, pol, _params_json(params.get(pol, {})), k, int(n))
+            )
     return jobs
 
 
@@ -645,7 +860,19 @@ def curves_frame(results: Iterable[tuple[Job, float, float, np.ndarray]]) -> pd.
     rows = []
     for job, _mean, _sec, curve in results:
         steps = np.arange(1, len(curve) + 1) * CURVE_EVERY
-        rows.append(pd.DataFrame({"pattern": job.pattern, "policy": job.policy,
-                                  "seed": job.seed, "step": steps, "cum_reward": curve}))
-    return pd.concat(rows, ignore_index=True) if rows else pd.DataFrame(
-        columns=["pattern", "policy", "seed", "step", "cum_reward"])
+        rows.append(
+            pd.DataFrame(
+                {
+                    "pattern": job.pattern,
+                    "policy": job.policy,
+                    "seed": job.seed,
+                    "step": steps,
+                    "cum_reward": curve,
+                }
+            )
+        )
+    return (
+        pd.concat(rows, ignore_index=True)
+        if rows
+        else pd.DataFrame(columns=["pattern", "policy", "seed", "step", "cum_reward"])
+    )

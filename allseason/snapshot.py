@@ -38,20 +38,31 @@ def compute(n: int = N) -> dict:
 
     from . import reproduce
 
-    out = {"table": TABLE, "pattern": PATTERN, "n": n, "seed": SEED, "command": COMMAND,
-           "curve_every": CURVE_EVERY, "commit": _commit(),
-           "change_points": reproduce.change_points(n)[PATTERN], "policies": {}}
+    out = {
+        "table": TABLE,
+        "pattern": PATTERN,
+        "n": n,
+        "seed": SEED,
+        "command": COMMAND,
+        "curve_every": CURVE_EVERY,
+        "commit": _commit(),
+        "change_points": reproduce.change_points(n)[PATTERN],
+        "policies": {},
+    }
     for label, policy, params in CONTESTANTS:
-        job = reproduce.Job("snapshot", TABLE, PATTERN, policy,
-                            json.dumps(params, sort_keys=True), SEED, n)
+        job = reproduce.Job(
+            "snapshot", TABLE, PATTERN, policy, json.dumps(params, sort_keys=True), SEED, n
+        )
         _, mean, _, cum = reproduce.run_job(job)
         steps = np.arange(1, len(cum) + 1) * reproduce.CURVE_EVERY
         keep = steps % CURVE_EVERY == 0
         out["policies"][label] = {
-            "policy": policy, "params": params, "mean_reward": round(float(mean), 6),
+            "policy": policy,
+            "params": params,
+            "mean_reward": round(float(mean), 6),
             "steps": steps[keep].tolist(),
-            "mean_reward_so_far": [round(float(c / s), 6) for c, s in zip(cum[keep],
-                                                                           steps[keep])]}
+            "mean_reward_so_far": [round(float(c / s), 6) for c, s in zip(cum[keep], steps[keep])],
+        }
     return out
 
 
@@ -62,8 +73,13 @@ def load() -> dict:
 
 def _commit() -> str:
     try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=PATH.parent,
-                              capture_output=True, text=True, timeout=10).stdout.strip()
+        return subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=PATH.parent,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return ""
 

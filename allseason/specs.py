@@ -36,8 +36,16 @@ from .links import QUERY_FIELDS, decode_batch, decode_segments, encode_batch, en
 from .policies import check_params, hyperparameters, policy_class
 
 # bounds that keep one request from taking a machine down; the app may tighten them
-LIMITS = dict(horizon=200_000, d=500, n_arms=100, n_states=50, n_segments=2_000, n_seeds=50,
-              batch_size=10_000, n_policies=12)
+LIMITS = dict(
+    horizon=200_000,
+    d=500,
+    n_arms=100,
+    n_states=50,
+    n_segments=2_000,
+    n_seeds=50,
+    batch_size=10_000,
+    n_policies=12,
+)
 MAX_INPUT_BYTES = 1_000_000  # the largest text (file, upload, link) parse_scenario reads
 INPUT_KINDS = ("json", "csv", "query", "dict")
 ENVIRONMENT_FIELDS = ("d", "n_arms", "sigma2", "batch_size", "seed")
@@ -65,8 +73,9 @@ def _int(field, value, lo, hi):
             raise bad
         n = int(f)
     if not lo <= n <= hi:
-        raise SpecError(field, f"must be between {lo} and {hi}, got {_show(n)}",
-                        bounds=(lo, hi), got=n)
+        raise SpecError(
+            field, f"must be between {lo} and {hi}, got {_show(n)}", bounds=(lo, hi), got=n
+        )
     return n
 
 
@@ -111,12 +120,19 @@ class Scenario:
         for i, seg in enumerate(segs):
             if not isinstance(seg, (list, tuple)) or len(seg) != 2:
                 raise SpecError("segments", f"segment {i + 1} must be a [state, length] pair")
-            clean.append((_int(f"segments[{i + 1}].state", seg[0], 0, LIMITS["n_states"] - 1),
-                          _int(f"segments[{i + 1}].length", seg[1], 1, LIMITS["horizon"])))
+            clean.append(
+                (
+                    _int(f"segments[{i + 1}].state", seg[0], 0, LIMITS["n_states"] - 1),
+                    _int(f"segments[{i + 1}].length", seg[1], 1, LIMITS["horizon"]),
+                )
+            )
         set_("segments", tuple(clean))
         if self.horizon > LIMITS["horizon"]:
-            raise SpecError("segments", f"the horizon (sum of lengths) must be at most "
-                                        f"{LIMITS['horizon']}, got {self.horizon}")
+            raise SpecError(
+                "segments",
+                f"the horizon (sum of lengths) must be at most "
+                f"{LIMITS['horizon']}, got {self.horizon}",
+            )
         set_("d", _int("d", self.d, 1, LIMITS["d"]))
         set_("n_arms", _int("n_arms", self.n_arms, 2, LIMITS["n_arms"]))
         set_("sigma2", _float("sigma2", self.sigma2, 0.0, 1e6, lo_open=True))
@@ -130,8 +146,10 @@ class Scenario:
             set_("batch_size", _int("batch_size", bs, 1, LIMITS["batch_size"]))
         set_("seed", _int("seed", self.seed, 0, 2**63 - 1))
         if self.preset not in PRESETS + ("custom",):
-            raise SpecError("preset", f"must be one of {', '.join(PRESETS + ('custom',))}, "
-                                      f"got {_show(self.preset)}")
+            raise SpecError(
+                "preset",
+                f"must be one of {', '.join(PRESETS + ('custom',))}, got {_show(self.preset)}",
+            )
         if self.preset in FIXED_PRESETS:  # a world from data: its pattern and shape are fixed
             from .envs import weather
 
@@ -156,8 +174,9 @@ class Scenario:
         return np.append(ends, self.horizon - 1).astype(np.int64)
 
     @classmethod
-    def from_preset(cls, name: str, *, horizon: int | None = None,
-                    n_states: int | None = None, **kw) -> "Scenario":
+    def from_preset(
+        cls, name: str, *, horizon: int | None = None, n_states: int | None = None, **kw
+    ) -> Scenario:
         """A scenario on a preset pattern (see :func:`allseason.envs.preset`); n_states
         None is 3. A preset from data (``seattle-weather``) fixes the pattern and d, n_arms,
         sigma2, batch_size (:data:`allseason.envs.weather.FIXED`): left out, they take its
@@ -183,7 +202,7 @@ class Scenario:
         return out
 
     @classmethod
-    def from_dict(cls, data) -> "Scenario":
+    def from_dict(cls, data) -> Scenario:
         """Validate a plain dict (e.g. parsed JSON); unknown keys are an error."""
         if not isinstance(data, dict):
             raise SpecError("scenario", "must be a JSON object")
@@ -191,8 +210,10 @@ class Scenario:
         unknown = set(data) - known
         if unknown:
             name = sorted(map(str, unknown))[0]
-            raise SpecError(name[:40] if name.strip() else "scenario",
-                            f"unknown field {name[:40]!r}; known: {', '.join(sorted(known))}")
+            raise SpecError(
+                name[:40] if name.strip() else "scenario",
+                f"unknown field {name[:40]!r}; known: {', '.join(sorted(known))}",
+            )
         return cls(**data)
 
     def to_json(self) -> str:
@@ -200,7 +221,7 @@ class Scenario:
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> "Scenario":
+    def from_json(cls, text: str | bytes) -> Scenario:
         """``parse_scenario(text, "json")``: a JSON object, or a bare list of segments."""
         return parse_scenario(text, "json")
 
@@ -213,8 +234,12 @@ class Scenario:
         short = False
         if self.preset != "custom":
             try:
-                short = Scenario.from_preset(self.preset, horizon=self.horizon,
-                                             n_states=n_states).segments == self.segments
+                short = (
+                    Scenario.from_preset(
+                        self.preset, horizon=self.horizon, n_states=n_states
+                    ).segments
+                    == self.segments
+                )
             except SpecError:
                 short = False
         if short:
@@ -223,8 +248,13 @@ class Scenario:
                 q["n_states"] = str(n_states)
         else:
             q["segments"] = encode_segments(self.segments)
-        q.update(d=str(self.d), n_arms=str(self.n_arms), sigma2=f"{self.sigma2!r}",
-                 batch_size=encode_batch(self.batch_size), seed=str(self.seed))
+        q.update(
+            d=str(self.d),
+            n_arms=str(self.n_arms),
+            sigma2=f"{self.sigma2!r}",
+            batch_size=encode_batch(self.batch_size),
+            seed=str(self.seed),
+        )
         return q
 
     def to_csv(self) -> str:
@@ -248,14 +278,22 @@ def file_kind(name: str) -> str:
     at, never opened."""
     ending = str(name).lower().rsplit(".", 1)[-1] if "." in str(name) else ""
     if ending not in ("json", "csv"):
-        raise SpecError("file", f"must be a .json scenario or a .csv segment table, "
-                                f"got {_show(str(name)[-60:])}")
+        raise SpecError(
+            "file",
+            f"must be a .json scenario or a .csv segment table, got {_show(str(name)[-60:])}",
+        )
     return ending
 
 
-def parse_scenario(source, kind: str = "json", *, defaults=None, check=None,
-                   rejected: list | None = None,
-                   max_bytes: int = MAX_INPUT_BYTES) -> Scenario:
+def parse_scenario(
+    source,
+    kind: str = "json",
+    *,
+    defaults=None,
+    check=None,
+    rejected: list | None = None,
+    max_bytes: int = MAX_INPUT_BYTES,
+) -> Scenario:
     """THE entry point for scenarios a user sends: returns a valid :class:`Scenario` or raises
     :class:`SpecError` whose ``field`` names the input (a scenario field such as ``d`` or
     ``segments[3].length``, or ``file`` / ``query`` / ``scenario`` for the whole input, or an
@@ -306,8 +344,7 @@ def parse_scenario(source, kind: str = "json", *, defaults=None, check=None,
     if isinstance(data, list):  # a bare list of [state, length] segments
         data = {"segments": data, "preset": "custom"}
     if not isinstance(data, dict):
-        raise SpecError("scenario", "must be a JSON object (or a list of [state, length] "
-                                    "segments)")
+        raise SpecError("scenario", "must be a JSON object (or a list of [state, length] segments)")
     if "segments" in data and "preset" not in data:  # hand-made segments: a custom pattern
         data = {**data, "preset": "custom"}
     try:
@@ -315,8 +352,9 @@ def parse_scenario(source, kind: str = "json", *, defaults=None, check=None,
     except SpecError as e:
         m = re.match(r"segments\[(\d+)\]", e.field)
         if lines and m and 1 <= int(m[1]) <= len(lines):
-            raise SpecError(e.field, f"{e.message} (line {lines[int(m[1]) - 1]} of the "
-                                     f"file)") from None
+            raise SpecError(
+                e.field, f"{e.message} (line {lines[int(m[1]) - 1]} of the file)"
+            ) from None
         raise
     if check is not None:
         check(sc)
@@ -332,8 +370,9 @@ def _environment(defaults) -> dict:
         raise SpecError("defaults", "must be a Scenario or a mapping")
     for k in defaults:
         if k not in ENVIRONMENT_FIELDS:
-            raise SpecError(str(k)[:40], f"is not an environment field "
-                                         f"({', '.join(ENVIRONMENT_FIELDS)})")
+            raise SpecError(
+                str(k)[:40], f"is not an environment field ({', '.join(ENVIRONMENT_FIELDS)})"
+            )
     return {k: v for k, v in defaults.items() if v is not None}
 
 
@@ -343,13 +382,15 @@ def _size_check(source, max_bytes: int, name: str = "file"):
     if isinstance(source, bytes):
         n = len(source)
     elif isinstance(source, str):
-        n = len(source) if len(source) > max_bytes \
-            else len(source.encode("utf-8", "surrogatepass"))
+        n = len(source) if len(source) > max_bytes else len(source.encode("utf-8", "surrogatepass"))
     else:
         raise SpecError(name, f"must be text, got {type(source).__name__}")
     if n > max_bytes:
-        raise SpecError(name, f"is too large ({'at least ' if isinstance(source, str) else ''}"
-                              f"{n:,} bytes); at most {max_bytes:,} bytes")
+        raise SpecError(
+            name,
+            f"is too large ({'at least ' if isinstance(source, str) else ''}"
+            f"{n:,} bytes); at most {max_bytes:,} bytes",
+        )
     return source
 
 
@@ -360,8 +401,7 @@ def _load_json(source, max_bytes):
     except RecursionError:
         raise SpecError("file", "not valid JSON here (nested too deeply)") from None
     except (ValueError, TypeError) as e:  # incl. UnicodeDecodeError, ints of > 4300 digits
-        why = "a number with thousands of digits" if "Exceeds the limit" in str(e) \
-            else str(e)[:200]
+        why = "a number with thousands of digits" if "Exceeds the limit" in str(e) else str(e)[:200]
         raise SpecError("file", f"not valid JSON ({why})") from None
 
 
@@ -370,16 +410,17 @@ def _read_csv(source, max_bytes) -> tuple[list[list[str]], list[int]]:
     source = _size_check(source, max_bytes)
     if isinstance(source, bytes):
         try:  # UTF-8 (a BOM is fine), or UTF-16 with its BOM (spreadsheets' "Unicode text")
-            text = source.decode("utf-16" if source[:2] in (b"\xff\xfe", b"\xfe\xff")
-                                 else "utf-8-sig")
+            text = source.decode(
+                "utf-16" if source[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
+            )
         except UnicodeDecodeError as e:
-            raise SpecError("file", f"is not UTF-8 text (byte {e.start + 1}); save the "
-                                    f"table as CSV UTF-8") from None
+            raise SpecError(
+                "file", f"is not UTF-8 text (byte {e.start + 1}); save the table as CSV UTF-8"
+            ) from None
     else:
         text = source.removeprefix("\ufeff")
     first = next((ln for ln in text.splitlines() if ln.strip()), "")
-    delimiter = "," if "," in first else ";" if ";" in first else "\t" if "\t" in first \
-        else ","
+    delimiter = "," if "," in first else ";" if ";" in first else "\t" if "\t" in first else ","
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     columns: dict[str, int] | None = None
     rows: list[list[str]] = []
@@ -398,24 +439,30 @@ def _read_csv(source, max_bytes) -> tuple[list[list[str]], list[int]]:
             if i > LIMITS["n_segments"]:
                 raise SpecError("segments", f"at most {LIMITS['n_segments']} segments (rows)")
             if len(cells) > len(columns):
-                raise SpecError(f"segments[{i}]", f"row {i} (line {reader.line_num}) has "
-                                                  f"{len(cells)} cells; the header has "
-                                                  f"{len(columns)} (state, length)")
+                raise SpecError(
+                    f"segments[{i}]",
+                    f"row {i} (line {reader.line_num}) has "
+                    f"{len(cells)} cells; the header has "
+                    f"{len(columns)} (state, length)",
+                )
             row = []
             for name in CSV_COLUMNS:
                 j = columns[name]
                 if j >= len(cells) or not cells[j]:
-                    raise SpecError(f"segments[{i}].{name}", f"is empty (line "
-                                                             f"{reader.line_num} of the file)")
+                    raise SpecError(
+                        f"segments[{i}].{name}", f"is empty (line {reader.line_num} of the file)"
+                    )
                 row.append(cells[j])
             rows.append(row)
             lines.append(reader.line_num)
     except csv.Error as e:
-        raise SpecError("file", f"not a readable CSV table (line {reader.line_num}: "
-                                f"{str(e)[:100]})") from None
+        raise SpecError(
+            "file", f"not a readable CSV table (line {reader.line_num}: {str(e)[:100]})"
+        ) from None
     if columns is None:
-        raise SpecError("file", "is empty; expected the header state,length and one row "
-                                "per segment")
+        raise SpecError(
+            "file", "is empty; expected the header state,length and one row per segment"
+        )
     if not rows:
         raise SpecError("segments", "the table has a header but no rows")
     return rows, lines
@@ -424,18 +471,23 @@ def _read_csv(source, max_bytes) -> tuple[list[list[str]], list[int]]:
 def _csv_header(cells: list[str]) -> dict[str, int]:
     names = [c.lower() for c in cells]
     if all(_looks_numeric(c) for c in names):
-        raise SpecError("file", f"the first line must be the header state,length; got "
-                                f"{_show(','.join(cells))}")
+        raise SpecError(
+            "file", f"the first line must be the header state,length; got {_show(','.join(cells))}"
+        )
     for j, name in enumerate(names):
         if name not in CSV_COLUMNS:
-            raise SpecError("file", f"unknown column {_show(cells[j])} in the header; the "
-                                    f"columns are state,length")
+            raise SpecError(
+                "file",
+                f"unknown column {_show(cells[j])} in the header; the columns are state,length",
+            )
         if names.index(name) != j:
             raise SpecError("file", f"the column {name!r} appears twice in the header")
     missing = [c for c in CSV_COLUMNS if c not in names]
     if missing:
-        raise SpecError("file", f"the header must name the columns state and length "
-                                f"(missing: {', '.join(missing)})")
+        raise SpecError(
+            "file",
+            f"the header must name the columns state and length (missing: {', '.join(missing)})",
+        )
     return {name: names.index(name) for name in CSV_COLUMNS}
 
 
@@ -469,18 +521,26 @@ def _from_query(query, env, defaults, check, rejected, max_bytes) -> Scenario:
         return fallback(env)
     try:
         size = sum(len(str(k)) + len(str(v)) for k, v in query.items())
-    except Exception:  # noqa: BLE001 - a value whose str() fails cannot be a parameter
+    except Exception:
         size = max_bytes + 1
     if size > max_bytes:
-        drop(None, None, SpecError("query", f"is too long ({size:,} characters); at most "
-                                            f"{max_bytes:,}"))
+        drop(
+            None,
+            None,
+            SpecError("query", f"is too long ({size:,} characters); at most {max_bytes:,}"),
+        )
         return fallback(env)
     for key in query:
         if key not in QUERY_FIELDS:
             name = str(key)[:40]
-            drop(key, query[key], SpecError(name if name.strip() else "query",
-                                            f"unknown parameter {_show(name)}; known: "
-                                            f"{', '.join(QUERY_FIELDS)}"))
+            drop(
+                key,
+                query[key],
+                SpecError(
+                    name if name.strip() else "query",
+                    f"unknown parameter {_show(name)}; known: {', '.join(QUERY_FIELDS)}",
+                ),
+            )
     good = dict(env)
     if query.get("preset") in FIXED_PRESETS:  # the preset fixes these: only the link may
         good = {k: v for k, v in good.items() if k == "seed" or k in query}  # (and errs)
@@ -495,17 +555,22 @@ def _from_query(query, env, defaults, check, rejected, max_bytes) -> Scenario:
         except SpecError as e:
             drop(key, value, e)
     has_segments = "segments" in query
-    preset_ = query.get("preset", base.preset if has_segments and base else
-                        "paper-synthetic")
+    preset_ = query.get("preset", base.preset if has_segments and base else "paper-synthetic")
     if preset_ not in PRESETS + ("custom",):
-        drop("preset", preset_, SpecError("preset", f"must be one of "
-                                                    f"{', '.join(PRESETS + ('custom',))}"))
+        drop(
+            "preset",
+            preset_,
+            SpecError("preset", f"must be one of {', '.join(PRESETS + ('custom',))}"),
+        )
         preset_ = "custom" if has_segments else "paper-synthetic"
     try:
         if has_segments:
             segs = query["segments"]
-            segs = (decode_segments(segs, max_segments=LIMITS["n_segments"])
-                    if isinstance(segs, str) else segs)
+            segs = (
+                decode_segments(segs, max_segments=LIMITS["n_segments"])
+                if isinstance(segs, str)
+                else segs
+            )
             sc = Scenario(segments=segs, preset=preset_, **good)
         elif preset_ == "custom":
             raise SpecError("segments", "a custom pattern needs segments=STATExLENGTH_...")
@@ -548,8 +613,7 @@ class PolicySpec:
         if not self.label:
             object.__setattr__(self, "label", self.name)
 
-    def build(self, d: int, *, rng=None, sigma2: float | None = None,
-              horizon: int | None = None):
+    def build(self, d: int, *, rng=None, sigma2: float | None = None, horizon: int | None = None):
         """Instantiate the policy for dimension d; sigma2 and horizon (BoB needs T) fill in
         the hyperparameters of those names that the spec leaves unset."""
         params = dict(self.params)
@@ -570,16 +634,18 @@ def policy_specs(names_or_dicts, **shared) -> tuple[PolicySpec, ...]:
             specs.append(item)
             continue
         if isinstance(item, dict):
-            specs.append(PolicySpec(item.get("name", ""), item.get("params", {}),
-                                    item.get("label", "")))
+            specs.append(
+                PolicySpec(item.get("name", ""), item.get("params", {}), item.get("label", ""))
+            )
             continue
         name = str(item).strip()
         try:
             allowed = hyperparameters(name)
         except SpecError as e:
             raise SpecError("policies", e.message, bounds=e.bounds, got=e.got) from None
-        specs.append(PolicySpec(name, {k: v for k, v in shared.items()
-                                       if k in allowed and v is not None}))
+        specs.append(
+            PolicySpec(name, {k: v for k, v in shared.items() if k in allowed and v is not None})
+        )
     labels = [s.label for s in specs]
     if len(set(labels)) != len(labels):
         raise SpecError("policies", f"labels must be unique, got {labels}")
@@ -603,15 +669,21 @@ class Race:
         object.__setattr__(self, "n_seeds", _int("n_seeds", self.n_seeds, 1, LIMITS["n_seeds"]))
 
     def to_dict(self) -> dict:
-        return {"scenario": self.scenario.to_dict(), "n_seeds": self.n_seeds,
-                "policies": [p.to_dict() for p in self.policies]}
+        return {
+            "scenario": self.scenario.to_dict(),
+            "n_seeds": self.n_seeds,
+            "policies": [p.to_dict() for p in self.policies],
+        }
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
 
     @classmethod
-    def from_dict(cls, data) -> "Race":
+    def from_dict(cls, data) -> Race:
         if not isinstance(data, dict):
             raise SpecError("race", "must be a JSON object")
-        return cls(Scenario.from_dict(data.get("scenario", {})),
-                   policy_specs(data.get("policies", [])), data.get("n_seeds", 1))
+        return cls(
+            Scenario.from_dict(data.get("scenario", {})),
+            policy_specs(data.get("policies", [])),
+            data.get("n_seeds", 1),
+        )

@@ -51,28 +51,46 @@ def decode(raw: bytes | str, *, max_bytes: int) -> str:
     if not isinstance(raw, (bytes, bytearray)):
         raise SpecError("file", f"must be bytes or text, got a {type(raw).__name__}")
     if len(raw) > max_bytes:
-        raise SpecError("file", f"the file has {len(raw):,} bytes; at most {max_bytes:,} "
-                                f"bytes are read (about {max_bytes / 1e6:g} MB)",
-                        bounds=(0, max_bytes), got=len(raw))
+        raise SpecError(
+            "file",
+            f"the file has {len(raw):,} bytes; at most {max_bytes:,} "
+            f"bytes are read (about {max_bytes / 1e6:g} MB)",
+            bounds=(0, max_bytes),
+            got=len(raw),
+        )
     if not raw.strip():
         raise SpecError("file", "the file is empty")
     if raw[:2] == b"PK" or raw[:4] == b"\xd0\xcf\x11\xe0":
-        raise SpecError("file", "this looks like an Excel workbook, not a CSV file; save it "
-                                "as 'CSV UTF-8 (comma delimited)'")
+        raise SpecError(
+            "file",
+            "this looks like an Excel workbook, not a CSV file; save it "
+            "as 'CSV UTF-8 (comma delimited)'",
+        )
     nul = raw.find(b"\x00")
     if nul >= 0:
-        raise SpecError("file", f"row {_row_of_offset(raw, nul)}: a NUL byte; this is a "
-                                f"binary file (or UTF-16 text), not a UTF-8 CSV file")
+        raise SpecError(
+            "file",
+            f"row {_row_of_offset(raw, nul)}: a NUL byte; this is a "
+            f"binary file (or UTF-16 text), not a UTF-8 CSV file",
+        )
     try:
         return bytes(raw).decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise SpecError("file", f"row {_row_of_offset(raw, e.start)}: byte "
-                                f"0x{raw[e.start]:02x} is not UTF-8 text; save the file as "
-                                f"'CSV UTF-8' (the encoding must be UTF-8)") from None
+        raise SpecError(
+            "file",
+            f"row {_row_of_offset(raw, e.start)}: byte "
+            f"0x{raw[e.start]:02x} is not UTF-8 text; save the file as "
+            f"'CSV UTF-8' (the encoding must be UTF-8)",
+        ) from None
 
 
-def read_table(source: bytes | str, *, max_bytes: int = 20_000_000,
-               max_rows: int = 200_000, max_columns: int = 64) -> tuple[list[str], dict]:
+def read_table(
+    source: bytes | str,
+    *,
+    max_bytes: int = 20_000_000,
+    max_rows: int = 200_000,
+    max_columns: int = 64,
+) -> tuple[list[str], dict]:
     """(header, {column name: numpy array of str}) of a comma-separated file; column names
     are stripped and lower-cased. See the module docstring for the checks."""
     import pandas as pd
@@ -82,38 +100,57 @@ def read_table(source: bytes | str, *, max_bytes: int = 20_000_000,
     first = (text if end < 0 else text[:end]).rstrip("\r")
     names = [c.strip().lower() for c in next(iter(_csv_line(first)), [])]
     if len(names) > max_columns:
-        raise SpecError("columns", f"the header has {len(names)} columns; at most "
-                                   f"{max_columns} are read", bounds=(1, max_columns),
-                        got=len(names))
+        raise SpecError(
+            "columns",
+            f"the header has {len(names)} columns; at most {max_columns} are read",
+            bounds=(1, max_columns),
+            got=len(names),
+        )
     if len(names) < 2 and (";" in first or "\t" in first):
-        raise SpecError("columns", "the header has one column: the file must be "
-                                   "comma-separated (not semicolons or tabs)")
+        raise SpecError(
+            "columns",
+            "the header has one column: the file must be comma-separated (not semicolons or tabs)",
+        )
     for i, name in enumerate(names):
         if not name:
             raise SpecError("columns", f"column {i + 1} of the header has no name")
         if names.index(name) != i:
-            raise SpecError(name[:40], f"the column {_show(name)} appears twice in the header "
-                                       f"(columns {names.index(name) + 1} and {i + 1})")
+            raise SpecError(
+                name[:40],
+                f"the column {_show(name)} appears twice in the header "
+                f"(columns {names.index(name) + 1} and {i + 1})",
+            )
     try:
-        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False,
-                         na_filter=False, skip_blank_lines=True, engine="c",
-                         nrows=max_rows + 1)
+        df = pd.read_csv(
+            io.StringIO(text),
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            skip_blank_lines=True,
+            engine="c",
+            nrows=max_rows + 1,
+        )
     except pd.errors.ParserError as e:
         m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(e))
         if m:
-            raise SpecError("file", f"row {m.group(2)}: {m.group(3)} fields, but the header "
-                                    f"has {m.group(1)} columns") from None
+            raise SpecError(
+                "file",
+                f"row {m.group(2)}: {m.group(3)} fields, but the header has {m.group(1)} columns",
+            ) from None
         raise SpecError("file", f"not a readable CSV file ({str(e)[:120]})") from None
     except (ValueError, MemoryError) as e:  # e.g. a field larger than pandas accepts
         raise SpecError("file", f"not a readable CSV file ({str(e)[:120]})") from None
     if len(df) > max_rows:
-        raise SpecError("rows", f"more than {max_rows:,} rows under the header; at most "
-                                f"{max_rows:,} are read", bounds=(1, max_rows), got=len(df))
+        raise SpecError(
+            "rows",
+            f"more than {max_rows:,} rows under the header; at most {max_rows:,} are read",
+            bounds=(1, max_rows),
+            got=len(df),
+        )
     if len(df) == 0:
         raise SpecError("rows", "no rows under the header")
-    cols = {name: df.iloc[:, i].to_numpy(dtype=object).astype(str)
-            for i, name in enumerate(names)}
-    for name, col in cols.items():  # pandas fills a short row's missing fields with ""
+    cols = {name: df.iloc[:, i].to_numpy(dtype=object).astype(str) for i, name in enumerate(names)}
+    for col in cols.values():  # pandas fills a short row's missing fields with ""
         col[:] = np.char.strip(col)
     return names, cols
 
@@ -139,11 +176,16 @@ def numbers(col: np.ndarray, name: str, *, what: str = "a number") -> np.ndarray
     if bad.any():
         i = int(np.argmax(bad))
         cell = col[i]
-        why = ("is empty" if cell == "" else
-               "is NaN" if cell.lower() in ("nan", "na", "n/a", "null", "none") else
-               f"{_show(cell)} is not {what}")
-        raise SpecError(name, f"row {int(rows_of(i))}, column {name}: {why}; every row "
-                              f"needs {what}")
+        why = (
+            "is empty"
+            if cell == ""
+            else "is NaN"
+            if cell.lower() in ("nan", "na", "n/a", "null", "none")
+            else f"{_show(cell)} is not {what}"
+        )
+        raise SpecError(
+            name, f"row {int(rows_of(i))}, column {name}: {why}; every row needs {what}"
+        )
     return values
 
 
@@ -156,18 +198,24 @@ def check_unit(values: np.ndarray, name: str, scale: str | None) -> tuple[np.nda
         out = (values < 0) | (values > 1)
         if out.any():
             i = int(np.argmax(out))
-            raise SpecError(name, f"row {int(rows_of(i))}, column {name}: {values[i]:g} is "
-                                  f"outside [0, 1]; rescale the column, or choose a scaling "
-                                  f"(scale = max: divide by the largest value; minmax: "
-                                  f"(value - min) / (max - min))")
+            raise SpecError(
+                name,
+                f"row {int(rows_of(i))}, column {name}: {values[i]:g} is "
+                f"outside [0, 1]; rescale the column, or choose a scaling "
+                f"(scale = max: divide by the largest value; minmax: "
+                f"(value - min) / (max - min))",
+            )
         return values, ""
     lo, hi = float(values.min()), float(values.max())
     if scale == "max":
         if lo < 0:
             i = int(np.argmin(values))
-            raise SpecError(name, f"row {int(rows_of(i))}, column {name}: {values[i]:g} is "
-                                  f"negative, so dividing by the largest value cannot bring "
-                                  f"it into [0, 1]; choose scale = minmax")
+            raise SpecError(
+                name,
+                f"row {int(rows_of(i))}, column {name}: {values[i]:g} is "
+                f"negative, so dividing by the largest value cannot bring "
+                f"it into [0, 1]; choose scale = minmax",
+            )
         return (values / hi if hi > 0 else values), f"{name} divided by its largest value {hi:g}"
     if scale == "minmax":
         if hi == lo:
@@ -184,15 +232,19 @@ def labels(col: np.ndarray, name: str, arms=None) -> tuple[np.ndarray, tuple[str
     empty = col == ""
     if empty.any():
         i = int(np.argmax(empty))
-        raise SpecError(name, f"row {int(rows_of(i))}, column {name}: is empty; every row "
-                              f"needs an arm")
+        raise SpecError(
+            name, f"row {int(rows_of(i))}, column {name}: is empty; every row needs an arm"
+        )
     uniq, inverse = np.unique(col, return_inverse=True)
     for u in uniq:
         if len(u) > MAX_LABEL or not _LABEL_OK.match(u):
             i = int(np.argmax(col == u))
-            raise SpecError(name, f"row {int(rows_of(i))}, column {name}: {_show(u)} is not "
-                                  f"an arm label (at most {MAX_LABEL} letters, digits, spaces "
-                                  f"and - _ . : / ( ) + # & ')")
+            raise SpecError(
+                name,
+                f"row {int(rows_of(i))}, column {name}: {_show(u)} is not "
+                f"an arm label (at most {MAX_LABEL} letters, digits, spaces "
+                f"and - _ . : / ( ) + # & ')",
+            )
     declared = declared_arms(arms)
     if declared is None:
         names = list(uniq)
@@ -205,10 +257,16 @@ def labels(col: np.ndarray, name: str, arms=None) -> tuple[np.ndarray, tuple[str
             key = str(int(u)) if _is_int(u) else u
             if key not in canon:
                 i = int(np.argmax(col == u))
-                known = (f"the integers 0 to {len(names) - 1}" if isinstance(arms, int)
-                         else ", ".join(names[:8]) + (" ..." if len(names) > 8 else ""))
-                raise SpecError(name, f"row {int(rows_of(i))}, column {name}: unknown arm "
-                                      f"{_show(u)}; the arms are {known}")
+                known = (
+                    f"the integers 0 to {len(names) - 1}"
+                    if isinstance(arms, int)
+                    else ", ".join(names[:8]) + (" ..." if len(names) > 8 else "")
+                )
+                raise SpecError(
+                    name,
+                    f"row {int(rows_of(i))}, column {name}: unknown arm "
+                    f"{_show(u)}; the arms are {known}",
+                )
         uniq = np.array([canon[str(int(u)) if _is_int(u) else u] for u in uniq], dtype=object)
     pos = {a: k for k, a in enumerate(names)}
     codes = np.array([pos[u] for u in uniq], dtype=np.int64)[inverse]
@@ -256,21 +314,27 @@ def dates_or_numbers(col: np.ndarray, name: str) -> tuple[np.ndarray, str]:
     if is_number:
         if _INT.match(first) and pd.Series(col).str.fullmatch(_INT.pattern).all():
             try:  # exact: nanosecond stamps stay distinct (a float64 would merge them)
-                return np.array([int(c) for c in col], dtype=np.int64) if len(col) < 1000 \
-                    else col.astype(np.int64), "number"
+                return np.array([int(c) for c in col], dtype=np.int64) if len(
+                    col
+                ) < 1000 else col.astype(np.int64), "number"
             except (OverflowError, ValueError):
                 pass
         return numbers(col, name, what="a number (the column's first cell is one)"), "number"
-    iso = np.array([bool(_ISO.match(c)) for c in col]) if len(col) < 5000 else \
-        pd.Series(col).str.match(_ISO.pattern).to_numpy()
-    parsed = pd.to_datetime(pd.Series(np.where(iso, col, "")), format="ISO8601",
-                            errors="coerce")
+    iso = (
+        np.array([bool(_ISO.match(c)) for c in col])
+        if len(col) < 5000
+        else pd.Series(col).str.match(_ISO.pattern).to_numpy()
+    )
+    parsed = pd.to_datetime(pd.Series(np.where(iso, col, "")), format="ISO8601", errors="coerce")
     bad = parsed.isna().to_numpy()
     if bad.any():
         i = int(np.argmax(bad))
-        raise SpecError(name, f"row {int(rows_of(i))}, column {name}: {_show(col[i])} is not "
-                              f"a date (ISO 8601, e.g. 2024-03-31 or 2024-03-31 12:00:00; the "
-                              f"column's first cell is a date, so every cell must be one)")
+        raise SpecError(
+            name,
+            f"row {int(rows_of(i))}, column {name}: {_show(col[i])} is not "
+            f"a date (ISO 8601, e.g. 2024-03-31 or 2024-03-31 12:00:00; the "
+            f"column's first cell is a date, so every cell must be one)",
+        )
     return parsed.to_numpy(dtype="datetime64[us]"), "date"
 
 
@@ -289,5 +353,14 @@ def first_duplicate(keys: np.ndarray) -> tuple[int, int] | None:
     return min(pairs, key=lambda p: p[1])
 
 
-__all__ = ["read_table", "decode", "numbers", "check_unit", "labels", "declared_arms",
-           "dates_or_numbers", "first_duplicate", "rows_of"]
+__all__ = [
+    "read_table",
+    "decode",
+    "numbers",
+    "check_unit",
+    "labels",
+    "declared_arms",
+    "dates_or_numbers",
+    "first_duplicate",
+    "rows_of",
+]

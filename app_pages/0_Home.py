@@ -4,9 +4,12 @@ import streamlit as st
 
 from allseason.ui import state, views
 
-views.page("All-Season: a bandit that remembers the seasons",
-           "A recommender learns what people like, but what people like **changes with "
-           "the season — and the seasons come back**.", icon=":material/eco:")
+views.page(
+    "All-Season: a bandit that remembers the seasons",
+    "A recommender learns what people like, but what people like **changes with "
+    "the season — and the seasons come back**.",
+    icon=":material/eco:",
+)
 with views.guard("the home page"):
     views.url_errors()
     left, right = st.columns([1, 1.2], gap="large")
@@ -17,7 +20,8 @@ with views.guard("the home page"):
             "at night and upbeat music by day. Each of these is a **state** in which the "
             "reward of every choice (arm) follows its own rule, a linear one here: "
             "reward = ⟨θ, arm⟩ + noise. The state changes suddenly, without warning, and "
-            "an old state often **returns**: Halloween every year, night every evening.")
+            "an old state often **returns**: Halloween every year, night every evening."
+        )
         st.subheader("What All-Season does")
         st.markdown(
             "1. It keeps a few linear Thompson-sampling bandits, ideally one per season "
@@ -35,21 +39,35 @@ with views.guard("the home page"):
             "reconstruction, from the paper's description of its own figure. The paper's "
             "printed rule weighs each bandit on the last batch alone; read literally it "
             "makes All-Season lose its own experiment, so it races beside the default as "
-            "*All-Season (SW), printed rule*, and the Inside page compares the two.")
-        st.button("▶ Run the paper's synthetic experiment", type="primary",
-                  key="home_run", on_click=state.start_default_race,
-                  help="10,000 steps, 4 seasons, 8 change points, 5 seeds. All-Season "
-                       "(carried weights, two shadows), All-Season with the paper's printed "
-                       "rule, and the baselines LinTS, SW-LinTS, D-LinTS and random, "
-                       "tuned on a validation seed. A few seconds.")
+            "*All-Season (SW), printed rule*, and the Inside page compares the two."
+        )
+        st.button(
+            "▶ Run the paper's synthetic experiment",
+            type="primary",
+            key="home_run",
+            on_click=state.start_default_race,
+            help="10,000 steps, 4 seasons, 8 change points, 5 seeds. All-Season "
+            "(carried weights, two shadows), All-Season with the paper's printed "
+            "rule, and the baselines LinTS, SW-LinTS, D-LinTS and random, "
+            "tuned on a validation seed. A few seconds.",
+        )
         if st.session_state.get(state.AUTORUN):
             st.switch_page("app_pages/2_Race.py")
         st.markdown("**Or explore step by step:**")
-        st.page_link("app_pages/1_Pattern_builder.py", icon=":material/calendar_month:",
-                     label="Pattern builder: design the seasons")
-        st.page_link("app_pages/2_Race.py", icon=":material/sports_score:",
-                     label="Race: All-Season against the baselines")
-        st.page_link("app_pages/3_Inside_All-Season.py", icon=":material/troubleshoot:",
-                     label="Inside All-Season: how it decided")
+        st.page_link(
+            "app_pages/1_Pattern_builder.py",
+            icon=":material/calendar_month:",
+            label="Pattern builder: design the seasons",
+        )
+        st.page_link(
+            "app_pages/2_Race.py",
+            icon=":material/sports_score:",
+            label="Race: All-Season against the baselines",
+        )
+        st.page_link(
+            "app_pages/3_Inside_All-Season.py",
+            icon=":material/troubleshoot:",
+            label="Inside All-Season: how it decided",
+        )
     with right:
         views.home_picture()

@@ -2,10 +2,13 @@
 
 from allseason.ui import runs, views
 
-views.page("Inside All-Season",
-           "How All-Season decided, in your last race: which bandit held the weight, when "
-           "bandits were born and pruned, which bandit played which season, and how fast "
-           "the right one took over after each change point.", icon=":material/troubleshoot:")
+views.page(
+    "Inside All-Season",
+    "How All-Season decided, in your last race: which bandit held the weight, when "
+    "bandits were born and pruned, which bandit played which season, and how fast "
+    "the right one took over after each change point.",
+    icon=":material/troubleshoot:",
+)
 
 with views.guard("Inside All-Season"):
     views.url_errors()

@@ -4,17 +4,23 @@ import streamlit as st
 
 from allseason.ui import paper_view, views
 
-views.page("Paper tables",
-           "Does All-Season beat the baselines on real data, as the paper says? Images of "
-           "digits (MNIST) and clothes (Fashion-MNIST) become a bandit: the algorithm sees an "
-           "image and picks an answer (two-arm: e.g. *even or odd*; ten-arm: the class), and "
-           "**the task changes with the seasons**. Reward 1 for a right answer.",
-           icon=":material/table_chart:")
+views.page(
+    "Paper tables",
+    "Does All-Season beat the baselines on real data, as the paper says? Images of "
+    "digits (MNIST) and clothes (Fashion-MNIST) become a bandit: the algorithm sees an "
+    "image and picks an answer (two-arm: e.g. *even or odd*; ten-arm: the class), and "
+    "**the task changes with the seasons**. Reward 1 for a right answer.",
+    icon=":material/table_chart:",
+)
 
-tab_tables, tab_conv, tab_inside, tab_live = st.tabs(["Our tables vs the paper's",
-                                                      "LinTS convergence",
-                                                      "Inside All-Season on real data",
-                                                      "Run a small race on real data"])
+tab_tables, tab_conv, tab_inside, tab_live = st.tabs(
+    [
+        "Our tables vs the paper's",
+        "LinTS convergence",
+        "Inside All-Season on real data",
+        "Run a small race on real data",
+    ]
+)
 with tab_tables:
     with views.guard("the paper tables"):
         paper_view.tables()

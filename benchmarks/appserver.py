@@ -20,9 +20,16 @@ ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
 # headless Debian chromium on a closed network: without the background-networking flags it
 # keeps trying hosts that the network refuses (see ../shared/testing-notes.md)
-LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-               "--no-first-run", "--disable-background-networking",
-               "--disable-component-update", "--disable-sync"]
+LAUNCH_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'  # the script has finished
 LOG_DIR = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/allseason-screens"))
 
@@ -44,11 +51,23 @@ class Server:
         self.log_path = Path(log_path or LOG_DIR / f"app-server-{self.port}.log")
         self.proc: subprocess.Popen | None = None
 
-    def __enter__(self) -> "Server":
+    def __enter__(self) -> Server:
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "streamlit", "run", "app.py",
-               "--server.headless", "true", "--server.port", str(self.port),
-               "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(self.port),
+            "--server.address",
+            "127.0.0.1",
+            "--browser.gatherUsageStats",
+            "false",
+        ]
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 60
@@ -61,8 +80,10 @@ class Server:
                 except OSError:
                     pass
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"streamlit did not start (exit code "
-                                       f"{self.proc.poll()}); see {self.log_path}")
+                    raise RuntimeError(
+                        f"streamlit did not start (exit code "
+                        f"{self.proc.poll()}); see {self.log_path}"
+                    )
                 time.sleep(0.25)
         except BaseException:  # failed or interrupted while starting: leave no server behind
             self.__exit__(None, None, None)

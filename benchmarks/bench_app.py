@@ -36,8 +36,7 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from appserver import (CHROMIUM, IDLE, LAUNCH_ARGS, LOG_DIR, Server,  # noqa: E402
-                       browser_cpu_seconds, cpu_seconds)
+from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, LOG_DIR, Server, browser_cpu_seconds, cpu_seconds
 
 SCREENS = LOG_DIR
 CHART = '[data-testid="stPlotlyChart"]'
@@ -116,7 +115,7 @@ def race_and_inside(browser, srv: Server, seed: int, work: dict) -> tuple[float,
         t0 = time.perf_counter()
         pg.locator('[data-testid="stSidebar"] a[href$="Inside_All-Season"]').first.click()
         pg.wait_for_selector("h1:has-text('Inside All-Season')")
-        pg.locator(f'{CHART} .main-svg').first.wait_for()
+        pg.locator(f"{CHART} .main-svg").first.wait_for()
         inside = time.perf_counter() - t0
         wait_idle(pg)
         return race, inside
@@ -131,9 +130,12 @@ def load() -> list[float]:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--parts", default="home,race",
-                    help="comma-separated: home (Home's run, a fresh server each time), race "
-                         "(the Race page's run, then Inside All-Season)")
+    ap.add_argument(
+        "--parts",
+        default="home,race",
+        help="comma-separated: home (Home's run, a fresh server each time), race "
+        "(the Race page's run, then Inside All-Season)",
+    )
     ap.add_argument("--label", default="", help="stored with the numbers (e.g. before/after)")
     args = ap.parse_args(argv)
     parts = {p.strip() for p in args.parts.split(",") if p.strip()}
@@ -160,12 +162,17 @@ def main(argv=None) -> int:
                         times["inside_first_figure"].append(inside)
         finally:
             browser.close()
-    out = {"label": args.label, "cores": os.cpu_count(), "repeat": args.repeat,
-           "load_avg_1_5_15_before": load_before, "load_avg_1_5_15_after": load(),
-           "median_s": {k: round(statistics.median(v), 2) for k, v in times.items()},
-           "runs_s": {k: [round(x, 2) for x in v] for k, v in times.items()},
-           "race_cpu_median_s": {k: round(statistics.median(v), 2) for k, v in work.items()},
-           "race_cpu_runs_s": {k: [round(x, 2) for x in v] for k, v in work.items()}}
+    out = {
+        "label": args.label,
+        "cores": os.cpu_count(),
+        "repeat": args.repeat,
+        "load_avg_1_5_15_before": load_before,
+        "load_avg_1_5_15_after": load(),
+        "median_s": {k: round(statistics.median(v), 2) for k, v in times.items()},
+        "runs_s": {k: [round(x, 2) for x in v] for k, v in times.items()},
+        "race_cpu_median_s": {k: round(statistics.median(v), 2) for k, v in work.items()},
+        "race_cpu_runs_s": {k: [round(x, 2) for x in v] for k, v in work.items()},
+    }
     SCREENS.mkdir(parents=True, exist_ok=True)
     path = SCREENS / "bench_app.json"
     path.write_text(json.dumps(out, indent=2))
@@ -173,12 +180,16 @@ def main(argv=None) -> int:
         print(f"{k:<22} median {v:6.2f} s   runs {out['runs_s'][k]}")
     if "race_default" in out["median_s"]:
         race = out["median_s"]["race_default"]
-        print(f"RACE click->done: median {race:.2f} s (target <= {TARGET_RACE_S} s: "
-              f"{'met' if race <= TARGET_RACE_S else 'NOT met'})")
+        print(
+            f"RACE click->done: median {race:.2f} s (target <= {TARGET_RACE_S} s: "
+            f"{'met' if race <= TARGET_RACE_S else 'NOT met'})"
+        )
     for k, v in out["race_cpu_median_s"].items():
         print(f"{k:<27} median {v:6.2f} CPU-s   runs {out['race_cpu_runs_s'][k]}")
-    print(f"load average (1, 5, 15 min): before {out['load_avg_1_5_15_before']}, "
-          f"after {out['load_avg_1_5_15_after']} on {out['cores']} cores")
+    print(
+        f"load average (1, 5, 15 min): before {out['load_avg_1_5_15_before']}, "
+        f"after {out['load_avg_1_5_15_after']} on {out['cores']} cores"
+    )
     print(f"written to {path}")
     return 0
 

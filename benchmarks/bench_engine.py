@@ -17,12 +17,16 @@ import time
 import numpy as np
 
 from allseason import api
+from allseason.envs.arms import BlockArms
 from allseason.envs.linear import LinearGaussianEnv
 from allseason.policies import REGISTRY, Policy, make_policy
-from allseason.envs.arms import BlockArms
 
-PARAMS = {"allseason-sw": dict(tau=10, n_max=5), "allseason-disc": dict(gamma=0.9, n_max=5),
-          "sw-lints": dict(tau=100), "d-lints": dict(gamma=0.99)}
+PARAMS = {
+    "allseason-sw": dict(tau=10, n_max=5),
+    "allseason-disc": dict(gamma=0.9, n_max=5),
+    "sw-lints": dict(tau=100),
+    "d-lints": dict(gamma=0.99),
+}
 
 
 def synthetic_round(batch):
@@ -49,8 +53,13 @@ def outer_product_round(T, n_arms=10, p=44, batch=10, seed=0):
 def steps_per_second(name, arms, expected, noise, ends, sigma2, repeat=3):
     best = np.inf
     for r in range(repeat + 1):
-        policy = make_policy(name, arms.shape[2], rng=r, **PARAMS.get(name, {}),
-                             **({"sigma2": sigma2} if name != "random" else {}))
+        policy = make_policy(
+            name,
+            arms.shape[2],
+            rng=r,
+            **PARAMS.get(name, {}),
+            **({"sigma2": sigma2} if name != "random" else {}),
+        )
         t0 = time.perf_counter()
         policy.run_chunk(arms, expected, noise, ends)
         dt = time.perf_counter() - t0
@@ -80,16 +89,19 @@ def main(argv=None):
     for name in names:
         compiled = type(make_policy(name, 440, rng=0)).run_chunk is not Policy.run_chunk
         n = T if compiled else min(T, 1000)  # plain-Python baselines: a shorter run
-        sps = steps_per_second(name, arms[:n], expected[:n], noise[:n],
-                               ends[ends < n], 0.09, repeat=1)
+        sps = steps_per_second(
+            name, arms[:n], expected[:n], noise[:n], ends[ends < n], 0.09, repeat=1
+        )
         print(f"{name:<16} {sps:>12,.0f} {30000 / sps:>12.1f} s")
 
     race = api.default_race()
     api.run_race(race)  # warm
     t0 = time.perf_counter()
     api.run_race(race)
-    print(f"\nrace: {len(race.policies)} policies x {race.n_seeds} seeds x "
-          f"{race.scenario.horizon} steps, end to end: {time.perf_counter() - t0:.3f} s")
+    print(
+        f"\nrace: {len(race.policies)} policies x {race.n_seeds} seeds x "
+        f"{race.scenario.horizon} steps, end to end: {time.perf_counter() - t0:.3f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -41,8 +41,7 @@ import psutil
 from playwright.sync_api import sync_playwright
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from appserver import (CHROMIUM, LAUNCH_ARGS, LOG_DIR, Server,  # noqa: E402
-                       browser_cpu_seconds, cpu_seconds)
+from appserver import CHROMIUM, LAUNCH_ARGS, LOG_DIR, Server, browser_cpu_seconds, cpu_seconds
 
 STATUS = ".live-status"
 SCRIPT = ("n", "1", "n", "2", "3", "1")  # 2 new seasons, 4 returns
@@ -102,14 +101,16 @@ def show(browser, srv: Server, seconds: float) -> dict:
     for i, key in enumerate(SCRIPT):
         pg.wait_for_timeout(int(gap * 1000))
         pg.keyboard.press(key)
-        pg.wait_for_function(f"document.querySelector('{STATUS}').dataset.season === "
-                             f"'{SEASON_AFTER[i]}'", timeout=20_000)
+        pg.wait_for_function(
+            f"document.querySelector('{STATUS}').dataset.season === '{SEASON_AFTER[i]}'",
+            timeout=20_000,
+        )
     pg.wait_for_timeout(int(max(seconds - (time.monotonic() - t0), 0) * 1000))
     c1, s1, b1, t1 = counters(pg), cpu_seconds(srv.pid), browser_cpu_seconds(), time.monotonic()
     minutes = (t1 - t0) / 60
     # each key press -> the first season change after it
     switch = []
-    for key, at in c1["keys"]:
+    for _key, at in c1["keys"]:
         after = [t for s, t in c1["seasons"] if t >= at]
         if after:
             switch.append((after[0] - at) / 1000)
@@ -127,14 +128,19 @@ def show(browser, srv: Server, seconds: float) -> dict:
     pg_closed_cpu0 = cpu_seconds(srv.pid)
     time.sleep(10)
     closed = cpu_seconds(srv.pid) - pg_closed_cpu0
-    return {"fps": (c1["frames"] - c0["frames"]) / (t1 - t0),
-            "redraws_per_s": (c1["redraws"] - c0["redraws"]) / (t1 - t0),
-            "switch_s": statistics.median(switch) if switch else None,
-            "switch_all_s": [round(s, 3) for s in switch],
-            "server_cpu_s_per_min": (s1 - s0) / minutes,
-            "browser_cpu_s_per_min": (b1 - b0) / minutes,
-            "closed_server_cpu_s_in_10s": closed, "paused_server_cpu_s_in_10s": paused,
-            "steps_played": step, "exceptions": errors, "load": load()}
+    return {
+        "fps": (c1["frames"] - c0["frames"]) / (t1 - t0),
+        "redraws_per_s": (c1["redraws"] - c0["redraws"]) / (t1 - t0),
+        "switch_s": statistics.median(switch) if switch else None,
+        "switch_all_s": [round(s, 3) for s in switch],
+        "server_cpu_s_per_min": (s1 - s0) / minutes,
+        "browser_cpu_s_per_min": (b1 - b0) / minutes,
+        "closed_server_cpu_s_in_10s": closed,
+        "paused_server_cpu_s_in_10s": paused,
+        "steps_played": step,
+        "exceptions": errors,
+        "load": load(),
+    }
 
 
 def five(browser, srv: Server, seconds: float, n: int = 5) -> dict:
@@ -149,9 +155,13 @@ def five(browser, srv: Server, seconds: float, n: int = 5) -> dict:
     for context, _ in pages:
         context.close()
     fps = [(b["frames"] - a["frames"]) / (t1 - t0) for a, b in zip(c0, c1)]
-    return {"fps_each": [round(f, 2) for f in fps], "fps_min": min(fps),
-            "server_cpu_s_per_min": (s1 - s0) / ((t1 - t0) / 60),
-            "browser_cpu_s_per_min": (b1 - b0) / ((t1 - t0) / 60), "load": load()}
+    return {
+        "fps_each": [round(f, 2) for f in fps],
+        "fps_min": min(fps),
+        "server_cpu_s_per_min": (s1 - s0) / ((t1 - t0) / 60),
+        "browser_cpu_s_per_min": (b1 - b0) / ((t1 - t0) / 60),
+        "load": load(),
+    }
 
 
 def memory(browser, srv: Server, minutes: int) -> dict:
@@ -167,8 +177,11 @@ def memory(browser, srv: Server, minutes: int) -> dict:
         print(f"minute {m}: RSS {rss[m]:.1f} MiB, load {load()}", file=sys.stderr, flush=True)
     step = int(pg.evaluate(f"document.querySelector('{STATUS}').dataset.step"))
     context.close()
-    return {"rss_mib": {str(k): round(v, 1) for k, v in rss.items()}, "steps_played": step,
-            "load": load()}
+    return {
+        "rss_mib": {str(k): round(v, 1) for k, v in rss.items()},
+        "steps_played": step,
+        "load": load(),
+    }
 
 
 def med(rows: list[dict], key: str):
@@ -181,8 +194,9 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--show-seconds", type=float, default=60)
     ap.add_argument("--multi-seconds", type=float, default=30)
-    ap.add_argument("--minutes", type=int, default=0,
-                    help="run the memory test alone, for this many minutes")
+    ap.add_argument(
+        "--minutes", type=int, default=0, help="run the memory test alone, for this many minutes"
+    )
     args = ap.parse_args(argv)
     out: dict = {"load_before": load()}
     with Server() as srv, sync_playwright() as p:
@@ -203,7 +217,8 @@ def main(argv=None) -> int:
                 print(f"five {i + 1}: {json.dumps(multi[-1])}", file=sys.stderr, flush=True)
             out["shows"], out["five"] = shows, multi
             out["median"] = {
-                "fps": med(shows, "fps"), "redraws_per_s": med(shows, "redraws_per_s"),
+                "fps": med(shows, "fps"),
+                "redraws_per_s": med(shows, "redraws_per_s"),
                 "switch_s": med(shows, "switch_s"),
                 "server_cpu_s_per_min": med(shows, "server_cpu_s_per_min"),
                 "browser_cpu_s_per_min": med(shows, "browser_cpu_s_per_min"),
@@ -211,7 +226,8 @@ def main(argv=None) -> int:
                 "paused_server_cpu_s_in_10s": med(shows, "paused_server_cpu_s_in_10s"),
                 "five_fps_min": med(multi, "fps_min"),
                 "five_server_cpu_s_per_min": med(multi, "server_cpu_s_per_min"),
-                "five_browser_cpu_s_per_min": med(multi, "browser_cpu_s_per_min")}
+                "five_browser_cpu_s_per_min": med(multi, "browser_cpu_s_per_min"),
+            }
         browser.close()
     out["load_after"] = load()
     text = json.dumps(out, indent=2)
@@ -220,19 +236,27 @@ def main(argv=None) -> int:
     (LOG_DIR / ("bench_live_memory.json" if args.minutes else "bench_live.json")).write_text(text)
     if "median" in out:
         m = out["median"]
-        print("\n| measure | median of %d | target |\n|---|---|---|" % args.repeat)
-        rows = [("frames per second (status line)", m["fps"], "≥ 4"),
-                ("redraws per second (reward figure)", m["redraws_per_s"], ""),
-                ("key press → first frame under the new season (s)", m["switch_s"], "≤ 0.5"),
-                ("server CPU s per live session per minute", m["server_cpu_s_per_min"], ""),
-                ("browser CPU s per minute", m["browser_cpu_s_per_min"], ""),
-                ("server CPU s in 10 s, the show paused (tab open)",
-                 m["paused_server_cpu_s_in_10s"], "≈ 0"),
-                ("server CPU s in the 10 s after the tab closed",
-                 m["closed_server_cpu_s_in_10s"], "≈ 0"),
-                ("5 sessions: frames per second, slowest", m["five_fps_min"], "≥ 2"),
-                ("5 sessions: server CPU s per minute", m["five_server_cpu_s_per_min"], ""),
-                ("5 sessions: browsers' CPU s per minute", m["five_browser_cpu_s_per_min"], "")]
+        print(f"\n| measure | median of {args.repeat} | target |\n|---|---|---|")
+        rows = [
+            ("frames per second (status line)", m["fps"], "≥ 4"),
+            ("redraws per second (reward figure)", m["redraws_per_s"], ""),
+            ("key press → first frame under the new season (s)", m["switch_s"], "≤ 0.5"),
+            ("server CPU s per live session per minute", m["server_cpu_s_per_min"], ""),
+            ("browser CPU s per minute", m["browser_cpu_s_per_min"], ""),
+            (
+                "server CPU s in 10 s, the show paused (tab open)",
+                m["paused_server_cpu_s_in_10s"],
+                "≈ 0",
+            ),
+            (
+                "server CPU s in the 10 s after the tab closed",
+                m["closed_server_cpu_s_in_10s"],
+                "≈ 0",
+            ),
+            ("5 sessions: frames per second, slowest", m["five_fps_min"], "≥ 2"),
+            ("5 sessions: server CPU s per minute", m["five_server_cpu_s_per_min"], ""),
+            ("5 sessions: browsers' CPU s per minute", m["five_browser_cpu_s_per_min"], ""),
+        ]
         for name, v, target in rows:
             print(f"| {name} | {v:.3g} | {target} |" if v is not None else f"| {name} | — | |")
         print(f"\nload average before {out['load_before']}, after {out['load_after']}")

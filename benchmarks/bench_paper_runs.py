@@ -26,8 +26,7 @@ CASES = {  # label: (policy, params)
     "allseason-sw fixed-share": ("allseason-sw", {"tau": 500, "n_max": 5}),
     "allseason-sw printed": ("allseason-sw", {"tau": 500, "n_max": 5, "weighting": "batch"}),
     "allseason-disc fixed-share": ("allseason-disc", {"gamma": 0.99, "n_max": 5}),
-    "allseason-disc printed": ("allseason-disc", {"gamma": 0.99, "n_max": 5,
-                                                  "weighting": "batch"}),
+    "allseason-disc printed": ("allseason-disc", {"gamma": 0.99, "n_max": 5, "weighting": "batch"}),
     "denband": ("denband", {"tau": 1000, "delta_l": 0.25}),
     "bob": ("bob", {"S": 1.0, "L": 1.0}),
     "random": ("random", {}),
@@ -45,14 +44,20 @@ def measure(table: str, pattern: str, labels, sizes, repeat: int) -> dict:
         out[size] = {}
         for label in labels:
             policy, params = CASES[label]
-            job = reproduce.Job(phase, table, pattern, policy, json.dumps(params, sort_keys=True),
-                                seed, n)
-            reproduce.run_job(reproduce.Job(phase, table, pattern, policy, job.params, seed,
-                                            100))  # compile, load the data
+            job = reproduce.Job(
+                phase, table, pattern, policy, json.dumps(params, sort_keys=True), seed, n
+            )
+            reproduce.run_job(
+                reproduce.Job(phase, table, pattern, policy, job.params, seed, 100)
+            )  # compile, load the data
             secs = [reproduce.run_job(job)[2] for _ in range(repeat)]
             out[size][label] = statistics.median(secs)
-            print(f"  {size:10s} {label:28s} {out[size][label]:8.3f} s  "
-                  f"({', '.join(f'{s:.2f}' for s in secs)})", file=sys.stderr, flush=True)
+            print(
+                f"  {size:10s} {label:28s} {out[size][label]:8.3f} s  "
+                f"({', '.join(f'{s:.2f}' for s in secs)})",
+                file=sys.stderr,
+                flush=True,
+            )
     return out
 
 
@@ -68,7 +73,8 @@ def table(results: list[tuple[str, dict]]) -> str:
         for label in first[size]:
             vals = [r.get(size, {}).get(label) for _, r in results]
             row = f"{size:10s} {label:28s}" + "".join(
-                f" {v:14.3f}" if v is not None else f" {'-':>14s}" for v in vals)
+                f" {v:14.3f}" if v is not None else f" {'-':>14s}" for v in vals
+            )
             if len(results) > 1 and vals[0] and vals[-1]:
                 row += f" {vals[0] / vals[-1]:8.1f}x"
             rows.append(row)
@@ -79,21 +85,33 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--table", default="mnist-10arm")
     ap.add_argument("--pattern", default="regular")
-    ap.add_argument("--policies", nargs="*", default=list(CASES), metavar="LABEL",
-                    help=f"cases to run (default all): {', '.join(CASES)}")
+    ap.add_argument(
+        "--policies",
+        nargs="*",
+        default=list(CASES),
+        metavar="LABEL",
+        help=f"cases to run (default all): {', '.join(CASES)}",
+    )
     ap.add_argument("--sizes", nargs="*", default=list(SIZES), choices=list(SIZES))
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json", help="also write the medians to this file")
-    ap.add_argument("--compare", nargs="+", metavar="JSON",
-                    help="only print a table of earlier --json files (first = before)")
+    ap.add_argument(
+        "--compare",
+        nargs="+",
+        metavar="JSON",
+        help="only print a table of earlier --json files (first = before)",
+    )
     args = ap.parse_args(argv)
     if args.compare:
         print(table([(p, json.load(open(p))) for p in args.compare]))
         return
     import allseason
 
-    print(f"allseason from {allseason.__file__}; {args.table}, {args.pattern}, median of "
-          f"{args.repeat}", file=sys.stderr)
+    print(
+        f"allseason from {allseason.__file__}; {args.table}, {args.pattern}, median of "
+        f"{args.repeat}",
+        file=sys.stderr,
+    )
     t0 = time.perf_counter()
     res = measure(args.table, args.pattern, args.policies, args.sizes, args.repeat)
     if args.json:

@@ -40,26 +40,36 @@ def measure(seeds=(0, 1, 2, 3, 4), n_seeds=defaults.DEFAULT_SEEDS) -> dict:
             means += [result.traces["d-lints", k].reward.mean() for k in range(n_seeds)]
             regrets += [result.traces["d-lints", k].regret.sum() for k in range(n_seeds)]
         m = np.array(means)
-        out[cov] = dict(tuned=best, validation=[(p, sc) for p, sc in scores],
-                        per_seed=per_seed,
-                        pooled=(float(m.mean()), ci95_halfwidth(float(m.std(ddof=1)), len(m)),
-                                float(np.mean(regrets))))
+        out[cov] = dict(
+            tuned=best,
+            validation=[(p, sc) for p, sc in scores],
+            per_seed=per_seed,
+            pooled=(
+                float(m.mean()),
+                ci95_halfwidth(float(m.std(ddof=1)), len(m)),
+                float(np.mean(regrets)),
+            ),
+        )
     return out
 
 
 def table(res: dict) -> str:
     seeds = list(next(iter(res.values()))["per_seed"])
-    head = ("| covariance | tuned γ | validation reward | "
-            + " | ".join(f"seed {s}: reward ± t95, regret" for s in seeds)
-            + " | all 25 runs: reward ± t95, regret |")
+    head = (
+        "| covariance | tuned γ | validation reward | "
+        + " | ".join(f"seed {s}: reward ± t95, regret" for s in seeds)
+        + " | all 25 runs: reward ± t95, regret |"
+    )
     lines = [head, "|" + "---|" * (4 + len(seeds))]
     for cov, r in res.items():
         val = dict((json.dumps(p, sort_keys=True), sc) for p, sc in r["validation"])
         vbest = val[json.dumps(r["tuned"], sort_keys=True)]
         cells = [f"{m:.4f} ± {h:.4f}, {g:.0f}" for m, h, g in r["per_seed"].values()]
         m, h, g = r["pooled"]
-        lines.append(f"| {cov} | {1 - r['tuned']['gamma']:.0e} off 1 ({r['tuned']['gamma']}) "
-                     f"| {vbest:.4f} | " + " | ".join(cells) + f" | {m:.4f} ± {h:.4f}, {g:.0f} |")
+        lines.append(
+            f"| {cov} | {1 - r['tuned']['gamma']:.0e} off 1 ({r['tuned']['gamma']}) "
+            f"| {vbest:.4f} | " + " | ".join(cells) + f" | {m:.4f} ± {h:.4f}, {g:.0f} |"
+        )
     return "\n".join(lines)
 
 
@@ -71,15 +81,23 @@ def main() -> None:
     t0 = time.perf_counter()
     res = measure(tuple(int(s) for s in args.seeds.split(",")))
     for cov, r in res.items():
-        print(f"{cov}: validation (seed {defaults.VALIDATION_SEED}, "
-              f"{defaults.VALIDATION_RUNS} seeds): "
-              + ", ".join(f"γ={p['gamma']}: {sc:.4f}" for p, sc in r["validation"]))
+        print(
+            f"{cov}: validation (seed {defaults.VALIDATION_SEED}, "
+            f"{defaults.VALIDATION_RUNS} seeds): "
+            + ", ".join(f"γ={p['gamma']}: {sc:.4f}" for p, sc in r["validation"])
+        )
     print(table(res))
     print(f"({time.perf_counter() - t0:.0f} s)")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({c: {**r, "per_seed": {str(k): v for k, v in r["per_seed"].items()}}
-                       for c, r in res.items()}, fh, indent=1)
+            json.dump(
+                {
+                    c: {**r, "per_seed": {str(k): v for k, v in r["per_seed"].items()}}
+                    for c, r in res.items()
+                },
+                fh,
+                indent=1,
+            )
 
 
 if __name__ == "__main__":

@@ -41,9 +41,9 @@ from pathlib import Path
 import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, ROOT, Server  # noqa: E402
+from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, ROOT, Server
 
-VIEWPORT = {"width": 1280, "height": 800}        # a laptop screen: every session
+VIEWPORT = {"width": 1280, "height": 800}  # a laptop screen: every session
 SHOT_VIEWPORT = {"width": 1280, "height": 1400}  # the session that takes the screenshot
 MB = 1024 * 1024
 
@@ -125,8 +125,16 @@ class RssSampler(threading.Thread):
     def run(self) -> None:
         while not self._halt.is_set():
             b_rss, b_cpu = browser_usage(self.pid)
-            self.samples.append((time.monotonic() - self.t0, self.phase, tree_rss(self.pid),
-                                 b_rss, tree_cpu(self.pid), b_cpu))
+            self.samples.append(
+                (
+                    time.monotonic() - self.t0,
+                    self.phase,
+                    tree_rss(self.pid),
+                    b_rss,
+                    tree_cpu(self.pid),
+                    b_cpu,
+                )
+            )
             self._halt.wait(self.interval)
 
     def stop(self) -> None:
@@ -143,9 +151,11 @@ class RssSampler(threading.Thread):
         rows = [s for s in self.samples if s[1] == phase]
         if len(rows) < 2:
             return {}
-        return {"wall_s": round(rows[-1][0] - rows[0][0], 1),
-                "server_cpu_s": round(rows[-1][4] - rows[0][4], 1),
-                "browser_cpu_s": round(max(0.0, rows[-1][5] - rows[0][5]), 1)}
+        return {
+            "wall_s": round(rows[-1][0] - rows[0][0], 1),
+            "server_cpu_s": round(rows[-1][4] - rows[0][4], 1),
+            "browser_cpu_s": round(max(0.0, rows[-1][5] - rows[0][5]), 1),
+        }
 
     def last_mb(self, phase: str) -> float:
         vals = [s[2] for s in self.samples if s[1] == phase]
@@ -155,14 +165,22 @@ class RssSampler(threading.Thread):
 # --- one session ----------------------------------------------------------------------------
 def scenario_for(i: int, horizon: int) -> dict[str, str]:
     """The link parameters of session ``i``: every session a different seed, d and K."""
-    return {"preset": "paper-synthetic", "horizon": str(horizon), "d": str(3 + i % 4),
-            "n_arms": str(5 + i), "seed": str(1000 + 37 * i)}
+    return {
+        "preset": "paper-synthetic",
+        "horizon": str(horizon),
+        "d": str(3 + i % 4),
+        "n_arms": str(5 + i),
+        "seed": str(1000 + 37 * i),
+    }
 
 
 def scenario_text(q: dict[str, str]) -> list[str]:
     """Pieces the page's scenario line must contain for link ``q``."""
-    return [f"{int(q['horizon']):,} steps", f"d = {q['d']}, K = {q['n_arms']} arms",
-            f"seed {q['seed']}"]
+    return [
+        f"{int(q['horizon']):,} steps",
+        f"d = {q['d']}, K = {q['n_arms']} arms",
+        f"seed {q['seed']}",
+    ]
 
 
 async def _wait_idle(pg) -> None:
@@ -192,8 +210,9 @@ async def _scenario_line(pg) -> str:
 class Session:
     """One simulated user: a browser context on the Race page with its own link."""
 
-    def __init__(self, name: str, query: dict[str, str], timeout_ms: int,
-                 viewport: dict | None = None):
+    def __init__(
+        self, name: str, query: dict[str, str], timeout_ms: int, viewport: dict | None = None
+    ):
         self.name, self.query, self.timeout_ms = name, query, timeout_ms
         self.viewport = viewport or VIEWPORT
         self.result: dict = {"session": name, "query": query, "problems": []}
@@ -206,18 +225,27 @@ class Session:
         self.ctx = await browser.new_context(viewport=self.viewport, accept_downloads=True)
         self.pg = await self.ctx.new_page()
         self.pg.set_default_timeout(self.timeout_ms)
-        self.pg.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"[:300])
-                   if m.type in ("error", "warning") else None)
+        self.pg.on(
+            "console",
+            lambda m: (
+                self.console.append(f"{m.type}: {m.text}"[:300])
+                if m.type in ("error", "warning")
+                else None
+            ),
+        )
 
         def on_ws(ws):
             def got(payload):
                 self.ws["frames"] += 1
                 self.ws["bytes"] += len(payload)
+
             ws.on("framereceived", got)
 
             def closed(_ws):
                 self.ws["closed"] += 1
+
             ws.on("close", closed)
+
         self.pg.on("websocket", on_ws)
         t0 = time.perf_counter()
         await self.pg.goto(f"{base_url}/Race?{urllib.parse.urlencode(self.query)}")
@@ -265,8 +293,9 @@ class Session:
         r["url_after"] = pg.url
         for k in ("d", "n_arms", "seed"):
             if url_q.get(k) != self.query[k]:
-                r["problems"].append(f"URL has {k}={url_q.get(k)!r}, "
-                                     f"the session's link said {self.query[k]!r}")
+                r["problems"].append(
+                    f"URL has {k}={url_q.get(k)!r}, the session's link said {self.query[k]!r}"
+                )
         # ... its result ...
         r["leaderboard"] = await pg.evaluate(LEADERBOARD_JS)
         if not r["leaderboard"]:
@@ -281,9 +310,11 @@ class Session:
             sc = race.get("scenario", {})
             for k in ("d", "n_arms", "seed"):
                 if str(sc.get(k)) != self.query[k]:
-                    r["problems"].append(f"Race JSON has {k}={sc.get(k)!r}, "
-                                         f"the session's link said {self.query[k]!r}")
-        except Exception as e:  # noqa: BLE001 - reported, not raised
+                    r["problems"].append(
+                        f"Race JSON has {k}={sc.get(k)!r}, "
+                        f"the session's link said {self.query[k]!r}"
+                    )
+        except Exception as e:
             r["problems"].append(f"Race JSON download failed: {type(e).__name__}: {e}")
         r["problems"] += [f"after the download: {p}" for p in await _problems_on_page(pg)]
         if screenshot:
@@ -304,11 +335,12 @@ class Session:
             r["app_state"] = await self.pg.evaluate(
                 "() => { const a = document.querySelector('[data-testid=\"stApp\"]');"
                 " return a ? Object.fromEntries(Array.from(a.attributes).filter("
-                "x => x.name.startsWith('data-test')).map(x => [x.name, x.value])) : null; }")
+                "x => x.name.startsWith('data-test')).map(x => [x.name, x.value])) : null; }"
+            )
             path = f"/tmp/allseason-load-{tag}-{self.name}.png"
             await self.pg.screenshot(path=path)
             r["failure_screenshot"] = path
-        except Exception as e:  # noqa: BLE001
+        except Exception as e:
             r["app_state"] = f"unreadable: {type(e).__name__}"
 
     async def close(self) -> None:
@@ -319,26 +351,38 @@ class Session:
 async def _guarded(session: Session, coro) -> None:
     try:
         await coro
-    except Exception as e:  # noqa: BLE001 - a failed session is reported with the others
+    except Exception as e:
         msg = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         session.result["problems"].append(f"session failed: {msg}")
         session.result["failed"] = True
         await session.diagnose("fail")
 
 
-async def _phase(browser, base_url: str, sessions: list[Session], timeout_s: float,
-                 screenshot_first: str | Path | None = None) -> float:
+async def _phase(
+    browser,
+    base_url: str,
+    sessions: list[Session],
+    timeout_s: float,
+    screenshot_first: str | Path | None = None,
+) -> float:
     """Open all sessions, then start all races together; returns the wall time of the races."""
     try:
-        await asyncio.wait_for(asyncio.gather(
-            *(_guarded(s, s.open(browser, base_url)) for s in sessions)), timeout_s)
+        await asyncio.wait_for(
+            asyncio.gather(*(_guarded(s, s.open(browser, base_url)) for s in sessions)), timeout_s
+        )
         ready = [s for s in sessions if not s.result.get("failed")]
         t0 = time.perf_counter()
-        await asyncio.wait_for(asyncio.gather(
-            *(_guarded(s, s.race(screenshot_first if k == 0 else None))
-              for k, s in enumerate(ready))), timeout_s)
+        await asyncio.wait_for(
+            asyncio.gather(
+                *(
+                    _guarded(s, s.race(screenshot_first if k == 0 else None))
+                    for k, s in enumerate(ready)
+                )
+            ),
+            timeout_s,
+        )
         return round(time.perf_counter() - t0, 2)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         for s in sessions:
             if not s.result.get("complete") and not s.result.get("failed"):
                 s.result["problems"].append(f"not done within {timeout_s:.0f} s")
@@ -355,8 +399,9 @@ async def _phase(browser, base_url: str, sessions: list[Session], timeout_s: flo
 LIMITS_CAPTION = "Limits in this app"
 
 
-async def probe_limits(browser, base_url: str, timeout_ms: int = 60_000,
-                       engine_limit_link: bool = True) -> dict:
+async def probe_limits(
+    browser, base_url: str, timeout_ms: int = 60_000, engine_limit_link: bool = True
+) -> dict:
     """What one session can ask for: a link over the horizon limit is refused with a message
     naming it; the Seeds slider stops at 10; horizon x seeds x policies over the budget is
     refused and "Run race" then starts nothing; the limits are written on the Race page."""
@@ -366,8 +411,9 @@ async def probe_limits(browser, base_url: str, timeout_ms: int = 60_000,
         pg = await ctx.new_page()
         pg.set_default_timeout(timeout_ms)
         # 1. links over the app's horizon limit (50,000) and over the engine's (200,000)
-        links = [(100_000, "over_app_limit")] + \
-            ([(1_000_000, "over_engine_limit")] if engine_limit_link else [])
+        links = [(100_000, "over_app_limit")] + (
+            [(1_000_000, "over_engine_limit")] if engine_limit_link else []
+        )
         for horizon, key in links:
             await pg.goto(f"{base_url}/Race?preset=paper-synthetic&horizon={horizon}&seed=5")
             await _wait_idle(pg)
@@ -382,34 +428,40 @@ async def probe_limits(browser, base_url: str, timeout_ms: int = 60_000,
             if f"{horizon:,} steps" in line or "seed 5" not in line:
                 out["problems"].append(f"horizon={horizon} link: unexpected scenario {line!r}")
         if "50,000" not in out["over_app_limit_message"]:
-            out["problems"].append("the message for horizon=100000 does not name the app's "
-                                   "limit (50,000)")
+            out["problems"].append(
+                "the message for horizon=100000 does not name the app's limit (50,000)"
+            )
         if engine_limit_link and "50,000" not in out["over_engine_limit_message"]:
-            out["notes"] = ["a link over 200,000 steps is refused with the engine's limit "
-                            "(200000), not the app's (50,000): "
-                            + out["over_engine_limit_message"]]
+            out["notes"] = [
+                "a link over 200,000 steps is refused with the engine's limit "
+                "(200000), not the app's (50,000): " + out["over_engine_limit_message"]
+            ]
         caption = pg.get_by_text(LIMITS_CAPTION, exact=False).first
-        out["limits_caption"] = (await caption.inner_text()).strip() \
-            if await caption.count() else None
+        out["limits_caption"] = (
+            (await caption.inner_text()).strip() if await caption.count() else None
+        )
         # on the first screen (800 px high), without scrolling
         box = await caption.bounding_box() if out["limits_caption"] else None
-        out["limits_caption_visible"] = bool(box) and await caption.is_visible() \
+        out["limits_caption_visible"] = (
+            bool(box)
+            and await caption.is_visible()
             and box["y"] + box["height"] <= VIEWPORT["height"]
+        )
         if not out["limits_caption_visible"]:
             out["problems"].append("the Race page does not show its limits")
         # 2. the largest horizon, then as many seeds as the slider allows: over the budget
         await pg.goto(f"{base_url}/Race?preset=paper-synthetic&horizon=50000&seed=6")
         await _wait_idle(pg)
-        seeds = pg.locator('[data-testid="stSlider"]').filter(has_text="Seeds") \
-            .get_by_role("slider")
+        seeds = (
+            pg.locator('[data-testid="stSlider"]').filter(has_text="Seeds").get_by_role("slider")
+        )
         for key in ("End", "ArrowRight"):  # to the end of the slider, then one more step
             await seeds.focus()
             await pg.keyboard.press(key)
             await _wait_idle(pg)
         out["seeds_slider_max"] = await seeds.get_attribute("aria-valuetext")
         if out["seeds_slider_max"] != "10":
-            out["problems"].append(f"the Seeds slider goes to {out['seeds_slider_max']}, "
-                                   f"not 10")
+            out["problems"].append(f"the Seeds slider goes to {out['seeds_slider_max']}, not 10")
         errs = await pg.locator('[data-testid="stAlertContentError"]').all_inner_texts()
         out["over_budget_message"] = " | ".join(errs)
         if not any("1,000,000" in e for e in errs):
@@ -417,16 +469,19 @@ async def probe_limits(browser, base_url: str, timeout_ms: int = 60_000,
         await pg.get_by_role("button", name="Run race").click()
         await pg.wait_for_timeout(1500)
         await pg.wait_for_selector(IDLE)
-        started = await pg.get_by_text("Running…", exact=False).count() + \
-            await pg.get_by_text("Done:", exact=False).count()
+        started = (
+            await pg.get_by_text("Running…", exact=False).count()
+            + await pg.get_by_text("Done:", exact=False).count()
+        )
         out["over_budget_started"] = bool(started)
         if started:
             out["problems"].append("a race over the budget was started")
         if await pg.locator('[data-testid="stException"]').count():
             out["problems"].append("a traceback on the over-budget race")
-    except Exception as e:  # noqa: BLE001 - reported
-        out["problems"].append(f"limits probe failed: {type(e).__name__}: "
-                               f"{str(e).splitlines()[0] if str(e) else ''}")
+    except Exception as e:
+        out["problems"].append(
+            f"limits probe failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        )
     finally:
         await ctx.close()
     return out
@@ -460,8 +515,9 @@ def verify_results(results: list[dict], recompute: bool = True) -> list[str]:
             got = sorted(v for _, v in board)
             r["recomputed_mean_rewards"] = want
             if len(want) != len(got) or any(abs(a - b) > 1e-9 for a, b in zip(want, got)):
-                problems.append(f"{r['session']}: the page's leaderboard {got} is not its own "
-                                f"race's {want}")
+                problems.append(
+                    f"{r['session']}: the page's leaderboard {got} is not its own race's {want}"
+                )
     return problems
 
 
@@ -470,54 +526,89 @@ def _stats(xs: list[float]) -> dict:
     xs = [x for x in xs if x == x]
     if not xs:
         return {"n": 0}
-    return {"n": len(xs), "mean": round(statistics.fmean(xs), 2),
-            "median": round(statistics.median(xs), 2), "max": round(max(xs), 2),
-            "min": round(min(xs), 2)}
+    return {
+        "n": len(xs),
+        "mean": round(statistics.fmean(xs), 2),
+        "median": round(statistics.median(xs), 2),
+        "max": round(max(xs), 2),
+        "min": round(min(xs), 2),
+    }
 
 
-async def _drive(base_url: str, sampler: RssSampler, n: int, horizon: int,
-                 timeout_s: float, screenshot: str | Path | None, warmup: bool,
-                 limits: bool | str) -> dict:
+async def _drive(
+    base_url: str,
+    sampler: RssSampler,
+    n: int,
+    horizon: int,
+    timeout_s: float,
+    screenshot: str | Path | None,
+    warmup: bool,
+    limits: bool | str,
+) -> dict:
     from playwright.async_api import async_playwright
 
     out: dict = {}
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                          args=LAUNCH_ARGS)
+        browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
         try:
             if warmup:
                 sampler.phase = "warmup"
-                w = Session("warmup", {"preset": "paper-synthetic", "horizon": "2000", "d": "2",
-                                       "n_arms": "4", "seed": "7"}, 120_000)
+                w = Session(
+                    "warmup",
+                    {
+                        "preset": "paper-synthetic",
+                        "horizon": "2000",
+                        "d": "2",
+                        "n_arms": "4",
+                        "seed": "7",
+                    },
+                    120_000,
+                )
                 await _phase(browser, base_url, [w], 180)
                 out["warmup"] = w.result
             sampler.phase = "single"
-            single = Session("single", {**scenario_for(0, horizon), "seed": "500"},
-                             int(timeout_s * 1000))
+            single = Session(
+                "single", {**scenario_for(0, horizon), "seed": "500"}, int(timeout_s * 1000)
+            )
             await _phase(browser, base_url, [single], timeout_s)
             out["single"] = single.result
             sampler.phase = "between"
             await asyncio.sleep(0.5)
             sampler.phase = "concurrent"
-            sessions = [Session(f"s{i:02d}", scenario_for(i, horizon), int(timeout_s * 1000),
-                                SHOT_VIEWPORT if (i == 0 and screenshot) else VIEWPORT)
-                        for i in range(n)]
-            out["concurrent_wall_s"] = await _phase(browser, base_url, sessions, timeout_s,
-                                                    screenshot_first=screenshot)
+            sessions = [
+                Session(
+                    f"s{i:02d}",
+                    scenario_for(i, horizon),
+                    int(timeout_s * 1000),
+                    SHOT_VIEWPORT if (i == 0 and screenshot) else VIEWPORT,
+                )
+                for i in range(n)
+            ]
+            out["concurrent_wall_s"] = await _phase(
+                browser, base_url, sessions, timeout_s, screenshot_first=screenshot
+            )
             out["concurrent"] = [s.result for s in sessions]
             sampler.phase = "after"
             if limits:
-                out["limits"] = await probe_limits(browser, base_url,
-                                                   engine_limit_link=limits != "quick")
+                out["limits"] = await probe_limits(
+                    browser, base_url, engine_limit_link=limits != "quick"
+                )
             await asyncio.sleep(1.0)
         finally:
             await browser.close()
     return out
 
 
-def run(n_sessions: int = 10, port: int | None = None, horizon: int = 10_000,
-        timeout_s: float = 90.0, screenshot: str | Path | None = None,
-        recompute: bool = True, warmup: bool = True, limits: bool | str = True) -> dict:
+def run(
+    n_sessions: int = 10,
+    port: int | None = None,
+    horizon: int = 10_000,
+    timeout_s: float = 90.0,
+    screenshot: str | Path | None = None,
+    recompute: bool = True,
+    warmup: bool = True,
+    limits: bool | str = True,
+) -> dict:
     """Start the server, run the phases, return the report (see the module docstring).
     ``limits``: probe the per-session limits afterwards (``"quick"``: without the link over
     the engine's own limit)."""
@@ -527,8 +618,9 @@ def run(n_sessions: int = 10, port: int | None = None, horizon: int = 10_000,
         sampler.start()
         try:
             time.sleep(1.0)  # idle samples
-            drive = asyncio.run(_drive(srv.url, sampler, n_sessions, horizon, timeout_s,
-                                       screenshot, warmup, limits))
+            drive = asyncio.run(
+                _drive(srv.url, sampler, n_sessions, horizon, timeout_s, screenshot, warmup, limits)
+            )
             sampler.phase = "after"
             time.sleep(0.5)
         finally:
@@ -547,7 +639,8 @@ def run(n_sessions: int = 10, port: int | None = None, horizon: int = 10_000,
             "open_s": "goto the Race link -> page idle with its Run race button",
             "peak_rss_mb": "max over 0.2 s samples of the server process + children RSS",
             "cpu": "CPU seconds of the server and of the browser (Playwright + chromium) in "
-                   "the phase: both run on this machine's cores"},
+            "the phase: both run on this machine's cores",
+        },
         "race": "default race settings: 7 policies x 5 seeds",
         "server_alive_at_end": server_alive,
         "single_race_s": single.get("race_s"),
@@ -557,73 +650,109 @@ def run(n_sessions: int = 10, port: int | None = None, horizon: int = 10_000,
         "concurrent_open_s": _stats([r.get("open_s", float("nan")) for r in conc]),
         "concurrent_wall_s": drive["concurrent_wall_s"],
         "finished": len(finished),
-        "peak_rss_mb": {ph: sampler.peak_mb(ph) for ph in
-                        ("idle", "warmup", "single", "concurrent", "after")},
+        "peak_rss_mb": {
+            ph: sampler.peak_mb(ph) for ph in ("idle", "warmup", "single", "concurrent", "after")
+        },
         "rss_at_end_mb": sampler.last_mb("after"),
         "peak_browser_rss_mb": sampler.peak_mb("concurrent", which=3),
         "cpu": {ph: sampler.cpu_s(ph) for ph in ("single", "concurrent")},
         "problems": problems,
         "limits": drive.get("limits"),
         "cross_session_problems": cross,
-        "per_session": [{k: r.get(k) for k in ("session", "query", "open_s", "race_s",
-                                                 "click_to_done_text_s", "done_text",
-                                                 "ws_frames", "ws_mb",
-                                                 "websockets_closed", "app_state",
-                                                 "console", "failure_screenshot",
-                                                 "url_after", "scenario_line_after",
-                                                 "recomputed_mean_rewards",
-                                                 "leaderboard", "problems")}
-                        for r in [single] + conc],
-        "rss_samples_mb": [(round(t, 2), ph, round(s / MB, 1)) for t, ph, s, *_ in
-                           sampler.samples],
-        "ws_mb_per_race": {"single": single.get("ws_mb"),
-                           "concurrent": _stats([r.get("ws_mb", float("nan")) for r in conc])},
+        "per_session": [
+            {
+                k: r.get(k)
+                for k in (
+                    "session",
+                    "query",
+                    "open_s",
+                    "race_s",
+                    "click_to_done_text_s",
+                    "done_text",
+                    "ws_frames",
+                    "ws_mb",
+                    "websockets_closed",
+                    "app_state",
+                    "console",
+                    "failure_screenshot",
+                    "url_after",
+                    "scenario_line_after",
+                    "recomputed_mean_rewards",
+                    "leaderboard",
+                    "problems",
+                )
+            }
+            for r in [single] + conc
+        ],
+        "rss_samples_mb": [(round(t, 2), ph, round(s / MB, 1)) for t, ph, s, *_ in sampler.samples],
+        "ws_mb_per_race": {
+            "single": single.get("ws_mb"),
+            "concurrent": _stats([r.get("ws_mb", float("nan")) for r in conc]),
+        },
         "server_log_tail": log_tail,
         "total_s": round(time.perf_counter() - t_start, 1),
     }
     if report["single_race_s"] and report["concurrent_race_s"].get("n"):
-        report["slowdown_mean"] = round(report["concurrent_race_s"]["mean"]
-                                        / report["single_race_s"], 2)
-        report["slowdown_max"] = round(report["concurrent_race_s"]["max"]
-                                       / report["single_race_s"], 2)
+        report["slowdown_mean"] = round(
+            report["concurrent_race_s"]["mean"] / report["single_race_s"], 2
+        )
+        report["slowdown_max"] = round(
+            report["concurrent_race_s"]["max"] / report["single_race_s"], 2
+        )
     return report
 
 
 def print_table(rep: dict) -> None:
-    print(f"\nload test: {rep['sessions']} concurrent sessions, horizon {rep['horizon']:,}, "
-          f"{rep['race']}; total {rep['total_s']} s")
-    print(f"{'session':8} {'seed':>5} {'d':>2} {'K':>3} {'open s':>7} {'race s':>7} "
-          f"{'ws MB':>6}  {'best mean reward':>16}  problems")
+    print(
+        f"\nload test: {rep['sessions']} concurrent sessions, horizon {rep['horizon']:,}, "
+        f"{rep['race']}; total {rep['total_s']} s"
+    )
+    print(
+        f"{'session':8} {'seed':>5} {'d':>2} {'K':>3} {'open s':>7} {'race s':>7} "
+        f"{'ws MB':>6}  {'best mean reward':>16}  problems"
+    )
     for r in rep["per_session"]:
         q = r["query"]
         best = max((v for _, v in r["leaderboard"] or []), default=float("nan"))
-        print(f"{r['session']:8} {q['seed']:>5} {q['d']:>2} {q['n_arms']:>3} "
-              f"{r['open_s'] if r['open_s'] is not None else '-':>7} "
-              f"{r['race_s'] if r['race_s'] is not None else '-':>7} "
-              f"{r['ws_mb'] if r['ws_mb'] is not None else '-':>6}  {best:16.4f}  "
-              f"{len(r['problems'])}")
+        print(
+            f"{r['session']:8} {q['seed']:>5} {q['d']:>2} {q['n_arms']:>3} "
+            f"{r['open_s'] if r['open_s'] is not None else '-':>7} "
+            f"{r['race_s'] if r['race_s'] is not None else '-':>7} "
+            f"{r['ws_mb'] if r['ws_mb'] is not None else '-':>6}  {best:16.4f}  "
+            f"{len(r['problems'])}"
+        )
     c = rep["concurrent_race_s"]
-    print(f"\ntime per race: single {rep['single_race_s']} s; concurrent mean "
-          f"{c.get('mean')} s, max {c.get('max')} s (x{rep.get('slowdown_mean')} / "
-          f"x{rep.get('slowdown_max')}); all {rep['sessions']} races in "
-          f"{rep['concurrent_wall_s']} s wall")
+    print(
+        f"\ntime per race: single {rep['single_race_s']} s; concurrent mean "
+        f"{c.get('mean')} s, max {c.get('max')} s (x{rep.get('slowdown_mean')} / "
+        f"x{rep.get('slowdown_max')}); all {rep['sessions']} races in "
+        f"{rep['concurrent_wall_s']} s wall"
+    )
     pk = rep["peak_rss_mb"]
-    print(f"server peak RSS (MB): idle {pk['idle']}, single {pk['single']}, concurrent "
-          f"{pk['concurrent']}, at the end {rep['rss_at_end_mb']} "
-          f"(browser peak {rep['peak_browser_rss_mb']})")
+    print(
+        f"server peak RSS (MB): idle {pk['idle']}, single {pk['single']}, concurrent "
+        f"{pk['concurrent']}, at the end {rep['rss_at_end_mb']} "
+        f"(browser peak {rep['peak_browser_rss_mb']})"
+    )
     for ph, c in rep["cpu"].items():
         if c:
-            print(f"CPU during {ph}: server {c['server_cpu_s']} s, browser {c['browser_cpu_s']}"
-                  f" s over {c['wall_s']} s wall")
-    print(f"finished {rep['finished']}/{rep['sessions']}; session problems: "
-          f"{sum(len(v) for v in rep['problems'].values())}; cross-session problems: "
-          f"{len(rep['cross_session_problems'])}; server alive: {rep['server_alive_at_end']}")
+            print(
+                f"CPU during {ph}: server {c['server_cpu_s']} s, browser {c['browser_cpu_s']}"
+                f" s over {c['wall_s']} s wall"
+            )
+    print(
+        f"finished {rep['finished']}/{rep['sessions']}; session problems: "
+        f"{sum(len(v) for v in rep['problems'].values())}; cross-session problems: "
+        f"{len(rep['cross_session_problems'])}; server alive: {rep['server_alive_at_end']}"
+    )
     lim = rep.get("limits")
     if lim:
-        print(f"limits: caption shown: {lim.get('limits_caption_visible')}; seeds slider max "
-              f"{lim.get('seeds_slider_max')}; horizon=100000 link: "
-              f"{lim.get('over_app_limit_message')!r}; over-budget race refused: "
-              f"{not lim.get('over_budget_started')}; problems: {lim['problems']}")
+        print(
+            f"limits: caption shown: {lim.get('limits_caption_visible')}; seeds slider max "
+            f"{lim.get('seeds_slider_max')}; horizon=100000 link: "
+            f"{lim.get('over_app_limit_message')!r}; over-budget race refused: "
+            f"{not lim.get('over_budget_started')}; problems: {lim['problems']}"
+        )
         for note in lim.get("notes", []):
             print(f"  note: {note}")
     for name, probs in rep["problems"].items():
@@ -638,27 +767,43 @@ def main(argv=None) -> int:
     ap.add_argument("--sessions", type=int, default=10)
     ap.add_argument("--port", type=int, default=None, help="default: a free port")
     ap.add_argument("--out", default="/tmp/allseason-load.json")
-    ap.add_argument("--horizon", type=int, default=10_000,
-                    help="steps of every race (default 10,000, the paper's; app limit 50,000)")
+    ap.add_argument(
+        "--horizon",
+        type=int,
+        default=10_000,
+        help="steps of every race (default 10,000, the paper's; app limit 50,000)",
+    )
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per phase")
     ap.add_argument("--screenshot", default=None, help="PNG of the first session's page")
-    ap.add_argument("--no-verify", action="store_true",
-                    help="skip recomputing each session's race here")
-    ap.add_argument("--no-limits", action="store_true",
-                    help="skip the probe of the per-session limits")
+    ap.add_argument(
+        "--no-verify", action="store_true", help="skip recomputing each session's race here"
+    )
+    ap.add_argument(
+        "--no-limits", action="store_true", help="skip the probe of the per-session limits"
+    )
     args = ap.parse_args(argv)
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} not found: run `make browser`", file=sys.stderr)
         return 2
-    rep = run(args.sessions, args.port, args.horizon, args.timeout, args.screenshot,
-              recompute=not args.no_verify, limits=not args.no_limits)
+    rep = run(
+        args.sessions,
+        args.port,
+        args.horizon,
+        args.timeout,
+        args.screenshot,
+        recompute=not args.no_verify,
+        limits=not args.no_limits,
+    )
     print_table(rep)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(rep, indent=2))
     print(f"\nwrote {args.out}")
-    ok = (rep["finished"] == args.sessions and not rep["problems"]
-          and not rep["cross_session_problems"]
-          and not (rep.get("limits") or {}).get("problems"))
+    ok = (
+        rep["finished"] == args.sessions
+        and not rep["problems"]
+        and not rep["cross_session_problems"]
+        and not (rep.get("limits") or {}).get("problems")
+    )
     return 0 if ok else 1
 
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, Server  # noqa: E402
+from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, Server
 
 CHART = '[data-testid="stPlotlyChart"]'
 EXTRA_RACES = 4  # then the default race on scenario seeds 1-4, one after the other
@@ -56,10 +56,13 @@ MODES = {  # the server's environment per mode
     "ttl": {"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": "5"},
 }
 ENV_KEYS = sorted({k for env in MODES.values() for k in env})
-LABELS = {"normal": "default", "low": "ALLSEASON_LOW_MEMORY=1",
-          "low+arenas": "ALLSEASON_LOW_MEMORY=1 MALLOC_ARENA_MAX=2",
-          "low+ttl": "ALLSEASON_LOW_MEMORY=1 STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL=5",
-          "ttl": "STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL=5"}
+LABELS = {
+    "normal": "default",
+    "low": "ALLSEASON_LOW_MEMORY=1",
+    "low+arenas": "ALLSEASON_LOW_MEMORY=1 MALLOC_ARENA_MAX=2",
+    "low+ttl": "ALLSEASON_LOW_MEMORY=1 STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL=5",
+    "ttl": "STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL=5",
+}
 
 
 def measure(mode: str) -> dict[str, tuple[float, float]]:
@@ -106,18 +109,24 @@ def measure(mode: str) -> dict[str, tuple[float, float]]:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--modes", default="normal,low,low+ttl",
-                    help=f"comma-separated, of {', '.join(MODES)}")
+    ap.add_argument(
+        "--modes", default="normal,low,low+ttl", help=f"comma-separated, of {', '.join(MODES)}"
+    )
     args = ap.parse_args(argv)
     print(f"load average: {os.getloadavg()[0]:.2f}")
-    print("| mode | after start | Home, warmed up | after the default race | after Inside | "
-          "peak for one race | after 4 more races (seeds 1-4) | peak |")
+    print(
+        "| mode | after start | Home, warmed up | after the default race | after Inside | "
+        "peak for one race | after 4 more races (seeds 1-4) | peak |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for mode in args.modes.split(","):
         r = measure(mode)
         cells = " | ".join(f"{r[k][0]:.0f} MB" for k in ("started", "home", "race", "inside"))
-        print(f"| {LABELS[mode]} | {cells} | **{r['inside'][1]:.0f} MB** | {r['more'][0]:.0f} MB "
-              f"| **{r['more'][1]:.0f} MB** |", flush=True)
+        print(
+            f"| {LABELS[mode]} | {cells} | **{r['inside'][1]:.0f} MB** | {r['more'][0]:.0f} MB "
+            f"| **{r['more'][1]:.0f} MB** |",
+            flush=True,
+        )
     return 0
 
 

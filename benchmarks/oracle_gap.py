@@ -31,8 +31,10 @@ from allseason.viz.style import policy_name
 
 def per_run(result) -> dict[str, np.ndarray]:
     """Mean reward per step of every run, per label."""
-    return {lab: np.array([result.traces[lab, k].reward.mean()
-                           for k in range(result.race.n_seeds)]) for lab in result.labels}
+    return {
+        lab: np.array([result.traces[lab, k].reward.mean() for k in range(result.race.n_seeds)])
+        for lab in result.labels
+    }
 
 
 def fmt(x: np.ndarray) -> str:
@@ -67,10 +69,15 @@ def main() -> None:
     baselines = per_seed[0][3].baselines()
     order = [lab for lab in labels if lab not in refs] + [lab for lab in labels if lab in refs]
 
-    print(f"Default race with the oracles, scenario seeds {args.seeds}, {args.runs} runs each "
-          f"({seconds:.1f} s)\n")
-    head = "| policy | " + " | ".join(f"seed {s}" for s, *_ in per_seed) + \
-        f" | all {len(per_seed) * args.runs} runs |"
+    print(
+        f"Default race with the oracles, scenario seeds {args.seeds}, {args.runs} runs each "
+        f"({seconds:.1f} s)\n"
+    )
+    head = (
+        "| policy | "
+        + " | ".join(f"seed {s}" for s, *_ in per_seed)
+        + f" | all {len(per_seed) * args.runs} runs |"
+    )
     print("Mean reward per step ± 95% Student's t interval over the runs\n")
     print(head)
     print("|---" * (len(per_seed) + 2) + "|")
@@ -78,8 +85,12 @@ def main() -> None:
         cells = [fmt(runs[lab]) for _, runs, _, _ in per_seed]
         name = policy_name(lab) + (" (oracle)" if lab in refs else "")
         print(f"| {name} | " + " | ".join(cells) + f" | {fmt(np.concatenate(pooled[lab]))} |")
-    overall = gap_closed({lab: float(np.concatenate(x).mean()) for lab, x in pooled.items()},
-                         baselines, "oracle-state", refs)
+    overall = gap_closed(
+        {lab: float(np.concatenate(x).mean()) for lab, x in pooled.items()},
+        baselines,
+        "oracle-state",
+        refs,
+    )
     print("\nShare of the gap closed: (m − best baseline) / (oracle-state − best baseline)\n")
     print("| | " + " | ".join(f"seed {s}" for s, *_ in per_seed) + " | all runs |")
     print("|---" * (len(per_seed) + 2) + "|")
@@ -91,22 +102,32 @@ def main() -> None:
         cells = []
         for _, _, summ, _ in per_seed:
             b = max(summ[x]["mean_reward"] for x in baselines)
-            cells.append(share((summ[lab]["mean_reward"] - b)
-                               / (summ["oracle-state"]["mean_reward"] - b)))
+            cells.append(
+                share((summ[lab]["mean_reward"] - b) / (summ["oracle-state"]["mean_reward"] - b))
+            )
         pm = {x: float(np.concatenate(v).mean()) for x, v in pooled.items()}
         b = max(pm[x] for x in baselines)
-        print(f"| *{policy_name(lab)} (oracle, for comparison)* | " + " | ".join(cells)
-              + f" | {share((pm[lab] - b) / (pm['oracle-state'] - b))} |")
+        print(
+            f"| *{policy_name(lab)} (oracle, for comparison)* | "
+            + " | ".join(cells)
+            + f" | {share((pm[lab] - b) / (pm['oracle-state'] - b))} |"
+        )
     best = []
     for _, _, summ, _ in per_seed:
         b = max(baselines, key=lambda lab: summ[lab]["mean_reward"])
         best.append(policy_name(b))
-    print("| *best baseline* | " + " | ".join(best) + " | "
-          + policy_name(max(baselines, key=lambda lab: np.concatenate(pooled[lab]).mean()))
-          + " |")
+    print(
+        "| *best baseline* | "
+        + " | ".join(best)
+        + " | "
+        + policy_name(max(baselines, key=lambda lab: np.concatenate(pooled[lab]).mean()))
+        + " |"
+    )
 
-    print("\nPaired differences of mean reward per step (same arms and noise in every run), "
-          f"mean ± 95% t over all {len(per_seed) * args.runs} runs\n")
+    print(
+        "\nPaired differences of mean reward per step (same arms and noise in every run), "
+        f"mean ± 95% t over all {len(per_seed) * args.runs} runs\n"
+    )
     others = [lab for lab in ("oracle-state", "oracle-restart", "sw-lints") if lab in pooled]
     print("| | " + " | ".join(f"− {policy_name(o)}" for o in others) + " |")
     print("|---" * (len(others) + 1) + "|")

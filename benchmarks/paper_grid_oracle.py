@@ -21,8 +21,14 @@ import sys
 from allseason import reproduce as R
 from allseason.paper_tables import PATTERNS
 
-POLICIES = ("allseason-sw", "allseason-disc", "allseason-sw-printed", "allseason-disc-printed",
-            "sw-lints", "d-lints")
+POLICIES = (
+    "allseason-sw",
+    "allseason-disc",
+    "allseason-sw-printed",
+    "allseason-disc-printed",
+    "sw-lints",
+    "d-lints",
+)
 
 
 def main(argv=None) -> int:
@@ -37,18 +43,31 @@ def main(argv=None) -> int:
     protocol = R.Protocol(validation=args.validation)
     policies = args.policies.split(",")
     folder = R.results_dir(args.out)
-    jobs = [R.Job("oracle", table, pattern, pol, R._params_json(params), args.seed,
-                  protocol.n, protocol.n, protocol.key())
-            for table in args.table for pattern in PATTERNS for pol in policies
-            for params in R.GRIDS[pol]]
-    R.execute_jobs(jobs, folder, processes=args.processes, progress=True, stream=sys.stderr,
-                   title="oracle")
+    jobs = [
+        R.Job(
+            "oracle",
+            table,
+            pattern,
+            pol,
+            R._params_json(params),
+            args.seed,
+            protocol.n,
+            protocol.n,
+            protocol.key(),
+        )
+        for table in args.table
+        for pattern in PATTERNS
+        for pol in policies
+        for params in R.GRIDS[pol]
+    ]
+    R.execute_jobs(
+        jobs, folder, processes=args.processes, progress=True, stream=sys.stderr, title="oracle"
+    )
     runs = R.load_runs(folder)
     runs = runs[runs.protocol == protocol.key()]
     for table in args.table:
         print(f"\n{table}: protocol's choice vs best grid point in hindsight (seed {args.seed})")
-        print(R.oracle_frame(table, runs, protocol).to_string(index=False,
-                                                               float_format="%.3f"))
+        print(R.oracle_frame(table, runs, protocol).to_string(index=False, float_format="%.3f"))
     return 0
 
 

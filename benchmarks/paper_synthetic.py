@@ -15,24 +15,34 @@ import pandas as pd
 
 from allseason import api
 
-BASELINES = [api.PolicySpec("lints", {}, "LinTS"),
-             api.PolicySpec("sw-lints", {"tau": 10}, "SW-LinTS(tau=10)"),
-             api.PolicySpec("sw-lints", {"tau": 100}, "SW-LinTS(tau=100)"),
-             api.PolicySpec("d-lints", {"gamma": 0.9}, "D-LinTS(gamma=0.9)"),
-             api.PolicySpec("d-lints", {"gamma": 0.99}, "D-LinTS(gamma=0.99)"),
-             api.PolicySpec("d-lints", {"gamma": 0.999}, "D-LinTS(gamma=0.999)"),
-             api.PolicySpec("random", {}, "Random")]
+BASELINES = [
+    api.PolicySpec("lints", {}, "LinTS"),
+    api.PolicySpec("sw-lints", {"tau": 10}, "SW-LinTS(tau=10)"),
+    api.PolicySpec("sw-lints", {"tau": 100}, "SW-LinTS(tau=100)"),
+    api.PolicySpec("d-lints", {"gamma": 0.9}, "D-LinTS(gamma=0.9)"),
+    api.PolicySpec("d-lints", {"gamma": 0.99}, "D-LinTS(gamma=0.99)"),
+    api.PolicySpec("d-lints", {"gamma": 0.999}, "D-LinTS(gamma=0.999)"),
+    api.PolicySpec("random", {}, "Random"),
+]
 
 
 def contestants():
     out = []
     for weighting in ("batch", "fixed-share"):
-        out.append(api.PolicySpec("allseason-sw", {"tau": 10, "n_max": 5,
-                                                   "weighting": weighting},
-                                  f"All-Season(SW, {weighting})"))
-        out.append(api.PolicySpec("allseason-disc", {"gamma": 0.9, "n_max": 5,
-                                                     "weighting": weighting},
-                                  f"All-Season(Disc, {weighting})"))
+        out.append(
+            api.PolicySpec(
+                "allseason-sw",
+                {"tau": 10, "n_max": 5, "weighting": weighting},
+                f"All-Season(SW, {weighting})",
+            )
+        )
+        out.append(
+            api.PolicySpec(
+                "allseason-disc",
+                {"gamma": 0.9, "n_max": 5, "weighting": weighting},
+                f"All-Season(Disc, {weighting})",
+            )
+        )
     return out
 
 
@@ -47,8 +57,12 @@ def main(argv=None):
         result = api.run_race(race)
         table = pd.DataFrame.from_dict(result.summary(), orient="index")
         print(f"\n=== paper-synthetic, batch size {batch}, {args.seeds} seeds ===")
-        print(table[["mean_reward", "std_reward", "cum_regret", "seconds"]]
-              .sort_values("mean_reward", ascending=False).round(4).to_string())
+        print(
+            table[["mean_reward", "std_reward", "cum_regret", "seconds"]]
+            .sort_values("mean_reward", ascending=False)
+            .round(4)
+            .to_string()
+        )
         for spec in contestants():
             if not spec.name.endswith("-sw"):
                 continue

@@ -33,16 +33,23 @@ def main() -> None:
         t0 = time.perf_counter()
         log = api.read_user_file(path.read_bytes())
         parse = time.perf_counter() - t0
-        print(f"{args.rows:,} rows, {path.stat().st_size / 1e6:.1f} MB: parsed and checked in "
-              f"{parse:.1f} s")
+        print(
+            f"{args.rows:,} rows, {path.stat().st_size / 1e6:.1f} MB: parsed and checked in "
+            f"{parse:.1f} s"
+        )
         t0 = time.perf_counter()
-        out = subprocess.run([sys.executable, "-m", "allseason", "replay", str(path),
-                              "--seeds", str(args.seeds)], capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, "-m", "allseason", "replay", str(path), "--seeds", str(args.seeds)],
+            capture_output=True,
+            text=True,
+        )
         wall = time.perf_counter() - t0
         print(out.stdout[-3000:], out.stderr[-500:])
-        print(f"python -m allseason replay: {wall:.0f} s wall on {cores} cores "
-              f"({len(api.OFFLINE_POLICIES)} policies x {args.seeds} seeds, "
-              f"{log.n_events:,} events)")
+        print(
+            f"python -m allseason replay: {wall:.0f} s wall on {cores} cores "
+            f"({len(api.OFFLINE_POLICIES)} policies x {args.seeds} seeds, "
+            f"{log.n_events:,} events)"
+        )
 
 
 if __name__ == "__main__":

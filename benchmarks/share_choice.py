@@ -34,24 +34,34 @@ PAPER = "paper-synthetic B=1"
 
 def table(folder):
     runs = sweeps.load_runs(folder)
-    runs["variant"] = np.where(runs["label"].str.contains("printed"), "printed rule",
-                               runs["hp.spawn"].fillna("") )
+    runs["variant"] = np.where(
+        runs["label"].str.contains("printed"), "printed rule", runs["hp.spawn"].fillna("")
+    )
     runs["share"] = runs["hp.share"]
-    runs["pattern"] = runs["scenario"].str.split(",").str[0] + " B=" + \
-        runs["scenario"].str.extract(r"B=(\d+)")[0]
+    runs["pattern"] = (
+        runs["scenario"].str.split(",").str[0] + " B=" + runs["scenario"].str.extract(r"B=(\d+)")[0]
+    )
     rows = []
     for (variant, share), g in runs.groupby(["variant", "share"], dropna=False, sort=False):
         by = g.groupby("pattern")["mean_reward"].mean()
         paper = g[g["pattern"] == PAPER]
         top = paper.groupby("policy")["top_share"].mean()
-        rows.append(dict(variant=variant, share=share, mean_reward=g["mean_reward"].mean(),
-                         **{p: by[p] for p in sorted(by.index)},
-                         created_mean=g["bandits_created"].mean(),
-                         created_max=int(g["bandits_created"].max()),
-                         top_share=g["top_share"].mean(), top_share_min=g["top_share"].min(),
-                         paper_ok=bool(len(paper)) and paper["bandits_created"].max()
-                         <= MAX_CREATED and top.min() >= MIN_TOP,
-                         n_runs=len(g)))
+        rows.append(
+            dict(
+                variant=variant,
+                share=share,
+                mean_reward=g["mean_reward"].mean(),
+                **{p: by[p] for p in sorted(by.index)},
+                created_mean=g["bandits_created"].mean(),
+                created_max=int(g["bandits_created"].max()),
+                top_share=g["top_share"].mean(),
+                top_share_min=g["top_share"].min(),
+                paper_ok=bool(len(paper))
+                and paper["bandits_created"].max() <= MAX_CREATED
+                and top.min() >= MIN_TOP,
+                n_runs=len(g),
+            )
+        )
     import pandas as pd
 
     return pd.DataFrame(rows)
@@ -72,22 +82,33 @@ def main(argv):
     t = table(argv[0])
     t = t.sort_values(["variant", "share"], ascending=[True, False], na_position="last")
     pats = [c for c in t.columns if " B=" in c]
-    head = ["weights", "share", "mean reward", *pats, "bandits created (mean / max)",
-            "top weight > 0.9 (mean / min)", "paper-like"]
+    head = [
+        "weights",
+        "share",
+        "mean reward",
+        *pats,
+        "bandits created (mean / max)",
+        "top weight > 0.9 (mean / min)",
+        "paper-like",
+    ]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for _, r in t.iterrows():
-        name = ("the paper's printed rule" if r["variant"] == "printed rule"
-                else f"fixed share, {r['variant']}")
+        name = (
+            "the paper's printed rule"
+            if r["variant"] == "printed rule"
+            else f"fixed share, {r['variant']}"
+        )
         share = "" if r["variant"] == "printed rule" else f"{r['share']:g}"
-        print(f"| {name} | {share} | {r['mean_reward']:.4f} | "
-              + " | ".join(f"{r[p]:.3f}" for p in pats)
-              + f" | {r['created_mean']:.0f} / {r['created_max']} | "
-                f"{r['top_share']:.1%} / {r['top_share_min']:.1%} | "
-                f"{'yes' if r['paper_ok'] else 'no'} |")
+        print(
+            f"| {name} | {share} | {r['mean_reward']:.4f} | "
+            + " | ".join(f"{r[p]:.3f}" for p in pats)
+            + f" | {r['created_mean']:.0f} / {r['created_max']} | "
+            f"{r['top_share']:.1%} / {r['top_share_min']:.1%} | "
+            f"{'yes' if r['paper_ok'] else 'no'} |"
+        )
     variant, share = choose(t)
-    print(f"\nchosen: spawn={variant!r}, share={share:g} "
-          f"({int(t['n_runs'].iloc[0])} runs per row)")
+    print(f"\nchosen: spawn={variant!r}, share={share:g} ({int(t['n_runs'].iloc[0])} runs per row)")
     return 0
 
 

@@ -32,7 +32,6 @@ import itertools
 import json
 import os
 import sys
-import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -50,21 +49,37 @@ LAMS = (0.1, 1.0, 10.0)
 BASE = {"tau": 500, "n_max": 5}
 
 
-def run(pattern: str, rule: str, sigma2: float = 0.25, lam: float = 1.0, seed: int = 0,
-        table: str = "mnist-10arm", keep_trace: bool = False) -> dict:
+def run(
+    pattern: str,
+    rule: str,
+    sigma2: float = 0.25,
+    lam: float = 1.0,
+    seed: int = 0,
+    table: str = "mnist-10arm",
+    keep_trace: bool = False,
+) -> dict:
     """One All-Season(SW) run on the real data: its numbers (and its trace if asked).
 
     The run is the reproduction's own (``reproduce.play_job``: the table's data, pattern and
     batches) with sigma2 and lambda overridden, on the diagnosis's own random stream
     (``SeedSequence(20_261_124, spawn_key=(seed,))``, as before play_job took overrides)."""
     params = json.dumps({**BASE, **RULES[rule]}, sort_keys=True)
-    job = reproduce.Job("diagnosis", table, pattern, "allseason-sw", params, seed,
-                        reproduce.HORIZON)
+    job = reproduce.Job(
+        "diagnosis", table, pattern, "allseason-sw", params, seed, reproduce.HORIZON
+    )
     rng = np.random.default_rng(np.random.SeedSequence(20_261_124, spawn_key=(seed,)))
     trace, setup, seconds = reproduce.play_job(
-        job, sigma2=sigma2, lam=lam, rng=rng, label=f"All-Season (SW), {LABELS[rule]}")
-    out = dict(pattern=pattern, rule=rule, sigma2=sigma2, lam=lam, seed=seed, seconds=seconds,
-               **analysis.ensemble_summary(trace, setup.pattern))
+        job, sigma2=sigma2, lam=lam, rng=rng, label=f"All-Season (SW), {LABELS[rule]}"
+    )
+    out = dict(
+        pattern=pattern,
+        rule=rule,
+        sigma2=sigma2,
+        lam=lam,
+        seed=seed,
+        seconds=seconds,
+        **analysis.ensemble_summary(trace, setup.pattern),
+    )
     if keep_trace:
         out["trace"], out["pattern_obj"] = trace, setup.pattern
         out["learnt_by"] = analysis.learnt_by_text(analysis.learnt_by(trace, setup.pattern))
@@ -90,9 +105,9 @@ def _save_figure(fig, path: Path) -> None:
     html = path.with_suffix(".html")
     fig.write_html(html, include_plotlyjs=True, full_html=True)
     try:
+        from appserver import CHROMIUM, LAUNCH_ARGS
         from playwright.sync_api import sync_playwright
 
-        from appserver import CHROMIUM, LAUNCH_ARGS
         with sync_playwright() as p:
             b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
             pg = b.new_page(viewport={"width": 1100, "height": 600})
@@ -101,7 +116,7 @@ def _save_figure(fig, path: Path) -> None:
             pg.wait_for_timeout(300)
             pg.screenshot(path=str(path.with_suffix(".png")))
             b.close()
-    except Exception as e:  # noqa: BLE001 - the HTML is the figure; the PNG is a convenience
+    except Exception as e:
         print(f"(no PNG for {path.name}: {type(e).__name__}: {e})", file=sys.stderr)
 
 
@@ -113,8 +128,9 @@ def main(argv=None) -> int:
     ap.add_argument("--no-sensitivity", action="store_true")
     ap.add_argument("--tau", action="store_true", help="only the window table (3.)")
     args = ap.parse_args(argv)
-    out = Path(args.out or Path(os.environ.get("SCREENSHOT_DIR", "/tmp/allseason-screens"))
-               / "tenarm")
+    out = Path(
+        args.out or Path(os.environ.get("SCREENSHOT_DIR", "/tmp/allseason-screens")) / "tenarm"
+    )
     out.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(ROOT / "benchmarks"))
     if args.tau:
@@ -123,30 +139,42 @@ def main(argv=None) -> int:
 
     from allseason.viz import inside
 
-    print("## Inside All-Season on MNIST ten-arm (SW, tau = 500, n_max = 5, sigma2 = 0.25, "
-          f"lambda = 1, seed {args.seed}, 30,000 steps)\n")
-    print("| pattern | weights | mean reward | bandits created | top weight > 0.9 | "
-          "recall delay of the returns (steps) | right bandit on top in returning seasons | "
-          "who learnt which state | seconds |")
+    print(
+        "## Inside All-Season on MNIST ten-arm (SW, tau = 500, n_max = 5, sigma2 = 0.25, "
+        f"lambda = 1, seed {args.seed}, 30,000 steps)\n"
+    )
+    print(
+        "| pattern | weights | mean reward | bandits created | top weight > 0.9 | "
+        "recall delay of the returns (steps) | right bandit on top in returning seasons | "
+        "who learnt which state | seconds |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for pattern, rule in itertools.product(("regular", "extreme"), RULES):
         r = run(pattern, rule, seed=args.seed, keep_trace=True)
         hold = r["recall_hold"]
-        print(f"| {pattern} | {rule} | {r['mean_reward']:.3f} | {r['bandits_created']} | "
-              f"{r['top_share']:.1%} | {_fmt_delays(r['recall_delays'])} "
-              f"({len(r['recall_delays'])} returns) | "
-              f"{np.mean(hold) if hold else float('nan'):.0%} | {r['learnt_by']} | "
-              f"{r['seconds']:.1f} |")
+        print(
+            f"| {pattern} | {rule} | {r['mean_reward']:.3f} | {r['bandits_created']} | "
+            f"{r['top_share']:.1%} | {_fmt_delays(r['recall_delays'])} "
+            f"({len(r['recall_delays'])} returns) | "
+            f"{np.mean(hold) if hold else float('nan'):.0%} | {r['learnt_by']} | "
+            f"{r['seconds']:.1f} |"
+        )
         frames = _frames(r["trace"])
-        fig = inside.top_weight_figure(frames["weights"], r["pattern_obj"],
-                                       policy=r["trace"].label, seed=args.seed)
+        fig = inside.top_weight_figure(
+            frames["weights"], r["pattern_obj"], policy=r["trace"].label, seed=args.seed
+        )
         _save_figure(fig, out / f"top-weight-{pattern}-{rule}")
         r["recall"].to_csv(out / f"recall-{pattern}-{rule}.csv", index=False)
     print(f"\nfigures and recall tables in {out}/")
     if args.no_sensitivity:
         return 0
-    jobs = [(p, rule, s2, lam, args.seed) for p in ("regular", "extreme") for rule in RULES
-            for s2 in SIGMA2S for lam in LAMS]
+    jobs = [
+        (p, rule, s2, lam, args.seed)
+        for p in ("regular", "extreme")
+        for rule in RULES
+        for s2 in SIGMA2S
+        for lam in LAMS
+    ]
     with ProcessPoolExecutor(args.processes) as pool:
         rows = list(pool.map(_sens, jobs))
     df = pd.DataFrame(rows)
@@ -163,8 +191,7 @@ def main(argv=None) -> int:
                 cells.append(f"{c.mean_reward:.3f} ({c.bandits_created})")
             print(f"| {s2:g} | " + " | ".join(cells) + " |")
         print()
-    df.drop(columns=["recall_delays", "recall_hold"]).to_csv(out / "sensitivity.csv",
-                                                             index=False)
+    df.drop(columns=["recall_delays", "recall_hold"]).to_csv(out / "sensitivity.csv", index=False)
     return 0
 
 
@@ -176,25 +203,44 @@ def tau_table(processes: int) -> int:
     for pattern in ("regular", "extreme"):
         for row in ("allseason-sw", "allseason-disc"):
             for tau in reproduce.TAUS:
-                p = ({"tau": tau} if row == "allseason-sw" else {"gamma": 1 - 1 / tau})
+                p = {"tau": tau} if row == "allseason-sw" else {"gamma": 1 - 1 / tau}
                 params = json.dumps({**p, "n_max": 5, **reproduce.CARRIED}, sort_keys=True)
-                jobs += [reproduce.Job("test", "mnist-10arm", pattern, row, params, k,
-                                       reproduce.HORIZON) for k in range(reproduce.SEEDS)]
+                jobs += [
+                    reproduce.Job("test", "mnist-10arm", pattern, row, params, k, reproduce.HORIZON)
+                    for k in range(reproduce.SEEDS)
+                ]
     with ProcessPoolExecutor(processes) as pool:
         done = list(pool.map(reproduce.run_job, jobs))
-    df = pd.DataFrame([dict(pattern=j.pattern, row=j.policy,
-                            tau=round(1 / (1 - json.loads(j.params)["gamma"]))
-                            if "gamma" in j.params else json.loads(j.params)["tau"],
-                            seed=j.seed, mean=m) for j, m, _, _ in done])
-    print("## MNIST ten-arm on the test data: mean reward ± std over 5 seeds by tau "
-          "(carried weights, n_max = 5; Disc: gamma = 1 - 1/tau)\n")
+    df = pd.DataFrame(
+        [
+            dict(
+                pattern=j.pattern,
+                row=j.policy,
+                tau=round(1 / (1 - json.loads(j.params)["gamma"]))
+                if "gamma" in j.params
+                else json.loads(j.params)["tau"],
+                seed=j.seed,
+                mean=m,
+            )
+            for j, m, _, _ in done
+        ]
+    )
+    print(
+        "## MNIST ten-arm on the test data: mean reward ± std over 5 seeds by tau "
+        "(carried weights, n_max = 5; Disc: gamma = 1 - 1/tau)\n"
+    )
     print("| pattern | shadow | " + " | ".join(f"tau {t}" for t in reproduce.TAUS) + " |")
     print("|---|---|" + "---|" * len(reproduce.TAUS))
     for (pattern, row), g in df.groupby(["pattern", "row"], sort=False):
-        cells = [f"{x['mean'].mean():.3f} ± {x['mean'].std(ddof=1):.3f} (min {x['mean'].min():.2f})"
-                 for _, x in g.groupby("tau")]
-        print(f"| {pattern} | {'SW' if row == 'allseason-sw' else 'Disc'} | "
-              + " | ".join(cells) + " |")
+        cells = [
+            f"{x['mean'].mean():.3f} ± {x['mean'].std(ddof=1):.3f} (min {x['mean'].min():.2f})"
+            for _, x in g.groupby("tau")
+        ]
+        print(
+            f"| {pattern} | {'SW' if row == 'allseason-sw' else 'Disc'} | "
+            + " | ".join(cells)
+            + " |"
+        )
     return 0
 
 

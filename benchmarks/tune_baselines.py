@@ -24,8 +24,9 @@ def main() -> int:
         best, scores = defaults.tune(name)
         same = best == defaults.TUNED.get(name)
         differ += not same
-        print(f"{name}: best {best} ({'=' if same else '!='} TUNED), "
-              f"{time.perf_counter() - t0:.0f} s")
+        print(
+            f"{name}: best {best} ({'=' if same else '!='} TUNED), {time.perf_counter() - t0:.0f} s"
+        )
         for params, score in scores:
             print(f"    {params}: {score:.4f}")
     return 1 if differ else 0

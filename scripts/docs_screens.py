@@ -5,7 +5,8 @@
 Starts ``streamlit run app.py`` on a free port of 127.0.0.1 (``benchmarks/appserver.py``),
 drives Debian's headless chromium through Playwright at 1280 x 900, waits for each page's
 script to finish (and for the Race page's race to be done: it runs the default race from
-Home's button first), takes the first screen of each page (of the Race page: from its "Done" line down) and saves it palette-reduced
+Home's button first), takes the first screen of each page (of the Race page: from its "Done" line
+down) and saves it palette-reduced
 (64 colours, about 50-120 KB each). Fails on any Streamlit exception element.
 """
 

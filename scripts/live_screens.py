@@ -43,8 +43,9 @@ def _save(pg, path: Path, locator=None) -> Path:
 
 
 def _until(pg, step: int) -> None:
-    pg.wait_for_function(f"+document.querySelector('{STATUS}').dataset.step >= {step}",
-                         timeout=120_000)
+    pg.wait_for_function(
+        f"+document.querySelector('{STATUS}').dataset.step >= {step}", timeout=120_000
+    )
 
 
 def _check(pg) -> None:
@@ -61,8 +62,7 @@ def _show(pg, url: str) -> None:
 
 def _presenter(pg, width: int, height: int) -> None:
     pg.set_viewport_size({"width": width, "height": height})
-    pg.locator("[data-testid=stButtonGroup] button").filter(
-        has_text=f"{width}×{height}").click()
+    pg.locator("[data-testid=stButtonGroup] button").filter(has_text=f"{width}×{height}").click()
     pg.wait_for_timeout(2500)
 
 
@@ -77,8 +77,7 @@ def shoot(out: Path) -> list[Path]:
         _show(pg, srv.url)
         _until(pg, 1520)  # 120 steps after the return: the ticker has had its say
         pg.keyboard.press("p")  # a still picture (the figures stop between frames anyway)
-        pg.wait_for_function(f"document.querySelector('{STATUS}').textContent"
-                             f".includes('paused')")
+        pg.wait_for_function(f"document.querySelector('{STATUS}').textContent.includes('paused')")
         pg.wait_for_timeout(800)
         _check(pg)
         saved.append(_save(pg, out / "live-return.png"))
@@ -87,11 +86,9 @@ def shoot(out: Path) -> list[Path]:
         pg.keyboard.press("n")
         _until(pg, 2040)
         pg.keyboard.press("p")
-        pg.wait_for_function(f"document.querySelector('{STATUS}').textContent"
-                             f".includes('paused')")
+        pg.wait_for_function(f"document.querySelector('{STATUS}').textContent.includes('paused')")
         pg.wait_for_timeout(800)
-        saved.append(_save(pg, out / "live-ribbon-new.png",
-                           pg.locator(".st-key-live_ribbon")))
+        saved.append(_save(pg, out / "live-ribbon-new.png", pg.locator(".st-key-live_ribbon")))
         pg.keyboard.press("p")
         _until(pg, 2600)
         pg.get_by_text("Presenter mode").click()
@@ -100,8 +97,9 @@ def shoot(out: Path) -> list[Path]:
             _presenter(pg, w, h)
             _check(pg)
             saved.append(_save(pg, out / f"live-presenter-{w}.png"))
-        dark = browser.new_context(viewport={"width": 1280, "height": 720},
-                                   color_scheme="dark").new_page()
+        dark = browser.new_context(
+            viewport={"width": 1280, "height": 720}, color_scheme="dark"
+        ).new_page()
         _show(dark, srv.url)
         _until(dark, 2000)
         dark.get_by_text("Presenter mode").click()

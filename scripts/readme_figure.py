@@ -37,26 +37,26 @@ def figure(label: str = "allseason-sw", seed: int = 0):
     result = api.run_race(one)
     weights = result.weights_frame()
     fig = inside.top_weight_figure(weights, race.scenario.pattern, policy=label, seed=seed)
-    fig.update_layout(width=WIDTH, height=HEIGHT, template="plotly_white",
-                      margin=dict(l=60, r=20, t=60, b=40))
+    fig.update_layout(
+        width=WIDTH, height=HEIGHT, template="plotly_white", margin=dict(l=60, r=20, t=60, b=40)
+    )
     return fig, result
 
 
 def screenshot(fig, out: Path) -> Path:
     """``fig`` as a PNG at ``out``, drawn by chromium (Playwright), palette-reduced."""
+    from appserver import CHROMIUM, LAUNCH_ARGS
     from PIL import Image
     from playwright.sync_api import sync_playwright
 
-    from appserver import CHROMIUM, LAUNCH_ARGS
-
     with tempfile.TemporaryDirectory() as tmp:
         html = Path(tmp) / "figure.html"
-        fig.write_html(html, include_plotlyjs=True, full_html=True,
-                       config={"displayModeBar": False})
+        fig.write_html(
+            html, include_plotlyjs=True, full_html=True, config={"displayModeBar": False}
+        )
         raw = Path(tmp) / "raw.png"
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                        args=LAUNCH_ARGS)
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
             page = browser.new_page(viewport={"width": WIDTH + 20, "height": HEIGHT + 20})
             page.goto(html.as_uri())
             page.locator(".main-svg").first.wait_for()
@@ -75,8 +75,10 @@ def main(argv=None) -> int:
     fig, result = figure()
     path = screenshot(fig, args.out)
     s = result.summary()["allseason-sw"]
-    print(f"{path} ({path.stat().st_size / 1024:.0f} KB); All-Season (SW) seed 0: "
-          f"mean reward {s['mean_reward']:.4f}")
+    print(
+        f"{path} ({path.stat().st_size / 1024:.0f} KB); All-Season (SW) seed 0: "
+        f"mean reward {s['mean_reward']:.4f}"
+    )
     return 0
 
 

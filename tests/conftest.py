@@ -112,8 +112,9 @@ def private_data_cache(tmp_path_factory):
     mp.undo()
 
 
-def open_app_page(page: str, *, query: dict | None = None, timeout: float = 180,
-                  from_home: bool = True):
+def open_app_page(
+    page: str, *, query: dict | None = None, timeout: float = 180, from_home: bool = True
+):
     """A new AppTest session of the whole app (``app.py``, as ``streamlit run`` serves it)
     on ``page`` (``app_pages/...``), opened with the link's ``query`` parameters; with
     ``from_home`` the app's first run is Home's, as for a visitor who then picks the page."""
@@ -139,7 +140,10 @@ def run_fragment(at, key: str, monkeypatch):
 
     ids = at._fragment_storage.resolve_target(key)
     with monkeypatch.context() as m:
-        m.setattr(local_script_runner, "RerunData",
-                  functools.partial(local_script_runner.RerunData, fragment_id_queue=ids))
+        m.setattr(
+            local_script_runner,
+            "RerunData",
+            functools.partial(local_script_runner.RerunData, fragment_id_queue=ids),
+        )
         at.run()
     return at

@@ -23,16 +23,17 @@ from allseason.viz.timeline import BAND_OPACITY  # noqa: E402
 
 KINDS = (None, "deuteranomaly", "protanomaly")
 MIN_POLICY_DE = 12.0  # between line colours of the default race
-MIN_STATE_DE = 8.0    # between background bands as drawn (over the background, at BAND_OPACITY)
+MIN_STATE_DE = 8.0  # between background bands as drawn (over the background, at BAND_OPACITY)
 MIN_BACKGROUND_DE = 20.0  # between every line colour (and INK) and both themes' backgrounds
-CONFIG = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml")
-                       .read_text())
+CONFIG = tomllib.loads(
+    (Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text()
+)
 BACKGROUNDS = {theme: CONFIG["theme"][theme]["backgroundColor"] for theme in ("light", "dark")}
 
 
 def rgb(hex_colour: str) -> np.ndarray:
     h = hex_colour.lstrip("#")
-    return np.array([int(h[i:i + 2], 16) for i in (0, 2, 4)]) / 255
+    return np.array([int(h[i : i + 2], 16) for i in (0, 2, 4)]) / 255
 
 
 def seen(colour: np.ndarray, kind) -> np.ndarray:
@@ -61,8 +62,10 @@ def policy_colours() -> dict:
 
 def band_colours(n_states: int, background: str = "#ffffff") -> dict:
     under = rgb(background)
-    return {s: BAND_OPACITY * rgb(style.state_color(s)) + (1 - BAND_OPACITY) * under
-            for s in range(n_states)}
+    return {
+        s: BAND_OPACITY * rgb(style.state_color(s)) + (1 - BAND_OPACITY) * under
+        for s in range(n_states)
+    }
 
 
 def test_default_race_colours_stay_apart_under_colour_blindness():
@@ -88,9 +91,15 @@ def test_lines_and_neutral_marks_stand_out_from_both_backgrounds(theme):
     policy colour of the default race and INK must read on either background."""
     colours = {**policy_colours(), "INK": rgb(style.INK), "shadow": rgb(style.SHADOW_COLOR)}
     background = rgb(BACKGROUNDS[theme])
-    worst = min((float(colorspacious.deltaE(seen(c, k), seen(background, k),
-                                            input_space="sRGB1")), name, k or "normal")
-                for name, c in colours.items() for k in KINDS)
+    worst = min(
+        (
+            float(colorspacious.deltaE(seen(c, k), seen(background, k), input_space="sRGB1")),
+            name,
+            k or "normal",
+        )
+        for name, c in colours.items()
+        for k in KINDS
+    )
     assert worst[0] >= MIN_BACKGROUND_DE, worst
 
 
@@ -108,8 +117,9 @@ def test_no_distinction_rests_on_colour_alone():
     assert len(set(symbols)) == len(labels)  # every policy its own marker symbol
     # the two All-Season shadows share a solid line but not a symbol; every other pair differs
     # in dash too
-    pairs = [(a, b) for a, b in itertools.combinations(range(len(labels)), 2)
-             if dashes[a] == dashes[b]]
+    pairs = [
+        (a, b) for a, b in itertools.combinations(range(len(labels)), 2) if dashes[a] == dashes[b]
+    ]
     assert pairs == [(0, 1)], [(labels[a], labels[b]) for a, b in pairs]
 
 
@@ -119,11 +129,16 @@ def test_race_figure_lines_carry_dash_and_markers():
     sc = api.Scenario.from_preset("paper-synthetic", horizon=400)
     result = api.run_race(api.Race(sc, api.default_specs(), 2))
     fig = vrace.cumulative_figure(result.to_frames()["steps"], sc.pattern, "reward")
-    lines = {t.name: t for t in fig.data if t.mode and "lines" in t.mode and t.showlegend
-             is not False and t.name in {style.policy_name(p) for p in api.DEFAULT_POLICIES}}
+    lines = {
+        t.name: t
+        for t in fig.data
+        if t.mode
+        and "lines" in t.mode
+        and t.showlegend is not False
+        and t.name in {style.policy_name(p) for p in api.DEFAULT_POLICIES}
+    }
     assert len(lines) == len(api.DEFAULT_POLICIES)
-    assert len({(t.line.dash or "solid", t.marker.symbol) for t in lines.values()}) == \
-        len(lines)
+    assert len({(t.line.dash or "solid", t.marker.symbol) for t in lines.values()}) == len(lines)
 
 
 if __name__ == "__main__":

@@ -19,15 +19,18 @@ import pytest
 pytest.importorskip("streamlit")
 pytest.importorskip("plotly")
 
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from allseason import api  # noqa: E402
-from allseason.ui import runs, state  # noqa: E402
+from allseason import api
+from allseason.ui import runs, state
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-BUILDER, RACE, INSIDE = ("app_pages/1_Pattern_builder.py", "app_pages/2_Race.py",
-                         "app_pages/3_Inside_All-Season.py")
+BUILDER, RACE, INSIDE = (
+    "app_pages/1_Pattern_builder.py",
+    "app_pages/2_Race.py",
+    "app_pages/3_Inside_All-Season.py",
+)
 TIMEOUT = 90
 
 
@@ -85,8 +88,7 @@ def edit_table(at: AppTest, edited_rows: dict) -> None:
     ws = at._tree.get_widget_states()
     w = ws.widgets.add()
     w.id = editor.proto.id
-    w.string_value = json.dumps({"edited_rows": edited_rows, "added_rows": [],
-                                 "deleted_rows": []})
+    w.string_value = json.dumps({"edited_rows": edited_rows, "added_rows": [], "deleted_rows": []})
     at._run(widget_state=ws)
 
 
@@ -95,8 +97,15 @@ def click_run(at: AppTest) -> None:
     at.run()
 
 
-SMALL = api.Scenario(segments=((0, 400), (1, 300), (0, 300), (2, 200), (1, 300)), d=2,
-                     n_arms=4, sigma2=0.1, batch_size=5, seed=3, preset="custom")
+SMALL = api.Scenario(
+    segments=((0, 400), (1, 300), (0, 300), (2, 200), (1, 300)),
+    d=2,
+    n_arms=4,
+    sigma2=0.1,
+    batch_size=5,
+    seed=3,
+    preset="custom",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -107,12 +116,15 @@ def fresh_cache():
 
 
 # --- URL encoding (no Streamlit run needed) -------------------------------------------------
-@pytest.mark.parametrize("scenario", [
-    api.Scenario(),
-    api.Scenario.from_preset("regular", horizon=6000, n_states=3, d=3, seed=7),
-    api.Scenario.from_preset("extreme", horizon=5000, n_states=2, batch_size=(10, 20, 5)),
-    SMALL,
-])
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        api.Scenario(),
+        api.Scenario.from_preset("regular", horizon=6000, n_states=3, d=3, seed=7),
+        api.Scenario.from_preset("extreme", horizon=5000, n_states=2, batch_size=(10, 20, 5)),
+        SMALL,
+    ],
+)
 def test_url_round_trip(scenario):
     query = state.scenario_to_query(scenario)
     back, errs = state.scenario_from_query(query)
@@ -127,8 +139,9 @@ def test_url_short_form_for_untouched_presets():
 
 
 def test_url_each_bad_parameter_is_named_and_the_good_ones_kept():
-    sc, errs = state.scenario_from_query({"d": "banana", "n_arms": "7", "colour": "red",
-                                          "sigma2": "-1"})
+    sc, errs = state.scenario_from_query(
+        {"d": "banana", "n_arms": "7", "colour": "red", "sigma2": "-1"}
+    )
     text = " ".join(errs)
     assert "d=banana" in text and "colour" in text and "sigma2=-1" in text
     assert sc.n_arms == 7 and sc.d == api.Scenario().d
@@ -159,8 +172,12 @@ def test_home_button_runs_the_paper_experiment_on_the_race_page():
     assert runs.store().get(key) is not None
     board = at.table[0].value
     assert len(board) == len(api.DEFAULT_POLICIES)
-    assert set(board["Policy"]) >= {"All-Season (SW)", "All-Season (SW), printed rule",
-                                    "LinTS", "Random"}
+    assert set(board["Policy"]) >= {
+        "All-Season (SW)",
+        "All-Season (SW), printed rule",
+        "LinTS",
+        "Random",
+    }
     # one chart at a time (the season timeline above it): cumulative regret first, with the
     # final regret per seed beside it; the others from the chart picker
     assert len(figures(at)) == 3
@@ -170,8 +187,11 @@ def test_home_button_runs_the_paper_experiment_on_the_race_page():
     assert "Steps CSV" in labels and labels.count("HTML") == 3  # timeline, regret, final
     picker = at.segmented_control(key="race_chart_pick")
     assert picker.value == "regret" and picker.options[:4] == [
-        "Cumulative regret", "Cumulative reward", "Mean reward per step",
-        "Reward in each state"]
+        "Cumulative regret",
+        "Cumulative reward",
+        "Mean reward per step",
+        "Reward in each state",
+    ]
     picker.set_value("reward").run()
     assert_clean(at)
     assert len(figures(at)) == 2
@@ -259,20 +279,24 @@ def test_builder_upload_json():
     up.set_value(("broken.json", b"{not json", "application/json"))
     at.run()
     assert_clean(at)
-    assert any("broken.json was not loaded" in e and "not valid JSON" in e
-               for e in errors(at)), errors(at)
+    assert any("broken.json was not loaded" in e and "not valid JSON" in e for e in errors(at)), (
+        errors(at)
+    )
     zero = dict(SMALL.to_dict(), segments=[[0, 100], [1, 0]])
-    at.file_uploader(key="pb_upload").set_value(("zero.json", json.dumps(zero).encode(),
-                                                 "application/json"))
+    at.file_uploader(key="pb_upload").set_value(
+        ("zero.json", json.dumps(zero).encode(), "application/json")
+    )
     at.run()
     assert any("Segment 2, length" in e for e in errors(at)), errors(at)
     unknown = dict(SMALL.to_dict(), colour="red")
-    at.file_uploader(key="pb_upload").set_value(("extra.json", json.dumps(unknown).encode(),
-                                                 "application/json"))
+    at.file_uploader(key="pb_upload").set_value(
+        ("extra.json", json.dumps(unknown).encode(), "application/json")
+    )
     at.run()
     assert any("colour" in e for e in errors(at)), errors(at)
-    at.file_uploader(key="pb_upload").set_value(("good.json", SMALL.to_json().encode(),
-                                                 "application/json"))
+    at.file_uploader(key="pb_upload").set_value(
+        ("good.json", SMALL.to_json().encode(), "application/json")
+    )
     at.run()
     assert_clean(at)
     assert errors(at) == []
@@ -326,15 +350,18 @@ def test_race_settings_run_and_cache(monkeypatch):
     assert dict(race.policies[0].params)["tau"] == 20 and race.n_seeds == 2
     regret = figure(at, "Cumulative regret")  # the chart shown first
     assert regret["layout"]["xaxis"]["range"] == [0, SMALL.horizon]
-    means = [t for t in regret["data"] if t.get("mode") == "lines+markers"
-             and t.get("hovertemplate")]
+    means = [
+        t for t in regret["data"] if t.get("mode") == "lines+markers" and t.get("hovertemplate")
+    ]
     assert len(means) == 2
     for t in means:
         x = values(t["x"])
         assert len(x) <= 1000 and x[0] == 0 and x[-1] == SMALL.horizon - 1
+
     # back on the page: shown from the cache, nothing recomputed
     def boom(*a, **k):
         raise AssertionError("recomputed")
+
     monkeypatch.setattr(api, "iter_race", boom)
     monkeypatch.setattr(api, "run_race", boom)
     at.switch_page(BUILDER)
@@ -370,7 +397,13 @@ def test_race_invalid_hyperparameter_and_budget():
 def test_race_lists_every_registered_policy():
     at = open_app(RACE)
     assert set(at.multiselect(key="race_policies").options) >= {
-        "All-Season (SW)", "All-Season (Disc)", "LinTS", "SW-LinTS", "D-LinTS", "Random"}
+        "All-Season (SW)",
+        "All-Season (Disc)",
+        "LinTS",
+        "SW-LinTS",
+        "D-LinTS",
+        "Random",
+    }
     assert len(at.multiselect(key="race_policies").options) == len(api.policy_names())
 
 
@@ -396,8 +429,7 @@ def test_inside_figures_after_a_race_d2():
     use_scenario(at, SMALL)
     at.switch_page(RACE)
     at.run()
-    at.multiselect(key="race_policies").set_value(["allseason-sw", "allseason-disc",
-                                                     "lints"])
+    at.multiselect(key="race_policies").set_value(["allseason-sw", "allseason-disc", "lints"])
     at.run()
     click_run(at)
     at.switch_page(INSIDE)
@@ -424,8 +456,7 @@ def test_inside_figures_after_a_race_d2():
     top = figure(at, "most likely bandit")
     assert top["layout"]["yaxis"]["range"] == [0, 1.06]
     assert top["layout"]["xaxis"]["range"] == [0, SMALL.horizon]
-    assert any("Who learnt which state" in m.value and "θ\\*1 by" in m.value
-               for m in at.markdown)
+    assert any("Who learnt which state" in m.value and "θ\\*1 by" in m.value for m in at.markdown)
     at.radio(key="inside_view").set_value("Births & prunings")
     at.run()
     figure(at, "Lives of the base bandits")
@@ -444,7 +475,8 @@ def test_inside_figures_after_a_race_d2():
     pair = [d for d in at.dataframe if "bandits created per run" in d.value.index]
     assert len(pair) == 1 and list(pair[0].value.columns) == [
         "Carried weights (fixed share, the default)",
-        "The paper's printed rule (last batch alone)"]
+        "The paper's printed rule (last batch alone)",
+    ]
     at.radio(key="inside_view").set_value("Posteriors (d = 2)")
     at.run()
     post = figure(at, "Posteriors ·")
@@ -454,8 +486,7 @@ def test_inside_figures_after_a_race_d2():
 
 def test_inside_says_how_to_get_the_posterior_animation_when_d_is_not_2():
     at = open_app()
-    use_scenario(at, api.Scenario(segments=((0, 300), (1, 300), (0, 200)), d=3,
-                                  preset="custom"))
+    use_scenario(at, api.Scenario(segments=((0, 300), (1, 300), (0, 200)), d=3, preset="custom"))
     at.switch_page(INSIDE)
     at.run()
     at.button(key="inside_run_default").click()
@@ -476,9 +507,12 @@ def test_sweep_results_page_without_and_with_a_sweep(tmp_path, monkeypatch):
     at = open_app(page)
     assert not at.exception
     assert any("No sweep results" in i.value for i in at.info)
-    spec = sweeps.SweepSpec(scenarios=[api.Scenario.from_preset("regular", horizon=120)],
-                            policies=[sweeps.PolicyGrid("sw-lints", grid={"tau": [5, 20]}),
-                                      sweeps.PolicyGrid("lints")], seeds=2, name="t")
+    spec = sweeps.SweepSpec(
+        scenarios=[api.Scenario.from_preset("regular", horizon=120)],
+        policies=[sweeps.PolicyGrid("sw-lints", grid={"tau": [5, 20]}), sweeps.PolicyGrid("lints")],
+        seeds=2,
+        name="t",
+    )
     sweeps.run_sweep(spec, tmp_path / "t", processes=1)
     at = open_app(page)
     assert not at.exception and not at.error
@@ -511,8 +545,11 @@ def test_links_over_the_engine_limit_quote_the_app_limit():
 
 
 def test_result_cache_is_bounded_in_measured_bytes():
-    race = api.Race(api.Scenario.from_preset("regular", horizon=600),
-                    api.policy_specs(["allseason-sw", "lints"]), 2)
+    race = api.Race(
+        api.Scenario.from_preset("regular", horizon=600),
+        api.policy_specs(["allseason-sw", "lints"]),
+        2,
+    )
     run = runs.RaceRun(runs.key_of(race), race, api.run_race(race))
     traces_only = run.nbytes
     steps = run.frames["steps"]  # built when first read: the run now holds it too
@@ -522,15 +559,19 @@ def test_result_cache_is_bounded_in_measured_bytes():
         run.frames[name]
     store = runs.RunCache(max_entries=10, max_bytes=int(2.5 * run.nbytes))
     for seed in range(4):
-        other = api.Race(api.Scenario.from_preset("regular", horizon=600, seed=seed),
-                         race.policies, 2)
+        other = api.Race(
+            api.Scenario.from_preset("regular", horizon=600, seed=seed), race.policies, 2
+        )
         store.put(runs.RaceRun(runs.key_of(other), other, run.result, run.frames))
     assert len(store) == 2  # the byte budget, not the entry count, evicted the oldest
 
 
 def test_a_runs_tables_are_built_once_when_first_read_and_equal_to_frames():
-    race = api.Race(api.Scenario.from_preset("regular", horizon=300),
-                    api.policy_specs(["allseason-sw", "lints"]), 2)
+    race = api.Race(
+        api.Scenario.from_preset("regular", horizon=300),
+        api.policy_specs(["allseason-sw", "lints"]),
+        2,
+    )
     run = runs.RaceRun(runs.key_of(race), race, api.run_race(race))
     assert run.frames.built() == {}
     full = run.result.to_frames()

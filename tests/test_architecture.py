@@ -44,7 +44,9 @@ def test_pages_import_only_the_facade():
 
 
 def test_importing_allseason_loads_no_ui_library():
-    code = ("import sys, allseason, allseason.api, allseason.cli; "
-            "print(any(m.split('.')[0] in ('streamlit', 'plotly') for m in sys.modules))")
+    code = (
+        "import sys, allseason, allseason.api, allseason.cli; "
+        "print(any(m.split('.')[0] in ('streamlit', 'plotly') for m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

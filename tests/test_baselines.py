@@ -16,9 +16,9 @@ import pytest
 from allseason.policies.bob import BoB, block_length, window_set
 from allseason.policies.denband import DenBand
 from allseason.policies.dlinucb import DLinUCB
-from allseason.policies.ridge import RidgeModel, confidence_radius
 from allseason.policies.lints import LinTS
 from allseason.policies.random import RandomPolicy
+from allseason.policies.ridge import RidgeModel, confidence_radius
 
 SIGMA2 = 0.1
 
@@ -85,8 +85,13 @@ def test_bob_exp3_update_by_hand():
     u0 = np.random.default_rng(0).spawn(2)[0].random()
     j0 = int(u0 * 4)
     (ev,) = out.events
-    assert (ev.step, ev.kind, ev.bandit, ev.other, ev.value) == (0, "window", j0, 0,
-                                                                 [1, 2, 4, 10][j0])
+    assert (ev.step, ev.kind, ev.bandit, ev.other, ev.value) == (
+        0,
+        "window",
+        j0,
+        0,
+        [1, 2, 4, 10][j0],
+    )
     assert (out.player == j0).all()
     # rhat = 1/2 + 5 / 43.50788 = 0.614921; log s_j0 = gamma rhat / (4 * 1/4) = 0.349325
     rhat = 0.5 + 5 / 43.50788
@@ -124,9 +129,11 @@ def test_dlinucb_create_and_discard_by_hand():
     pol = DLinUCB(1, tau=50, delta1=0.01, delta2=0.1, tilde_delta1=0.002, sigma2=0.01, rng=0)
     out = drive(pol, arms, expected, noise)
     assert [(e.step, e.kind, e.bandit) for e in out.events] == [
-        (n + 7, "create", 1), (n + 8, "discard", 0)]
+        (n + 7, "create", 1),
+        (n + 8, "discard", 0),
+    ]
     assert out.events[1].value == pytest.approx(9 / 50)
-    assert (out.player[:n + 8] == 0).all() and (out.player[n + 8:] == 1).all()
+    assert (out.player[: n + 8] == 0).all() and (out.player[n + 8 :] == 1).all()
     assert (out.arm[-20:] == 1).all()  # the new slave has learnt that 0.5 now loses less
     ids, w = pol.weights()
     assert ids.tolist() == [1] and w.tolist() == [1.0]
@@ -153,8 +160,10 @@ def test_denband_create_and_discard_by_hand():
     pol = DenBand(1, tau=20, delta_l=0.1, delta=0.01, max_idle=10, sigma2=0.01, rng=0)
     out = drive(pol, arms, expected, noise)
     assert [(e.step, e.kind, e.bandit) for e in out.events] == [
-        (n + 6, "create", 1), (n + 16, "discard", 0)]
-    assert (out.player[:n + 6] == 0).all() and (out.player[n + 6:] == 1).all()
+        (n + 6, "create", 1),
+        (n + 16, "discard", 0),
+    ]
+    assert (out.player[: n + 6] == 0).all() and (out.player[n + 6 :] == 1).all()
     assert (out.arm[-20:] == 1).all()
     # without max_idle (the paper) the old expert is kept, inadmissible but alive
     pol = DenBand(1, tau=20, delta_l=0.1, delta=0.01, sigma2=0.01, rng=0)
@@ -193,8 +202,9 @@ def test_ridge_model_keeps_its_inverse():
     np.testing.assert_allclose(m.M, V, atol=1e-9)
     np.testing.assert_allclose(m.Vinv, np.linalg.inv(V), atol=1e-9)
     np.testing.assert_allclose(m.theta, np.linalg.solve(V, X.T @ R), atol=1e-9)
-    np.testing.assert_allclose(m.widths(X[:3]) ** 2,
-                               np.einsum("kd,de,ke->k", X[:3], np.linalg.inv(V), X[:3]))
+    np.testing.assert_allclose(
+        m.widths(X[:3]) ** 2, np.einsum("kd,de,ke->k", X[:3], np.linalg.inv(V), X[:3])
+    )
     assert m.n_obs == 30
     assert confidence_radius(0, 4, 1.0, 1.0, math.exp(-2)) == pytest.approx(2 + 1)
 
@@ -243,15 +253,31 @@ def test_same_seed_same_decisions_and_select_update_agrees(name):
     np.testing.assert_array_equal(arm, a.arm)
 
 
-@pytest.mark.parametrize("cls, param, bad", [
-    (BoB, "horizon", 0), (BoB, "horizon", 2.5), (BoB, "S", -1.0), (BoB, "L", 0.0),
-    (BoB, "lam", 0.0), (BoB, "sigma2", -1.0),
-    (DenBand, "tau", 0), (DenBand, "delta_l", 0.0), (DenBand, "delta", 1.0),
-    (DenBand, "max_idle", 0), (DenBand, "lam", -1.0), (DenBand, "sigma2", "x"),
-    (DLinUCB, "tau", 1.5), (DLinUCB, "delta1", 0.0), (DLinUCB, "delta1", 1.0),
-    (DLinUCB, "delta2", 2.0), (DLinUCB, "tilde_delta1", 0.5), (DLinUCB, "tilde_delta1", -0.1),
-    (DLinUCB, "lam", 0.0), (DLinUCB, "sigma2", float("nan")),
-])
+@pytest.mark.parametrize(
+    "cls, param, bad",
+    [
+        (BoB, "horizon", 0),
+        (BoB, "horizon", 2.5),
+        (BoB, "S", -1.0),
+        (BoB, "L", 0.0),
+        (BoB, "lam", 0.0),
+        (BoB, "sigma2", -1.0),
+        (DenBand, "tau", 0),
+        (DenBand, "delta_l", 0.0),
+        (DenBand, "delta", 1.0),
+        (DenBand, "max_idle", 0),
+        (DenBand, "lam", -1.0),
+        (DenBand, "sigma2", "x"),
+        (DLinUCB, "tau", 1.5),
+        (DLinUCB, "delta1", 0.0),
+        (DLinUCB, "delta1", 1.0),
+        (DLinUCB, "delta2", 2.0),
+        (DLinUCB, "tilde_delta1", 0.5),
+        (DLinUCB, "tilde_delta1", -0.1),
+        (DLinUCB, "lam", 0.0),
+        (DLinUCB, "sigma2", float("nan")),
+    ],
+)
 def test_hyperparameters_are_validated(cls, param, bad):
     with pytest.raises(ValueError, match=f"^{param}:"):
         cls(3, **{param: bad})

@@ -4,8 +4,8 @@ the precision block-diagonal, and that must equal the dense computation decision
 import numpy as np
 import pytest
 
-from allseason.policies import Policy, make_policy
 from allseason.envs.arms import BlockArms, as_blocks
+from allseason.policies import Policy, make_policy
 
 K_ARMS, P, T = 3, 4, 600
 
@@ -35,22 +35,26 @@ def test_block_arms_index_like_the_dense_outer_product():
     assert block.tolist() == [0, 1, 2] and cidx.tolist() == [0, 0, 0]
 
 
-POLICIES = [("lints", {}), ("sw-lints", {"tau": 30}), ("d-lints", {"gamma": 0.97}),
-            ("allseason-sw", {"tau": 20, "n_max": 3, "weighting": "batch"}),
-            ("allseason-sw", {"tau": 20, "n_max": 2, "share": 0.05}),
-            ("allseason-sw", {"tau": 20, "n_max": 2, "share": 0.05, "spawn": "copy"}),
-            ("allseason-disc", {"gamma": 0.9, "n_max": 3, "weighting": "batch"}),
-            ("allseason-sw", {"tau": 20, "n_max": 3, "pruning": "mean", "weighting": "batch"})]
+POLICIES = [
+    ("lints", {}),
+    ("sw-lints", {"tau": 30}),
+    ("d-lints", {"gamma": 0.97}),
+    ("allseason-sw", {"tau": 20, "n_max": 3, "weighting": "batch"}),
+    ("allseason-sw", {"tau": 20, "n_max": 2, "share": 0.05}),
+    ("allseason-sw", {"tau": 20, "n_max": 2, "share": 0.05, "spawn": "copy"}),
+    ("allseason-disc", {"gamma": 0.9, "n_max": 3, "weighting": "batch"}),
+    ("allseason-sw", {"tau": 20, "n_max": 3, "pruning": "mean", "weighting": "batch"}),
+]
 
 
 def _same(a, b):
     np.testing.assert_array_equal(a.arm, b.arm)
     np.testing.assert_array_equal(a.player, b.player)
     np.testing.assert_allclose(a.reward, b.reward)
-    assert [(e.step, e.kind, e.bandit, e.other) for e in a.events] == \
-        [(e.step, e.kind, e.bandit, e.other) for e in b.events]
-    np.testing.assert_allclose([e.value for e in a.events], [e.value for e in b.events],
-                               rtol=1e-6)
+    assert [(e.step, e.kind, e.bandit, e.other) for e in a.events] == [
+        (e.step, e.kind, e.bandit, e.other) for e in b.events
+    ]
+    np.testing.assert_allclose([e.value for e in a.events], [e.value for e in b.events], rtol=1e-6)
 
 
 @pytest.mark.parametrize("name, params", POLICIES)
@@ -80,11 +84,13 @@ def test_changing_the_structure_between_chunks_is_an_error():
     pol = make_policy("lints", K_ARMS * P, rng=0)
     pol.run_chunk(dense[:10], expected[:10], noise[:10], np.arange(10))
     with pytest.raises(ValueError, match="arms"):
-        pol.run_chunk(BlockArms(arms.contexts[10:20], K_ARMS), expected[10:20], noise[10:20],
-                      np.arange(10))
+        pol.run_chunk(
+            BlockArms(arms.contexts[10:20], K_ARMS), expected[10:20], noise[10:20], np.arange(10)
+        )
 
 
 # -- the plain-numpy LinUCB family (BoB, DenBand, dLinUCB): block-diagonal ridge models ------
+
 
 def test_block_ridge_model_equals_the_dense_one():
     from allseason.policies.ridge import BlockRidgeModel, RidgeModel
@@ -116,9 +122,11 @@ def test_block_ridge_model_equals_the_dense_one():
         blocked.update(np.ones(d), 1.0)
 
 
-LINUCB_FAMILY = [("bob", {"horizon": T, "S": 1.0, "L": 1.0}),
-                 ("denband", {"tau": 50, "delta_l": 0.1}),
-                 ("dlinucb", {"tau": 30})]
+LINUCB_FAMILY = [
+    ("bob", {"horizon": T, "S": 1.0, "L": 1.0}),
+    ("denband", {"tau": 50, "delta_l": 0.1}),
+    ("dlinucb", {"tau": 30}),
+]
 
 
 @pytest.mark.parametrize("name, params", LINUCB_FAMILY)
@@ -140,5 +148,6 @@ def test_linucb_family_refuses_block_arms_after_dense_ones():
     pol = make_policy("bob", K_ARMS * P, rng=0, horizon=T)
     pol.run_chunk(dense[:10], expected[:10], noise[:10], np.arange(10))
     with pytest.raises(ValueError, match="arms"):
-        pol.run_chunk(BlockArms(arms.contexts[10:20], K_ARMS), expected[10:20], noise[10:20],
-                      np.arange(10))
+        pol.run_chunk(
+            BlockArms(arms.contexts[10:20], K_ARMS), expected[10:20], noise[10:20], np.arange(10)
+        )

@@ -10,13 +10,29 @@ from allseason.cli import main
 
 
 def _run(*args):
-    return subprocess.run([sys.executable, "-m", "allseason", *args], capture_output=True,
-                          text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "allseason", *args], capture_output=True, text=True
+    )
 
 
 def test_run_json(capsys):
-    assert main(["run", "--pattern", "regular", "--horizon", "600", "--seeds", "2",
-                 "--policies", "allseason-sw,lints,random", "--json"]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--pattern",
+                "regular",
+                "--horizon",
+                "600",
+                "--seeds",
+                "2",
+                "--policies",
+                "allseason-sw,lints,random",
+                "--json",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert set(out) == {"allseason-sw", "lints", "random"}
     for row in out.values():
@@ -26,8 +42,24 @@ def test_run_json(capsys):
 
 def test_run_leaderboard_and_trace(tmp_path, capsys):
     trace = tmp_path / "t.csv"
-    assert main(["run", "--horizon", "500", "--pattern", "extreme", "--seeds", "1",
-                 "--batch-size", "2,5", "--trace", str(trace)]) == 0
+    assert (
+        main(
+            [
+                "run",
+                "--horizon",
+                "500",
+                "--pattern",
+                "extreme",
+                "--seeds",
+                "1",
+                "--batch-size",
+                "2,5",
+                "--trace",
+                str(trace),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "allseason-sw" in out and "mean reward" in out
     assert trace.read_text().splitlines()[0].startswith("policy,seed,step")
@@ -36,25 +68,41 @@ def test_run_leaderboard_and_trace(tmp_path, capsys):
 def test_custom_pattern_file(tmp_path, capsys):
     f = tmp_path / "p.json"
     f.write_text(json.dumps([[0, 100], [1, 50], [0, 100]]))
-    assert main(["run", "--pattern", str(f), "--policies", "lints", "--seeds", "1",
-                 "--json"]) == 0
+    assert main(["run", "--pattern", str(f), "--policies", "lints", "--seeds", "1", "--json"]) == 0
     assert "lints" in json.loads(capsys.readouterr().out)
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["run", "--tau", "-3"], "tau"),
-    (["run", "--pattern", "nope.json"], "no such file"),
-    (["run", "--pattern", "winter"], "unknown pattern"),
-    (["run", "--policies", "foo"], "unknown name"),
-    (["run", "--seeds", "0"], "n_seeds"),
-    (["run", "--seeds", "x"], "--seeds"),
-    (["run", "--batch-size", "0"], "batch_size"),
-    (["run", "--sigma2", "-1"], "sigma2"),
-    (["run", "--weighting", "foo"], "weighting"),
-    (["run", "--trace", "/nonexistent/dir/t.csv", "--horizon", "100", "--pattern", "regular",
-      "--policies", "random", "--seeds", "1"], "--trace"),
-    (["bogus"], "invalid choice"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["run", "--tau", "-3"], "tau"),
+        (["run", "--pattern", "nope.json"], "no such file"),
+        (["run", "--pattern", "winter"], "unknown pattern"),
+        (["run", "--policies", "foo"], "unknown name"),
+        (["run", "--seeds", "0"], "n_seeds"),
+        (["run", "--seeds", "x"], "--seeds"),
+        (["run", "--batch-size", "0"], "batch_size"),
+        (["run", "--sigma2", "-1"], "sigma2"),
+        (["run", "--weighting", "foo"], "weighting"),
+        (
+            [
+                "run",
+                "--trace",
+                "/nonexistent/dir/t.csv",
+                "--horizon",
+                "100",
+                "--pattern",
+                "regular",
+                "--policies",
+                "random",
+                "--seeds",
+                "1",
+            ],
+            "--trace",
+        ),
+        (["bogus"], "invalid choice"),
+    ],
+)
 def test_bad_input_one_line_exit_2(args, needle):
     p = _run(*args)
     assert p.returncode == 2, p.stderr
@@ -63,7 +111,7 @@ def test_bad_input_one_line_exit_2(args, needle):
 
 
 def test_bad_json_file(tmp_path):
-    for text in ["{", "[[0, 0]]", "{\"segments\": [[0, 10]], \"d\": \"x\"}", "42"]:
+    for text in ["{", "[[0, 0]]", '{"segments": [[0, 10]], "d": "x"}', "42"]:
         f = tmp_path / "bad.json"
         f.write_text(text)
         p = _run("run", "--pattern", str(f))
@@ -80,8 +128,17 @@ def test_help_everywhere():
 def test_kernel_load_reported_apart_and_json_stays_pure():
     """numba's one-time kernel load is paid before timing and reported on its own line; with
     --json the output is JSON and nothing else."""
-    args = ["run", "--pattern", "regular", "--horizon", "300", "--seeds", "1",
-            "--policies", "allseason-sw,lints"]
+    args = [
+        "run",
+        "--pattern",
+        "regular",
+        "--horizon",
+        "300",
+        "--seeds",
+        "1",
+        "--policies",
+        "allseason-sw,lints",
+    ]
     p = _run(*args)
     assert p.returncode == 0, p.stderr
     line = [x for x in p.stdout.splitlines() if x.startswith("compiled kernels loaded in")]

@@ -17,17 +17,17 @@ APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
 
 def _direct_learnt(per_batch, b, window, level, plateau_from):
-    plateau = per_batch[plateau_from // b:].mean()
+    plateau = per_batch[plateau_from // b :].mean()
     wb = window // b
     for i in range(wb - 1, len(per_batch)):
-        if per_batch[i - wb + 1:i + 1].mean() >= level * plateau:
+        if per_batch[i - wb + 1 : i + 1].mean() >= level * plateau:
             return (i + 1) * b, plateau
     return -1, plateau
 
 
 def test_trailing_mean_equals_a_loop():
     x = np.random.default_rng(0).random(37)
-    want = [x[max(0, i - 5 + 1):i + 1].mean() for i in range(37)]
+    want = [x[max(0, i - 5 + 1) : i + 1].mean() for i in range(37)]
     np.testing.assert_allclose(conv.trailing_mean(x, 5), want)
 
 
@@ -118,8 +118,7 @@ def test_paper_page_shows_the_figure():
     at.switch_page("app_pages/5_Paper_tables.py")
     at.run()
     assert not at.exception
-    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"]
-              for c in at.get("plotly_chart")]
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert "LinTS on stationary MNIST: reward per batch" in titles
     text = " ".join(m.value for m in at.markdown)
     assert "about 2000 observations" in text and "We measured" in text

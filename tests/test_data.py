@@ -20,21 +20,27 @@ import pytest
 from allseason import data
 from allseason.data import DataUnavailable
 from allseason.envs import classification as C
+from allseason.envs.arms import BlockArms
 from allseason.envs.classification import ClassificationEnv, Task, paper_setup, permutation_tasks
 from allseason.envs.patterns import Pattern, preset
 from allseason.policies import make_policy
-from allseason.envs.arms import BlockArms
 
 # label counts of the first 30,000 training images (computed once, pinned)
-COUNTS_30K = {"mnist": [2961, 3423, 2948, 3073, 2926, 2709, 2975, 3107, 2875, 3003],
-              "fmnist": [2945, 3015, 2989, 3017, 2960, 3030, 3081, 3021, 2972, 2970]}
+COUNTS_30K = {
+    "mnist": [2961, 3423, 2948, 3073, 2926, 2709, 2975, 3107, 2875, 3003],
+    "fmnist": [2945, 3015, 2989, 3017, 2960, 3030, 3081, 3021, 2972, 2970],
+}
 FIRST_LABELS = {"mnist": [5, 0, 4, 1, 9, 2, 1, 3, 1, 4], "fmnist": [9, 0, 0, 3, 0, 2, 7, 2, 5, 5]}
 # sha256 of the loaded arrays (X uint8 (60000, 784) bytes, y as little-endian int64)
 ARRAY_SHA256 = {
-    "mnist": ("741c988805d008ac6e4c904b69001ba184c24b2c540a4ef403f4c71b676cf757",
-              "e474323ac02fc156161b0bbb1f8c9cfeb327a74bcd9f9680a8385269a24f566c"),
-    "fmnist": ("2e487a6c89124f78f2d7521542223cafe96f7123c3ca13d447772ac6ecbb3012",
-               "e3245b63f7c40d1c8b652835f19744d970c1613b40ddac6bcfc87b9c46e16a0b"),
+    "mnist": (
+        "741c988805d008ac6e4c904b69001ba184c24b2c540a4ef403f4c71b676cf757",
+        "e474323ac02fc156161b0bbb1f8c9cfeb327a74bcd9f9680a8385269a24f566c",
+    ),
+    "fmnist": (
+        "2e487a6c89124f78f2d7521542223cafe96f7123c3ca13d447772ac6ecbb3012",
+        "e3245b63f7c40d1c8b652835f19744d970c1613b40ddac6bcfc87b9c46e16a0b",
+    ),
 }
 # the usual normalisation constants (pixel mean and std / 255 over the 60,000 images)
 PIXEL_STATS = {"mnist": (0.1307, 0.3081), "fmnist": (0.2860, 0.3530)}
@@ -148,8 +154,13 @@ def test_fashion_missing_or_wrong_files_raise_data_unavailable(tmp_path):
 
 
 def test_read_idx_parses_the_header():
-    raw = b"\x00\x00\x08\x03" + (2).to_bytes(4, "big") + (2).to_bytes(4, "big") \
-        + (3).to_bytes(4, "big") + bytes(range(12))
+    raw = (
+        b"\x00\x00\x08\x03"
+        + (2).to_bytes(4, "big")
+        + (2).to_bytes(4, "big")
+        + (3).to_bytes(4, "big")
+        + bytes(range(12))
+    )
     arr = data.read_idx(raw)
     assert arr.shape == (2, 2, 3) and arr.dtype == np.uint8 and arr[1, 1, 2] == 11
     with pytest.raises(ValueError, match="not an IDX"):
@@ -168,7 +179,7 @@ def test_pca_matches_svd_and_is_deterministic():
     V = Vt[:4].T
     V *= np.sign(V[np.argmax(np.abs(V), axis=0), np.arange(4)])  # largest loading positive
     assert np.allclose(Z, (X - X[:200].mean(axis=0)) @ V)
-    assert np.allclose(ratio, s[:4] ** 2 / np.sum(s ** 2))
+    assert np.allclose(ratio, s[:4] ** 2 / np.sum(s**2))
     assert np.all(np.diff(ratio) <= 0)
     # rows after fit_rows do not change the fit
     Z2, _ = data.pca(np.vstack([X[:200], 100 * X[200:]]), 4, fit_rows=200)
@@ -208,7 +219,10 @@ def test_fashion_tasks_as_documented():
     assert season.classes(0, names) == ("Trouser", "Pullover", "Coat", "Ankle boot")
     assert shoes.classes(0, names) == ("Sandal", "Sneaker", "Ankle boot")
     assert [t.arm_names for t in (body, season, shoes)] == [
-        ("upper-body", "lower-body"), ("winter", "summer"), ("shoes", "clothes")]
+        ("upper-body", "lower-body"),
+        ("winter", "summer"),
+        ("shoes", "clothes"),
+    ]
 
 
 def test_permutations_identity_first_and_every_label_moves():
@@ -285,15 +299,17 @@ def test_patterns_periods_at_least_600_with_three_states(name):
     assert min(n for _, n in pattern.segments) >= 600
 
 
-@pytest.mark.parametrize("dataset, experiment, K, p",
-                         [("mnist", "2arm", 2, 44), ("fmnist", "10arm", 10, 43)])
+@pytest.mark.parametrize(
+    "dataset, experiment, K, p", [("mnist", "2arm", 2, 44), ("fmnist", "10arm", 10, 43)]
+)
 def test_paper_setup(dataset, experiment, K, p):
     s = setup_or_skip(dataset, experiment, "extreme", n=600)
     assert (s.n_arms, s.p, s.d, s.horizon) == (K, p, K * p, 600)
     assert np.allclose(np.linalg.norm(s.contexts, axis=1), 1.0)
     assert list(s.labels[:10]) == FIRST_LABELS[dataset]
-    assert s.explained_variance == pytest.approx({"mnist": 0.8056, "fmnist": 0.8505}[dataset],
-                                                 abs=1e-3)
+    assert s.explained_variance == pytest.approx(
+        {"mnist": 0.8056, "fmnist": 0.8505}[dataset], abs=1e-3
+    )
     ends = s.batch_ends()
     assert ends[0] == 9 and ends[-1] == 599 and len(ends) == 60
     rnd = s.env().next_round(600)

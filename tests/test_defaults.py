@@ -50,17 +50,21 @@ def test_tuned_values_are_what_the_rule_gives(name):
     best, scores = defaults.tune(name)
     assert best == defaults.TUNED[name]
     assert len(scores) >= 4  # the paper's grid, every point scored
-    assert max(s for _, s in scores) == dict((json.dumps(p, sort_keys=True), s)
-                                             for p, s in scores)[json.dumps(best,
-                                                                            sort_keys=True)]
+    assert (
+        max(s for _, s in scores)
+        == dict((json.dumps(p, sort_keys=True), s) for p, s in scores)[
+            json.dumps(best, sort_keys=True)
+        ]
+    )
 
 
 def test_tune_rule_takes_the_best_and_ties_go_first(monkeypatch):
     from allseason import reproduce
 
     monkeypatch.setitem(reproduce.GRIDS, "sw-lints", [{"tau": 5000}, {"tau": 50}, {"tau": 50}])
-    best, scores = defaults.tune("sw-lints", api.Scenario.from_preset("paper-synthetic",
-                                                                      horizon=600), 1)
+    best, scores = defaults.tune(
+        "sw-lints", api.Scenario.from_preset("paper-synthetic", horizon=600), 1
+    )
     assert best == {"tau": 50} and scores[1][1] == scores[2][1] > scores[0][1]
 
 
@@ -77,8 +81,7 @@ def test_default_race_tells_the_papers_story(scenario_seed):
     assert summary[first]["cum_regret"] <= 0.5 * best_regret
     pattern = race.scenario.pattern
     for label in ("allseason-sw", "allseason-disc"):
-        ens = [api.ensemble_summary(result.traces[label, k], pattern)
-               for k in range(race.n_seeds)]
+        ens = [api.ensemble_summary(result.traces[label, k], pattern) for k in range(race.n_seeds)]
         assert max(e["bandits_created"] for e in ens) <= 40, (label, ens)
         # over the contestant's runs (each run has as many batches); one run may dip below
         assert np.mean([e["top_share"] for e in ens]) >= 0.9, (label, ens)
@@ -99,8 +102,11 @@ def test_ensemble_summary_counts_from_the_trace():
     assert ens["bandits_created"] == max(spawned)  # ids 1, 2, ... in order of creation
     assert ens["top_share"] == pytest.approx(np.mean(w.max(axis=1) > 0.9))
     assert ens["mean_reward"] == pytest.approx(trace.reward.mean())
-    n_returning = sum(1 for i, (s, _) in enumerate(sc.pattern.segments[1:], 1)
-                      if s in {x for x, _ in sc.pattern.segments[:i]})
+    n_returning = sum(
+        1
+        for i, (s, _) in enumerate(sc.pattern.segments[1:], 1)
+        if s in {x for x, _ in sc.pattern.segments[:i]}
+    )
     assert len(ens["recall_delays"]) == n_returning
 
 
@@ -152,5 +158,7 @@ def test_real_data_snapshot_is_recomputed_exactly(private_data_cache):
     for key in ("table", "pattern", "n", "seed", "change_points", "curve_every"):
         assert fresh[key] == tracked[key]
     assert fresh["policies"] == tracked["policies"]
-    assert tracked["policies"]["allseason-sw"]["mean_reward"] > \
-        tracked["policies"]["allseason-sw-printed"]["mean_reward"]
+    assert (
+        tracked["policies"]["allseason-sw"]["mean_reward"]
+        > tracked["policies"]["allseason-sw-printed"]["mean_reward"]
+    )

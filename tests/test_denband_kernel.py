@@ -35,10 +35,14 @@ def _same(fast, slow):
     np.testing.assert_allclose(fast.weights, slow.weights, rtol=1e-12)
 
 
-@pytest.mark.parametrize("params", [{"tau": 1000, "delta_l": 0.25, "sigma2": 0.25},
-                                    {"tau": 300, "delta_l": 0.05, "sigma2": 0.01, "lam": 0.05},
-                                    {"tau": 200, "delta_l": 0.02, "sigma2": 0.001, "lam": 0.02,
-                                     "max_idle": 40}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"tau": 1000, "delta_l": 0.25, "sigma2": 0.25},
+        {"tau": 300, "delta_l": 0.05, "sigma2": 0.01, "lam": 0.05},
+        {"tau": 200, "delta_l": 0.02, "sigma2": 0.001, "lam": 0.02, "max_idle": 40},
+    ],
+)
 def test_compiled_denband_decides_as_plain_on_ten_arm_blocks(params):
     arms, expected, noise, ends = _block_problem(900, seed=4)
     make = lambda: make_policy("denband", K * P, rng=1, **params)  # noqa: E731
@@ -61,14 +65,19 @@ def test_compiled_denband_creates_and_discards_as_plain():
     theta = np.where((np.arange(T) // 200) % 2 == 0, 1.0, -1.0)
     expected, noise = arms[..., 0] * theta[:, None], np.zeros(T)
     ends = np.arange(2, T, 3)
-    make = lambda: make_policy("denband", 1, rng=0, tau=20, delta_l=0.1,  # noqa: E731
-                               max_idle=10, sigma2=0.01)
+
+    def make():
+        return make_policy("denband", 1, rng=0, tau=20, delta_l=0.1, max_idle=10, sigma2=0.01)
+
     slow = Policy.run_chunk(make(), arms, expected, noise, ends)
     assert [e.kind for e in slow.events].count("discard") >= 2
     fast = make()
-    parts = [fast.run_chunk(arms[lo:hi], expected[lo:hi], noise[lo:hi],
-                            ends[(ends >= lo) & (ends < hi)] - lo)
-             for lo, hi in ((0, 150), (150, 420), (420, T))]
+    parts = [
+        fast.run_chunk(
+            arms[lo:hi], expected[lo:hi], noise[lo:hi], ends[(ends >= lo) & (ends < hi)] - lo
+        )
+        for lo, hi in ((0, 150), (150, 420), (420, T))
+    ]
     np.testing.assert_array_equal(np.concatenate([p.arm for p in parts]), slow.arm)
     np.testing.assert_array_equal(np.concatenate([p.player for p in parts]), slow.player)
     assert [e for p in parts for e in p.events] == slow.events

@@ -13,20 +13,19 @@ import inspect
 
 import numpy as np
 import pytest
+from conftest import linear_problem
 
 from allseason import api
 from allseason.envs.arms import BlockArms
 from allseason.errors import SpecError
 from allseason.policies import Policy, lints, make_policy, parameters
-from conftest import linear_problem
 
 COVS = ("precision", "kim-tewari")
 T, K, D, SIGMA2, LAM = 900, 5, 4, 0.1, 0.7
 
 
 def _make(cov, seed=3, gamma=0.95, d=D):
-    return make_policy("d-lints", d, rng=seed, gamma=gamma, covariance=cov, sigma2=SIGMA2,
-                       lam=LAM)
+    return make_policy("d-lints", d, rng=seed, gamma=gamma, covariance=cov, sigma2=SIGMA2, lam=LAM)
 
 
 def _direct(xs, gamma, lam=LAM, sigma2=SIGMA2):
@@ -34,7 +33,7 @@ def _direct(xs, gamma, lam=LAM, sigma2=SIGMA2):
     n, d = xs.shape
     w = gamma ** np.arange(n - 1, -1, -1)
     M = lam * np.eye(d) + (xs.T * w) @ xs / sigma2
-    Mt = lam * np.eye(d) + (xs.T * w ** 2) @ xs / sigma2
+    Mt = lam * np.eye(d) + (xs.T * w**2) @ xs / sigma2
     return M, Mt
 
 
@@ -49,8 +48,11 @@ def test_declared_choice_default_and_validation():
 @pytest.mark.parametrize("ends", ["batch1", "mixed"])
 def test_compiled_run_chunk_matches_plain_loop(cov, ends):
     arms, expected, noise = linear_problem(T, K, D, SIGMA2, 5, switch_at=[300, 600])
-    batch_end = (np.arange(T) if ends == "batch1"
-                 else np.unique(np.r_[np.cumsum(np.resize([3, 1, 7, 2, 10], 300)), T] - 1))
+    batch_end = (
+        np.arange(T)
+        if ends == "batch1"
+        else np.unique(np.r_[np.cumsum(np.resize([3, 1, 7, 2, 10], 300)), T] - 1)
+    )
     batch_end = batch_end[batch_end < T]
     fast = _make(cov).run_chunk(arms, expected, noise, batch_end)
     slow_pol = _make(cov)
@@ -163,8 +165,10 @@ def test_the_rule_crosses_the_grid_with_both_covariances():
     sc = api.Scenario.from_preset("paper-synthetic", horizon=1500)
     best, scores = defaults.tune("d-lints", sc, 1)
     assert [p["covariance"] for p, _ in scores] == ["precision"] * 4 + ["kim-tewari"] * 4
-    assert max(s for _, s in scores) == dict((str(sorted(p.items())), s)
-                                             for p, s in scores)[str(sorted(best.items()))]
+    assert (
+        max(s for _, s in scores)
+        == dict((str(sorted(p.items())), s) for p, s in scores)[str(sorted(best.items()))]
+    )
     one, only = defaults.tune("d-lints", sc, 1, fixed={"covariance": "precision"})
     assert only == scores[:4] and one["covariance"] == "precision"
     assert api.default_params("d-lints") == defaults.TUNED["d-lints"]

@@ -33,7 +33,7 @@ def runnable_blocks(text: str) -> list[tuple[str, str]]:
     """(language, code) of every fenced block right after a line that is the marker."""
     out = []
     for m in FENCE.finditer(text):
-        before = text[:m.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        before = text[: m.start()].rstrip("\n").rsplit("\n", 1)[-1]
         if before.strip() == MARKER and not before.startswith((" ", "\t")):
             out.append((m.group(1), m.group(2)))
     return out
@@ -43,14 +43,19 @@ def _sources() -> list[Path]:
     return [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 
 
-BLOCKS = [(p, k, lang, code) for p in _sources()
-          for k, (lang, code) in enumerate(runnable_blocks(p.read_text(encoding="utf-8")))]
+BLOCKS = [
+    (p, k, lang, code)
+    for p in _sources()
+    for k, (lang, code) in enumerate(runnable_blocks(p.read_text(encoding="utf-8")))
+]
 
 
 def test_the_marker_parser():
-    text = ("x\n<!-- runnable -->\n```bash\necho 1\n```\n\n```bash\necho 2\n```\n"
-            "    <!-- runnable -->\n    ```bash\n    echo 3\n    ```\n"
-            "<!-- runnable -->\n```python\nprint(4)\n```\n")
+    text = (
+        "x\n<!-- runnable -->\n```bash\necho 1\n```\n\n```bash\necho 2\n```\n"
+        "    <!-- runnable -->\n    ```bash\n    echo 3\n    ```\n"
+        "<!-- runnable -->\n```python\nprint(4)\n```\n"
+    )
     assert runnable_blocks(text) == [("bash", "echo 1\n"), ("python", "print(4)\n")]
 
 
@@ -66,13 +71,18 @@ def shell_env(tmp_path_factory):
     shim = bin_dir / "python"  # a script, not a symlink: a venv's python must keep its path
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
     shim.chmod(0o755)
-    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-               PYTHONPATH=str(ROOT), ALLSEASON_RESULTS=str(tmp_path_factory.mktemp("results")))
+    env = dict(
+        os.environ,
+        PATH=f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        PYTHONPATH=str(ROOT),
+        ALLSEASON_RESULTS=str(tmp_path_factory.mktemp("results")),
+    )
     return env
 
 
-@pytest.mark.parametrize("path, k, lang, code", BLOCKS,
-                         ids=[f"{p.relative_to(ROOT)}#{k}" for p, k, *_ in BLOCKS])
+@pytest.mark.parametrize(
+    "path, k, lang, code", BLOCKS, ids=[f"{p.relative_to(ROOT)}#{k}" for p, k, *_ in BLOCKS]
+)
 def test_runnable_block_runs(path, k, lang, code, shell_env):
     if lang in ("bash", "sh", "shell"):
         cmd = ["bash", "-e", "-c", code]
@@ -81,8 +91,7 @@ def test_runnable_block_runs(path, k, lang, code, shell_env):
     else:
         pytest.fail(f"{path.name}: a runnable block must be bash or python, got {lang!r}")
     t0 = time.perf_counter()
-    out = subprocess.run(cmd, cwd=ROOT, env=shell_env, capture_output=True, text=True,
-                         timeout=120)
+    out = subprocess.run(cmd, cwd=ROOT, env=shell_env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, f"{path.name} block {k}:\n{code}\n{out.stdout}\n{out.stderr}"
     assert time.perf_counter() - t0 < 60, "runnable blocks must stay fast"
 
@@ -91,15 +100,28 @@ def test_mkdocs_build_strict(tmp_path):
     pytest.importorskip("mkdocs")
     pytest.importorskip("mkdocstrings")
     t0 = time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
-                          str(tmp_path / "site")], cwd=ROOT, capture_output=True, text=True,
-                         timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT),
-                                               NO_MKDOCS_2_WARNING="1"))
+    out = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), NO_MKDOCS_2_WARNING="1"),
+    )
     seconds = time.perf_counter() - t0
     assert out.returncode == 0, out.stderr[-4000:]
     site = tmp_path / "site"
-    for page in ("index", "fidelity", "algorithm", "performance", "deployment", "security",
-                 "app", "reproduction-real", "reference/api"):
+    for page in (
+        "index",
+        "fidelity",
+        "algorithm",
+        "performance",
+        "deployment",
+        "security",
+        "app",
+        "reproduction-real",
+        "reference/api",
+    ):
         assert (site / f"{page}.html").is_file(), page
     api_page = (site / "reference" / "api.html").read_text(encoding="utf-8")
     assert "run_race" in api_page and "default_race" in api_page  # docstrings rendered
@@ -143,9 +165,14 @@ def test_the_readme_figure_is_made_from_the_engine(tmp_path):
     if not Path("/usr/bin/chromium").exists():
         pytest.skip("no /usr/bin/chromium (make browser)")
     out = tmp_path / "figure.png"
-    run = subprocess.run([sys.executable, "scripts/readme_figure.py", "--out", str(out)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=180,
-                         env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    run = subprocess.run(
+        [sys.executable, "scripts/readme_figure.py", "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     from PIL import Image
 
@@ -165,8 +192,9 @@ def test_the_figure_is_the_default_races():
 
     from allseason import api
 
-    spec = importlib.util.spec_from_file_location("readme_figure", ROOT / "scripts" /
-                                                  "readme_figure.py")
+    spec = importlib.util.spec_from_file_location(
+        "readme_figure", ROOT / "scripts" / "readme_figure.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     fig, result = mod.figure()

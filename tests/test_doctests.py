@@ -9,15 +9,30 @@ import importlib
 
 import pytest
 
-MODULES = ["allseason.api", "allseason.specs", "allseason.errors", "allseason.links",
-           "allseason.models", "allseason.envs.patterns", "allseason.envs.arms",
-           "allseason.policies", "allseason.policies.params", "allseason.policies.ridge",
-           "allseason.paper_tables", "allseason.sim.live"]
+MODULES = [
+    "allseason.api",
+    "allseason.specs",
+    "allseason.errors",
+    "allseason.links",
+    "allseason.models",
+    "allseason.envs.patterns",
+    "allseason.envs.arms",
+    "allseason.policies",
+    "allseason.policies.params",
+    "allseason.policies.ridge",
+    "allseason.paper_tables",
+    "allseason.sim.live",
+]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 # Your data
-MODULES += ["allseason.usercsv", "allseason.offline", "allseason.envs.table",
-            "allseason.examples", "allseason.viz.timeline"]
+MODULES += [
+    "allseason.usercsv",
+    "allseason.offline",
+    "allseason.envs.table",
+    "allseason.examples",
+    "allseason.viz.timeline",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

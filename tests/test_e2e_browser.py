@@ -24,8 +24,9 @@ TIMEOUT_MS = 90_000
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed "
-                                                           f"(apt-get install chromium)"),
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed (apt-get install chromium)"
+    ),
 ]
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -123,13 +124,19 @@ def test_default_race_from_home_timed(server, page):
     assert n_charts(page) == 3
     assert page.locator('[data-testid="stTable"]').count() == 1  # the leaderboard
     shot(page, "3-race-done")
-    _record({"default_race_click_to_first_chart_s": round(first_chart, 2),
-             "default_race_click_to_done_s": round(done, 2)})
+    _record(
+        {
+            "default_race_click_to_first_chart_s": round(first_chart, 2),
+            "default_race_click_to_done_s": round(done, 2),
+        }
+    )
     assert done < 30
     # the chart picker: one chart at a time; the page around it stays (the run's note too)
-    for option, title in (("Reward in each state", "each true state"),
-                          ("Mean reward per step", "Leaderboard"),
-                          ("Cumulative reward", "Cumulative reward")):
+    for option, title in (
+        ("Reward in each state", "each true state"),
+        ("Mean reward per step", "Leaderboard"),
+        ("Cumulative reward", "Cumulative reward"),
+    ):
         page.get_by_role("radio", name=option, exact=True).click()  # a segmented control
         page.locator(".gtitle", has_text=title).first.wait_for()
         wait_idle(page)
@@ -172,8 +179,14 @@ def test_default_race_from_home_timed(server, page):
     check(page)
     assert n_charts(page) >= 3
     shot(page, "4-inside-weights")
-    for i, tab in enumerate(["Births & prunings", "Seasons & recall",
-                             "Carried weights vs the printed rule", "Posteriors (d = 2)"]):
+    for i, tab in enumerate(
+        [
+            "Births & prunings",
+            "Seasons & recall",
+            "Carried weights vs the printed rule",
+            "Posteriors (d = 2)",
+        ]
+    ):
         page.locator('[data-testid="stRadio"]').get_by_text(tab, exact=True).click()
         page.wait_for_timeout(800)
         wait_idle(page)
@@ -247,8 +260,9 @@ def test_deep_link_on_a_fresh_server_gets_the_apps_own_sidebar(browser):
             assert pg.locator("h1").first.inner_text() == "Race"
             assert pg.get_by_text("seed 3", exact=False).count() >= 1
             links = pg.locator('[data-testid="stSidebarNav"] a')
-            assert [a.inner_text().split("\n")[-1] for a in links.all()] == \
-                [title for _, title, _, _ in PAGES]
+            assert [a.inner_text().split("\n")[-1] for a in links.all()] == [
+                title for _, title, _, _ in PAGES
+            ]
             hrefs = [a.get_attribute("href") for a in links.all()]
             assert hrefs == [f"{fresh}/{url}" for _, _, _, url in PAGES]
             shot(pg, "0-deep-link-fresh-server")
@@ -268,10 +282,10 @@ def test_dark_theme_figures_follow_it(server, browser):
         pg.locator(".js-plotly-plot").first.wait_for(timeout=30_000)  # run, or from the cache
         wait_idle(pg)
         check(pg)
-        app_bg = pg.evaluate("getComputedStyle(document.querySelector("
-                             "'[data-testid=\"stApp\"]')).backgroundColor")
-        fig_bg = pg.evaluate("document.querySelector('.js-plotly-plot .main-svg')"
-                             ".style.background")
+        app_bg = pg.evaluate(
+            "getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor"
+        )
+        fig_bg = pg.evaluate("document.querySelector('.js-plotly-plot .main-svg').style.background")
         assert _luminance(app_bg) < 0.1, app_bg
         assert _luminance(fig_bg) < 0.1, fig_bg  # the figure follows the theme
         shot(pg, "7-race-dark")
@@ -282,7 +296,7 @@ def test_dark_theme_figures_follow_it(server, browser):
 def _luminance(css: str) -> float:
     """Relative luminance (0 black .. 1 white) of a CSS ``rgb(...)``/``rgba(...)`` colour;
     a fully transparent one counts as black (the dark page shows through)."""
-    parts = [float(v) for v in css[css.index("(") + 1:css.index(")")].split(",")]
+    parts = [float(v) for v in css[css.index("(") + 1 : css.index(")")].split(",")]
     if len(parts) == 4 and parts[3] == 0:
         return 0.0
     r, g, b = (v / 255 for v in parts[:3])
@@ -292,8 +306,9 @@ def _luminance(css: str) -> float:
 def test_bad_link_gets_a_message_not_a_traceback(server, page):
     go(page, server, "Pattern_builder?d=banana&preset=summer&segments=0x100_1x0&foo=1")
     check(page, errors_allowed=True)
-    text = " ".join(e.inner_text() for e in
-                    page.locator('[data-testid="stAlertContentError"]').all())
+    text = " ".join(
+        e.inner_text() for e in page.locator('[data-testid="stAlertContentError"]').all()
+    )
     assert "d=banana" in text and "foo" in text and "Segment 2, length" in text
     shot(page, "6-bad-link")
 
@@ -306,8 +321,11 @@ def test_paper_tables_page_and_a_live_real_data_race(server, page):
     shot(page, "6-paper-tables")
     page.get_by_role("tab", name="Run a small race on real data").click()
     page.wait_for_timeout(300)
-    size = page.locator('[data-testid="stNumberInput"]').filter(
-        has_text="Images (steps)").locator("input")
+    size = (
+        page.locator('[data-testid="stNumberInput"]')
+        .filter(has_text="Images (steps)")
+        .locator("input")
+    )
     size.fill("1000")
     size.press("Enter")
     wait_idle(page)
@@ -323,8 +341,10 @@ def test_paper_tables_page_and_a_live_real_data_race(server, page):
     try:
         paper_setup("mnist", "2arm", "realistic", n=1000)
     except DataUnavailable:
-        assert page.locator('[data-testid="stAlertContentError"]').filter(
-            has_text="install").count() == 1
+        assert (
+            page.locator('[data-testid="stAlertContentError"]').filter(has_text="install").count()
+            == 1
+        )
         return
     check(page)
     page.get_by_text("Done:", exact=False).first.wait_for()

@@ -14,10 +14,10 @@ from itertools import cycle
 
 import numpy as np
 import pytest
+from conftest import linear_problem
 
 from allseason.policies import REGISTRY, hyperparameters, make_policy
 from allseason.policies.base import Policy
-from conftest import linear_problem
 
 T, N_ARMS, D, SIGMA2 = 1_500, 5, 4, 0.1
 SWITCHES = [500, 1_000]  # seasons A, B, A
@@ -25,14 +25,16 @@ SWITCHES = [500, 1_000]  # seasons A, B, A
 # hyperparameters that make the plain/compiled comparison bite (windows that wrap, forgetting
 # that matters, frequent pruning); every other registered policy runs with its defaults
 SPECIAL = {
-    "allseason-sw": [dict(tau=10, n_max=2, weighting=w, pruning=p, share=0.05,
-                          spawn=sw)
-                     for w, sw in (("batch", "copy"), ("fixed-share", "copy"),
-                                   ("fixed-share", "handover")) for p in ("kl", "mean")],
-    "allseason-disc": [dict(gamma=0.9, n_max=2, weighting=w, pruning=p, share=0.05,
-                            spawn=sw)
-                       for w, sw in (("batch", "copy"), ("fixed-share", "copy"),
-                                     ("fixed-share", "handover")) for p in ("kl", "mean")],
+    "allseason-sw": [
+        dict(tau=10, n_max=2, weighting=w, pruning=p, share=0.05, spawn=sw)
+        for w, sw in (("batch", "copy"), ("fixed-share", "copy"), ("fixed-share", "handover"))
+        for p in ("kl", "mean")
+    ],
+    "allseason-disc": [
+        dict(gamma=0.9, n_max=2, weighting=w, pruning=p, share=0.05, spawn=sw)
+        for w, sw in (("batch", "copy"), ("fixed-share", "copy"), ("fixed-share", "handover"))
+        for p in ("kl", "mean")
+    ],
     "sw-lints": [dict(tau=50)],
     "d-lints": [dict(gamma=0.95)],
     "denband": [{}, dict(tau=50, delta_l=0.1, max_idle=100)],
@@ -54,8 +56,12 @@ def build(name, params, seed, d=D):
     return policy
 
 
-CONFIGS = [(name, params) for name in REGISTRY if overrides_run_chunk(name)
-           for params in SPECIAL.get(name, [{}])]
+CONFIGS = [
+    (name, params)
+    for name in REGISTRY
+    if overrides_run_chunk(name)
+    for params in SPECIAL.get(name, [{}])
+]
 
 
 def _config_id(config):
@@ -80,17 +86,22 @@ SCHEMES = {
 }
 
 # each config sees every scheme; seeds rotate so that each config and each scheme sees 3 seeds
-CASES = [pytest.param(config, scheme, seed, id=f"{_config_id(config)}-{scheme}-s{seed}")
-         for ci, config in enumerate(CONFIGS) for si, scheme in enumerate(SCHEMES)
-         for seed in [(ci + si) % 3]]
+CASES = [
+    pytest.param(config, scheme, seed, id=f"{_config_id(config)}-{scheme}-s{seed}")
+    for ci, config in enumerate(CONFIGS)
+    for si, scheme in enumerate(SCHEMES)
+    for seed in [(ci + si) % 3]
+]
 
 
 def _weight_rows(outcome):
     """Per batch: {bandit id: weight}, whatever the slot layout."""
     if outcome.weights is None:
         return None
-    return [{int(i): float(w) for i, w in zip(ids, ws) if i != -1}
-            for ids, ws in zip(outcome.weight_ids, outcome.weights)]
+    return [
+        {int(i): float(w) for i, w in zip(ids, ws) if i != -1}
+        for ids, ws in zip(outcome.weight_ids, outcome.weights)
+    ]
 
 
 def assert_same_outcome(fast, slow):
@@ -149,8 +160,9 @@ def _concat(outcomes, offsets):
     if outcomes[0].weights is not None:  # a growing ensemble (DenBand) widens the rows
         width = max(o.weights.shape[1] for o in outcomes)
         pad = [((0, 0), (0, width - o.weights.shape[1])) for o in outcomes]
-        glue["weight_ids"] = np.concatenate([np.pad(o.weight_ids, w, constant_values=-1)
-                                             for o, w in zip(outcomes, pad)])
+        glue["weight_ids"] = np.concatenate(
+            [np.pad(o.weight_ids, w, constant_values=-1) for o, w in zip(outcomes, pad)]
+        )
         glue["weights"] = np.concatenate([np.pad(o.weights, w) for o, w in zip(outcomes, pad)])
     return glue
 
@@ -163,8 +175,7 @@ def test_consecutive_chunks_equal_one_chunk(config):
     arms, expected, noise = _problem(7)
     batch_end = mixed_batches(T)
     whole = build(name, params, 7).run_chunk(arms, expected, noise, batch_end)
-    cuts = [0, int(batch_end[0]) + 1,
-            int(batch_end[np.searchsorted(batch_end, 600)]) + 1, T]
+    cuts = [0, int(batch_end[0]) + 1, int(batch_end[np.searchsorted(batch_end, 600)]) + 1, T]
     policy = build(name, params, 7)
     parts = []
     for lo, hi in zip(cuts[:-1], cuts[1:]):
@@ -185,14 +196,18 @@ def test_consecutive_chunks_equal_one_chunk(config):
 def _same_events(a, b):  # NaN != NaN, so compare field by field
     return len(a) == len(b) and all(
         x[:4] == y[:4] and (x.value == y.value or (math.isnan(x.value) and math.isnan(y.value)))
-        for x, y in zip(a, b))
+        for x, y in zip(a, b)
+    )
 
 
-@pytest.mark.parametrize("name,params", [
-    ("allseason-sw", dict(tau=1, n_max=1)),
-    ("allseason-sw", dict(tau=10, n_max=1, pruning="mean")),
-    ("allseason-disc", dict(n_max=1)),
-])
+@pytest.mark.parametrize(
+    "name,params",
+    [
+        ("allseason-sw", dict(tau=1, n_max=1)),
+        ("allseason-sw", dict(tau=10, n_max=1, pruning="mean")),
+        ("allseason-disc", dict(n_max=1)),
+    ],
+)
 def test_pruning_identical_twins_agrees(name, params):
     """With n_max = 1 and single-step batches, a spawned copy of the shadow is often identical
     to the base bandit (both learnt the same steps): an exact tie on the trace, which both

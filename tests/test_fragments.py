@@ -25,20 +25,30 @@ import pytest
 pytest.importorskip("streamlit")
 pytest.importorskip("plotly")
 
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from conftest import run_fragment
+from streamlit.testing.v1 import AppTest
 
-from allseason import api  # noqa: E402
-from conftest import run_fragment  # noqa: E402
-from allseason.ui import forms, runs, state, tour, views  # noqa: E402
-from allseason.viz.style import policy_name  # noqa: E402
+from allseason import api
+from allseason.ui import forms, runs, state, tour, views
+from allseason.viz.style import policy_name
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
-RACE, INSIDE, TOUR = ("app_pages/2_Race.py", "app_pages/3_Inside_All-Season.py",
-                      "app_pages/6_Guided_tour.py")
+RACE, INSIDE, TOUR = (
+    "app_pages/2_Race.py",
+    "app_pages/3_Inside_All-Season.py",
+    "app_pages/6_Guided_tour.py",
+)
 TIMEOUT = 120
-SMALL = api.Scenario(segments=((0, 300), (1, 200), (0, 200), (2, 150)), d=2, n_arms=4,
-                     sigma2=0.1, batch_size=5, seed=3, preset="custom")
+SMALL = api.Scenario(
+    segments=((0, 300), (1, 200), (0, 200), (2, 150)),
+    d=2,
+    n_arms=4,
+    sigma2=0.1,
+    batch_size=5,
+    seed=3,
+    preset="custom",
+)
 POLICIES = ["allseason-sw", "lints"]
 
 
@@ -79,8 +89,10 @@ def counting(monkeypatch, owner, name: str) -> list:
 
 def no_engine(monkeypatch) -> None:
     """From here on, any race computed fails the test."""
+
     def boom(*a, **k):
         raise AssertionError("the race was computed again")
+
     monkeypatch.setattr(api, "iter_race", boom)
     monkeypatch.setattr(api, "run_race", boom)
 
@@ -92,16 +104,20 @@ def mean_final(race: api.Race, column: str) -> dict[str, float]:
     out = {}
     for p in race.policies:
         traces = [result.traces[p.label, k] for k in range(race.n_seeds)]
-        per_seed = [float(np.sum(t.reward) if column == "reward" else np.sum(t.regret))
-                    for t in traces]
+        per_seed = [
+            float(np.sum(t.reward) if column == "reward" else np.sum(t.regret)) for t in traces
+        ]
         out[p.label] = float(np.mean(per_seed))
     return out
 
 
 def last_points(fig: dict) -> dict[str, tuple[float, float]]:
     """(last x, last y) of each contestant's mean line, by its name."""
-    return {t["name"]: (float(values(t["x"])[-1]), float(values(t["y"])[-1]))
-            for t in fig["data"] if t.get("mode") == "lines+markers"}
+    return {
+        t["name"]: (float(values(t["x"])[-1]), float(values(t["y"])[-1]))
+        for t in fig["data"]
+        if t.get("mode") == "lines+markers"
+    }
 
 
 @pytest.fixture(autouse=True)
@@ -139,8 +155,10 @@ def test_run_reruns_only_the_results_section(race_page, monkeypatch):
     # what this run sent: the results only (no title, no settings, no season timeline)
     assert not at.title and not at.get("multiselect") and not at.get("slider")
     # the regret curves, and beside them the final regret of each seed
-    assert [title_of(f) for f in figures(at)] == ["Cumulative regret (lower is better)",
-                                                  "Final regret over seeds (lower is better)"]
+    assert [title_of(f) for f in figures(at)] == [
+        "Cumulative regret (lower is better)",
+        "Final regret over seeds (lower is better)",
+    ]
     # in 3/5 of the width the curves have no Plotly legend: an HTML key under them
     assert figures(at)[0]["layout"]["showlegend"] is False
     assert sum('aria-label="legend"' in m.value for m in at.markdown) == 1
@@ -180,8 +198,12 @@ def test_the_chart_picker_reruns_only_the_chart(race_page, monkeypatch):
     no_engine(monkeypatch)
     settings = counting(monkeypatch, forms, "race_settings")
     section = counting(monkeypatch, runs, "cached")  # the results section looks the race up
-    for key, title in (("reward", "Cumulative reward"), ("board", "Leaderboard"),
-                       ("states", "each true state"), ("regret", "Cumulative regret")):
+    for key, title in (
+        ("reward", "Cumulative reward"),
+        ("board", "Leaderboard"),
+        ("states", "each true state"),
+        ("regret", "Cumulative regret"),
+    ):
         at.segmented_control(key=views.RACE_CHART_PICK).set_value(key)
         run_fragment(at, "race_chart", monkeypatch)
         assert_clean(at)
@@ -200,7 +222,9 @@ def test_the_chart_picker_reruns_only_the_chart(race_page, monkeypatch):
     at.run()
     assert_clean(at)
     assert [title_of(f).split(" (")[0] for f in figures(at)] == [
-        "Season pattern: the true state at each step", "Cumulative reward"]
+        "Season pattern: the true state at each step",
+        "Cumulative reward",
+    ]
 
 
 def test_the_charts_show_the_engines_numbers(race_page, monkeypatch):

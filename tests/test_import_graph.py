@@ -32,12 +32,12 @@ def _edges(name: str, top_level_only: bool) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     package = name if is_pkg else name.rpartition(".")[0]
     out = set()
-    for node in (tree.body if top_level_only else ast.walk(tree)):
+    for node in tree.body if top_level_only else ast.walk(tree):
         if isinstance(node, ast.Import):
             out.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                base = package.split(".")[:len(package.split(".")) - (node.level - 1)]
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""

@@ -15,27 +15,42 @@ ROOT = Path(__file__).resolve().parents[1]
 INSTALL = "pip install 'allseason[sweeps]'"
 
 # run in a fresh interpreter where `import dask` / `import distributed` fail, as if missing
-NO_DASK = ("import sys; sys.modules['dask'] = None; sys.modules['distributed'] = None; "
-           "from allseason.cli import main; sys.exit(main(sys.argv[1:]))")
+NO_DASK = (
+    "import sys; sys.modules['dask'] = None; sys.modules['distributed'] = None; "
+    "from allseason.cli import main; sys.exit(main(sys.argv[1:]))"
+)
 
 
 @pytest.fixture()
 def sweep_file(tmp_path):
     f = tmp_path / "tiny.json"
-    f.write_text(json.dumps({"name": "tiny", "seeds": 2,
-                             "scenarios": [{"preset": "regular", "horizon": 120}],
-                             "policies": [{"name": "lints"}]}))
+    f.write_text(
+        json.dumps(
+            {
+                "name": "tiny",
+                "seeds": 2,
+                "scenarios": [{"preset": "regular", "horizon": 120}],
+                "policies": [{"name": "lints"}],
+            }
+        )
+    )
     return f
 
 
 def _no_dask(*args):
-    return subprocess.run([sys.executable, "-c", NO_DASK, *map(str, args)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", NO_DASK, *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=300,
+    )
 
 
 @pytest.mark.parametrize("flag", [["--workers", "2"], ["--scheduler", "tcp://127.0.0.1:1"]])
-def test_asking_for_dask_without_it_is_one_line_exit_2(sweep_file, tmp_path, monkeypatch,
-                                                       capsys, flag):
+def test_asking_for_dask_without_it_is_one_line_exit_2(
+    sweep_file, tmp_path, monkeypatch, capsys, flag
+):
     from allseason.cli import main
 
     monkeypatch.setitem(sys.modules, "dask", None)  # `import dask` raises ImportError

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import random_spd, unit_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.linalg import solve_triangular
@@ -11,7 +12,6 @@ from scipy.stats import norm
 
 from allseason import _kernels as kernels
 from allseason.models import GaussianLinearPosterior, mean_distance, symmetric_kl
-from conftest import random_spd, unit_rows
 
 DIMS = [1, 2, 5, 20]
 
@@ -25,8 +25,9 @@ def test_chol_update_matches_numpy(d):
         x = rng.standard_normal(d) * rng.uniform(0.1, 3.0)
         L = np.linalg.cholesky(M)
         kernels.chol_update(L, x.copy())
-        np.testing.assert_allclose(L, np.linalg.cholesky(M + np.outer(x, x)),
-                                   rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(
+            L, np.linalg.cholesky(M + np.outer(x, x)), rtol=1e-10, atol=1e-12
+        )
         assert np.all(np.triu(L, 1) == 0)
 
 
@@ -64,8 +65,7 @@ def test_chol_update_property(seed, d, scale):
     x = np.sqrt(scale) * rng.standard_normal(d)
     L = np.linalg.cholesky(M)
     kernels.chol_update(L, x.copy())
-    np.testing.assert_allclose(L @ L.T, M + np.outer(x, x), rtol=1e-10,
-                               atol=1e-12 * scale * d)
+    np.testing.assert_allclose(L @ L.T, M + np.outer(x, x), rtol=1e-10, atol=1e-12 * scale * d)
 
 
 @pytest.mark.parametrize("d", DIMS)
@@ -86,8 +86,7 @@ def test_triangular_solves_match_scipy(d):
     kernels.forward_solve(L, x, out)
     np.testing.assert_allclose(out, solve_triangular(L, x, lower=True), rtol=1e-12, atol=1e-13)
     kernels.backward_solve(L, x, out)
-    np.testing.assert_allclose(out, solve_triangular(L.T, x, lower=False), rtol=1e-12,
-                               atol=1e-13)
+    np.testing.assert_allclose(out, solve_triangular(L.T, x, lower=False), rtol=1e-12, atol=1e-13)
     b, mu, tmp = rng.standard_normal(d), np.empty(d), np.empty(d)
     kernels.refresh_mean(L, b, mu, tmp)
     np.testing.assert_allclose(mu, np.linalg.solve(L @ L.T, b), rtol=1e-10, atol=1e-12)
@@ -106,8 +105,7 @@ def test_log_predictive_kernel(d, sigma2):
     for _ in range(10):
         x, r = rng.standard_normal(d), rng.normal(0, 2)
         got = kernels.log_predictive(L, mu, x, r, sigma2, tmp)
-        assert got == pytest.approx(norm.logpdf(r, mu @ x, np.sqrt(sigma2 + x @ S @ x)),
-                                    rel=1e-10)
+        assert got == pytest.approx(norm.logpdf(r, mu @ x, np.sqrt(sigma2 + x @ S @ x)), rel=1e-10)
         assert got == pytest.approx(post.log_predictive(x, r)[0], rel=1e-10)
 
 
@@ -161,15 +159,23 @@ def test_discount_obs():
 
 # -- short-memory models ---------------------------------------------------------------------
 def _fresh_state(d, lam, tau):
-    return (lam * np.eye(d), np.sqrt(lam) * np.eye(d), np.zeros(d), np.zeros((tau, d)),
-            np.zeros(tau), np.zeros(3, dtype=np.int64), np.empty(d))
+    return (
+        lam * np.eye(d),
+        np.sqrt(lam) * np.eye(d),
+        np.zeros(d),
+        np.zeros((tau, d)),
+        np.zeros(tau),
+        np.zeros(3, dtype=np.int64),
+        np.empty(d),
+    )
 
 
 def _learn(M, L, b, x, r, mode, tau, gamma, lam, sigma2, wx, wr, wstate, tmp):
     """short_memory_learn on a single block (G = 1): views of shape (1, ...)."""
     wg = np.zeros(len(wr), dtype=np.int64)
-    kernels.short_memory_learn(M[None], L[None], b[None], 0, x, r, mode, tau, gamma, lam, sigma2,
-                         wx, wg, wr, wstate, tmp)
+    kernels.short_memory_learn(
+        M[None], L[None], b[None], 0, x, r, mode, tau, gamma, lam, sigma2, wx, wg, wr, wstate, tmp
+    )
 
 
 @pytest.mark.parametrize("tau", [1, 3, 10])
@@ -183,7 +189,7 @@ def test_short_memory_window_is_the_last_tau_observations(tau):
         _learn(M, L, b, xs[t], rs[t], kernels.WINDOW, tau, 1.0, lam, sigma2, wx, wr, wstate, tmp)
         lo = max(t - tau + 1, 0)  # the window: max(t - tau + 1, 1) .. t, 1-based
         ref = GaussianLinearPosterior(d, lam, sigma2)
-        ref.update(xs[lo:t + 1], rs[lo:t + 1])
+        ref.update(xs[lo : t + 1], rs[lo : t + 1])
         np.testing.assert_allclose(M, ref.M, rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(b, ref.b, rtol=1e-10, atol=1e-10)
         np.testing.assert_allclose(L @ L.T, ref.M, rtol=1e-9, atol=1e-9)
@@ -191,7 +197,7 @@ def test_short_memory_window_is_the_last_tau_observations(tau):
         assert wstate[0] == min(t + 1, tau)
     # the ring buffer holds exactly the window
     held = sorted(map(tuple, wx))
-    assert held == sorted(map(tuple, xs[n - tau:]))
+    assert held == sorted(map(tuple, xs[n - tau :]))
 
 
 @pytest.mark.parametrize("gamma", [0.5, 0.9, 0.99])
@@ -205,9 +211,11 @@ def test_short_memory_discount_is_the_weighted_sum(gamma):
         if t % 37 == 0 or t == n - 1:
             w = gamma ** (t - np.arange(t + 1))
             np.testing.assert_allclose(
-                M, lam * np.eye(d) + (w * xs[:t + 1].T) @ xs[:t + 1] / sigma2, rtol=1e-10)
-            np.testing.assert_allclose(b, (w * xs[:t + 1].T) @ rs[:t + 1] / sigma2,
-                                       rtol=1e-10, atol=1e-12)
+                M, lam * np.eye(d) + (w * xs[: t + 1].T) @ xs[: t + 1] / sigma2, rtol=1e-10
+            )
+            np.testing.assert_allclose(
+                b, (w * xs[: t + 1].T) @ rs[: t + 1] / sigma2, rtol=1e-10, atol=1e-12
+            )
     # the caller refactors once per batch; L is left alone by the DISCOUNT branch
     np.testing.assert_array_equal(L, np.sqrt(lam) * np.eye(d))
     kernels.chol_factor(M, L)
@@ -226,8 +234,9 @@ def test_sym_kl_kernel_matches_models(d):
     p, q = posts
     got = kernels.sym_kl(p.M, p.mean, p.covariance, q.M, q.mean, q.covariance, np.empty(d))
     assert got == pytest.approx(symmetric_kl(p, q), rel=1e-10)
-    assert kernels.sym_kl(p.M, p.mean, p.covariance, p.M, p.mean, p.covariance,
-                    np.empty(d)) == pytest.approx(0.0, abs=1e-10)
+    assert kernels.sym_kl(
+        p.M, p.mean, p.covariance, p.M, p.mean, p.covariance, np.empty(d)
+    ) == pytest.approx(0.0, abs=1e-10)
 
 
 def _bank(specs, ids, alive):
@@ -236,17 +245,33 @@ def _bank(specs, ids, alive):
     mu = np.array([m for m, _ in specs], dtype=float)
     L = np.linalg.cholesky(M)
     S, d = mu.shape
-    return (M, L, mu, np.array(ids, dtype=np.int64), np.array(alive, dtype=np.bool_),
-            np.empty((S, d, d)), np.empty(S))
+    return (
+        M,
+        L,
+        mu,
+        np.array(ids, dtype=np.int64),
+        np.array(alive, dtype=np.bool_),
+        np.empty((S, d, d)),
+        np.empty(S),
+    )
 
 
 def _prune(M, L, mu, ids, alive, mode, work_S, work_tr):
     """prune_one on single-block banks (G = 1); work_tr is filled with each slot's trace."""
     S, d = mu.shape
     ws, wt = np.empty((S, 1, d, d)), np.zeros((S, 1))
-    out = kernels.prune_one(M[:, None], mu[:, None], ids, alive, mode, ws, wt,
-                            np.ones((S, 1), dtype=np.bool_), np.zeros((S, S, 1)),
-                            np.zeros((S, S, 1), dtype=np.bool_))
+    out = kernels.prune_one(
+        M[:, None],
+        mu[:, None],
+        ids,
+        alive,
+        mode,
+        ws,
+        wt,
+        np.ones((S, 1), dtype=np.bool_),
+        np.zeros((S, S, 1)),
+        np.zeros((S, S, 1), dtype=np.bool_),
+    )
     work_tr[:] = wt[:, 0]
     return out
 
@@ -261,8 +286,14 @@ I2 = np.eye(2)
 # slot 0: the shadow (a copy of slot 1: must be ignored); slots 1, 2: close means but very
 # different precisions (the closest pair by mean distance); slots 3, 4: means 0.3 apart with
 # similar precisions (the closest pair by symmetric KL); slot 5: dead, equal to slot 3.
-PRUNE_SPECS = [((0.0, 0.0), 100 * I2), ((0.0, 0.0), 100 * I2), ((0.05, 0.0), 1 * I2),
-               ((3.0, 0.0), 5 * I2), ((3.3, 0.0), 4 * I2), ((3.0, 0.0), 5 * I2)]
+PRUNE_SPECS = [
+    ((0.0, 0.0), 100 * I2),
+    ((0.0, 0.0), 100 * I2),
+    ((0.05, 0.0), 1 * I2),
+    ((3.0, 0.0), 5 * I2),
+    ((3.3, 0.0), 4 * I2),
+    ((3.0, 0.0), 5 * I2),
+]
 PRUNE_ALIVE = [True, True, True, True, True, False]
 PRUNE_IDS = [0, 1, 4, 2, 7, -1]
 

@@ -13,17 +13,24 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from allseason import api  # noqa: E402
-from allseason.ui import runs, state  # noqa: E402
+from allseason import api
+from allseason.ui import runs, state
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 RACE, INSIDE = "app_pages/2_Race.py", "app_pages/3_Inside_All-Season.py"
 TIMEOUT = 90
-SMALL = api.Scenario(segments=((0, 150), (1, 100), (0, 100)), d=2, n_arms=3, sigma2=0.1,
-                     batch_size=5, seed=3, preset="custom")
+SMALL = api.Scenario(
+    segments=((0, 150), (1, 100), (0, 100)),
+    d=2,
+    n_arms=3,
+    sigma2=0.1,
+    batch_size=5,
+    seed=3,
+    preset="custom",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -48,8 +55,10 @@ def errors(at: AppTest) -> list[str]:
 
 
 def query(at: AppTest) -> dict:
-    return {k: at.query_params[k][0] if isinstance(at.query_params[k], list)
-            else at.query_params[k] for k in at.query_params}
+    return {
+        k: at.query_params[k][0] if isinstance(at.query_params[k], list) else at.query_params[k]
+        for k in at.query_params
+    }
 
 
 # --- encoding (no Streamlit run) ------------------------------------------------------------
@@ -62,12 +71,19 @@ def test_race_link_round_trip():
     choice["policies"] = ["allseason-sw", "sw-lints", "denband"]
     choice["n_seeds"] = 3
     choice["params"]["sw-lints"] = {**state.policy_defaults("sw-lints"), "tau": 250}
-    choice["params"]["allseason-sw"] = {**state.policy_defaults("allseason-sw"),
-                                        "weighting": "batch", "share": 0.01}
+    choice["params"]["allseason-sw"] = {
+        **state.policy_defaults("allseason-sw"),
+        "weighting": "batch",
+        "share": 0.01,
+    }
     q = state.race_to_query(choice)
-    assert q == {"policies": "allseason-sw,sw-lints,denband", "n_seeds": "3",
-                 "sw-lints.tau": "250", "allseason-sw.share": "0.01",
-                 "allseason-sw.weighting": "batch"}
+    assert q == {
+        "policies": "allseason-sw,sw-lints,denband",
+        "n_seeds": "3",
+        "sw-lints.tau": "250",
+        "allseason-sw.share": "0.01",
+        "allseason-sw.weighting": "batch",
+    }
     back, errs = state.race_from_query(q)
     assert errs == []
     assert back["policies"] == choice["policies"] and back["n_seeds"] == 3
@@ -77,8 +93,9 @@ def test_race_link_round_trip():
 
 # --- the Race page --------------------------------------------------------------------------
 def test_race_page_shows_the_linked_settings_and_writes_changes_back():
-    at = open_page(RACE, {"seed": "4", "policies": "lints,sw-lints", "n_seeds": "3",
-                          "sw-lints.tau": "50"})
+    at = open_page(
+        RACE, {"seed": "4", "policies": "lints,sw-lints", "n_seeds": "3", "sw-lints.tau": "50"}
+    )
     assert errors(at) == []
     assert at.multiselect(key="race_policies").value == ["lints", "sw-lints"]
     assert at.slider(key="race_seeds").value == 3
@@ -96,9 +113,18 @@ def test_race_page_shows_the_linked_settings_and_writes_changes_back():
 
 
 def test_race_link_bad_values_are_named_and_the_rest_kept():
-    at = open_page(RACE, {"seed": "2", "policies": "lints,nope,sw-lints", "n_seeds": "99",
-                          "sw-lints.tau": "-3", "lints.lam": "abc", "lints.bogus": "1",
-                          "d-lints.gamma": "0.5"})
+    at = open_page(
+        RACE,
+        {
+            "seed": "2",
+            "policies": "lints,nope,sw-lints",
+            "n_seeds": "99",
+            "sw-lints.tau": "-3",
+            "lints.lam": "abc",
+            "lints.bogus": "1",
+            "d-lints.gamma": "0.5",
+        },
+    )
     msgs = " ".join(errors(at))
     assert "“nope”" in msgs
     assert "n_seeds=99" in msgs and "between 1 and 10" in msgs
@@ -121,8 +147,12 @@ def test_link_unknown_parameter_lists_the_race_fields_too():
 
 # --- Inside All-Season ----------------------------------------------------------------------
 def _inside_link(**extra) -> dict:
-    return {**SMALL.to_query(), "policies": "allseason-sw,allseason-disc,lints",
-            "n_seeds": "2", **extra}
+    return {
+        **SMALL.to_query(),
+        "policies": "allseason-sw,allseason-disc,lints",
+        "n_seeds": "2",
+        **extra,
+    }
 
 
 def _run_and_go_inside(at: AppTest) -> None:
@@ -135,8 +165,7 @@ def _run_and_go_inside(at: AppTest) -> None:
 
 
 def test_inside_shows_the_linked_view_contestant_and_seed():
-    at = open_page(RACE, _inside_link(view="births", contestant="allseason-disc",
-                                      inside_seed="1"))
+    at = open_page(RACE, _inside_link(view="births", contestant="allseason-disc", inside_seed="1"))
     _run_and_go_inside(at)
     assert errors(at) == []
     assert at.radio(key="inside_view").value == "Births & prunings"
@@ -163,8 +192,7 @@ def test_inside_link_in_a_new_session_is_served_from_the_cache():
 
 
 def test_inside_link_bad_values_get_messages():
-    at = open_page(RACE, _inside_link(view="nonsense", contestant="lints",
-                                      inside_seed="7"))
+    at = open_page(RACE, _inside_link(view="nonsense", contestant="lints", inside_seed="7"))
     _run_and_go_inside(at)
     msgs = " ".join(errors(at))
     assert "view=nonsense" in msgs and "births" in msgs

@@ -14,8 +14,19 @@ from allseason.errors import SpecError
 from allseason.sim import live as live_mod
 from allseason.sim.live import LiveRun
 
-EVERYONE = ("allseason-sw", "allseason-disc", "allseason-sw-printed", "lints", "sw-lints",
-            "d-lints", "bob", "denband", "random", "oracle-state", "oracle-restart")
+EVERYONE = (
+    "allseason-sw",
+    "allseason-disc",
+    "allseason-sw-printed",
+    "lints",
+    "sw-lints",
+    "d-lints",
+    "bob",
+    "denband",
+    "random",
+    "oracle-state",
+    "oracle-restart",
+)
 
 
 def show(run: LiveRun, script):
@@ -31,9 +42,24 @@ def show(run: LiveRun, script):
 
 
 # 7 switches: 3 returns (to 0, to 1, to 0), 2 new seasons after the start (2, 3), uneven k
-SCRIPT = [("go", 130), ("new",), ("go", 95), ("to", 0), ("go", 61), ("new",), ("go", 240),
-          ("to", 1), ("go", 77), ("to", 0), ("go", 33), ("go", 40), ("new",), ("go", 150),
-          ("to", 2), ("go", 129)]
+SCRIPT = [
+    ("go", 130),
+    ("new",),
+    ("go", 95),
+    ("to", 0),
+    ("go", 61),
+    ("new",),
+    ("go", 240),
+    ("to", 1),
+    ("go", 77),
+    ("to", 0),
+    ("go", 33),
+    ("go", 40),
+    ("new",),
+    ("go", 150),
+    ("to", 2),
+    ("go", 129),
+]
 
 
 def assert_replays(run: LiveRun, labels):
@@ -58,15 +84,19 @@ def test_a_show_replays_bit_for_bit_through_run_race(batch_size):
     assert run.n_states == 4 and run.t == sum(n for _, n in sched)
     replay = assert_replays(run, run.labels)
     # the replay's true states are the show's, step by step
-    np.testing.assert_array_equal(replay.traces["lints", 0].state,
-                                  run.race().scenario.pattern.states())
+    np.testing.assert_array_equal(
+        replay.traces["lints", 0].state, run.race().scenario.pattern.states()
+    )
 
 
 def test_a_new_season_gets_the_same_theta_as_in_the_replay():
-    run = show(LiveRun(["lints"], seed=5, record=True), [("go", 10), ("new",), ("go", 10),
-                                                           ("new",), ("go", 10)])
+    run = show(
+        LiveRun(["lints"], seed=5, record=True),
+        [("go", 10), ("new",), ("go", 10), ("new",), ("go", 10)],
+    )
     env = api.Scenario(segments=run.schedule(), preset="custom", seed=5)
     from allseason.sim.runner import make_env
+
     np.testing.assert_array_equal(run._env.thetas, make_env(env, 0).thetas)
 
 
@@ -88,8 +118,9 @@ def test_memory_is_bounded_by_the_window():
     for i in range(60):
         run.advance(50)
         if i % 7 == 6:
-            run.switch((run.state + 1) % run.n_states) if i % 2 else run.new_state() \
-                if run.n_states < run.max_states else run.switch(0)
+            run.switch(
+                (run.state + 1) % run.n_states
+            ) if i % 2 else run.new_state() if run.n_states < run.max_states else run.switch(0)
     f = run.frame()
     assert run.t == 3000
     assert f.steps.shape == (500,) and f.reward.shape == (2, 500) and f.rate.shape == (2, 500)
@@ -104,7 +135,7 @@ def test_rolling_rate_and_regret_since_switch_against_direct_computation():
     rewards = run.rewards("lints")
     for j in (0, 10, 24, 25, 150, 199):
         lo = max(0, j + 1 - 25)
-        assert f.rate[0, j] == pytest.approx(rewards[lo:j + 1].mean(), abs=1e-12)
+        assert f.rate[0, j] == pytest.approx(rewards[lo : j + 1].mean(), abs=1e-12)
     replay = api.run_race(run.race())
     for i, label in enumerate(run.labels):
         regret = replay.traces[label, 0].regret

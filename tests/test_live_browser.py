@@ -19,8 +19,9 @@ STATUS = ".live-status"
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed "
-                                                           f"(apt-get install chromium)"),
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed (apt-get install chromium)"
+    ),
 ]
 pytest.importorskip("playwright.sync_api")
 
@@ -34,8 +35,9 @@ def step(pg) -> int:
 
 
 def wait_season(pg, k: int) -> None:
-    pg.wait_for_function(f"document.querySelector('{STATUS}')?.dataset.season === '{k}'",
-                         timeout=15_000)
+    pg.wait_for_function(
+        f"document.querySelector('{STATUS}')?.dataset.season === '{k}'", timeout=15_000
+    )
 
 
 def test_keys_n_and_1_switch_the_season(server, page):

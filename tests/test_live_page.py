@@ -24,11 +24,11 @@ import pytest
 pytest.importorskip("streamlit")
 pytest.importorskip("plotly")
 
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from conftest import open_app_page, run_fragment
+from streamlit.testing.v1 import AppTest
 
-from allseason import api  # noqa: E402
-from conftest import open_app_page, run_fragment  # noqa: E402
-from allseason.ui import live, state  # noqa: E402
+from allseason import api
+from allseason.ui import live, state
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -64,8 +64,13 @@ def figures(at: AppTest) -> dict[str, dict]:
     for c in at.get("plotly_chart"):
         fig = json.loads(c.proto.spec)
         title = fig["layout"]["title"]["text"]
-        name = ("rate" if title.startswith("Reward") else "since" if title.startswith("Regret")
-                else "ribbon")
+        name = (
+            "rate"
+            if title.startswith("Reward")
+            else "since"
+            if title.startswith("Regret")
+            else "ribbon"
+        )
         out[name] = fig
     return out
 
@@ -179,11 +184,17 @@ def test_a_double_delivered_click_counts_once(monkeypatch):
     assert run_of(at).n_states == 2
 
 
-@pytest.mark.parametrize("raw, used, words", [
-    (1000, live.SPEED_MAX, "got 1000"), (0, live.SPEED_MIN, "got 0"),
-    ("fast", live.SPEED_DEFAULT, "“fast”"), (-3.5, live.SPEED_MIN, "got -3.5"),
-    ("inf", live.SPEED_DEFAULT, "“inf”"), (None, live.SPEED_DEFAULT, None),
-])
+@pytest.mark.parametrize(
+    "raw, used, words",
+    [
+        (1000, live.SPEED_MAX, "got 1000"),
+        (0, live.SPEED_MIN, "got 0"),
+        ("fast", live.SPEED_DEFAULT, "“fast”"),
+        (-3.5, live.SPEED_MIN, "got -3.5"),
+        ("inf", live.SPEED_DEFAULT, "“inf”"),
+        (None, live.SPEED_DEFAULT, None),
+    ],
+)
 def test_a_bad_speed_in_the_session_gets_a_warning_not_a_traceback(raw, used, words):
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.session_state[live.SPEED] = raw
@@ -276,8 +287,7 @@ def test_a_show_over_the_apps_limits_says_so():
     run_of(at).advance(state.APP_LIMITS["horizon"] + 1)
     at.run()
     assert not at.exception
-    assert any("can not become a race" in w.value and "50,000" in w.value
-               for w in at.warning)
+    assert any("can not become a race" in w.value and "50,000" in w.value for w in at.warning)
 
 
 # --- the figures alone (allseason.viz.live: a LiveFrame in, a figure out) --------------------
@@ -285,8 +295,11 @@ def test_the_figures_of_an_empty_show_and_of_a_show_without_all_season():
     from allseason.viz import live as vlive
 
     frame = api.LiveRun(["lints"], seed=1).frame()  # nothing played yet
-    for fig in (vlive.rate_figure(frame), vlive.ribbon_figure(frame),
-                vlive.since_switch_figure(frame)):
+    for fig in (
+        vlive.rate_figure(frame),
+        vlive.ribbon_figure(frame),
+        vlive.since_switch_figure(frame),
+    ):
         assert fig.layout.title.text
     assert "no All-Season" in vlive.ribbon_figure(frame).layout.title.text
 
@@ -329,8 +342,7 @@ def test_no_live_figure_moves_its_margins_and_the_keys_are_its_legends():
 
     from allseason.viz import live as vlive
 
-    run = api.LiveRun(["allseason-sw", "sw-lints", "d-lints", "lints", "oracle-state"],
-                      seed=0)
+    run = api.LiveRun(["allseason-sw", "sw-lints", "d-lints", "lints", "oracle-state"], seed=0)
     run.advance(400)
     run.new_state()
     run.advance(60)
@@ -338,15 +350,21 @@ def test_no_live_figure_moves_its_margins_and_the_keys_are_its_legends():
     rate = vlive.rate_figure(frame, window=run.window, rate_window=run.rate_window)
     ribbon = vlive.ribbon_figure(frame, window=run.window)
     for scale in (1.0, 1.75):
-        for fig in (vlive.rate_figure(frame, scale=scale), vlive.ribbon_figure(frame),
-                    vlive.since_switch_figure(frame, scale=scale)):
+        for fig in (
+            vlive.rate_figure(frame, scale=scale),
+            vlive.ribbon_figure(frame),
+            vlive.since_switch_figure(frame, scale=scale),
+        ):
             assert fig.layout.margin.autoexpand is False and fig.layout.showlegend is False
             for axis in (fig.layout.xaxis, fig.layout.yaxis):
                 assert axis.automargin is False and axis.ticklabeloverflow == "allow"
     # the contestants' key: one entry per line of the rate figure, in its order and style
     key = vlive.contestants_key(frame.labels)
-    entries = re.findall(r'stroke="([^"]+)" stroke-width="([^"]+)" stroke-dasharray="([^"]*)"/>'
-                         r'</svg>([^<]+)</span>', key)
+    entries = re.findall(
+        r'stroke="([^"]+)" stroke-width="([^"]+)" stroke-dasharray="([^"]*)"/>'
+        r"</svg>([^<]+)</span>",
+        key,
+    )
     assert len(entries) == len(frame.labels)
     assert [e[3] for e in entries] == [t.name for t in rate.data]
     assert entries[-1][3] == "oracle (knows the seasons)"
@@ -354,11 +372,23 @@ def test_no_live_figure_moves_its_margins_and_the_keys_are_its_legends():
         assert color == trace.line.color and float(width) == trace.line.width
         # plotly.js's dashStyle: multiples of the width, at least 3 px (these lines: 2 or 3)
         assert trace.line.width <= 3
-        assert dash == {"solid": "", "dash": "9,9", "dot": "3,3", "longdash": "15,15",
-                        "dashdot": "9,3,3,3", "longdashdot": "15,6,3,6"}[trace.line.dash]
+        assert (
+            dash
+            == {
+                "solid": "",
+                "dash": "9,9",
+                "dot": "3,3",
+                "longdash": "15,15",
+                "dashdot": "9,3,3,3",
+                "longdashdot": "15,6,3,6",
+            }[trace.line.dash]
+        )
     # the bandits' key: the bandits on the ribbon's top-weight lane, the shadow last
-    on_ribbon = [t.name for t in ribbon.data if t.name.startswith(("bandit", "shadow"))
-                 and t.name != "shadow (dots)"]
+    on_ribbon = [
+        t.name
+        for t in ribbon.data
+        if t.name.startswith(("bandit", "shadow")) and t.name != "shadow (dots)"
+    ]
     keyed = re.findall(r"</svg>([^<]+)</span>", vlive.bandits_key(frame))
     assert keyed == sorted(on_ribbon, key=lambda n: (n == "shadow", n)) and keyed[-1] == "shadow"
     assert "&lt;" in vlive.contestants_key(["<b>x</b>"])  # a label is text, never HTML

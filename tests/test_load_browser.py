@@ -31,9 +31,9 @@ CHROMIUM = "/usr/bin/chromium"
 SCREENS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/allseason-screens"))
 
 N_SESSIONS = 10
-HORIZON = 1_000          # steps per race (x 5 seeds x 7 policies); the app allows 50,000
-PHASE_TIMEOUT_S = 100    # opening the 10 pages, then the 10 races; measured 20-30 s and
-                         # 34-37 s on a 2-core machine shared with other jobs (load 4-16)
+HORIZON = 1_000  # steps per race (x 5 seeds x 7 policies); the app allows 50,000
+PHASE_TIMEOUT_S = 100  # opening the 10 pages, then the 10 races; measured 20-30 s and
+# 34-37 s on a 2-core machine shared with other jobs (load 4-16)
 # Server (process + children) RSS, measured at horizon 1,000: idle 70 MB, one race 350 MB,
 # 10 concurrent races 500 MB (at 2,000 steps: 620 MB). Bounds with a 2-3x margin:
 IDLE_RSS_MB = 200
@@ -41,8 +41,9 @@ PEAK_RSS_MB = 1_500
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed "
-                                                           f"(make browser)"),
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed (make browser)"
+    ),
 ]
 pytest.importorskip("playwright.async_api")
 pytest.importorskip("psutil")
@@ -67,11 +68,20 @@ def report():
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(1) as pool:
-        rep = pool.submit(lt.run, N_SESSIONS, horizon=HORIZON, timeout_s=PHASE_TIMEOUT_S,
-                          screenshot=SCREENS / "load-session.png", limits="quick").result()
+        rep = pool.submit(
+            lt.run,
+            N_SESSIONS,
+            horizon=HORIZON,
+            timeout_s=PHASE_TIMEOUT_S,
+            screenshot=SCREENS / "load-session.png",
+            limits="quick",
+        ).result()
     rep["run_s"] = round(time.perf_counter() - t0, 1)
-    rep["bounds"] = {"phase_timeout_s": PHASE_TIMEOUT_S, "idle_rss_mb": IDLE_RSS_MB,
-                     "peak_rss_mb": PEAK_RSS_MB}
+    rep["bounds"] = {
+        "phase_timeout_s": PHASE_TIMEOUT_S,
+        "idle_rss_mb": IDLE_RSS_MB,
+        "peak_rss_mb": PEAK_RSS_MB,
+    }
     (SCREENS / "load.json").write_text(json.dumps(rep, indent=2))
     lt.print_table(rep)
     return rep
@@ -82,16 +92,21 @@ def test_all_sessions_finish(report):
     assert report["single_race_s"] is not None, report["per_session"][0]
     assert report["finished"] == N_SESSIONS, report["problems"]
     times = [r["race_s"] for r in report["per_session"][1:]]
-    assert len(times) == N_SESSIONS and all(t is not None and t < PHASE_TIMEOUT_S
-                                            for t in times), times
+    assert len(times) == N_SESSIONS and all(t is not None and t < PHASE_TIMEOUT_S for t in times), (
+        times
+    )
     for r in report["per_session"]:
-        assert r["done_text"].startswith(f"Done: {HORIZON:,} steps × {api.DEFAULT_SEEDS} seeds × "
-                                         f"{len(api.DEFAULT_POLICIES)} policies"), r
+        assert r["done_text"].startswith(
+            f"Done: {HORIZON:,} steps × {api.DEFAULT_SEEDS} seeds × "
+            f"{len(api.DEFAULT_POLICIES)} policies"
+        ), r
 
 
 def test_no_error_element_in_any_session(report):
-    shown = {name: [p for p in probs if "stException" in p or "error alert" in p]
-             for name, probs in report["problems"].items()}
+    shown = {
+        name: [p for p in probs if "stException" in p or "error alert" in p]
+        for name, probs in report["problems"].items()
+    }
     assert not any(shown.values()), shown
     assert not report["problems"], report["problems"]  # nor any other failed check
 
@@ -105,8 +120,9 @@ def test_each_session_sees_only_its_own_scenario_and_result(report):
     for r in sessions:
         q = r["query"]
         # the leaderboard is the session's own race, recomputed from the race JSON it got
-        assert r["recomputed_mean_rewards"] == pytest.approx(sorted(
-            v for _, v in r["leaderboard"]), abs=1e-9), r["session"]
+        assert r["recomputed_mean_rewards"] == pytest.approx(
+            sorted(v for _, v in r["leaderboard"]), abs=1e-9
+        ), r["session"]
         assert f"seed={q['seed']}" in r["url_after"] and f"d={q['d']}" in r["url_after"]
 
 

@@ -15,9 +15,19 @@ from allseason.ui import settings
 ROOT = Path(__file__).resolve().parents[1]
 
 
-@pytest.mark.parametrize("value, on", [("1", True), ("true", True), (" Yes ", True),
-                                       ("on", True), ("0", False), ("", False), ("no", False),
-                                       ("2", False)])
+@pytest.mark.parametrize(
+    "value, on",
+    [
+        ("1", True),
+        ("true", True),
+        (" Yes ", True),
+        ("on", True),
+        ("0", False),
+        ("", False),
+        ("no", False),
+        ("2", False),
+    ],
+)
 def test_the_variable_is_read(value, on):
     assert settings.low_memory({settings.ENV: value}) is on
     assert settings.low_memory({}) is False
@@ -28,10 +38,19 @@ def _runs_constants(env_value):
     if env_value is not None:
         env[settings.ENV] = env_value
     env["PYTHONPATH"] = str(ROOT)
-    code = ("from allseason.ui import runs; print(runs.MAX_ENTRIES, runs.MAX_BYTES, "
-            "runs.MAX_CONCURRENT, runs.RACE_WORKERS)")
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True,
-                         text=True, timeout=120, check=True)
+    code = (
+        "from allseason.ui import runs; print(runs.MAX_ENTRIES, runs.MAX_BYTES, "
+        "runs.MAX_CONCURRENT, runs.RACE_WORKERS)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     return out.stdout.split()
 
 
@@ -42,16 +61,26 @@ def test_the_setting_shrinks_the_server():
 
 def test_allocator_calls_do_not_fail():
     assert isinstance(settings.trim(), bool)
-    code = ("from allseason.ui import settings; print(settings.tune_allocator(), settings.trim())")
+    code = "from allseason.ui import settings; print(settings.tune_allocator(), settings.trim())"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True,
-                         text=True, timeout=60, check=True)  # in a process of its own
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )  # in a process of its own
     assert out.stdout.split()[0] in ("True", "False")
 
 
 def test_seeds_in_turn_give_the_same_race():
-    race = api.Race(api.Scenario(segments=((0, 300), (1, 300)), seed=3),
-                    api.policy_specs(["allseason-sw", "lints"]), 3)
+    race = api.Race(
+        api.Scenario(segments=((0, 300), (1, 300)), seed=3),
+        api.policy_specs(["allseason-sw", "lints"]),
+        3,
+    )
     a, b = api.run_race(race, workers=1), api.run_race(race)
     for key in a.traces:
         assert (a.traces[key].arm == b.traces[key].arm).all()

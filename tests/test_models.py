@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from conftest import unit_rows
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import multivariate_normal, norm
 
 from allseason.models import GaussianLinearPosterior, mean_distance, symmetric_kl
-from conftest import unit_rows
 
 
 def _data(seed, n, d):
@@ -92,8 +92,9 @@ def test_sample_is_mean_plus_inverse_transpose_cholesky(d):
     for _ in range(20):
         z = rng.standard_normal(d)
         # theta = mu + L^-T z with M = L L^T  (so Cov = L^-T L^-1 = M^-1)
-        np.testing.assert_allclose(post.sample(z) - mu, np.linalg.solve(L.T, z),
-                                   rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            post.sample(z) - mu, np.linalg.solve(L.T, z), rtol=1e-9, atol=1e-12
+        )
     np.testing.assert_allclose(post.sample(np.zeros(d)), mu, rtol=1e-10, atol=1e-12)
 
 
@@ -106,7 +107,7 @@ def test_sample_monte_carlo_mean_and_covariance():
     sd = np.sqrt(np.diag(S))
     assert np.all(np.abs(draws.mean(0) - mu) < 5 * sd / np.sqrt(n))
     # standard error of a sample covariance entry: sqrt((S_ii S_jj + S_ij^2) / n)
-    se = np.sqrt((np.outer(np.diag(S), np.diag(S)) + S ** 2) / n)
+    se = np.sqrt((np.outer(np.diag(S), np.diag(S)) + S**2) / n)
     assert np.all(np.abs(np.cov(draws.T) - S) < 5 * se)
 
 
@@ -135,8 +136,9 @@ def test_log_predictive_is_ratio_of_marginal_likelihoods(lam, sigma2):
     post.update(xs[:n], rs[:n])
 
     def log_evidence(X, y):
-        return multivariate_normal(np.zeros(len(y)), X @ X.T / lam + sigma2 * np.eye(len(y))
-                                   ).logpdf(y)
+        return multivariate_normal(
+            np.zeros(len(y)), X @ X.T / lam + sigma2 * np.eye(len(y))
+        ).logpdf(y)
 
     want = log_evidence(xs, rs) - log_evidence(xs[:n], rs[:n])
     assert post.log_predictive(xs[n], rs[n])[0] == pytest.approx(want, rel=1e-9)
@@ -148,8 +150,9 @@ def test_log_predictive_is_the_posterior_average_of_the_likelihood():
     d, sigma2 = 3, 0.4
     post = _fitted(7, 5, d, lam=1.0, sigma2=sigma2)
     rng = np.random.default_rng(8)
-    thetas = rng.multivariate_normal(np.linalg.solve(post.M, post.b), np.linalg.inv(post.M),
-                                     size=200_000)
+    thetas = rng.multivariate_normal(
+        np.linalg.solve(post.M, post.b), np.linalg.inv(post.M), size=200_000
+    )
     x = unit_rows(rng, (d,))
     for r in (-0.5, 0.2, 1.3):
         dens = norm.pdf(r, thetas @ x, np.sqrt(sigma2))
@@ -188,7 +191,7 @@ def test_discount_then_update_is_the_geometrically_weighted_sum(gamma):
         post.discount(gamma)
         post.update(xs[t], rs[t])
         w = gamma ** (t - np.arange(t + 1))  # gamma^(t - s), s = 0..t; the prior is not discounted
-        M, b = _direct(xs[:t + 1], rs[:t + 1], d, lam, sigma2, w)
+        M, b = _direct(xs[: t + 1], rs[: t + 1], d, lam, sigma2, w)
         np.testing.assert_allclose(post.M, M, rtol=1e-11, atol=1e-12)
         np.testing.assert_allclose(post.b, b, rtol=1e-11, atol=1e-12)
         assert post.n_obs == pytest.approx(w.sum(), rel=1e-12)
@@ -209,8 +212,13 @@ def _kl_slow(mp, Sp, mq, Sq):
     d = len(mp)
     Sq_inv = np.linalg.inv(Sq)
     dm = mq - mp
-    return 0.5 * (np.trace(Sq_inv @ Sp) + dm @ Sq_inv @ dm - d
-                  + np.linalg.slogdet(Sq)[1] - np.linalg.slogdet(Sp)[1])
+    return 0.5 * (
+        np.trace(Sq_inv @ Sp)
+        + dm @ Sq_inv @ dm
+        - d
+        + np.linalg.slogdet(Sq)[1]
+        - np.linalg.slogdet(Sp)[1]
+    )
 
 
 def _moments(post):
@@ -245,8 +253,9 @@ def test_symmetric_kl_monte_carlo():
 
 
 @settings(max_examples=25, deadline=None)
-@given(seed=st.integers(0, 2**31), d=st.integers(1, 6), n1=st.integers(0, 12),
-       n2=st.integers(0, 12))
+@given(
+    seed=st.integers(0, 2**31), d=st.integers(1, 6), n1=st.integers(0, 12), n2=st.integers(0, 12)
+)
 def test_symmetric_kl_properties(seed, d, n1, n2):
     p = _fitted(seed, n1, d, lam=1.0, sigma2=0.7)
     q = _fitted(seed + 1, n2, d, lam=1.0, sigma2=0.7)

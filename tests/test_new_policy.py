@@ -49,8 +49,9 @@ class EpsilonGreedy(Policy):
         if u < self.epsilon:  # u / epsilon is uniform on [0, 1) here
             return min(int(u / self.epsilon * n_arms), n_arms - 1)
         scores = arms @ np.linalg.solve(self.A, self.b)
-        return int(np.argmax(scores) if self.tie == "first"
-                   else n_arms - 1 - np.argmax(scores[::-1]))
+        return int(
+            np.argmax(scores) if self.tie == "first" else n_arms - 1 - np.argmax(scores[::-1])
+        )
 
     def update(self, xs, rs):
         xs = np.atleast_2d(xs)
@@ -87,8 +88,9 @@ def test_its_values_are_checked_from_the_declaration(registered):
     e = err.value
     assert e.field == "eps-greedy.epsilon" and e.bounds == (0, 1) and e.got == 1.5
     assert str(e) == "eps-greedy.epsilon: must be a number in [0, 1], got 1.5"
-    with pytest.raises(api.SpecError, match="unknown hyperparameter; eps-greedy takes "
-                                            "epsilon, tie, warm"):
+    with pytest.raises(
+        api.SpecError, match="unknown hyperparameter; eps-greedy takes epsilon, tie, warm"
+    ):
         api.PolicySpec("eps-greedy", {"tau": 3})
 
 
@@ -96,9 +98,11 @@ def test_a_sweep_file_takes_it(registered, tmp_path):
     from allseason import sweeps
 
     path = tmp_path / "eps.toml"
-    path.write_text('seeds = 2\n[[scenarios]]\npreset = "regular"\nhorizon = 200\n'
-                    '[[policies]]\nname = "eps-greedy"\ngrid = { epsilon = [0.05, 0.2], '
-                    'tie = ["first", "last"] }\n')
+    path.write_text(
+        'seeds = 2\n[[scenarios]]\npreset = "regular"\nhorizon = 200\n'
+        '[[policies]]\nname = "eps-greedy"\ngrid = { epsilon = [0.05, 0.2], '
+        'tie = ["first", "last"] }\n'
+    )
     spec = sweeps.SweepSpec.from_file(path)
     assert spec.n_runs == 8
     path.write_text(path.read_text().replace('"last"', '"middle"'))

@@ -10,10 +10,13 @@ import pytest
 from allseason.envs import LinearGaussianEnv, Pattern
 from allseason.policies import REGISTRY, Policy, make_policy
 
-COMPILED = [n for n in REGISTRY if REGISTRY[n].run_chunk is not Policy.run_chunk
-            and n != "random"]
-PARAMS = {"allseason-sw": dict(tau=10, n_max=3), "allseason-disc": dict(gamma=0.9, n_max=3),
-          "sw-lints": dict(tau=10), "d-lints": dict(gamma=0.9)}
+COMPILED = [n for n in REGISTRY if REGISTRY[n].run_chunk is not Policy.run_chunk and n != "random"]
+PARAMS = {
+    "allseason-sw": dict(tau=10, n_max=3),
+    "allseason-disc": dict(gamma=0.9, n_max=3),
+    "sw-lints": dict(tau=10),
+    "d-lints": dict(gamma=0.9),
+}
 
 
 def _check(name, T, d, batch, sigma2, lam, segments=None):
@@ -29,13 +32,18 @@ def _check(name, T, d, batch, sigma2, lam, segments=None):
     assert np.isfinite(out.reward).all()
     fast = getattr(policy, "_fast", None)
     if policy.needs_state:  # the oracles' inner LinTS models
-        assert all(np.isfinite(m._fast["mu"]).all() and np.isfinite(m._fast["M"]).all()
-                   for m in policy.models.values())
+        assert all(
+            np.isfinite(m._fast["mu"]).all() and np.isfinite(m._fast["M"]).all()
+            for m in policy.models.values()
+        )
     elif fast is not None:
         assert np.isfinite(fast["mu"]).all() and np.isfinite(fast["M"]).all()
     else:  # DenBand, BoB: the compiled LinUCB-family state, every float array
-        assert all(np.isfinite(v).all() for v in policy._kstate.values()
-                   if isinstance(v, np.ndarray) and v.dtype.kind == "f")
+        assert all(
+            np.isfinite(v).all()
+            for v in policy._kstate.values()
+            if isinstance(v, np.ndarray) and v.dtype.kind == "f"
+        )
     assert policy.is_positive_definite()
     if out.weights is not None:
         assert np.isfinite(out.weights).all() and (out.weights >= 0).all()
@@ -74,8 +82,14 @@ def test_every_trace_column_stays_finite_through_the_runner(sigma2, batch_size):
     noise: every number finite, the weights of every batch sum to 1."""
     from allseason import api
 
-    sc = api.Scenario(segments=((0, 1500), (1, 1000), (0, 1500)), d=5, n_arms=5, sigma2=sigma2,
-                      batch_size=batch_size, seed=3)
+    sc = api.Scenario(
+        segments=((0, 1500), (1, 1000), (0, 1500)),
+        d=5,
+        n_arms=5,
+        sigma2=sigma2,
+        batch_size=batch_size,
+        seed=3,
+    )
     result = api.run_race(api.Race(sc, api.default_specs(), 1))
     frames = result.to_frames()
     for name, df in frames.items():

@@ -13,8 +13,11 @@ from allseason.policies.base import Policy
 
 
 def log_of(arms, rewards, propensity=None, context=None) -> offline.Log:
-    lines = ["timestamp,arm,reward" + (",propensity" if propensity is not None else "")
-             + "".join(f",x{j}" for j in range(0 if context is None else len(context[0])))]
+    lines = [
+        "timestamp,arm,reward"
+        + (",propensity" if propensity is not None else "")
+        + "".join(f",x{j}" for j in range(0 if context is None else len(context[0])))
+    ]
     for t, (a, r) in enumerate(zip(arms, rewards)):
         cells = [str(t), str(a), str(r)]
         if propensity is not None:
@@ -197,8 +200,9 @@ def test_oracles_are_refused_offline():
 
 
 def test_nanosecond_timestamps_stay_distinct_and_events_are_sorted():
-    log = offline.parse_log(b"timestamp,arm,reward\n1700000000000000002,1,0\n"
-                            b"1700000000000000001,0,1\n")
+    log = offline.parse_log(
+        b"timestamp,arm,reward\n1700000000000000002,1,0\n1700000000000000001,0,1\n"
+    )
     assert log.timestamp.tolist() == [1700000000000000001, 1700000000000000002]
     assert log.arm.tolist() == [0, 1] and log.row.tolist() == [3, 2]
     assert "events sorted by timestamp" in log.notes

@@ -43,8 +43,10 @@ def own_batch_ends(steps, ends):
     """Within the sub-sequence ``steps`` (sorted step indices): the last of them in each
     batch that has any."""
     batch = np.searchsorted(ends, steps)
-    return np.array([i for i in range(len(steps))
-                     if i == len(steps) - 1 or batch[i + 1] != batch[i]], dtype=np.int64)
+    return np.array(
+        [i for i in range(len(steps)) if i == len(steps) - 1 or batch[i + 1] != batch[i]],
+        dtype=np.int64,
+    )
 
 
 def play(policy, rnd, ends):
@@ -63,7 +65,8 @@ def test_oracle_state_is_one_lints_per_state_on_its_own_steps(batch):
     for s in np.unique(rnd.state):
         steps = np.flatnonzero(rnd.state == s)
         alone = LinTS(D, lam=2.0, sigma2=SIGMA2, rng=inner_rng(5, int(s))).run_chunk(
-            rnd.arms[steps], rnd.expected[steps], rnd.noise[steps], own_batch_ends(steps, ends))
+            rnd.arms[steps], rnd.expected[steps], rnd.noise[steps], own_batch_ends(steps, ends)
+        )
         np.testing.assert_array_equal(out.arm[steps], alone.arm)
         np.testing.assert_array_equal(out.reward[steps], alone.reward)
 
@@ -78,7 +81,8 @@ def test_oracle_restart_is_a_fresh_lints_per_segment(batch):
     for j in range(len(SEGMENTS)):
         steps = np.flatnonzero(seg == j)
         alone = LinTS(D, sigma2=SIGMA2, rng=inner_rng(6, j)).run_chunk(
-            rnd.arms[steps], rnd.expected[steps], rnd.noise[steps], own_batch_ends(steps, ends))
+            rnd.arms[steps], rnd.expected[steps], rnd.noise[steps], own_batch_ends(steps, ends)
+        )
         np.testing.assert_array_equal(out.arm[steps], alone.arm)
 
 
@@ -101,7 +105,7 @@ def test_decisions_do_not_depend_on_the_chunks(name):
     for cut_every in (1, 4, 11):  # chunks of whole batches
         policy = make_policy(name, D, rng=9, sigma2=SIGMA2)
         arms = []
-        cuts = [-1] + list(ends[cut_every - 1::cut_every]) + [ends[-1]]
+        cuts = [-1] + list(ends[cut_every - 1 :: cut_every]) + [ends[-1]]
         for lo, hi in zip(cuts[:-1], cuts[1:]):
             if hi <= lo:
                 continue
@@ -138,8 +142,9 @@ def test_through_run_race_any_chunk_size_and_seasons_beat_lints():
 
 def test_only_oracles_are_told_the_states(monkeypatch):
     told = []
-    monkeypatch.setattr(Policy, "observe_states",
-                        lambda self, states: told.append(type(self).__name__))
+    monkeypatch.setattr(
+        Policy, "observe_states", lambda self, states: told.append(type(self).__name__)
+    )
     original = REGISTRY["oracle-state"].observe_states
     seen = []
 
@@ -150,12 +155,10 @@ def test_only_oracles_are_told_the_states(monkeypatch):
     monkeypatch.setattr(REGISTRY["oracle-state"], "observe_states", spy)
     sc = api.Scenario.from_preset("paper-synthetic", horizon=600)
     plain = [n for n in REGISTRY if not REGISTRY[n].needs_state and n not in ("denband", "bob")]
-    res = api.run_race(api.Race(sc, api.policy_specs(plain + ["oracle-state"]), 1),
-                       chunk_size=250)
+    res = api.run_race(api.Race(sc, api.policy_specs(plain + ["oracle-state"]), 1), chunk_size=250)
     assert told == []  # no plain policy was ever told anything
     np.testing.assert_array_equal(np.concatenate(seen), res.traces["oracle-state", 0].state)
-    assert [n for n in REGISTRY if REGISTRY[n].needs_state] == ["oracle-state",
-                                                                "oracle-restart"]
+    assert [n for n in REGISTRY if REGISTRY[n].needs_state] == ["oracle-state", "oracle-restart"]
 
 
 def test_an_oracle_not_told_refuses_to_play():
@@ -186,11 +189,19 @@ def race():
 
 def test_gap_closed_is_the_hand_computation(race):
     s = race.summary()
-    mean = {lab: np.mean([race.traces[lab, k].reward.mean() for k in range(3)])
-            for lab in race.labels}
+    mean = {
+        lab: np.mean([race.traces[lab, k].reward.mean() for k in range(3)]) for lab in race.labels
+    }
     best = max(mean[lab] for lab in ("lints", "sw-lints", "d-lints", "random"))
-    for lab in ("allseason-sw", "allseason-disc", "allseason-sw-printed", "lints", "sw-lints",
-                "d-lints", "random"):
+    for lab in (
+        "allseason-sw",
+        "allseason-disc",
+        "allseason-sw-printed",
+        "lints",
+        "sw-lints",
+        "d-lints",
+        "random",
+    ):
         want = (mean[lab] - best) / (mean["oracle-state"] - best)
         assert s[lab]["gap_closed"] == pytest.approx(want, rel=1e-12), lab
     assert max(s[lab]["gap_closed"] for lab in ("lints", "sw-lints", "d-lints")) == 0.0
@@ -203,8 +214,9 @@ def test_gap_closed_has_no_meaning_without_oracle_or_gap():
     assert all(math.isnan(v) for v in nan.values())
     assert all(math.isnan(v) for v in gap_closed({"a": 0.5, "b": 0.4}, ["b"], None).values())
     assert all(math.isnan(v) for v in gap_closed({"a": 0.5, "o": 0.9}, [], "o").values())
-    assert gap_closed({"a": 0.7, "b": 0.2, "c": 0.4, "o": 0.9}, ["b", "c"], "o", ["o"]) == \
-        pytest.approx({"a": 0.6, "b": -0.4, "c": 0.0, "o": math.nan}, nan_ok=True)
+    assert gap_closed(
+        {"a": 0.7, "b": 0.2, "c": 0.4, "o": 0.9}, ["b", "c"], "o", ["o"]
+    ) == pytest.approx({"a": 0.6, "b": -0.4, "c": 0.0, "o": math.nan}, nan_ok=True)
     sc = api.Scenario.from_preset("paper-synthetic", horizon=300)
     res = api.run_race(api.Race(sc, api.policy_specs(["allseason-sw", "lints"]), 2))
     assert math.isnan(res.summary()["allseason-sw"]["gap_closed"])  # no oracle in the race
@@ -226,14 +238,17 @@ def test_final_regret_figure_shows_every_seed_and_the_oracles_apart(race):
     for x, y, (name, seed), color in zip(dots.x, dots.y, dots.customdata, dots.marker.color):
         rows.setdefault(name, []).append((x, y, seed, color))
     names = list(rows)
-    oracles = [policy_name(lab) + f" ({vrace.ORACLE_LABEL})"
-               for lab in ("oracle-state", "oracle-restart")]
+    oracles = [
+        policy_name(lab) + f" ({vrace.ORACLE_LABEL})" for lab in ("oracle-state", "oracle-restart")
+    ]
     assert sorted(names[-2:]) == sorted(oracles)
     mean = seeds.groupby("policy")["cum_regret"].mean()
     contestants = [lab for lab in race.labels if not lab.startswith("oracle")]
     assert names[:-2] == [policy_name(lab) for lab in sorted(contestants, key=mean.get)]
-    label_of = {policy_name(lab) + (f" ({vrace.ORACLE_LABEL})" if lab.startswith("oracle")
-                                    else ""): lab for lab in race.labels}
+    label_of = {
+        policy_name(lab) + (f" ({vrace.ORACLE_LABEL})" if lab.startswith("oracle") else ""): lab
+        for lab in race.labels
+    }
     for name, pts in rows.items():  # one dot per seed, at the seed's final regret
         lab = label_of[name]
         want = seeds[seeds.policy == lab].sort_values("seed")
@@ -244,8 +259,11 @@ def test_final_regret_figure_shows_every_seed_and_the_oracles_apart(race):
     np.testing.assert_allclose(means.x, [mean[label_of[n]] for n in names])
     # each row's range: a line shape from its smallest to its largest seed, in its colour;
     # the oracles' dashed and grey (in data units, on a log axis too)
-    ranges = {s.name.removesuffix(": min–max"): s for s in fig.layout.shapes
-              if s.name and s.name.endswith(": min–max")}
+    ranges = {
+        s.name.removesuffix(": min–max"): s
+        for s in fig.layout.shapes
+        if s.name and s.name.endswith(": min–max")
+    }
     for name, pts in rows.items():
         lab, r = label_of[name], ranges[policy_name(label_of[name])]
         lo, hi = min(p[0] for p in pts), max(p[0] for p in pts)
@@ -262,8 +280,9 @@ def test_final_regret_figure_shows_every_seed_and_the_oracles_apart(race):
     # at the plot's left edge, in the rows' order; no dot reaches up to its name
     rows = list(fig.layout.yaxis.tickvals)
     labels = [a for a in fig.layout.annotations if a.xref == "x domain" and a.x == 0]
-    assert [a.text for a in labels] == names[:-2] + [policy_name(label_of[n]) + " (oracle)"
-                                                     for n in names[-2:]]
+    assert [a.text for a in labels] == names[:-2] + [
+        policy_name(label_of[n]) + " (oracle)" for n in names[-2:]
+    ]
     for a, row, ys in zip(labels, rows, dots):
         assert row - 0.5 < a.y < row and a.y < min(ys) - 0.15
     assert fig.layout.margin.autoexpand is False and not fig.layout.yaxis.showticklabels
@@ -281,18 +300,17 @@ def test_race_figures_and_table_rank_the_oracles_apart(race):
     assert frames["summary"]["reference"].tolist() == [False] * 7 + [True] * 2
     table = vrace.leaderboard_table(frames["summary"])
     assert list(table.index) == ["1", "2", "3", "4", "5", "6", "7", "oracle", "oracle"]
-    assert set(table["Policy"][-2:]) == {policy_name("oracle-state"),
-                                         policy_name("oracle-restart")}
+    assert set(table["Policy"][-2:]) == {policy_name("oracle-state"), policy_name("oracle-restart")}
     s = race.summary()
     sw = table.set_index("Policy").loc[policy_name("allseason-sw"), "Gap closed"]
     assert sw == f"{s['allseason-sw']['gap_closed']:.0%}"
     assert (table["Gap closed"][-2:] == "—").all()
     fig = vrace.cumulative_figure(frames["steps"], race.race.scenario.pattern, "regret")
-    legend = [t.name for t in fig.data if t.showlegend is not False
-              and not t.name.startswith("state ")]
+    legend = [
+        t.name for t in fig.data if t.showlegend is not False and not t.name.startswith("state ")
+    ]
     head = legend.index(f"<i>{vrace.ORACLE_LABEL}:</i>")
-    assert set(legend[head + 1:]) == {policy_name("oracle-state"),
-                                      policy_name("oracle-restart")}
+    assert set(legend[head + 1 :]) == {policy_name("oracle-state"), policy_name("oracle-restart")}
     assert len(legend[:head]) == 7
     board = vrace.leaderboard_figure(frames["summary"])
     assert [t.name for t in board.data][-2:] == list(table["Policy"][-2:])
@@ -306,8 +324,10 @@ def test_cli_prints_the_oracles_apart(capsys):
     lines = capsys.readouterr().out.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("-- references"))
     assert "oracle (knows the seasons)" in lines[head]
-    assert {line.split()[0] for line in lines[head + 1:head + 3]} == {"oracle-state",
-                                                                      "oracle-restart"}
+    assert {line.split()[0] for line in lines[head + 1 : head + 3]} == {
+        "oracle-state",
+        "oracle-restart",
+    }
     ranked = [line.split()[0] for line in lines[2:head]]
     assert len(ranked) == 7 and not any(r.startswith("oracle") for r in ranked)
     assert "gap closed" in lines[1]

@@ -11,12 +11,12 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from streamlit.testing.v1 import AppTest
 
-from allseason import paper_snapshot, reproduce  # noqa: E402
-from allseason.data import DataUnavailable  # noqa: E402
-from allseason.envs.classification import paper_setup  # noqa: E402
-from allseason.ui import paper_view  # noqa: E402
+from allseason import paper_snapshot, reproduce
+from allseason.data import DataUnavailable
+from allseason.envs.classification import paper_setup
+from allseason.ui import paper_view
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGE = "app_pages/5_Paper_tables.py"
@@ -161,16 +161,21 @@ def test_inside_all_season_on_real_data(monkeypatch, tmp_path):
     [b for b in at.button if b.label == "Look inside"][0].click().run()
     assert not at.exception and not at.error
     metrics = {m.label: m.value for m in at.metric}
-    job = reproduce.Job("inside", "mnist-10arm", "regular", "allseason-sw",
-                        json.dumps({"tau": 500, "n_max": 5, **reproduce.CARRIED},
-                                   sort_keys=True), 0, reproduce.HORIZON)
+    job = reproduce.Job(
+        "inside",
+        "mnist-10arm",
+        "regular",
+        "allseason-sw",
+        json.dumps({"tau": 500, "n_max": 5, **reproduce.CARRIED}, sort_keys=True),
+        0,
+        reproduce.HORIZON,
+    )
     trace, setup, _ = reproduce.play_job(job)
     s = analysis.ensemble_summary(trace, setup.pattern)
     assert metrics["Mean reward"] == f"{s['mean_reward']:.3f}"
     assert metrics["Base bandits created"] == f"{s['bandits_created']:,}"
     assert s["bandits_created"] <= 20 and s["top_share"] > 0.9 and s["mean_reward"] > 0.65
-    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"]
-              for c in at.get("plotly_chart")]
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
     assert any(t.startswith("Weight of the most likely bandit") for t in titles)
     assert any("after each change point" in t for t in titles)
     assert any("Who learnt which state" in m.value for m in at.markdown)

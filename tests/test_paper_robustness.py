@@ -28,8 +28,22 @@ SMALL = R.Protocol(n=600, seeds=2)
 
 
 def _cmd(out: Path, processes: int) -> list[str]:
-    return [sys.executable, "-m", "allseason", "paper", "--table", "mnist-2arm", "--n", "600",
-            "--seeds", "2", "--out", str(out), "--processes", str(processes)]
+    return [
+        sys.executable,
+        "-m",
+        "allseason",
+        "paper",
+        "--table",
+        "mnist-2arm",
+        "--n",
+        "600",
+        "--seeds",
+        "2",
+        "--out",
+        str(out),
+        "--processes",
+        str(processes),
+    ]
 
 
 def _env(audit: Path | None = None) -> dict:
@@ -82,8 +96,14 @@ def _same_table(a: pd.DataFrame, b: pd.DataFrame) -> None:
 def test_killed_paper_run_resumes_and_ends_on_the_uninterrupted_table(reference, tmp_path):
     out, log = tmp_path / "out", tmp_path / "audit.log"
     cmd = _cmd(out, processes=2)
-    proc = subprocess.Popen(cmd, env=_env(log), cwd=tmp_path, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd,
+        env=_env(log),
+        cwd=tmp_path,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     _wait_for(out, 20, proc)
     with contextlib.suppress(ProcessLookupError):  # (if it ended, the assert below says so)
         os.killpg(proc.pid, signal.SIGKILL)  # the driver, its pool and the pool's workers
@@ -94,8 +114,9 @@ def test_killed_paper_run_resumes_and_ends_on_the_uninterrupted_table(reference,
     total = len(R.validation_jobs("mnist-2arm", SMALL))
     assert 20 <= len(before) < total
 
-    done = subprocess.run(cmd, env=_env(log), cwd=tmp_path, capture_output=True, text=True,
-                          timeout=300)
+    done = subprocess.run(
+        cmd, env=_env(log), cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     assert f"{total} runs, {len(before)} already stored" in done.stderr
     runs = R.load_runs(out)
@@ -118,8 +139,14 @@ def test_second_paper_run_into_the_same_folder_is_refused(reference, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     with _folder_lock(out):
-        second = subprocess.run(_cmd(out, processes=1), env=_env(), cwd=tmp_path,
-                                capture_output=True, text=True, timeout=120)
+        second = subprocess.run(
+            _cmd(out, processes=1),
+            env=_env(),
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert second.returncode == 2
     assert "another sweep or paper run is writing into" in second.stderr
     assert second.stderr.count("\n") == 1 and "Traceback" not in second.stderr
@@ -131,9 +158,17 @@ def test_two_concurrent_paper_runs_leave_no_duplicate_rows(reference, tmp_path):
     refused by the lock (or, if it arrives after the first has finished, finds everything
     stored); either way one row per run and the table of an uninterrupted run."""
     out = tmp_path / "out"
-    procs = [subprocess.Popen(_cmd(out, processes=1), env=_env(), cwd=tmp_path,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            _cmd(out, processes=1),
+            env=_env(),
+            cwd=tmp_path,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     results = [(p.wait(timeout=300), p.stderr.read()) for p in procs]
     codes = sorted(code for code, _ in results)
     assert codes in ([0, 0], [0, 2]), results
@@ -152,10 +187,13 @@ def test_dask_runs_give_the_same_numbers_as_the_driver(tmp_path):
         paper_setup("mnist", "2arm", "regular", n=600)
     except DataUnavailable as exc:
         pytest.skip(str(exc))
-    jobs = [R.Job("test", "mnist-2arm", "extreme", row, "{}", 0, 600, 600, SMALL.key())
-            for row in ("lints", "random")]
+    jobs = [
+        R.Job("test", "mnist-2arm", "extreme", row, "{}", 0, 600, 600, SMALL.key())
+        for row in ("lints", "random")
+    ]
     assert R.execute_jobs(jobs, tmp_path / "dask", workers=1, processes=None) == 0
     assert R.execute_jobs(jobs, tmp_path / "inline", processes=1) == 0
-    dask, inline = (R.load_runs(tmp_path / k).set_index("key")["mean_reward"]
-                    for k in ("dask", "inline"))
+    dask, inline = (
+        R.load_runs(tmp_path / k).set_index("key")["mean_reward"] for k in ("dask", "inline")
+    )
     pd.testing.assert_series_equal(dask.sort_index(), inline.sort_index())

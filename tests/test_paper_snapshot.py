@@ -15,8 +15,12 @@ from allseason.envs.classification import paper_setup
 
 pytestmark = pytest.mark.usefixtures("private_data_cache")  # see conftest.py
 
-ALLSEASON_ROWS = ("allseason-sw", "allseason-disc", "allseason-sw-printed",
-                  "allseason-disc-printed")
+ALLSEASON_ROWS = (
+    "allseason-sw",
+    "allseason-disc",
+    "allseason-sw-printed",
+    "allseason-disc-printed",
+)
 
 
 def _sample(snap: dict) -> list[dict]:
@@ -36,9 +40,17 @@ def _recompute(snap: dict, cell: dict) -> tuple[float, float]:
     """(our value now, the snapshot's) for the cell's first seed."""
     meta = snap["protocols"][cell["protocol"]]
     seed = cell["seeds"][0]
-    job = R.Job("test", cell["table"], cell["pattern"], cell["row"],
-                json.dumps(cell["params"], sort_keys=True), seed, meta["n"], meta["n"],
-                meta["key"])
+    job = R.Job(
+        "test",
+        cell["table"],
+        cell["pattern"],
+        cell["row"],
+        json.dumps(cell["params"], sort_keys=True),
+        seed,
+        meta["n"],
+        meta["n"],
+        meta["key"],
+    )
     _, mean, _, _ = R.run_job(job)
     return mean, cell["per_seed"][0]
 
@@ -53,8 +65,10 @@ def _need(dataset: str):
 def test_tracked_snapshot_equals_a_recomputation():
     snap = paper_snapshot.load()
     if snap is None:
-        pytest.skip(f"no snapshot yet ({paper_snapshot.PATH.name}): python -m allseason "
-                    "paper --all --validation both --snapshot")
+        pytest.skip(
+            f"no snapshot yet ({paper_snapshot.PATH.name}): python -m allseason "
+            "paper --all --validation both --snapshot"
+        )
     _need("mnist")
     _need("fmnist")
     cells = _sample(snap)
@@ -72,11 +86,15 @@ def test_snapshot_from_a_small_store_recomputes_exactly(tmp_path):
     snap = paper_snapshot.load(path)
     assert set(snap["protocols"]) == {"prefix", "shrunk"} and snap["command"] == "test"
     assert len(snap["cells"]) == 2 * 30
-    cell = next(c for c in snap["cells"] if c["row"] == "allseason-sw-printed"
-                and c["protocol"] == "prefix" and c["pattern"] == "extreme")
+    cell = next(
+        c
+        for c in snap["cells"]
+        if c["row"] == "allseason-sw-printed"
+        and c["protocol"] == "prefix"
+        and c["pattern"] == "extreme"
+    )
     assert cell["label"] == "All-Season(SW), printed rule" and len(cell["per_seed"]) == 2
-    assert cell["paper_mean"] == paper_tables.paper_cell("mnist-2arm", "allseason-sw",
-                                                         "extreme")[0]
+    assert cell["paper_mean"] == paper_tables.paper_cell("mnist-2arm", "allseason-sw", "extreme")[0]
     for c in _sample(snap) + [cell]:
         ours, stored = _recompute(snap, c)
         assert repr(ours) == repr(stored)
@@ -85,8 +103,9 @@ def test_snapshot_from_a_small_store_recomputes_exactly(tmp_path):
     assert frame["mean"].tolist() == table["mean"].tolist()
 
 
-@pytest.mark.parametrize("argv, message", [(["--validation", "x"], "--validation"),
-                                           (["--bogus"], "unrecognized")])
+@pytest.mark.parametrize(
+    "argv, message", [(["--validation", "x"], "--validation"), (["--bogus"], "unrecognized")]
+)
 def test_cli_bad_flags_one_line_exit_2(argv, message, capsys):
     assert paper_snapshot.main(argv) == 2
     err = capsys.readouterr().err

@@ -13,8 +13,7 @@ import pytest
 from allseason import paper_tables as P
 from allseason.policies import REGISTRY
 
-PAPER_TEX = Path(os.environ.get("ALLSEASON_PAPER_TEX",
-                                "/work/shared/paper/all-season-paper.tex"))
+PAPER_TEX = Path(os.environ.get("ALLSEASON_PAPER_TEX", "/work/shared/paper/all-season-paper.tex"))
 
 
 def test_shape_of_every_table():
@@ -33,20 +32,24 @@ def test_algorithms_are_registered_policies():
 
 def test_table_keys_match_the_environments():
     from allseason.envs.classification import TABLE_KEYS
+
     assert tuple(TABLE_KEYS) == P.TABLES
 
 
-@pytest.mark.parametrize("table, alg, pattern, cell", [
-    ("mnist-2arm", "allseason-disc", "realistic", (0.74, 0.02)),
-    ("mnist-2arm", "bob", "realistic", (0.56, 0.08)),
-    ("fmnist-2arm", "d-lints", "realistic", (0.68, 0.00)),
-    ("fmnist-2arm", "random", "extreme", (0.50, 0.01)),
-    ("mnist-10arm", "allseason-sw", "regular", (0.54, 0.10)),
-    ("mnist-10arm", "sw-lints", "realistic", (0.56, 0.01)),
-    ("fmnist-10arm", "allseason-disc", "extreme", (0.45, 0.03)),
-    ("fmnist-10arm", "lints", "extreme", (0.28, 0.00)),
-    ("fmnist-10arm", "random", "regular", (0.10, 0.00)),
-])
+@pytest.mark.parametrize(
+    "table, alg, pattern, cell",
+    [
+        ("mnist-2arm", "allseason-disc", "realistic", (0.74, 0.02)),
+        ("mnist-2arm", "bob", "realistic", (0.56, 0.08)),
+        ("fmnist-2arm", "d-lints", "realistic", (0.68, 0.00)),
+        ("fmnist-2arm", "random", "extreme", (0.50, 0.01)),
+        ("mnist-10arm", "allseason-sw", "regular", (0.54, 0.10)),
+        ("mnist-10arm", "sw-lints", "realistic", (0.56, 0.01)),
+        ("fmnist-10arm", "allseason-disc", "extreme", (0.45, 0.03)),
+        ("fmnist-10arm", "lints", "extreme", (0.28, 0.00)),
+        ("fmnist-10arm", "random", "regular", (0.10, 0.00)),
+    ],
+)
 def test_pinned_cells(table, alg, pattern, cell):
     assert P.paper_cell(table, alg, pattern) == cell
     assert P.paper_cell(table, P.LABELS[alg], pattern) == cell  # paper label works too
@@ -57,8 +60,12 @@ def test_rows_are_verbatim_from_the_paper():
     """Each table's rows appear in the LaTeX source under its caption (whitespace aside)."""
     tex = PAPER_TEX.read_text()
     squash = lambda s: re.sub(r"\s+", " ", s).strip()  # noqa: E731
-    labels = {"mnist-2arm": "table:mnist2", "fmnist-2arm": "table:fmnist2",
-              "mnist-10arm": "table:mnist10", "fmnist-10arm": "table:fmnist10"}
+    labels = {
+        "mnist-2arm": "table:mnist2",
+        "fmnist-2arm": "table:fmnist2",
+        "mnist-10arm": "table:mnist10",
+        "fmnist-10arm": "table:fmnist10",
+    }
     for table, label in labels.items():
         end = tex.index(rf"\label{{{label}}}")
         start = tex.rindex(r"\begin{table}", 0, end)
@@ -88,8 +95,9 @@ def test_compare_cell_by_cell():
 
 
 def test_compare_partial_mapping_and_labels():
-    out = P.compare("fmnist-10arm", {("All-Season(SW)", "realistic"): (0.50, 0.02),
-                                     ("lints", "regular"): 0.37})
+    out = P.compare(
+        "fmnist-10arm", {("All-Season(SW)", "realistic"): (0.50, 0.02), ("lints", "regular"): 0.37}
+    )
     got = out.set_index(["algorithm", "pattern"])
     assert got.loc[("allseason-sw", "realistic"), "diff"] == pytest.approx(-0.06)
     assert bool(got.loc[("allseason-sw", "realistic"), "differs"])
@@ -104,8 +112,12 @@ def test_compare_rejects_bad_input():
     with pytest.raises(ValueError, match="unknown pattern"):
         P.compare("mnist-2arm", {("lints", "weekly"): 0.5})
     with pytest.raises(ValueError, match="more than one row"):
-        P.compare("mnist-2arm", pd.DataFrame({"algorithm": ["lints", "lints"],
-                                              "pattern": ["regular"] * 2, "mean": [0.5, 0.6]}))
+        P.compare(
+            "mnist-2arm",
+            pd.DataFrame(
+                {"algorithm": ["lints", "lints"], "pattern": ["regular"] * 2, "mean": [0.5, 0.6]}
+            ),
+        )
     with pytest.raises(ValueError, match="missing column"):
         P.compare("mnist-2arm", pd.DataFrame({"algorithm": ["lints"], "mean": [0.5]}))
 

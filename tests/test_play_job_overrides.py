@@ -34,11 +34,19 @@ def _by_hand(setup, params, sigma2, lam, rng):
 @pytest.mark.parametrize("sigma2, lam", [(0.05, 10.0), (1.0, 0.1)])
 def test_overrides_equal_a_run_built_by_hand(setup, sigma2, lam):
     params = {"tau": 50, "n_max": 3}
-    job = R.Job("diagnosis", "mnist-2arm", "regular", "allseason-sw",
-                json.dumps(params, sort_keys=True), 0, N)
+    job = R.Job(
+        "diagnosis",
+        "mnist-2arm",
+        "regular",
+        "allseason-sw",
+        json.dumps(params, sort_keys=True),
+        0,
+        N,
+    )
     # a fresh SeedSequence each time: a policy may spawn child streams, which advances it
-    trace, got_setup, _ = R.play_job(job, sigma2=sigma2, lam=lam,
-                                     rng=np.random.default_rng(7), label="x")
+    trace, got_setup, _ = R.play_job(
+        job, sigma2=sigma2, lam=lam, rng=np.random.default_rng(7), label="x"
+    )
     want = _by_hand(setup, params, sigma2, lam, np.random.default_rng(7))
     assert got_setup.d == setup.d and trace.label == "x"
     np.testing.assert_array_equal(trace.arm, want.arm)
@@ -48,8 +56,9 @@ def test_overrides_equal_a_run_built_by_hand(setup, sigma2, lam):
 def test_no_override_is_the_protocols_run(setup):
     """Without overrides, play_job plays SIGMA2 and LAM on the job's own stream (R._rng)."""
     params = {"tau": 50, "n_max": 3}
-    job = R.Job("test", "mnist-2arm", "regular", "allseason-sw",
-                json.dumps(params, sort_keys=True), 1, N)
+    job = R.Job(
+        "test", "mnist-2arm", "regular", "allseason-sw", json.dumps(params, sort_keys=True), 1, N
+    )
     plain, _, _ = R.play_job(job)
     same, _, _ = R.play_job(job, sigma2=R.SIGMA2, lam=R.LAM, rng=R._rng(job))
     other, _, _ = R.play_job(job, sigma2=0.05)

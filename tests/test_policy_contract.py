@@ -13,12 +13,12 @@ import math
 
 import numpy as np
 import pytest
+from conftest import linear_problem
 
 from allseason.errors import SpecError
 from allseason.policies import REGISTRY, describe, hyperparameters, make_policy
-from allseason.policies.params import Integral, Interval, Options
 from allseason.policies.base import ChunkOutcome, Policy
-from conftest import linear_problem
+from allseason.policies.params import Integral, Interval, Options
 
 NAMES = sorted(REGISTRY)
 LEARNERS = [n for n in NAMES if n != "random"]
@@ -37,8 +37,9 @@ def tell(policy, T, switch_at=None):
     ``linear_problem`` (one theta per segment); no-op for every other policy."""
     if policy.needs_state:
         switches = [] if switch_at is None else sorted(np.atleast_1d(switch_at).astype(int))
-        policy.observe_states(np.searchsorted(np.asarray(switches, dtype=int), np.arange(T),
-                                              side="right"))
+        policy.observe_states(
+            np.searchsorted(np.asarray(switches, dtype=int), np.arange(T), side="right")
+        )
     return policy
 
 
@@ -48,8 +49,7 @@ def batches(n, size=7):
 
 
 def _run(name, seed, problem_seed=0, T=600, switch_at=300, plain=False):
-    arms, expected, noise = linear_problem(T, N_ARMS, D, SIGMA2, problem_seed,
-                                           switch_at=switch_at)
+    arms, expected, noise = linear_problem(T, N_ARMS, D, SIGMA2, problem_seed, switch_at=switch_at)
     policy = tell(build(name, seed), T, switch_at)
     runner = Policy.run_chunk if plain else type(policy).run_chunk
     return policy, runner(policy, arms, expected, noise, batches(T)), (arms, expected, noise)
@@ -87,14 +87,24 @@ def test_select_returns_a_valid_index(name):
 
 
 def _same(a: ChunkOutcome, b: ChunkOutcome) -> bool:
-    same = (np.array_equal(a.arm, b.arm) and np.array_equal(a.reward, b.reward)
-            and np.array_equal(a.player, b.player) and len(a.events) == len(b.events))
+    same = (
+        np.array_equal(a.arm, b.arm)
+        and np.array_equal(a.reward, b.reward)
+        and np.array_equal(a.player, b.player)
+        and len(a.events) == len(b.events)
+    )
     if a.weights is not None:
-        same = same and np.array_equal(a.weight_ids, b.weight_ids) and np.array_equal(
-            a.weights, b.weights)
+        same = (
+            same
+            and np.array_equal(a.weight_ids, b.weight_ids)
+            and np.array_equal(a.weights, b.weights)
+        )
     for x, y in zip(a.events, b.events):
-        same = same and x[:4] == y[:4] and (
-            x.value == y.value or (math.isnan(x.value) and math.isnan(y.value)))
+        same = (
+            same
+            and x[:4] == y[:4]
+            and (x.value == y.value or (math.isnan(x.value) and math.isnan(y.value)))
+        )
     return same
 
 
@@ -188,10 +198,13 @@ def bad_values(param) -> list:
     return out
 
 
-BAD_CASES = [pytest.param(name, param, value, id=f"{name}-{param}={value}")
-             for name in NAMES for param, decl in describe(name).params.items()
-             if isinstance(decl.constraint, (Interval, Options))
-             for value in bad_values(decl)]
+BAD_CASES = [
+    pytest.param(name, param, value, id=f"{name}-{param}={value}")
+    for name in NAMES
+    for param, decl in describe(name).params.items()
+    if isinstance(decl.constraint, (Interval, Options))
+    for value in bad_values(decl)
+]
 
 
 @pytest.mark.parametrize("name,param,value", BAD_CASES)

@@ -14,8 +14,7 @@ from allseason.cli import main
 from allseason.envs import table as table_mod
 
 LOG = "timestamp,arm,reward\n1,0,1\n2,1,0\n3,1,1\n4,0,0\n"
-TABLE = ("time,arm,reward\n2024-01-01,a,0.9\n2024-01-01,b,0.1\n"
-         "2024-01-08,a,0.2\n2024-01-08,b,0.7\n")
+TABLE = "time,arm,reward\n2024-01-01,a,0.9\n2024-01-01,b,0.1\n2024-01-08,a,0.2\n2024-01-08,b,0.7\n"
 
 
 def run(tmp_path, capsys, content, *flags, name="data.csv"):
@@ -28,54 +27,98 @@ def run(tmp_path, capsys, content, *flags, name="data.csv"):
 
 BAD = {  # name: (file content, flags, what the one line must contain)
     "log: a date that does not exist": (
-        "timestamp,arm,reward\n2021-02-27,0,1\n2021-02-30,1,0\n", [], "row 3, column timestamp"),
+        "timestamp,arm,reward\n2021-02-27,0,1\n2021-02-30,1,0\n",
+        [],
+        "row 3, column timestamp",
+    ),
     "log: a number among dates": (
-        "timestamp,arm,reward\n2021-02-27,0,1\n17,1,0\n", [], "row 3, column timestamp"),
-    "table: a bad date": (
-        TABLE.replace("2024-01-08,a", "yesterday,a"), [], "row 4, column time"),
+        "timestamp,arm,reward\n2021-02-27,0,1\n17,1,0\n",
+        [],
+        "row 3, column timestamp",
+    ),
+    "table: a bad date": (TABLE.replace("2024-01-08,a", "yesterday,a"), [], "row 4, column time"),
     "table: a time of day": (
-        TABLE.replace("2024-01-08,a", "2024-01-08 10:00,a"), [], "row 4, column time"),
+        TABLE.replace("2024-01-08,a", "2024-01-08 10:00,a"),
+        [],
+        "row 4, column time",
+    ),
     "table: an unknown arm": (
-        TABLE + "2024-01-08,c,0.5\n", [], "row 6, column arm: unknown arm 'c'"),
+        TABLE + "2024-01-08,c,0.5\n",
+        [],
+        "row 6, column arm: unknown arm 'c'",
+    ),
     "log: an arm outside --arms 2": (
-        LOG + "5,7,1\n", ["--arms", "2"], "row 6, column arm: unknown arm '7'"),
+        LOG + "5,7,1\n",
+        ["--arms", "2"],
+        "row 6, column arm: unknown arm '7'",
+    ),
     "log: a non-integer arm id with --arms 2": (
-        LOG + "5,1.5,1\n", ["--arms", "2"], "row 6, column arm: unknown arm '1.5'"),
-    "log: an arm label with odd characters": (
-        LOG + "5,=cmd|x,1\n", [], "row 6, column arm"),
-    "log: a NaN reward": (
-        LOG.replace("2,1,0", "2,1,nan"), [], "row 3, column reward: is NaN"),
-    "log: an empty reward": (
-        LOG.replace("2,1,0", "2,1,"), [], "row 3, column reward: is empty"),
+        LOG + "5,1.5,1\n",
+        ["--arms", "2"],
+        "row 6, column arm: unknown arm '1.5'",
+    ),
+    "log: an arm label with odd characters": (LOG + "5,=cmd|x,1\n", [], "row 6, column arm"),
+    "log: a NaN reward": (LOG.replace("2,1,0", "2,1,nan"), [], "row 3, column reward: is NaN"),
+    "log: an empty reward": (LOG.replace("2,1,0", "2,1,"), [], "row 3, column reward: is empty"),
     "log: a NaN context": (
-        "timestamp,arm,reward,x0\n1,0,1,0.5\n2,1,0,NaN\n", [], "row 3, column x0"),
+        "timestamp,arm,reward,x0\n1,0,1,0.5\n2,1,0,NaN\n",
+        [],
+        "row 3, column x0",
+    ),
     "log: a reward outside [0, 1]": (
-        LOG.replace("3,1,1", "3,1,3.5"), [], "row 4, column reward: 3.5 is outside [0, 1]"),
+        LOG.replace("3,1,1", "3,1,3.5"),
+        [],
+        "row 4, column reward: 3.5 is outside [0, 1]",
+    ),
     "log: a negative reward with --scale max": (
-        LOG.replace("3,1,1", "3,1,-2"), ["--scale", "max"], "row 4, column reward"),
+        LOG.replace("3,1,1", "3,1,-2"),
+        ["--scale", "max"],
+        "row 4, column reward",
+    ),
     "table: a rate outside [0, 1]": (
-        TABLE.replace("0.7", "7"), [], "row 5, column reward: 7 is outside [0, 1]"),
+        TABLE.replace("0.7", "7"),
+        [],
+        "row 5, column reward: 7 is outside [0, 1]",
+    ),
     "log: a repeated timestamp": (
-        LOG + "3,0,1\n", [], "row 6, column timestamp: '3' repeats the time of row 4"),
+        LOG + "3,0,1\n",
+        [],
+        "row 6, column timestamp: '3' repeats the time of row 4",
+    ),
     "table: a repeated (time, arm)": (
-        TABLE + "2024-01-01,b,0.3\n", [], "row 6: time '2024-01-01' and arm 'b' are given twice"),
+        TABLE + "2024-01-01,b,0.3\n",
+        [],
+        "row 6: time '2024-01-01' and arm 'b' are given twice",
+    ),
     "table: a period without an arm": (
-        TABLE.replace("2024-01-08,b,0.7\n", ""), [], "time 2024-01-08 has no row for arm 'b'"),
+        TABLE.replace("2024-01-08,b,0.7\n", ""),
+        [],
+        "time 2024-01-08 has no row for arm 'b'",
+    ),
     "log: a propensity of 0": (
-        "timestamp,arm,reward,propensity\n1,0,1,0.5\n2,1,0,0\n", [], "row 3, column propensity"),
+        "timestamp,arm,reward,propensity\n1,0,1,0.5\n2,1,0,0\n",
+        [],
+        "row 3, column propensity",
+    ),
     "empty file": ("", [], "the file is empty"),
     "header only": ("timestamp,arm,reward\n", [], "no rows under the header"),
     "missing reward column": ("timestamp,arm\n1,0\n2,1\n", [], "missing column 'reward'"),
     "neither timestamp nor time": ("when,arm,reward\n1,0,1\n", [], "missing column 'timestamp'"),
     "a row with too many fields": (LOG + "5,1,1,9\n", [], "row 6: 4 fields"),
     "semicolons": ("timestamp;arm;reward\n1;0;1\n", [], "comma-separated"),
-    "Latin-1 text": ("timestamp,arm,reward\n1,caf\xe9,1\n2,b,0\n".encode("latin-1"), [],
-                     "row 2: byte 0xe9 is not UTF-8"),
+    "Latin-1 text": (
+        "timestamp,arm,reward\n1,caf\xe9,1\n2,b,0\n".encode("latin-1"),
+        [],
+        "row 2: byte 0xe9 is not UTF-8",
+    ),
     "UTF-16 text": (LOG.encode("utf-16"), [], "not a UTF-8 CSV"),
     "an Excel workbook": (b"PK\x03\x04" + b"\x00" * 50, [], "Excel workbook"),
     "a duplicated column": ("timestamp,arm,reward,arm\n1,0,1,0\n", [], "appears twice"),
-    "too many columns": ("timestamp,arm,reward," + ",".join(f"c{i}" for i in range(70))
-                         + "\n", [], "at most 64"),
+    "too many columns": (
+        "timestamp,arm,reward," + ",".join(f"c{i}" for i in range(70)) + "\n",
+        [],
+        "at most 64",
+    ),
     "one arm only": ("timestamp,arm,reward\n1,0,1\n2,0,0\n", [], "only one arm"),
 }
 
@@ -121,29 +164,42 @@ def test_out_writes_inside_the_results_folder(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("ALLSEASON_RESULTS", str(tmp_path / "results"))
     path = tmp_path / "log.csv"
     path.write_bytes(examples.obd_log(n_rows=600))
-    assert main(["replay", str(path), "--seeds", "2", "--policies", "lints,random",
-                 "--out", "mine.csv"]) == 0
+    assert (
+        main(
+            ["replay", str(path), "--seeds", "2", "--policies", "lints,random", "--out", "mine.csv"]
+        )
+        == 0
+    )
     written = tmp_path / "results" / "replay" / "mine.csv"
     assert written.read_text().startswith("policy,method,events,estimate")
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["log.csv", "mine.csv"]
 
 
 def test_good_log_and_table(tmp_path, capsys):
-    rc, out, err = run(tmp_path, capsys, examples.obd_log(n_rows=3000), "--policies",
-                       "allseason-sw,lints,random")
+    rc, out, err = run(
+        tmp_path, capsys, examples.obd_log(n_rows=3000), "--policies", "allseason-sw,lints,random"
+    )
     assert rc == 0, err
     assert "kept" in out and "TOO SPARSE" in out and "ignored columns: position" in out
     rc, out, err = run(tmp_path, capsys, examples.seasonal_table(weeks=110), "--steps", "5")
     assert rc == 0, err
     assert "oracle-state" in out and "which bandit allseason-sw" in out and "coat best" in out
     # a reward outside [0, 1] is fine once a scaling is chosen
-    rc, out, err = run(tmp_path, capsys, TABLE.replace("0.7", "7").replace("0.9", "9")
-                       .replace("0.1", "1").replace("0.2", "2"), "--scale", "max")
+    rc, out, err = run(
+        tmp_path,
+        capsys,
+        TABLE.replace("0.7", "7").replace("0.9", "9").replace("0.1", "1").replace("0.2", "2"),
+        "--scale",
+        "max",
+    )
     assert rc == 0, err
 
 
 def test_the_real_command_line():
     """Through a real process: one line on stderr, exit code 2."""
-    out = subprocess.run([sys.executable, "-m", "allseason", "replay", "/nonexistent.csv"],
-                         capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "allseason", "replay", "/nonexistent.csv"],
+        capture_output=True,
+        text=True,
+    )
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1

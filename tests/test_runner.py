@@ -12,17 +12,27 @@ from allseason.sim.runner import chunk_bounds, run_race
 
 
 def _race(**kw):
-    scenario = api.Scenario.from_preset("realistic", horizon=3000, batch_size=kw.pop("batch", 1),
-                                        seed=kw.pop("seed", 7))
-    return api.Race(scenario, api.policy_specs(
-        ["allseason-sw", "allseason-disc", "lints", "sw-lints", "d-lints", "random"],
-        tau=10, gamma=0.95), n_seeds=2)
+    scenario = api.Scenario.from_preset(
+        "realistic", horizon=3000, batch_size=kw.pop("batch", 1), seed=kw.pop("seed", 7)
+    )
+    return api.Race(
+        scenario,
+        api.policy_specs(
+            ["allseason-sw", "allseason-disc", "lints", "sw-lints", "d-lints", "random"],
+            tau=10,
+            gamma=0.95,
+        ),
+        n_seeds=2,
+    )
 
 
 def _fingerprint(result):
     f = result.to_frames()
-    return (f["steps"].to_csv(index=False) + f["weights"].to_csv(index=False)
-            + f["events"].to_csv(index=False))
+    return (
+        f["steps"].to_csv(index=False)
+        + f["weights"].to_csv(index=False)
+        + f["events"].to_csv(index=False)
+    )
 
 
 def test_same_seed_same_trace_bit_for_bit():
@@ -30,12 +40,16 @@ def test_same_seed_same_trace_bit_for_bit():
 
 
 def test_same_trace_across_processes():
-    code = ("from tests.test_runner import _race, _fingerprint; from allseason import api; "
-            "import hashlib; print(hashlib.sha256(_fingerprint(api.run_race(_race())).encode())"
-            ".hexdigest())")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True).stdout.strip()
+    code = (
+        "from tests.test_runner import _race, _fingerprint; from allseason import api; "
+        "import hashlib; print(hashlib.sha256(_fingerprint(api.run_race(_race())).encode())"
+        ".hexdigest())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
     import hashlib
+
     assert out == hashlib.sha256(_fingerprint(api.run_race(_race())).encode()).hexdigest()
 
 
@@ -55,8 +69,9 @@ def test_threads_do_not_change_the_result(workers):
     included."""
     race = _race(batch=3)
     race = api.Race(race.scenario, race.policies, n_seeds=3)
-    assert _fingerprint(run_race(race, chunk_size=500, workers=workers)) == \
-        _fingerprint(run_race(race, chunk_size=500, workers=1))
+    assert _fingerprint(run_race(race, chunk_size=500, workers=workers)) == _fingerprint(
+        run_race(race, chunk_size=500, workers=1)
+    )
 
 
 def test_chunks_that_grow_with_the_pace_do_not_change_the_result():
@@ -70,8 +85,12 @@ def test_chunks_that_grow_with_the_pace_do_not_change_the_result():
     fixed = [p.done for p in iter_race(race, chunk_size=50)]
     assert len(steps) < len(fixed)  # it grew
     assert _fingerprint(run_race(race, chunk_size=50)) == _fingerprint(
-        next(p for p in iter_race(race, chunk_size=50, chunk_seconds=0.05)
-             if p.done == race.scenario.horizon).result)
+        next(
+            p
+            for p in iter_race(race, chunk_size=50, chunk_seconds=0.05)
+            if p.done == race.scenario.horizon
+        ).result
+    )
 
 
 def test_a_bad_worker_count_is_refused():
@@ -97,8 +116,9 @@ def test_regret_is_exact_and_trace_columns_are_consistent():
     sc = result.race.scenario
     np.testing.assert_array_equal(t.state, sc.pattern.states())
     s = result.summary()["lints"]
-    assert s["cum_regret"] == pytest.approx(np.mean([result.traces["lints", k].regret.sum()
-                                                     for k in range(2)]))
+    assert s["cum_regret"] == pytest.approx(
+        np.mean([result.traces["lints", k].regret.sum() for k in range(2)])
+    )
 
 
 def test_inhomogeneous_batches_and_chunk_bounds():
@@ -107,7 +127,7 @@ def test_inhomogeneous_batches_and_chunk_bounds():
     assert ends[-1] == 99 and list(np.diff(np.r_[-1, ends])[:4]) == [3, 1, 7, 3]
     bounds = chunk_bounds(ends, 10)
     assert bounds[0][0] == 0 and bounds[-1][1] == 100
-    for (s0, e0, _, b1), (s1, _, b0, _) in zip(bounds, bounds[1:]):
+    for (_, e0, _, b1), (s1, _, b0, _) in zip(bounds, bounds[1:]):
         assert e0 == s1 and b1 == b0
 
 

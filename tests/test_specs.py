@@ -14,20 +14,31 @@ def test_default_scenario_roundtrips_through_json():
     assert api.Race.from_dict(__import__("json").loads(race.to_json())) == race
 
 
-@pytest.mark.parametrize("data, field", [
-    ({"segments": []}, "segments"),
-    ({"segments": [[0, 0]]}, "segments[1].length"),
-    ({"segments": [[0, 10], [-1, 5]]}, "segments[2].state"),
-    ({"segments": [[0, "ten"]]}, "segments[1].length"),
-    ({"segments": [[0, 10, 3]]}, "segments"),
-    ({"segments": "0,10"}, "segments"),
-    ({"segments": [[0, 10**9]]}, "segments[1].length"),
-    ({"d": 0}, "d"), ({"d": 2.5}, "d"), ({"d": True}, "d"), ({"n_arms": 1}, "n_arms"),
-    ({"sigma2": 0}, "sigma2"), ({"sigma2": "nan"}, "sigma2"), ({"sigma2": float("inf")}, "sigma2"),
-    ({"batch_size": 0}, "batch_size"), ({"batch_size": []}, "batch_size"),
-    ({"seed": -1}, "seed"), ({"preset": "christmas"}, "preset"), ({"horizon": 5}, "horizon"),
-    ({"__class__": 1}, "__class__"),
-])
+@pytest.mark.parametrize(
+    "data, field",
+    [
+        ({"segments": []}, "segments"),
+        ({"segments": [[0, 0]]}, "segments[1].length"),
+        ({"segments": [[0, 10], [-1, 5]]}, "segments[2].state"),
+        ({"segments": [[0, "ten"]]}, "segments[1].length"),
+        ({"segments": [[0, 10, 3]]}, "segments"),
+        ({"segments": "0,10"}, "segments"),
+        ({"segments": [[0, 10**9]]}, "segments[1].length"),
+        ({"d": 0}, "d"),
+        ({"d": 2.5}, "d"),
+        ({"d": True}, "d"),
+        ({"n_arms": 1}, "n_arms"),
+        ({"sigma2": 0}, "sigma2"),
+        ({"sigma2": "nan"}, "sigma2"),
+        ({"sigma2": float("inf")}, "sigma2"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"batch_size": []}, "batch_size"),
+        ({"seed": -1}, "seed"),
+        ({"preset": "christmas"}, "preset"),
+        ({"horizon": 5}, "horizon"),
+        ({"__class__": 1}, "__class__"),
+    ],
+)
 def test_bad_scenarios_name_the_field(data, field):
     with pytest.raises(SpecError) as err:
         api.Scenario.from_dict(data)
@@ -35,19 +46,23 @@ def test_bad_scenarios_name_the_field(data, field):
     assert str(err.value).startswith(field)
 
 
-@pytest.mark.parametrize("text", ["", "{", "[1, 2]", "null", "\"x\"", "{\"d\": {}}"])
+@pytest.mark.parametrize("text", ["", "{", "[1, 2]", "null", '"x"', '{"d": {}}'])
 def test_bad_json_is_a_spec_error(text):
     with pytest.raises(SpecError):
         api.Scenario.from_json(text)
 
 
-@pytest.mark.parametrize("names, shared, field", [
-    (["nope"], {}, "policies"), ([], {}, "policies"),
-    (["sw-lints"], {"tau": -3}, "sw-lints.tau"), (["allseason-sw"], {"n_max": 0},
-                                                   "allseason-sw.n_max"),
-    (["d-lints"], {"gamma": 1.5}, "d-lints.gamma"),
-    (["allseason-sw"], {"weighting": "foo"}, "allseason-sw.weighting"),
-])
+@pytest.mark.parametrize(
+    "names, shared, field",
+    [
+        (["nope"], {}, "policies"),
+        ([], {}, "policies"),
+        (["sw-lints"], {"tau": -3}, "sw-lints.tau"),
+        (["allseason-sw"], {"n_max": 0}, "allseason-sw.n_max"),
+        (["d-lints"], {"gamma": 1.5}, "d-lints.gamma"),
+        (["allseason-sw"], {"weighting": "foo"}, "allseason-sw.weighting"),
+    ],
+)
 def test_bad_policies_name_the_field(names, shared, field):
     with pytest.raises(SpecError) as err:
         api.policy_specs(names, **shared)
@@ -77,35 +92,41 @@ def test_parse_scenario_reads_a_csv_segment_table():
     assert sc.segments == ((0, 500), (1, 300), (0, 200)) and sc.preset == "custom"
     assert (sc.d, sc.n_arms, sc.sigma2, sc.batch_size, sc.seed) == (3, 7, 0.2, (2, 5), 9)
     # spellings a spreadsheet writes: BOM, CRLF, ';' or tab, quotes, blank lines, any order
-    for text in ["\ufeffstate,length\r\n0,500\r\n1,300\r\n0,200\r\n",
-                 "State;Length\n0;500\n\n1;300\n0;200\n\n",
-                 "length\tstate\n500\t0\n300\t1\n200\t0",
-                 '"state","length",\n"0","500",\n1,300,\n0,200,,\n']:
+    for text in [
+        "\ufeffstate,length\r\n0,500\r\n1,300\r\n0,200\r\n",
+        "State;Length\n0;500\n\n1;300\n0;200\n\n",
+        "length\tstate\n500\t0\n300\t1\n200\t0",
+        '"state","length",\n"0","500",\n1,300,\n0,200,,\n',
+    ]:
         assert api.parse_scenario(text, "csv").segments == sc.segments, text
     assert api.parse_scenario(sc.to_csv().encode("utf-16"), "csv").segments == sc.segments
     assert api.parse_scenario(sc.to_csv(), "csv", defaults=sc) == sc
 
 
-@pytest.mark.parametrize("text, field, needle", [
-    ("", "file", "empty"),
-    ("0,500\n1,300\n", "file", "header"),
-    ("length\n500\n", "file", "missing: state"),
-    ("state,length,comment\n0,5,x\n", "file", "unknown column 'comment'"),
-    ("state,state\n0,5\n", "file", "twice"),
-    ("state,length\n", "segments", "no rows"),
-    ("state,length\n0,500\n1,abc\n", "segments[2].length", "line 3"),
-    ("state,length\n0,500\n\n1,\n", "segments[2].length", "is empty (line 4"),
-    ("state,length\n0,500\n-1,5\n", "segments[2].state", "between 0 and 49"),
-    ("state,length\n0,0\n", "segments[1].length", "between 1 and"),
-    ("state,length\n0,2.5\n", "segments[1].length", "integer"),
-    ("state,length\n0,5,7\n", "segments[1]", "3 cells"),
-    ("state,length\n=cmd|' /C calc'!A0,5\n", "segments[1].state", "=cmd"),
-    ("state,length\n../../etc/passwd,5\n", "segments[1].state", "must be an integer"),
-    ("state,length\n0,1" + "0" * 5000 + "\n", "segments[1].length", "between 1 and"),
-    ("state,length\n" + "0,1\n" * 2001, "segments", "at most 2000"),
-    ("state,length\n0,200000\n1,1\n", "segments", "horizon"),
-    (b"state,length\n0,\xff\n", "file", "UTF-8"),
-], ids=lambda v: repr(v)[:24])
+@pytest.mark.parametrize(
+    "text, field, needle",
+    [
+        ("", "file", "empty"),
+        ("0,500\n1,300\n", "file", "header"),
+        ("length\n500\n", "file", "missing: state"),
+        ("state,length,comment\n0,5,x\n", "file", "unknown column 'comment'"),
+        ("state,state\n0,5\n", "file", "twice"),
+        ("state,length\n", "segments", "no rows"),
+        ("state,length\n0,500\n1,abc\n", "segments[2].length", "line 3"),
+        ("state,length\n0,500\n\n1,\n", "segments[2].length", "is empty (line 4"),
+        ("state,length\n0,500\n-1,5\n", "segments[2].state", "between 0 and 49"),
+        ("state,length\n0,0\n", "segments[1].length", "between 1 and"),
+        ("state,length\n0,2.5\n", "segments[1].length", "integer"),
+        ("state,length\n0,5,7\n", "segments[1]", "3 cells"),
+        ("state,length\n=cmd|' /C calc'!A0,5\n", "segments[1].state", "=cmd"),
+        ("state,length\n../../etc/passwd,5\n", "segments[1].state", "must be an integer"),
+        ("state,length\n0,1" + "0" * 5000 + "\n", "segments[1].length", "between 1 and"),
+        ("state,length\n" + "0,1\n" * 2001, "segments", "at most 2000"),
+        ("state,length\n0,200000\n1,1\n", "segments", "horizon"),
+        (b"state,length\n0,\xff\n", "file", "UTF-8"),
+    ],
+    ids=lambda v: repr(v)[:24],
+)
 def test_bad_csv_names_the_field_and_the_line(text, field, needle):
     with pytest.raises(SpecError) as err:
         api.parse_scenario(text, "csv")
@@ -113,13 +134,23 @@ def test_bad_csv_names_the_field_and_the_line(text, field, needle):
     assert needle in err.value.message, str(err.value)
 
 
-@pytest.mark.parametrize("text, field", [
-    ("[" * 100_000, "file"), ('{"seed": 1' + "0" * 5000 + "}", "file"),
-    ('{"seed": 1' + "0" * 400 + "}", "seed"), ('{"d": 1e999}', "d"),
-    ('{"sigma2": NaN}', "sigma2"), ('{"sigma2": 1e400}', "sigma2"),
-    ("[[0, 5], [1, -1]]", "segments[2].length"), ("[1, 2]", "segments"), ("7", "scenario"),
-    (" " * (api.MAX_INPUT_BYTES + 1), "file"), (b"\xff\xfe{", "file"),
-], ids=lambda v: repr(v)[:24])
+@pytest.mark.parametrize(
+    "text, field",
+    [
+        ("[" * 100_000, "file"),
+        ('{"seed": 1' + "0" * 5000 + "}", "file"),
+        ('{"seed": 1' + "0" * 400 + "}", "seed"),
+        ('{"d": 1e999}', "d"),
+        ('{"sigma2": NaN}', "sigma2"),
+        ('{"sigma2": 1e400}', "sigma2"),
+        ("[[0, 5], [1, -1]]", "segments[2].length"),
+        ("[1, 2]", "segments"),
+        ("7", "scenario"),
+        (" " * (api.MAX_INPUT_BYTES + 1), "file"),
+        (b"\xff\xfe{", "file"),
+    ],
+    ids=lambda v: repr(v)[:24],
+)
 def test_bad_json_text_names_the_field(text, field):
     with pytest.raises(SpecError) as err:
         api.parse_scenario(text, "json")
@@ -137,8 +168,9 @@ def test_json_bare_list_and_defaults():
 
 
 def test_query_strict_and_lenient():
-    sc = api.Scenario.from_preset("extreme", horizon=5000, n_states=2, batch_size=(10, 20),
-                                  seed=2**63 - 1, sigma2=0.123456789)
+    sc = api.Scenario.from_preset(
+        "extreme", horizon=5000, n_states=2, batch_size=(10, 20), seed=2**63 - 1, sigma2=0.123456789
+    )
     assert api.parse_scenario(sc.to_query(), "query") == sc  # exact, big seeds included
     q = {"d": "banana", "n_arms": "7", "colour": "red", "segments": "0x100_1x0"}
     with pytest.raises(SpecError) as err:
@@ -148,7 +180,10 @@ def test_query_strict_and_lenient():
     got = api.parse_scenario(q, "query", rejected=rejected)
     assert got == api.Scenario(n_arms=7)  # the good parameter kept, the pattern not changed
     assert [(r.param, r.error.field) for r in rejected] == [
-        ("colour", "colour"), ("d", "d"), (None, "segments[2].length")]
+        ("colour", "colour"),
+        ("d", "d"),
+        (None, "segments[2].length"),
+    ]
     with pytest.raises(SpecError, match="query"):
         api.parse_scenario({"segments": "0x1_" * 300_000}, "query")
 

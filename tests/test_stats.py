@@ -20,6 +20,7 @@ def _t(n):
 
 # -- the helper --------------------------------------------------------------------------------
 
+
 def test_t_quantile_is_students_not_normal():
     assert t_quantile(3) == pytest.approx(4.302652729749, rel=1e-11)  # tables: 4.303
     assert t_quantile(5) == pytest.approx(2.776445105198, rel=1e-11)  # tables: 2.776
@@ -38,12 +39,14 @@ def test_ci95_halfwidth_scalars_arrays_and_one_seed():
     std, n = np.array([0.1, 0.2, np.nan, 0.4]), np.array([3, 5, 1, 1])
     got = ci95_halfwidth(std, n)
     assert got.shape == (4,)
-    np.testing.assert_allclose(got[:2], [_t(3) * 0.1 / math.sqrt(3), _t(5) * 0.2 / math.sqrt(5)],
-                               rtol=1e-15)
+    np.testing.assert_allclose(
+        got[:2], [_t(3) * 0.1 / math.sqrt(3), _t(5) * 0.2 / math.sqrt(5)], rtol=1e-15
+    )
     assert got[2] == 0.0 and got[3] == 0.0
 
 
 # -- the CLI -------------------------------------------------------------------------------------
+
 
 def test_cli_json_ci95_is_student_t_at_three_seeds(capsys):
     assert main(["run", "--seeds", "3", "--horizon", "600", "--json"]) == 0
@@ -57,8 +60,17 @@ def test_cli_json_ci95_is_student_t_at_three_seeds(capsys):
 
 
 def test_cli_one_seed_has_no_interval(capsys):
-    args = ["run", "--seeds", "1", "--horizon", "300", "--pattern", "regular",
-            "--policies", "lints,random"]
+    args = [
+        "run",
+        "--seeds",
+        "1",
+        "--horizon",
+        "300",
+        "--pattern",
+        "regular",
+        "--policies",
+        "lints,random",
+    ]
     assert main(args + ["--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert all(row["ci95"] == 0.0 and row["std_reward"] == 0.0 for row in out.values())
@@ -68,8 +80,17 @@ def test_cli_one_seed_has_no_interval(capsys):
 
 
 def test_cli_table_prints_the_t_half_width(capsys):
-    args = ["run", "--seeds", "3", "--horizon", "300", "--pattern", "regular",
-            "--policies", "lints"]
+    args = [
+        "run",
+        "--seeds",
+        "3",
+        "--horizon",
+        "300",
+        "--pattern",
+        "regular",
+        "--policies",
+        "lints",
+    ]
     assert main(args + ["--json"]) == 0
     row = json.loads(capsys.readouterr().out)["lints"]
     assert main(args) == 0
@@ -79,6 +100,7 @@ def test_cli_table_prints_the_t_half_width(capsys):
 
 
 # -- the figures ---------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def race3():
@@ -97,8 +119,9 @@ def test_leaderboard_error_bars_are_t(race3):
     for tr in fig.data:
         label = next(lab for lab in summary if policy_name(lab) == tr.name)
         s = summary[label]
-        assert tr.error_x.array[0] == pytest.approx(_t(3) * s["std_reward"] / math.sqrt(3),
-                                                    rel=1e-12)
+        assert tr.error_x.array[0] == pytest.approx(
+            _t(3) * s["std_reward"] / math.sqrt(3), rel=1e-12
+        )
         assert tr.error_x.visible
     table = leaderboard_table(summary)
     assert "Mean reward / step (± 95% t)" in table.columns
@@ -118,8 +141,7 @@ def test_reward_by_state_error_bars_are_t(race3):
         for x, half in zip(tr.x, tr.error_y.array):
             state = next(s for s in steps["state"].unique() if state_label(s) == x)
             v = per_seed.loc[label, state].to_numpy()
-            assert half == pytest.approx(_t(len(v)) * v.std(ddof=1) / math.sqrt(len(v)),
-                                         rel=1e-12)
+            assert half == pytest.approx(_t(len(v)) * v.std(ddof=1) / math.sqrt(len(v)), rel=1e-12)
     assert "Student's t" in fig.layout.title.subtitle.text
 
 
@@ -139,11 +161,15 @@ def test_cumulative_ci95_band_is_t(race3):
         assert band.fill == "toself" and list(band.x) == list(mean.x) + list(mean.x)[::-1]
         upper, lower = np.asarray(band.y[:n]), np.asarray(band.y[n:])[::-1]
         np.testing.assert_allclose(upper - mean.y, mean.y - lower, rtol=1e-9, atol=1e-9)
-        wide = steps[steps["policy"] == label].pivot(index="step", columns="seed",
-                                                     values="reward").cumsum()
+        wide = (
+            steps[steps["policy"] == label]
+            .pivot(index="step", columns="seed", values="reward")
+            .cumsum()
+        )
         sd = wide.std(axis=1, ddof=1).to_numpy()[np.asarray(mean.x)]
-        np.testing.assert_allclose(upper - np.asarray(mean.y),
-                                   _t(3) * sd / math.sqrt(3), rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(
+            upper - np.asarray(mean.y), _t(3) * sd / math.sqrt(3), rtol=1e-9, atol=1e-9
+        )
 
 
 def test_one_seed_figures_draw_no_interval():
@@ -165,11 +191,16 @@ def test_one_seed_figures_draw_no_interval():
 
 # -- sweeps --------------------------------------------------------------------------------------
 
+
 def test_sweep_settings_and_report_use_t(tmp_path):
     from allseason import sweeps
 
-    spec = sweeps.SweepSpec(scenarios=[api.Scenario.from_preset("regular", horizon=200)],
-                            policies=[sweeps.PolicyGrid("lints")], seeds=3, name="t")
+    spec = sweeps.SweepSpec(
+        scenarios=[api.Scenario.from_preset("regular", horizon=200)],
+        policies=[sweeps.PolicyGrid("lints")],
+        seeds=3,
+        name="t",
+    )
     with sweeps.ResultStore(tmp_path) as store:
         for u in spec.units():
             store.add(sweeps.run_unit(u))
@@ -178,7 +209,6 @@ def test_sweep_settings_and_report_use_t(tmp_path):
     row = settings.iloc[0]
     assert row["n_seeds"] == 3
     for m in sweeps.METRICS:
-        assert row[f"{m}_ci95"] == pytest.approx(_t(3) * row[f"{m}_std"] / math.sqrt(3),
-                                                 rel=1e-12)
+        assert row[f"{m}_ci95"] == pytest.approx(_t(3) * row[f"{m}_std"] / math.sqrt(3), rel=1e-12)
     text, _ = sweeps.report_text(tmp_path)
     assert "95% (t)" in text and f"±{row['mean_reward_ci95']:.4f}" in text

@@ -25,12 +25,23 @@ METRIC_COLS = ("mean_reward", "mean_expected_reward", "cum_reward", "cum_regret"
 
 # a small sweep: 1 scenario grid of 2 batch sizes x 5 settings x 2 seeds = 20 runs
 SMALL = {
-    "name": "t-small", "seeds": 2, "metric": "mean_reward",
-    "scenarios": [{"preset": "paper-synthetic", "horizon": 300, "d": 3, "n_arms": 4,
-                   "grid": {"batch_size": [1, [2, 5]]}}],
-    "policies": [{"name": "sw-lints", "grid": {"tau": [10, 100]}},
-                 {"name": "allseason-sw", "params": {"n_max": 3}, "grid": {"tau": [10, 50]}},
-                 {"name": "d-lints", "label": "D-LinTS 0.9", "params": {"gamma": 0.9}}],
+    "name": "t-small",
+    "seeds": 2,
+    "metric": "mean_reward",
+    "scenarios": [
+        {
+            "preset": "paper-synthetic",
+            "horizon": 300,
+            "d": 3,
+            "n_arms": 4,
+            "grid": {"batch_size": [1, [2, 5]]},
+        }
+    ],
+    "policies": [
+        {"name": "sw-lints", "grid": {"tau": [10, 100]}},
+        {"name": "allseason-sw", "params": {"n_max": 3}, "grid": {"tau": [10, 50]}},
+        {"name": "d-lints", "label": "D-LinTS 0.9", "params": {"gamma": 0.9}},
+    ],
 }
 
 
@@ -40,6 +51,7 @@ def _metrics(folder) -> dict[str, tuple]:
 
 
 # -- validation --------------------------------------------------------------------------------
+
 
 def _with(**changes):
     data = json.loads(json.dumps(SMALL))
@@ -58,33 +70,36 @@ def _with(**changes):
     return data
 
 
-@pytest.mark.parametrize("changes, field", [
-    (dict(seeds=KeyError), "seeds"),
-    (dict(seeds=0), "seeds"),
-    (dict(seeds=[0, 0]), "seeds"),
-    (dict(seed=3), "seed"),
-    (dict(metric="reward"), "metric"),
-    (dict(name="a b"), "name"),
-    (dict(policies=[]), "policies"),
-    (dict(policies__0__name="sw-lint"), "policies[1].name"),
-    (dict(policies__0__grid={"tau": 50}), "policies[1].grid.tau"),
-    (dict(policies__0__grid={"tau": []}), "policies[1].grid.tau"),
-    (dict(policies__0__grid={"tau": [10, 10]}), "policies[1].grid.tau"),
-    (dict(policies__0__grid={"tau": [10, 0]}), "policies[1].grid.tau"),
-    (dict(policies__0__grid={"gamma": [0.9]}), "policies[1].grid.gamma"),
-    (dict(policies__1__params={"n_max": 3, "tau": 5}), "policies[2].grid.tau"),
-    (dict(policies__1__params={"n_max": "x"}), "policies[2].params.n_max"),
-    (dict(policies__2__label="sw-lints"), "policies[3].label"),
-    (dict(policies__2__tau=5), "policies[3].tau"),
-    (dict(scenarios=[]), "scenarios"),
-    (dict(scenarios__0__horizon=0), "scenarios[1].horizon"),
-    (dict(scenarios__0__K=5), "scenarios[1].K"),
-    (dict(scenarios__0__preset="weekly"), "scenarios[1].preset"),
-    (dict(scenarios__0__sigma2=-1), "scenarios[1].sigma2"),
-    (dict(scenarios__0__grid={"batch_size": [0]}), "scenarios[1].batch_size"),
-    (dict(scenarios__0__grid={"horizon": 10}), "scenarios[1].grid.horizon"),
-    (dict(scenarios__0__segments=[[0, 10]]), "scenarios[1].horizon"),
-])
+@pytest.mark.parametrize(
+    "changes, field",
+    [
+        (dict(seeds=KeyError), "seeds"),
+        (dict(seeds=0), "seeds"),
+        (dict(seeds=[0, 0]), "seeds"),
+        (dict(seed=3), "seed"),
+        (dict(metric="reward"), "metric"),
+        (dict(name="a b"), "name"),
+        (dict(policies=[]), "policies"),
+        (dict(policies__0__name="sw-lint"), "policies[1].name"),
+        (dict(policies__0__grid={"tau": 50}), "policies[1].grid.tau"),
+        (dict(policies__0__grid={"tau": []}), "policies[1].grid.tau"),
+        (dict(policies__0__grid={"tau": [10, 10]}), "policies[1].grid.tau"),
+        (dict(policies__0__grid={"tau": [10, 0]}), "policies[1].grid.tau"),
+        (dict(policies__0__grid={"gamma": [0.9]}), "policies[1].grid.gamma"),
+        (dict(policies__1__params={"n_max": 3, "tau": 5}), "policies[2].grid.tau"),
+        (dict(policies__1__params={"n_max": "x"}), "policies[2].params.n_max"),
+        (dict(policies__2__label="sw-lints"), "policies[3].label"),
+        (dict(policies__2__tau=5), "policies[3].tau"),
+        (dict(scenarios=[]), "scenarios"),
+        (dict(scenarios__0__horizon=0), "scenarios[1].horizon"),
+        (dict(scenarios__0__K=5), "scenarios[1].K"),
+        (dict(scenarios__0__preset="weekly"), "scenarios[1].preset"),
+        (dict(scenarios__0__sigma2=-1), "scenarios[1].sigma2"),
+        (dict(scenarios__0__grid={"batch_size": [0]}), "scenarios[1].batch_size"),
+        (dict(scenarios__0__grid={"horizon": 10}), "scenarios[1].grid.horizon"),
+        (dict(scenarios__0__segments=[[0, 10]]), "scenarios[1].horizon"),
+    ],
+)
 def test_validation_errors_name_the_field(changes, field):
     with pytest.raises(SpecError) as err:
         sweeps.SweepSpec.from_dict(_with(**changes))
@@ -99,13 +114,17 @@ def test_toml_json_and_python_give_the_same_runs(tmp_path):
     (tmp_path / "s.json").write_text(spec.to_json())
     again = sweeps.SweepSpec.from_file(tmp_path / "s.json")
     python = sweeps.SweepSpec(
-        scenarios=[api.Scenario.from_preset("paper-synthetic", horizon=300, batch_size=b)
-                   for b in (1, 10)],
-        policies=[sweeps.PolicyGrid("sw-lints", grid={"tau": [10, 50, 100]}),
-                  sweeps.PolicyGrid("allseason-sw", grid={"tau": [10, 50]},
-                                    params={"n_max": 5}),
-                  api.PolicySpec("lints")],
-        seeds=3, name="small")
+        scenarios=[
+            api.Scenario.from_preset("paper-synthetic", horizon=300, batch_size=b) for b in (1, 10)
+        ],
+        policies=[
+            sweeps.PolicyGrid("sw-lints", grid={"tau": [10, 50, 100]}),
+            sweeps.PolicyGrid("allseason-sw", grid={"tau": [10, 50]}, params={"n_max": 5}),
+            api.PolicySpec("lints"),
+        ],
+        seeds=3,
+        name="small",
+    )
     keys = [u.key for u in spec.units()]
     assert keys == [u.key for u in again.units()] == [u.key for u in python.units()]
     assert sweeps.SweepSpec.from_file(ROOT / "examples" / "sweep_paper_grid.toml").n_runs >= 48
@@ -116,12 +135,16 @@ def test_keys_cover_the_full_configuration():
     base = sweeps.Unit(sc, api.PolicySpec("sw-lints", {"tau": 100}), 0)
     same = sweeps.Unit(sc, api.PolicySpec("sw-lints", {}), 0)  # 100 is the default
     assert base.key == same.key
-    for other in (sweeps.Unit(sc, api.PolicySpec("sw-lints", {"tau": 50}), 0),
-                  sweeps.Unit(sc, api.PolicySpec("sw-lints", {"tau": 100}, "w"), 0),
-                  sweeps.Unit(sc, api.PolicySpec("sw-lints", {"tau": 100}), 1),
-                  sweeps.Unit(api.Scenario.from_preset("paper-synthetic", horizon=300,
-                                                       sigma2=0.2),
-                              api.PolicySpec("sw-lints", {"tau": 100}), 0)):
+    for other in (
+        sweeps.Unit(sc, api.PolicySpec("sw-lints", {"tau": 50}), 0),
+        sweeps.Unit(sc, api.PolicySpec("sw-lints", {"tau": 100}, "w"), 0),
+        sweeps.Unit(sc, api.PolicySpec("sw-lints", {"tau": 100}), 1),
+        sweeps.Unit(
+            api.Scenario.from_preset("paper-synthetic", horizon=300, sigma2=0.2),
+            api.PolicySpec("sw-lints", {"tau": 100}),
+            0,
+        ),
+    ):
         assert other.key != base.key
 
 
@@ -130,10 +153,16 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
     bad.write_text("seeds = [\n")
     wrong = tmp_path / "wrong.toml"
     wrong.write_text('seeds = 2\n[[scenarios]]\nhorizon = 300\n[[policies]]\nname = "nope"\n')
-    cases = [[str(tmp_path / "missing.toml")], [str(bad)], [str(wrong)],
-             [str(tmp_path / "x.yaml")], [str(wrong), "--workers", "0"],
-             [str(wrong), "--processes", "2", "--workers", "2"],
-             [str(wrong), "--scheduler", "localhost"], []]
+    cases = [
+        [str(tmp_path / "missing.toml")],
+        [str(bad)],
+        [str(wrong)],
+        [str(tmp_path / "x.yaml")],
+        [str(wrong), "--workers", "0"],
+        [str(wrong), "--processes", "2", "--workers", "2"],
+        [str(wrong), "--scheduler", "localhost"],
+        [],
+    ]
     for argv in cases:
         assert sweeps.cli_sweep(argv) == 2, argv
         err = capsys.readouterr().err.strip()
@@ -151,29 +180,38 @@ def _last_error(fn, argv, capsys):
 
 # -- one run alone == seed k of a race ---------------------------------------------------------
 
-@pytest.mark.parametrize("scenario, spec", [
-    (api.Scenario.from_preset("paper-synthetic", horizon=300, batch_size=(2, 5), seed=7),
-     api.PolicySpec("allseason-sw", {"tau": 20, "n_max": 3}, "as")),
-    (api.Scenario.from_preset("extreme", horizon=300, d=3, batch_size=10),
-     api.PolicySpec("d-lints", {"gamma": 0.95})),
-    (api.Scenario.from_preset("regular", horizon=5200, d=2, n_arms=3),  # > one 2500 chunk
-     api.PolicySpec("sw-lints", {"tau": 50})),
-    (api.Scenario.from_preset("realistic", horizon=300), api.PolicySpec("random")),
-])
+
+@pytest.mark.parametrize(
+    "scenario, spec",
+    [
+        (
+            api.Scenario.from_preset("paper-synthetic", horizon=300, batch_size=(2, 5), seed=7),
+            api.PolicySpec("allseason-sw", {"tau": 20, "n_max": 3}, "as"),
+        ),
+        (
+            api.Scenario.from_preset("extreme", horizon=300, d=3, batch_size=10),
+            api.PolicySpec("d-lints", {"gamma": 0.95}),
+        ),
+        (
+            api.Scenario.from_preset("regular", horizon=5200, d=2, n_arms=3),  # > one 2500 chunk
+            api.PolicySpec("sw-lints", {"tau": 50}),
+        ),
+        (api.Scenario.from_preset("realistic", horizon=300), api.PolicySpec("random")),
+    ],
+)
 def test_a_run_alone_equals_its_seed_in_a_race(scenario, spec):
     race = api.run_race(api.Race(scenario, (spec,), n_seeds=3))
     for k in range(3):
         row = sweeps.run_unit(sweeps.Unit(scenario, spec, k))
         t = race.traces[spec.label, k]
-        assert row["mean_reward"] == t.reward[:t.n_done].mean()  # bit for bit
+        assert row["mean_reward"] == t.reward[: t.n_done].mean()  # bit for bit
         assert row["cum_regret"] == t.regret.sum()
-        assert row["mean_expected_reward"] == t.expected[:t.n_done].mean()
+        assert row["mean_expected_reward"] == t.expected[: t.n_done].mean()
         assert row["n_steps"] == scenario.horizon
 
 
 def test_store_keeps_the_first_row_and_counts_repeats(tmp_path):
-    unit = sweeps.Unit(api.Scenario.from_preset("regular", horizon=100),
-                       api.PolicySpec("lints"), 0)
+    unit = sweeps.Unit(api.Scenario.from_preset("regular", horizon=100), api.PolicySpec("lints"), 0)
     row = sweeps.run_unit(unit)
     with sweeps.ResultStore(tmp_path) as store:
         assert store.add(row) is True
@@ -183,6 +221,7 @@ def test_store_keeps_the_first_row_and_counts_repeats(tmp_path):
 
 
 # -- executors ---------------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def pool_sweep(tmp_path_factory):
@@ -204,10 +243,11 @@ def test_pool_results_equal_each_configuration_run_alone(pool_sweep):
         for grid in spec.policies:
             for pspec in grid.specs():
                 summary = api.run_race(api.Race(sc, (pspec,), n_seeds=2)).summary()[pspec.label]
-                row = settings[(settings["scenario_key"] == sweeps.Unit(sc, pspec, 0)
-                                .scenario_key) & (settings["label"] == pspec.label)
-                               & (settings["setting"] == sweeps.describe_params(
-                                   dict(pspec.params)))]
+                row = settings[
+                    (settings["scenario_key"] == sweeps.Unit(sc, pspec, 0).scenario_key)
+                    & (settings["label"] == pspec.label)
+                    & (settings["setting"] == sweeps.describe_params(dict(pspec.params)))
+                ]
                 assert len(row) == 1
                 assert row["mean_reward"].item() == summary["mean_reward"]  # bit for bit
                 assert row["mean_reward_std"].item() == summary["std_reward"]
@@ -231,11 +271,15 @@ def test_dask_local_cluster_equals_the_process_pool(pool_sweep, tmp_path):
 # -- a real sweep process killed part-way, then resumed ----------------------------------------
 
 KILL = {
-    "name": "t-kill", "seeds": 4,
-    "scenarios": [{"preset": "paper-synthetic", "horizon": 10000, "d": 10, "n_arms": 10,
-                   "batch_size": 5}],
-    "policies": [{"name": "allseason-sw", "grid": {"tau": [20, 50]}, "params": {"n_max": 3}},
-                 {"name": "allseason-disc", "grid": {"gamma": [0.9, 0.95]}}],
+    "name": "t-kill",
+    "seeds": 4,
+    "scenarios": [
+        {"preset": "paper-synthetic", "horizon": 10000, "d": 10, "n_arms": 10, "batch_size": 5}
+    ],
+    "policies": [
+        {"name": "allseason-sw", "grid": {"tau": [20, 50]}, "params": {"n_max": 3}},
+        {"name": "allseason-disc", "grid": {"gamma": [0.9, 0.95]}},
+    ],
 }
 CLI = "import sys; from allseason.sweeps import cli_sweep; sys.exit(cli_sweep(sys.argv[1:]))"
 
@@ -261,8 +305,14 @@ def test_killed_sweep_resumes_without_losing_or_repeating_runs(tmp_path):
     out, log = tmp_path / "out", tmp_path / "audit.log"
     env = {**os.environ, sweeps.AUDIT_ENV: str(log)}
     cmd = [sys.executable, "-c", CLI, str(sweep_file), "--out", str(out), "--processes", "1"]
-    proc = subprocess.Popen(cmd, env=env, cwd=tmp_path, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        cwd=tmp_path,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     db = out / sweeps.STORE_FILE
     deadline = time.monotonic() + 60
     while _stored_count(db) < 3 and proc.poll() is None and time.monotonic() < deadline:
@@ -278,8 +328,7 @@ def test_killed_sweep_resumes_without_losing_or_repeating_runs(tmp_path):
         before = {r["key"]: r for r in store.rows()}
     assert 3 <= len(before) < total
 
-    done = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert f"{len(before)} already stored" in done.stderr
     with sweeps.ResultStore(out, create=False) as store:
@@ -308,11 +357,13 @@ def test_killed_sweep_resumes_without_losing_or_repeating_runs(tmp_path):
 
 # -- report and plot ---------------------------------------------------------------------------
 
+
 def test_report_prints_best_settings_and_writes_html(pool_sweep, tmp_path, capsys):
     spec, folder = pool_sweep
     html = tmp_path / "r.html"
-    assert sweeps.cli_report([str(folder), "--html", str(html), "--csv",
-                              str(tmp_path / "s.csv")]) == 0
+    assert (
+        sweeps.cli_report([str(folder), "--html", str(html), "--csv", str(tmp_path / "s.csv")]) == 0
+    )
     out = capsys.readouterr().out
     assert "20 of 20 runs stored (complete)" in out
     for label in ("sw-lints", "allseason-sw", "D-LinTS 0.9"):
@@ -324,8 +375,10 @@ def test_report_prints_best_settings_and_writes_html(pool_sweep, tmp_path, capsy
     best = sweeps.best_settings(settings, "cum_regret")
     assert len(best) == 6
     for _, g in settings.groupby(["scenario_key", "label"]):
-        chosen = best[(best["scenario_key"] == g["scenario_key"].iloc[0])
-                      & (best["label"] == g["label"].iloc[0])]
+        chosen = best[
+            (best["scenario_key"] == g["scenario_key"].iloc[0])
+            & (best["label"] == g["label"].iloc[0])
+        ]
         assert chosen["cum_regret"].item() == g["cum_regret"].min()
 
 
@@ -338,8 +391,9 @@ def test_sweep_figure_small_multiples(pool_sweep):
     fig = sweep_figure(settings, "mean_reward", title="t")
     # 2 scenario rows x 1 column (tau); per panel: 2 lines + 1 dashed reference (D-LinTS)
     assert len(fig.data) == 6
-    assert sorted(t.name for t in fig.data if t.showlegend) == \
-        sorted(["SW-LinTS", "All-Season (SW)", "D-LinTS 0.9"])
+    assert sorted(t.name for t in fig.data if t.showlegend) == sorted(
+        ["SW-LinTS", "All-Season (SW)", "D-LinTS 0.9"]
+    )
     lines = [t for t in fig.data if t.mode == "lines+markers"]
     assert all(list(t.x) == [10.0, 100.0] or list(t.x) == [10.0, 50.0] for t in lines)
     dashed = [t for t in fig.data if t.mode == "lines"]
@@ -351,11 +405,12 @@ def test_sweep_figure_small_multiples(pool_sweep):
 
 
 def test_importing_sweeps_loads_neither_dask_nor_plotly():
-    code = ("import sys, allseason.sweeps; "
-            "print(sorted({m.split('.')[0] for m in sys.modules} & "
-            "{'dask', 'distributed', 'plotly', 'streamlit'}))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    code = (
+        "import sys, allseason.sweeps; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'dask', 'distributed', 'plotly', 'streamlit'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
@@ -363,8 +418,10 @@ def test_numpy_scalars_are_plain_values():
     grid = sweeps.PolicyGrid("sw-lints", grid={"tau": list(np.array([5, 50]))})
     assert grid.grid == (("tau", (5, 50)),) and type(grid.grid[0][1][0]) is int
     sc = api.Scenario.from_preset("regular", horizon=100)
-    assert sweeps.Unit(sc, grid.specs()[0], 0).key == \
-        sweeps.Unit(sc, api.PolicySpec("sw-lints", {"tau": 5}), 0).key
+    assert (
+        sweeps.Unit(sc, grid.specs()[0], 0).key
+        == sweeps.Unit(sc, api.PolicySpec("sw-lints", {"tau": 5}), 0).key
+    )
 
 
 def test_report_keeps_to_the_last_sweep_unless_all(pool_sweep, tmp_path, capsys):

@@ -19,23 +19,28 @@ import pytest
 pytest.importorskip("streamlit")
 pytest.importorskip("plotly")
 
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from conftest import open_app_page
+from streamlit.testing.v1 import AppTest
 
-from conftest import open_app_page  # noqa: E402
-
-from allseason import api, snapshot  # noqa: E402
+from allseason import api, snapshot
 
 TOUR = "app_pages/6_Guided_tour.py"
 N_STEPS = 7
-TITLES = ("The seasons", "The race", "Who holds the weight", "Births and prunings",
-          "A season returns", "The printed rule", "Real data")
+TITLES = (
+    "The seasons",
+    "The race",
+    "Who holds the weight",
+    "Births and prunings",
+    "A season returns",
+    "The printed rule",
+    "Real data",
+)
 TIMEOUT = 180  # the first run warms the kernels up and runs the default race
 
 
 # --- helpers --------------------------------------------------------------------------------
 def open_tour(step: str | None = None) -> AppTest:
-    return open_app_page(TOUR, query=None if step is None else {"step": step},
-                         timeout=TIMEOUT)
+    return open_app_page(TOUR, query=None if step is None else {"step": step}, timeout=TIMEOUT)
 
 
 def qstep(at: AppTest) -> str:
@@ -185,10 +190,15 @@ def test_numbers_in_the_texts_are_the_engines(engine):
     summary = result.summary()
     carried = api.ensemble_summary(result.traces["allseason-sw", 0], pattern)
     printed = api.ensemble_summary(result.traces["allseason-sw-printed", 0], pattern)
-    shown = {lab: s for lab, s in summary.items()  # the oracles are not in the tour's story
-             if lab not in ("random", "allseason-sw-printed", *api.REFERENCES)}
-    best = min((lab for lab in shown if not lab.startswith("allseason")),
-               key=lambda lab: shown[lab]["cum_regret"])
+    shown = {
+        lab: s
+        for lab, s in summary.items()  # the oracles are not in the tour's story
+        if lab not in ("random", "allseason-sw-printed", *api.REFERENCES)
+    }
+    best = min(
+        (lab for lab in shown if not lab.startswith("allseason")),
+        key=lambda lab: shown[lab]["cum_regret"],
+    )
     t = texts_of(1, 2, 3, 4, 5, 6)
 
     one = t[1][0]
@@ -201,8 +211,11 @@ def test_numbers_in_the_texts_are_the_engines(engine):
         assert f"{summary[lab]['cum_regret']:,.0f}" in two, lab
     assert "SW-LinTS" in two or "D-LinTS" in two or "LinTS" in two
     assert f"{summary['random']['cum_regret']:,.0f}" in cap2
-    names = [d["name"] for d in fig2["data"] if d.get("showlegend", True) is not False
-             and d.get("legendgroup") != "seasons"]
+    names = [
+        d["name"]
+        for d in fig2["data"]
+        if d.get("showlegend", True) is not False and d.get("legendgroup") != "seasons"
+    ]
     assert names[:2] and all(n.startswith("All-Season") for n in names[:2]), names
     assert not any(n.startswith(("Random", "All-Season (SW), printed")) for n in names)
 
@@ -227,10 +240,13 @@ def test_numbers_in_the_texts_are_the_engines(engine):
     assert f"{min(delays):,.0f}" in five and f"{max(delays):,.0f}" in five
 
     six, _, fig6 = t[6]
-    assert f"created {printed['bandits_created']:,} base bandits against " \
-           f"{carried['bandits_created']:,} with carried weights" in six
-    assert f"after {pct(printed['top_share'])} of the steps against " \
-           f"{pct(carried['top_share'])}" in six
+    assert (
+        f"created {printed['bandits_created']:,} base bandits against "
+        f"{carried['bandits_created']:,} with carried weights" in six
+    )
+    assert (
+        f"after {pct(printed['top_share'])} of the steps against {pct(carried['top_share'])}" in six
+    )
     assert f"{printed['mean_reward']:.3f}" in six and f"{carried['mean_reward']:.3f}" in six
     assert "printed rule" in fig_title(fig6)
 
@@ -243,12 +259,19 @@ def test_real_data_numbers_are_the_snapshots():
     assert f"changes {len(snap['change_points'])} times" in text
     assert f"{pols['allseason-sw']['mean_reward']:.3f}" in text
     assert f"{pols['allseason-sw-printed']['mean_reward']:.3f}" in text
-    best = max((lab for lab in pols if not lab.startswith("allseason")),
-               key=lambda lab: pols[lab]["mean_reward"])
+    best = max(
+        (lab for lab in pols if not lab.startswith("allseason")),
+        key=lambda lab: pols[lab]["mean_reward"],
+    )
     assert f"{pols[best]['mean_reward']:.3f}" in text
     lines = [d for d in fig["data"] if d.get("mode") == "lines"]
     assert lines[0]["name"] == "All-Season (SW)"  # best first
-    assert {d["name"] for d in lines} >= {"All-Season (SW)", "All-Season (SW), printed rule",
-                                          "D-LinTS", "SW-LinTS", "LinTS"}
+    assert {d["name"] for d in lines} >= {
+        "All-Season (SW)",
+        "All-Season (SW), printed rule",
+        "D-LinTS",
+        "SW-LinTS",
+        "LinTS",
+    }
     vlines = [s for s in fig["layout"].get("shapes", []) if s.get("type") == "line"]
     assert sorted(s["x0"] for s in vlines) == snap["change_points"]

@@ -29,8 +29,9 @@ MAX_STEP_SECONDS = 4.0  # generous for CI; about 0.5 s here once the server is w
 
 pytestmark = [
     pytest.mark.e2e,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed "
-                                                           f"(apt-get install chromium)"),
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed (apt-get install chromium)"
+    ),
 ]
 sync_api = pytest.importorskip("playwright.sync_api")
 
@@ -85,7 +86,8 @@ def test_walk_the_whole_tour_with_next(server, page):
         box = figure_box(page)
         assert box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"], (
             f"step {k}: the figure spans y = {box['y']:.0f} to "
-            f"{box['y'] + box['height']:.0f}, the screen is {VIEWPORT['height']} px high")
+            f"{box['y'] + box['height']:.0f}, the screen is {VIEWPORT['height']} px high"
+        )
         assert box["x"] >= 0 and box["x"] + box["width"] <= VIEWPORT["width"], box
         page.screenshot(path=str(SCREENS / f"tour-step-{k}.png"))
         nxt = page.get_by_role("button", name="Next")
@@ -97,8 +99,7 @@ def test_walk_the_whole_tour_with_next(server, page):
         wait_step(page, k + 1)
         timings[f"step_{k + 1}"] = round(time.perf_counter() - t0, 2)
     _record(timings)
-    slow = {s: t for s, t in timings.items() if s != "step_1_first_load"
-            and t > MAX_STEP_SECONDS}
+    slow = {s: t for s, t in timings.items() if s != "step_1_first_load" and t > MAX_STEP_SECONDS}
     assert not slow, f"steps slower than {MAX_STEP_SECONDS} s: {slow}"
 
 

@@ -16,20 +16,26 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from conftest import open_app_page
+from streamlit.testing.v1 import AppTest
 
-from conftest import open_app_page  # noqa: E402
-
-from allseason import api  # noqa: E402
-from allseason.cli import main as cli_main  # noqa: E402
-from allseason.ui import state  # noqa: E402
+from allseason import api
+from allseason.cli import main as cli_main
+from allseason.ui import state
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
 BUILDER = "app_pages/1_Pattern_builder.py"
 TIMEOUT = 90
-START = api.Scenario(segments=((0, 400), (1, 300), (0, 300)), d=3, n_arms=4, sigma2=0.2,
-                     batch_size=5, seed=7, preset="custom")
+START = api.Scenario(
+    segments=((0, 400), (1, 300), (0, 300)),
+    d=3,
+    n_arms=4,
+    sigma2=0.2,
+    batch_size=5,
+    seed=7,
+    preset="custom",
+)
 
 
 def open_builder(scenario: api.Scenario = START) -> AppTest:
@@ -75,8 +81,12 @@ def test_good_csv_replaces_the_pattern_and_keeps_the_environment():
     assert (sc.d, sc.n_arms, sc.sigma2, sc.batch_size, sc.seed) == (3, 4, 0.2, 5, 7)
     assert at.selectbox(key="pb_preset").value == "custom"
     table = at.data_editor[0].value
-    assert table["state"].tolist() == [0, 1, 2, 0] and table["length"].tolist() == [500, 250,
-                                                                                     250, 500]
+    assert table["state"].tolist() == [0, 1, 2, 0] and table["length"].tolist() == [
+        500,
+        250,
+        250,
+        500,
+    ]
     assert at.query_params["segments"] == "0x500_1x250_2x250_0x500"
 
 
@@ -88,25 +98,34 @@ def test_spreadsheet_csv_with_bom_semicolons_and_crlf_is_read():
     assert at.session_state[state.SCENARIO].segments == ((0, 500), (1, 250))
 
 
-@pytest.mark.parametrize("name, data, needles", [
-    ("bad.csv", "state,length\n0,400\n1,abc\n", ["Segment 2, length", "line 3", "'abc'"]),
-    ("empty.csv", "state,length\n0,400\n1,\n", ["Segment 2, length", "is empty"]),
-    ("formula.csv", "state,length\n=cmd|' /C calc'!A0,5\n",
-     ["Segment 1, state", "must be an integer"]),
-    ("path.csv", "state,length\n0,5\n1,../../etc/passwd\n",
-     ["Segment 2, length", "must be an integer"]),
-    ("noheader.csv", "0,400\n1,300\n", ["File", "header state,length"]),
-    ("lengths.csv", "length\n400\n300\n", ["missing: state"]),
-    ("extra.csv", "state,length,note\n0,400,x\n", ["unknown column 'note'"]),
-    ("cells.csv", "state,length\n0,400,7\n", ["Segment 1", "3 cells"]),
-    ("zero.csv", "state,length\n0,400\n1,0\n", ["Segment 2, length", "between 1 and"]),
-    ("long.csv", "state,length\n0,40000\n1,20000\n", ["at most 50,000 steps"]),
-    ("states.csv", "state,length\n0,40\n20,40\n", ["numbered 0 to 11"]),
-    ("binary.csv", b"\x00\xff\xfe\x00garbage", ["UTF-8"]),
-    ("header-only.csv", "state,length\n", ["no rows"]),
-    ("broken.json", "{not json", ["not valid JSON"]),
-    ("deep.json", "[" * 50_000, ["nested too deeply"]),
-])
+@pytest.mark.parametrize(
+    "name, data, needles",
+    [
+        ("bad.csv", "state,length\n0,400\n1,abc\n", ["Segment 2, length", "line 3", "'abc'"]),
+        ("empty.csv", "state,length\n0,400\n1,\n", ["Segment 2, length", "is empty"]),
+        (
+            "formula.csv",
+            "state,length\n=cmd|' /C calc'!A0,5\n",
+            ["Segment 1, state", "must be an integer"],
+        ),
+        (
+            "path.csv",
+            "state,length\n0,5\n1,../../etc/passwd\n",
+            ["Segment 2, length", "must be an integer"],
+        ),
+        ("noheader.csv", "0,400\n1,300\n", ["File", "header state,length"]),
+        ("lengths.csv", "length\n400\n300\n", ["missing: state"]),
+        ("extra.csv", "state,length,note\n0,400,x\n", ["unknown column 'note'"]),
+        ("cells.csv", "state,length\n0,400,7\n", ["Segment 1", "3 cells"]),
+        ("zero.csv", "state,length\n0,400\n1,0\n", ["Segment 2, length", "between 1 and"]),
+        ("long.csv", "state,length\n0,40000\n1,20000\n", ["at most 50,000 steps"]),
+        ("states.csv", "state,length\n0,40\n20,40\n", ["numbered 0 to 11"]),
+        ("binary.csv", b"\x00\xff\xfe\x00garbage", ["UTF-8"]),
+        ("header-only.csv", "state,length\n", ["no rows"]),
+        ("broken.json", "{not json", ["not valid JSON"]),
+        ("deep.json", "[" * 50_000, ["nested too deeply"]),
+    ],
+)
 def test_bad_file_is_reported_and_the_pattern_kept(name, data, needles):
     at = open_builder()
     upload(at, name, data)
@@ -158,8 +177,12 @@ def test_bad_then_good_file_clears_the_error():
 
 def test_partial_json_keeps_the_environment_and_is_custom():
     at = open_builder()
-    upload(at, "mine.json", json.dumps({"segments": [[0, 300], [1, 200]], "seed": 11}),
-           "application/json")
+    upload(
+        at,
+        "mine.json",
+        json.dumps({"segments": [[0, 300], [1, 200]], "seed": 11}),
+        "application/json",
+    )
     assert_clean(at)
     assert errors(at) == []
     sc = at.session_state[state.SCENARIO]
@@ -179,16 +202,34 @@ def test_download_buttons_offer_json_and_csv():
 def test_cli_runs_a_csv_segment_table(tmp_path, capsys):
     f = tmp_path / "seasons.csv"
     f.write_text("state,length\n0,100\n1,50\n0,100\n")
-    assert cli_main(["run", "--pattern", str(f), "--policies", "lints", "--seeds", "1",
-                     "--d", "3", "--json"]) == 0
+    assert (
+        cli_main(
+            [
+                "run",
+                "--pattern",
+                str(f),
+                "--policies",
+                "lints",
+                "--seeds",
+                "1",
+                "--d",
+                "3",
+                "--json",
+            ]
+        )
+        == 0
+    )
     assert "lints" in json.loads(capsys.readouterr().out)
 
 
-@pytest.mark.parametrize("text, needle", [
-    ("state,length\n0,100\n1,=1+1\n", "segments[2].length"),
-    ("0,100\n", "header"),
-    ("state,length\n" + "0,1\n" * 300_000, "larger than"),
-])
+@pytest.mark.parametrize(
+    "text, needle",
+    [
+        ("state,length\n0,100\n1,=1+1\n", "segments[2].length"),
+        ("0,100\n", "header"),
+        ("state,length\n" + "0,1\n" * 300_000, "larger than"),
+    ],
+)
 def test_cli_bad_csv_is_one_line_exit_2(tmp_path, capsys, text, needle):
     f = tmp_path / "bad.csv"
     f.write_text(text)
@@ -209,8 +250,9 @@ def test_what_the_user_sent_is_shown_as_text_not_markdown():
 
 # --- the Race page: a downloaded race JSON sent back ----------------------------------------
 RACE_PAGE = "app_pages/2_Race.py"
-TINY = api.Scenario(segments=((0, 120), (1, 80)), d=2, n_arms=3, sigma2=0.2, batch_size=5,
-                    seed=5, preset="custom")
+TINY = api.Scenario(
+    segments=((0, 120), (1, 80)), d=2, n_arms=3, sigma2=0.2, batch_size=5, seed=5, preset="custom"
+)
 
 
 def open_race_page() -> AppTest:
@@ -254,8 +296,9 @@ def test_race_json_round_trip():
     assert at.number_input(key="hp_sw-lints_tau").value == 40
     assert state.race_to_query(at.session_state[state.RACE_CHOICE])["sw-lints.tau"] == "40"
     # the same race: served from the cache, no need to run it again
-    assert any("cache" in s.value.lower() or "computed" in s.value.lower()
-               for s in at.success), [s.value for s in at.success]
+    assert any("cache" in s.value.lower() or "computed" in s.value.lower() for s in at.success), [
+        s.value for s in at.success
+    ]
 
 
 def _race_json(**changes) -> str:
@@ -264,19 +307,22 @@ def _race_json(**changes) -> str:
     return json.dumps(data)
 
 
-@pytest.mark.parametrize("data, needle", [
-    ("{not json", "is not JSON"),
-    ("[1, 2]", "must be a JSON object"),
-    (_race_json(n_seeds=0), "Seeds: must be between 1"),
-    (_race_json(n_seeds=50), "Seeds"),
-    (_race_json(policies=[{"name": "nope"}]), "nope"),
-    (_race_json(policies=[{"name": "lints"}, {"name": "lints", "label": "lints-2"}]),
-     "two contestants of the policy lints"),
-    (_race_json(policies=[{"name": "lints", "label": "my lints"}]),
-     "labelled differently"),
-    (_race_json(policies=[{"name": "lints", "params": {"sigma2": 5.0}}]),
-     "scenario's sigma2"),
-])
+@pytest.mark.parametrize(
+    "data, needle",
+    [
+        ("{not json", "is not JSON"),
+        ("[1, 2]", "must be a JSON object"),
+        (_race_json(n_seeds=0), "Seeds: must be between 1"),
+        (_race_json(n_seeds=50), "Seeds"),
+        (_race_json(policies=[{"name": "nope"}]), "nope"),
+        (
+            _race_json(policies=[{"name": "lints"}, {"name": "lints", "label": "lints-2"}]),
+            "two contestants of the policy lints",
+        ),
+        (_race_json(policies=[{"name": "lints", "label": "my lints"}]), "labelled differently"),
+        (_race_json(policies=[{"name": "lints", "params": {"sigma2": 5.0}}]), "scenario's sigma2"),
+    ],
+)
 def test_race_json_bad_file_is_reported_and_settings_kept(data, needle):
     at = open_race_page()
     before = dict(at.session_state[state.RACE_CHOICE])

@@ -26,47 +26,135 @@ from allseason.specs import LIMITS, Rejected, SpecError
 
 MAX = api.MAX_INPUT_BYTES
 # the fields a SpecError may name (besides an unknown key, named as it was sent)
-KNOWN_FIELDS = {"segments", "d", "n_arms", "sigma2", "batch_size", "seed", "preset", "horizon",
-                "n_states", "file", "scenario", "query"}
+KNOWN_FIELDS = {
+    "segments",
+    "d",
+    "n_arms",
+    "sigma2",
+    "batch_size",
+    "seed",
+    "preset",
+    "horizon",
+    "n_states",
+    "file",
+    "scenario",
+    "query",
+}
 SEGMENT_FIELD = re.compile(r"segments\[\d+\](\.(state|length))?")
 
-FIELDS = ["segments", "d", "n_arms", "sigma2", "batch_size", "seed", "preset", "horizon",
-          "__init__", "n_seeds", ""]
-FORMULAS = ["=cmd|' /C calc'!A0", "=1+1", "+1+1", "-2+3", "@SUM(A1:A2)", "'=1",
-            '=HYPERLINK("http://x","y")', "\t=1", "=1,5"]
-PATHS = ["../../etc/passwd", "/etc/passwd", "C:\\Windows\\win.ini", "file:///etc/passwd",
-         "~/.ssh/id_rsa", "\\\\server\\share", "/dev/zero", "$(id)", "`id`", "%s%s%n",
-         "__import__('os').system('id')", "{{7*7}}", "<script>alert(1)</script>", "\x00"]
-ODD_NUMBERS = ["", " ", "1.0", "1e3", "2E2", "1_000", "0x10", "٣", "１", "NaN", "nan", "inf",
-               "-inf", "Infinity", "-0", "+7", " 7 ", "1,5", "5.5", "1e-999", "1e999", "\ud800"]
+FIELDS = [
+    "segments",
+    "d",
+    "n_arms",
+    "sigma2",
+    "batch_size",
+    "seed",
+    "preset",
+    "horizon",
+    "__init__",
+    "n_seeds",
+    "",
+]
+FORMULAS = [
+    "=cmd|' /C calc'!A0",
+    "=1+1",
+    "+1+1",
+    "-2+3",
+    "@SUM(A1:A2)",
+    "'=1",
+    '=HYPERLINK("http://x","y")',
+    "\t=1",
+    "=1,5",
+]
+PATHS = [
+    "../../etc/passwd",
+    "/etc/passwd",
+    "C:\\Windows\\win.ini",
+    "file:///etc/passwd",
+    "~/.ssh/id_rsa",
+    "\\\\server\\share",
+    "/dev/zero",
+    "$(id)",
+    "`id`",
+    "%s%s%n",
+    "__import__('os').system('id')",
+    "{{7*7}}",
+    "<script>alert(1)</script>",
+    "\x00",
+]
+ODD_NUMBERS = [
+    "",
+    " ",
+    "1.0",
+    "1e3",
+    "2E2",
+    "1_000",
+    "0x10",
+    "٣",
+    "１",
+    "NaN",
+    "nan",
+    "inf",
+    "-inf",
+    "Infinity",
+    "-0",
+    "+7",
+    " 7 ",
+    "1,5",
+    "5.5",
+    "1e-999",
+    "1e999",
+    "\ud800",
+]
 
-scalars = st.one_of(st.none(), st.booleans(), st.integers(-10**20, 10**20),
-                    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=12))
-values = st.recursive(scalars, lambda inner: st.one_of(
-    st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=3)),
-    max_leaves=8)
-segments = st.lists(st.one_of(st.tuples(st.integers(-3, 60), st.integers(-3, 3000)),
-                              st.lists(values, max_size=3)), max_size=8)
-scenario_dicts = st.dictionaries(st.sampled_from(FIELDS), st.one_of(values, segments),
-                                 max_size=6)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+segments = st.lists(
+    st.one_of(st.tuples(st.integers(-3, 60), st.integers(-3, 3000)), st.lists(values, max_size=3)),
+    max_size=8,
+)
+scenario_dicts = st.dictionaries(st.sampled_from(FIELDS), st.one_of(values, segments), max_size=6)
 valid_scenarios = st.builds(
     api.Scenario,
-    segments=st.lists(st.tuples(st.integers(0, LIMITS["n_states"] - 1), st.integers(1, 5000)),
-                      min_size=1, max_size=40),
-    d=st.integers(1, LIMITS["d"]), n_arms=st.integers(2, LIMITS["n_arms"]),
+    segments=st.lists(
+        st.tuples(st.integers(0, LIMITS["n_states"] - 1), st.integers(1, 5000)),
+        min_size=1,
+        max_size=40,
+    ),
+    d=st.integers(1, LIMITS["d"]),
+    n_arms=st.integers(2, LIMITS["n_arms"]),
     sigma2=st.floats(0, 1e6, exclude_min=True),
-    batch_size=st.one_of(st.integers(1, LIMITS["batch_size"]),
-                         st.lists(st.integers(1, LIMITS["batch_size"]), min_size=1,
-                                  max_size=6).map(tuple)),
+    batch_size=st.one_of(
+        st.integers(1, LIMITS["batch_size"]),
+        st.lists(st.integers(1, LIMITS["batch_size"]), min_size=1, max_size=6).map(tuple),
+    ),
     seed=st.integers(0, 2**63 - 1),  # a preset from data fixes its pattern (test_weather.py)
-    preset=st.sampled_from(tuple(p for p in api.PRESETS if p not in FIXED_PRESETS)
-                           + ("custom",)))
+    preset=st.sampled_from(tuple(p for p in api.PRESETS if p not in FIXED_PRESETS) + ("custom",)),
+)
 
 
 def _settings(n):
-    return settings(max_examples=n, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.filter_too_much])
+    return settings(
+        max_examples=n,
+        deadline=None,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.filter_too_much,
+        ],
+    )
 
 
 # --- what "accepted" and "rejected" must mean ---------------------------------------------
@@ -135,31 +223,69 @@ def test_parsed_values_kind_dict_are_accepted_or_named(data):
 
 number_literals = st.one_of(
     st.integers(1, 6000).map(lambda n: "9" * n),  # thousands of digits
-    st.integers(-10**40, 10**40).map(str), st.floats().map(repr),
-    st.sampled_from(["NaN", "Infinity", "-Infinity", "1e999", "-1e999", "1e-999", "-0", "5.0",
-                     "5.5", "1E3", "0.1e1", "00", "1_0", "0x10", "true", "null", '"5"',
-                     '"1e3"', '" 5 "', '"٣"', "[]", "{}", "[5]", '["5", "6"]']))
-literal_json = st.builds(lambda key, num: '{"%s": %s}' % (key, num),
-                         st.sampled_from(FIELDS), number_literals)
-deep_json = st.builds(lambda key, n, pair: '{"%s": %s%s}' % (key, pair[0] * n, pair[1] * n),
-                      st.sampled_from(["segments", "d", "batch_size"]),
-                      st.sampled_from([1, 2, 50, 1_000, 20_000, 100_000]),
-                      st.sampled_from([("[", "]"), ('{"a":', "}"), ("[[0,", "]]"), ("[", ""),
-                                       ('{"a":[', "]}")]))
-near_valid_json = st.builds(lambda sc, key, v: json.dumps({**sc.to_dict(), key: v}),
-                            valid_scenarios, st.sampled_from(FIELDS),
-                            st.one_of(values, segments))
+    st.integers(-(10**40), 10**40).map(str),
+    st.floats().map(repr),
+    st.sampled_from(
+        [
+            "NaN",
+            "Infinity",
+            "-Infinity",
+            "1e999",
+            "-1e999",
+            "1e-999",
+            "-0",
+            "5.0",
+            "5.5",
+            "1E3",
+            "0.1e1",
+            "00",
+            "1_0",
+            "0x10",
+            "true",
+            "null",
+            '"5"',
+            '"1e3"',
+            '" 5 "',
+            '"٣"',
+            "[]",
+            "{}",
+            "[5]",
+            '["5", "6"]',
+        ]
+    ),
+)
+literal_json = st.builds(
+    lambda key, num: f'{{"{key}": {num}}}', st.sampled_from(FIELDS), number_literals
+)
+deep_json = st.builds(
+    lambda key, n, pair: f'{{"{key}": {pair[0] * n}{pair[1] * n}}}',
+    st.sampled_from(["segments", "d", "batch_size"]),
+    st.sampled_from([1, 2, 50, 1_000, 20_000, 100_000]),
+    st.sampled_from([("[", "]"), ('{"a":', "}"), ("[[0,", "]]"), ("[", ""), ('{"a":[', "]}")]),
+)
+near_valid_json = st.builds(
+    lambda sc, key, v: json.dumps({**sc.to_dict(), key: v}),
+    valid_scenarios,
+    st.sampled_from(FIELDS),
+    st.one_of(values, segments),
+)
 json_text = st.one_of(
-    st.text(max_size=200), st.binary(max_size=200),
+    st.text(max_size=200),
+    st.binary(max_size=200),
     scenario_dicts.map(lambda d: json.dumps(d, default=str)),
-    literal_json, deep_json, near_valid_json,
+    literal_json,
+    deep_json,
+    near_valid_json,
     valid_scenarios.map(lambda sc: sc.to_json()),
     st.lists(st.tuples(st.integers(-2, 60), st.integers(-2, 6000)), max_size=20).map(json.dumps),
-    st.tuples(valid_scenarios.map(lambda sc: sc.to_json()), st.integers(0, 400),
-              st.text(max_size=3)).map(lambda t: t[0][:t[1]] + t[2] + t[0][t[1]:]),
-    st.tuples(valid_scenarios.map(lambda sc: sc.to_json()),
-              st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-32", "latin-1"])).map(
-        lambda t: t[0].encode(t[1])))
+    st.tuples(
+        valid_scenarios.map(lambda sc: sc.to_json()), st.integers(0, 400), st.text(max_size=3)
+    ).map(lambda t: t[0][: t[1]] + t[2] + t[0][t[1] :]),
+    st.tuples(
+        valid_scenarios.map(lambda sc: sc.to_json()),
+        st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-32", "latin-1"]),
+    ).map(lambda t: t[0].encode(t[1])),
+)
 
 
 @_settings(600)
@@ -182,25 +308,54 @@ def test_from_json_is_the_entry_point_too():
 
 # --- CSV segment tables ---------------------------------------------------------------------
 cells = st.one_of(
-    st.integers(-5, 60).map(str), st.integers(-5, 6000).map(str),
-    st.integers(-10**30, 10**30).map(str), st.integers(1, 5000).map(lambda n: "9" * n),
-    st.floats().map(repr), st.sampled_from(ODD_NUMBERS + FORMULAS + PATHS),
-    st.text(max_size=10))
+    st.integers(-5, 60).map(str),
+    st.integers(-5, 6000).map(str),
+    st.integers(-(10**30), 10**30).map(str),
+    st.integers(1, 5000).map(lambda n: "9" * n),
+    st.floats().map(repr),
+    st.sampled_from(ODD_NUMBERS + FORMULAS + PATHS),
+    st.text(max_size=10),
+)
 headers = st.one_of(
-    st.sampled_from([["state", "length"], ["length", "state"], ["State ", " LENGTH"],
-                     ["state", "length", ""], ["length"], ["state"], [], ["state", "state"],
-                     ["state", "length", "comment"], ["0", "100"], ["état", "length"],
-                     ["state", "length", "length"], ['"state"', "length"],
-                     ["=cmd|' /C calc'!A0", "length"], ["../../etc/passwd"]]),
-    st.lists(st.text(max_size=8), max_size=3))
-good_rows = st.lists(st.tuples(st.integers(0, LIMITS["n_states"] - 1),
-                               st.integers(1, 5000)).map(lambda t: [str(t[0]), str(t[1])]),
-                     min_size=1, max_size=40)
-near_rows = st.lists(st.tuples(st.integers(-2, 60), st.integers(-2, 6000)).map(
-    lambda t: [str(t[0]), str(t[1])]), max_size=40)
+    st.sampled_from(
+        [
+            ["state", "length"],
+            ["length", "state"],
+            ["State ", " LENGTH"],
+            ["state", "length", ""],
+            ["length"],
+            ["state"],
+            [],
+            ["state", "state"],
+            ["state", "length", "comment"],
+            ["0", "100"],
+            ["état", "length"],
+            ["state", "length", "length"],
+            ['"state"', "length"],
+            ["=cmd|' /C calc'!A0", "length"],
+            ["../../etc/passwd"],
+        ]
+    ),
+    st.lists(st.text(max_size=8), max_size=3),
+)
+good_rows = st.lists(
+    st.tuples(st.integers(0, LIMITS["n_states"] - 1), st.integers(1, 5000)).map(
+        lambda t: [str(t[0]), str(t[1])]
+    ),
+    min_size=1,
+    max_size=40,
+)
+near_rows = st.lists(
+    st.tuples(st.integers(-2, 60), st.integers(-2, 6000)).map(lambda t: [str(t[0]), str(t[1])]),
+    max_size=40,
+)
 bad_rows = st.lists(st.lists(cells, max_size=4), max_size=30)
-GOOD_HEADERS = [["state", "length"], ["length", "state"], ["State ", " LENGTH"],
-                ["state", "length", ""]]
+GOOD_HEADERS = [
+    ["state", "length"],
+    ["length", "state"],
+    ["State ", " LENGTH"],
+    ["state", "length", ""],
+]
 
 
 @st.composite
@@ -225,22 +380,32 @@ def csv_tables(draw):
     table = [header] + rows
     if draw(st.booleans()):  # written as a spreadsheet would, quoting where needed
         buf = io.StringIO()
-        writer = csv.writer(buf, delimiter=delimiter, lineterminator=newline,
-                            quoting=draw(st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL])))
+        writer = csv.writer(
+            buf,
+            delimiter=delimiter,
+            lineterminator=newline,
+            quoting=draw(st.sampled_from([csv.QUOTE_MINIMAL, csv.QUOTE_ALL])),
+        )
         writer.writerows(table)
         text = buf.getvalue()
     else:  # hand-made: cells may hold delimiters, quotes, line breaks
         text = newline.join(delimiter.join(r) for r in table)
     if draw(st.booleans()):
-        text = draw(st.sampled_from(["", newline, newline * 3, " " + newline])) + text \
+        text = (
+            draw(st.sampled_from(["", newline, newline * 3, " " + newline]))
+            + text
             + draw(st.sampled_from(["", newline, newline * 2 + delimiter * 2]))
+        )
     encoding = draw(st.sampled_from(["str", "utf-8", "utf-8-sig", "utf-16", "latin-1"]))
     return text if encoding == "str" else text.encode(encoding, "replace")
 
 
 @_settings(1000)
-@given(st.one_of(csv_tables(), csv_tables(), csv_tables(), st.text(max_size=100),
-                 st.binary(max_size=100)))
+@given(
+    st.one_of(
+        csv_tables(), csv_tables(), csv_tables(), st.text(max_size=100), st.binary(max_size=100)
+    )
+)
 def test_csv_tables_are_accepted_or_named(table):
     got = _accept_or_name(table, "csv")
     if isinstance(got, api.Scenario):
@@ -256,8 +421,7 @@ def test_csv_cells_are_never_evaluated():
         for column in ("state", "length"):
             row = {"state": "0", "length": "10"} | {column: cell}
             buf = io.StringIO()
-            csv.writer(buf).writerows([["state", "length"], [1, 5], [row["state"],
-                                                                  row["length"]]])
+            csv.writer(buf).writerows([["state", "length"], [1, 5], [row["state"], row["length"]]])
             text = buf.getvalue()
             try:
                 api.parse_scenario(text, "csv")
@@ -269,21 +433,32 @@ def test_csv_cells_are_never_evaluated():
 
 # --- link parameters (and the CLI's flags) ------------------------------------------------
 query_values = st.one_of(
-    st.text(max_size=30), st.integers(-10**9, 10**9).map(str), st.integers(0, 2**64).map(str),
-    st.integers(1, 5000).map(lambda n: "9" * n), st.floats().map(repr),
+    st.text(max_size=30),
+    st.integers(-(10**9), 10**9).map(str),
+    st.integers(0, 2**64).map(str),
+    st.integers(1, 5000).map(lambda n: "9" * n),
+    st.floats().map(repr),
     st.sampled_from(ODD_NUMBERS + FORMULAS + PATHS + list(api.PRESETS) + ["custom"]),
     st.lists(st.tuples(st.integers(-2, 60), st.integers(-5, 6000)), max_size=8).map(
-        lambda s: "_".join(f"{a}x{b}" for a, b in s)),
+        lambda s: "_".join(f"{a}x{b}" for a, b in s)
+    ),
     st.lists(st.integers(-2, 12_000).map(str), max_size=5).map(  # "10_20" or "10, 20"
-        lambda b: (", " if len(b) % 2 else "_").join(b)),
-    st.integers(-5, 60), st.lists(st.integers(0, 30), max_size=3))
-query_keys = st.one_of(st.sampled_from(QUERY_FIELDS + ("junk", "<script>", "__class__", "",
-                                                           "segments[1]", "n_seeds")),
-                       st.text(max_size=10))
-queries = st.one_of(st.dictionaries(query_keys, query_values, max_size=7),
-                    valid_scenarios.map(lambda sc: sc.to_query()),
-                    st.tuples(valid_scenarios, st.sampled_from(QUERY_FIELDS),
-                              query_values).map(lambda t: t[0].to_query() | {t[1]: t[2]}))
+        lambda b: (", " if len(b) % 2 else "_").join(b)
+    ),
+    st.integers(-5, 60),
+    st.lists(st.integers(0, 30), max_size=3),
+)
+query_keys = st.one_of(
+    st.sampled_from(QUERY_FIELDS + ("junk", "<script>", "__class__", "", "segments[1]", "n_seeds")),
+    st.text(max_size=10),
+)
+queries = st.one_of(
+    st.dictionaries(query_keys, query_values, max_size=7),
+    valid_scenarios.map(lambda sc: sc.to_query()),
+    st.tuples(valid_scenarios, st.sampled_from(QUERY_FIELDS), query_values).map(
+        lambda t: t[0].to_query() | {t[1]: t[2]}
+    ),
+)
 
 
 @_settings(1000)
@@ -310,15 +485,19 @@ def test_valid_scenarios_round_trip_through_every_kind(sc):
     assert api.parse_scenario(sc.to_json(), "json") == sc
     assert api.parse_scenario(sc.to_json().encode(), "json") == sc
     assert api.parse_scenario(sc.to_dict(), "dict") == sc
-    assert api.parse_scenario(sc.to_csv(), "csv", defaults=sc) \
-        == api.Scenario(**{**sc.to_dict(), "preset": "custom", "segments": sc.segments,
-                           "batch_size": sc.batch_size})
+    assert api.parse_scenario(sc.to_csv(), "csv", defaults=sc) == api.Scenario(
+        **{**sc.to_dict(), "preset": "custom", "segments": sc.segments, "batch_size": sc.batch_size}
+    )
 
 
 # --- oversized input ------------------------------------------------------------------------
 @_settings(30)
-@given(kind=st.sampled_from(["json", "csv", "query"]), extra=st.integers(1, 3000),
-       as_bytes=st.booleans(), filler=st.sampled_from([" ", "\n", "é", "\r\n"]))
+@given(
+    kind=st.sampled_from(["json", "csv", "query"]),
+    extra=st.integers(1, 3000),
+    as_bytes=st.booleans(),
+    filler=st.sampled_from([" ", "\n", "é", "\r\n"]),
+)
 def test_oversized_input_is_refused_before_it_is_read(kind, extra, as_bytes, filler):
     if kind == "query":
         query = {"preset": "custom", "segments": "0x1_" * ((MAX + extra) // 4 + 1)}
@@ -349,9 +528,16 @@ def test_oversized_input_is_refused_before_it_is_read(kind, extra, as_bytes, fil
 
 # --- the doors that lead to the entry point -------------------------------------------------
 @_settings(300)
-@given(st.lists(st.text(max_size=15), max_size=4),
-       st.dictionaries(st.sampled_from(["tau", "gamma", "n_max", "lam", "weighting", "share",
-                                        "sigma2", "pruning"]), scalars, max_size=4))
+@given(
+    st.lists(st.text(max_size=15), max_size=4),
+    st.dictionaries(
+        st.sampled_from(
+            ["tau", "gamma", "n_max", "lam", "weighting", "share", "sigma2", "pruning"]
+        ),
+        scalars,
+        max_size=4,
+    ),
+)
 def test_policy_specs_are_accepted_or_named(names, shared):
     try:
         specs = api.policy_specs(names, **shared)
@@ -361,21 +547,58 @@ def test_policy_specs_are_accepted_or_named(names, shared):
         assert specs and all(s.name in api.policy_names() for s in specs)
 
 
-FLAGS = ["--pattern", "--policies", "--seeds", "--seed", "--horizon", "--states",
-         "--batch-size", "--d", "--arms", "--sigma2", "--tau", "--gamma", "--n-max", "--lam",
-         "--weighting", "--share"]
+FLAGS = [
+    "--pattern",
+    "--policies",
+    "--seeds",
+    "--seed",
+    "--horizon",
+    "--states",
+    "--batch-size",
+    "--d",
+    "--arms",
+    "--sigma2",
+    "--tau",
+    "--gamma",
+    "--n-max",
+    "--lam",
+    "--weighting",
+    "--share",
+]
 
 
-@settings(max_examples=150, deadline=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-@given(pairs=st.lists(st.tuples(st.sampled_from(FLAGS),
-                          st.one_of(st.text(max_size=8), st.integers(-5, 10**7).map(str),
-                                    st.floats().map(str),
-                                    st.sampled_from(PATHS + ["x.csv", "../../x.json"]))),
-                      max_size=4))
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    pairs=st.lists(
+        st.tuples(
+            st.sampled_from(FLAGS),
+            st.one_of(
+                st.text(max_size=8),
+                st.integers(-5, 10**7).map(str),
+                st.floats().map(str),
+                st.sampled_from(PATHS + ["x.csv", "../../x.json"]),
+            ),
+        ),
+        max_size=4,
+    )
+)
 def test_cli_flags_exit_0_or_2_never_a_traceback(pairs, capsys):
-    argv = ["run", "--json", "--horizon", "60", "--pattern", "regular", "--seeds", "1",
-            "--policies", "lints"]
+    argv = [
+        "run",
+        "--json",
+        "--horizon",
+        "60",
+        "--pattern",
+        "regular",
+        "--seeds",
+        "1",
+        "--policies",
+        "lints",
+    ]
     for flag, value in pairs:
         if flag == "--horizon":  # keep accepted runs small
             value = str(min(abs(int(float(value))) if value.lstrip("-").isdigit() else 60, 600))
@@ -392,14 +615,33 @@ def test_cli_flags_exit_0_or_2_never_a_traceback(pairs, capsys):
 
 
 @_settings(300)
-@given(st.dictionaries(st.sampled_from(["preset", "segments", "horizon", "n_states", "d",
-                                        "n_arms", "sigma2", "batch_size", "seed", "junk",
-                                        "<script>"]),
-                       st.one_of(st.text(max_size=30), st.integers(-10**9, 10**9).map(str),
-                                 st.lists(st.tuples(st.integers(-2, 15), st.integers(-5, 900)),
-                                          max_size=6).map(
-                                     lambda s: "_".join(f"{a}x{b}" for a, b in s))),
-                       max_size=6))
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            [
+                "preset",
+                "segments",
+                "horizon",
+                "n_states",
+                "d",
+                "n_arms",
+                "sigma2",
+                "batch_size",
+                "seed",
+                "junk",
+                "<script>",
+            ]
+        ),
+        st.one_of(
+            st.text(max_size=30),
+            st.integers(-(10**9), 10**9).map(str),
+            st.lists(st.tuples(st.integers(-2, 15), st.integers(-5, 900)), max_size=6).map(
+                lambda s: "_".join(f"{a}x{b}" for a, b in s)
+            ),
+        ),
+        max_size=6,
+    )
+)
 def test_url_query_strings_give_a_valid_scenario_and_messages(query):
     from allseason.ui import state
 

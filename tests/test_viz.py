@@ -9,9 +9,11 @@ import pytest
 
 pytest.importorskip("plotly")
 
-from allseason import api  # noqa: E402
-from allseason import viz  # noqa: E402
-from allseason.viz import style  # noqa: E402
+from allseason import (
+    api,
+    viz,
+)
+from allseason.viz import style
 
 ROOT = Path(__file__).resolve().parents[1]
 LABEL = "allseason-sw"
@@ -21,8 +23,9 @@ LABEL = "allseason-sw"
 def race():
     scenario = api.Scenario.from_preset("paper-synthetic", batch_size=5)
     # the paper's printed rule: hundreds of bandits, so the figures' grouping is exercised
-    result = api.run_race(api.Race(scenario, api.policy_specs([LABEL, "lints"], tau=10,
-                                                              weighting="batch"), n_seeds=2))
+    result = api.run_race(
+        api.Race(scenario, api.policy_specs([LABEL, "lints"], tau=10, weighting="batch"), n_seeds=2)
+    )
     return scenario, result, result.to_frames()
 
 
@@ -36,8 +39,9 @@ def test_cumulative_figure_downsamples_and_fixes_the_range(race):
     for metric in ("reward", "regret"):
         fig = viz.cumulative_figure(frames["steps"], scenario.pattern, metric, max_points=500)
         # each line at most 500 points (a band: its two edges, so twice that)
-        assert all(len(t.x) <= (1000 if t.fill == "toself" else 500)
-                   for t in fig.data if t.x is not None)
+        assert all(
+            len(t.x) <= (1000 if t.fill == "toself" else 500) for t in fig.data if t.x is not None
+        )
         assert list(fig.layout.xaxis.range) == [0, scenario.horizon]
         assert len(fig.layout.shapes) >= len(scenario.segments)  # season bands
 
@@ -57,8 +61,11 @@ def test_top_weight_and_area_figures(race):
     scenario, _, frames = race
     w = _one(frames, "weights")
     fig = viz.top_weight_figure(w, scenario.pattern, max_points=800)
-    points = [t for t in fig.data if t.x is not None and t.mode
-              and not (t.name or "").startswith("change point")]
+    points = [
+        t
+        for t in fig.data
+        if t.x is not None and t.mode and not (t.name or "").startswith("change point")
+    ]
     assert sum(len(t.x) for t in points) <= 800 + 10
     assert list(fig.layout.yaxis.range)[1] <= 1.1
     cps = [t for t in fig.data if t.mode == "markers" and (t.name or "").startswith("change")]
@@ -80,8 +87,7 @@ def test_stable_colours_per_bandit_and_policy():
 
 def test_lifelines_recall_heatmap_and_posteriors(race):
     scenario, result, frames = race
-    fig = viz.lifelines_figure(_one(frames, "events"), _one(frames, "weights"),
-                               scenario.horizon)
+    fig = viz.lifelines_figure(_one(frames, "events"), _one(frames, "weights"), scenario.horizon)
     assert len(fig.data) >= 1
     trace = result.traces[LABEL, 0]
     rec = api.recall_table(trace, scenario.pattern)
@@ -111,15 +117,20 @@ def test_leaderboard_and_reward_by_state(race):
 def test_html_export_is_standalone(race):
     scenario, _, _ = race
     html = viz.figure_html(viz.pattern_timeline(scenario.pattern)).decode()
-    assert "plotly" in html.lower() and "<script src=\"http" not in html
+    assert "plotly" in html.lower() and '<script src="http' not in html
     assert viz.frames_csv(race[2]["summary"]).decode().startswith("policy")
 
 
 def test_viz_imports_no_streamlit():
     for path in (ROOT / "allseason" / "viz").glob("*.py"):
         for node in ast.walk(ast.parse(path.read_text())):
-            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
-                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             assert not any(n.startswith("streamlit") for n in names), path
 
 
@@ -137,11 +148,13 @@ def test_animation_frames_hold_plain_lists(race):
     # plotly.js's animate merges a base64 typed array into the trace instead of decoding it:
     # the bars / points would not move. Frames must serialise as plain JSON lists.
     import json
+
     scenario, _, frames = race
     fig = viz.weights_animation(_one(frames, "weights"), scenario.pattern, n_frames=20)
     assert _no_base64(json.loads(fig.to_json())["frames"])
-    hist, thetas = api.posterior_history(api.Scenario(d=2, batch_size=10),
-                                         api.PolicySpec(LABEL, {"tau": 10}), 0, 500)
+    hist, thetas = api.posterior_history(
+        api.Scenario(d=2, batch_size=10), api.PolicySpec(LABEL, {"tau": 10}), 0, 500
+    )
     anim = viz.posterior_animation(hist, thetas, n_frames=10)
     assert _no_base64(json.loads(anim.to_json())["frames"])
 
@@ -166,15 +179,23 @@ def test_same_bandit_same_colour_across_figures(race):
     w = _one(frames, "weights")
     a = viz.top_weight_figure(w, scenario.pattern)
     b = viz.top_weight_figure(w.iloc[::-1], scenario.pattern, max_points=300)
-    colours = lambda fig: {t.name: t.marker.color for t in fig.data  # noqa: E731
-                           if t.name and t.name.startswith("bandit ")}
+
+    def colours(fig):
+        return {t.name: t.marker.color for t in fig.data if t.name and t.name.startswith("bandit ")}
+
     ca, cb = colours(a), colours(b)
     assert ca and all(ca[k] == cb[k] for k in set(ca) & set(cb))
     assert all(c == style.bandit_color(int(k.split()[1])) for k, c in ca.items())
     assert [t for t in a.data if t.name == "shadow"][0].marker.color == style.SHADOW_COLOR
     assert viz.bandit_colors([0])[0] == style.SHADOW_COLOR
-    assert sum(len(t.x) for t in b.data if t.mode == "markers" and t.name
-               and not t.name.startswith("change point")) <= 300 + 4
+    assert (
+        sum(
+            len(t.x)
+            for t in b.data
+            if t.mode == "markers" and t.name and not t.name.startswith("change point")
+        )
+        <= 300 + 4
+    )
 
 
 def test_cumulative_curves_are_exact_at_the_last_step(race):
@@ -217,6 +238,7 @@ def test_one_run_at_a_time_and_empty_inputs(race):
 
 def test_season_bands_on_subplots_and_timeline(race):
     from plotly.subplots import make_subplots
+
     scenario, _, _ = race
     fig = make_subplots(rows=2, cols=1)
     viz.add_season_bands(fig, scenario.pattern, row=2, col=1)
@@ -230,8 +252,9 @@ def test_season_bands_on_subplots_and_timeline(race):
 
 
 def test_posterior_animation_axes_fixed_and_equal():
-    hist, thetas = api.posterior_history(api.Scenario(d=2, batch_size=10),
-                                         api.PolicySpec(LABEL, {"tau": 10}), 0, 250)
+    hist, thetas = api.posterior_history(
+        api.Scenario(d=2, batch_size=10), api.PolicySpec(LABEL, {"tau": 10}), 0, 250
+    )
     fig = viz.posterior_animation(hist, thetas, n_frames=12)
     assert 1 < len(fig.frames) <= 12
     assert list(fig.layout.xaxis.range) == list(fig.layout.yaxis.range)
@@ -251,10 +274,13 @@ def test_a_figure_without_its_legend_has_an_html_key_that_lists_it(race):
 
     scenario, _, frames = race
     full = viz.cumulative_figure(frames["steps"], scenario.pattern, "regret", max_points=300)
-    bare = viz.cumulative_figure(frames["steps"], scenario.pattern, "regret", max_points=300,
-                                 legend=False)
-    assert full.to_json(validate=False).split('"layout"')[0] == \
-        bare.to_json(validate=False).split('"layout"')[0]  # the same traces, to the byte
+    bare = viz.cumulative_figure(
+        frames["steps"], scenario.pattern, "regret", max_points=300, legend=False
+    )
+    assert (
+        full.to_json(validate=False).split('"layout"')[0]
+        == bare.to_json(validate=False).split('"layout"')[0]
+    )  # the same traces, to the byte
     assert full.layout.showlegend is not False and bare.layout.showlegend is False
     assert bare.layout.margin.autoexpand is False and bare.layout.yaxis.automargin is False
     entries = [t for t in bare.data if t.showlegend is not False and t.name]
@@ -265,10 +291,12 @@ def test_a_figure_without_its_legend_has_an_html_key_that_lists_it(race):
     lines = re.findall(r'<line [^>]*stroke="([^"]+)"[^>]*stroke-dasharray="([^"]*)"', key)
     drawn = [t for t in entries if "lines" in (t.mode or "lines")]
     assert [c for c, _ in lines] == [t.line.color for t in drawn]
-    assert [d for _, d in lines] == [style.dasharray(t.line.dash or "solid", t.line.width or 2)
-                                     for t in drawn]
-    assert key.count("<path") + key.count("<circle") == sum("markers" in (t.mode or "")
-                                                             for t in entries)
+    assert [d for _, d in lines] == [
+        style.dasharray(t.line.dash or "solid", t.line.width or 2) for t in drawn
+    ]
+    assert key.count("<path") + key.count("<circle") == sum(
+        "markers" in (t.mode or "") for t in entries
+    )
     # once the key is read, the traces that only make legend entries can go
     n = len(bare.data)
     vrace.drop_legend_entries(bare)

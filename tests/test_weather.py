@@ -39,8 +39,12 @@ def test_loader_reads_the_checksummed_file():
     assert hashlib.sha256(raw).hexdigest() == weather.CSV_SHA256
     # the first data row, read by hand: 2012/01/01,0.0,12.8,5.0,4.7,drizzle
     assert raw.decode().splitlines()[1] == "2012/01/01,0.0,12.8,5.0,4.7,drizzle"
-    assert (w["precipitation"][0], w["temp_max"][0], w["temp_min"][0], w["wind"][0]) == \
-        (0.0, 12.8, 5.0, 4.7)
+    assert (w["precipitation"][0], w["temp_max"][0], w["temp_min"][0], w["wind"][0]) == (
+        0.0,
+        12.8,
+        5.0,
+        4.7,
+    )
 
 
 def test_a_changed_file_is_refused_with_the_install_command(tmp_path, monkeypatch):
@@ -65,15 +69,18 @@ def test_a_missing_package_names_the_install_command(monkeypatch):
 
 
 # --- the rule -------------------------------------------------------------------------------
-@pytest.mark.parametrize("day, precipitation, temp_max, regime", [
-    ("2012-01-01", 0.0, 12.8, "mild & dry"),
-    ("2012-01-02", 10.9, 10.6, "wet"),
-    ("2012-01-10", 1.0, 6.1, "cold"),        # cold comes before wet
-    ("2012-07-01", 0.0, 20.0, "warm & dry"),  # 20 deg C is warm (>=); the label says "rain"
-    ("2012-07-02", 2.0, 18.9, "wet"),
-    ("2013-11-22", 0.0, 9.4, "cold"),
-    ("2013-11-23", 0.0, 11.1, "mild & dry"),
-])
+@pytest.mark.parametrize(
+    "day, precipitation, temp_max, regime",
+    [
+        ("2012-01-01", 0.0, 12.8, "mild & dry"),
+        ("2012-01-02", 10.9, 10.6, "wet"),
+        ("2012-01-10", 1.0, 6.1, "cold"),  # cold comes before wet
+        ("2012-07-01", 0.0, 20.0, "warm & dry"),  # 20 deg C is warm (>=); the label says "rain"
+        ("2012-07-02", 2.0, 18.9, "wet"),
+        ("2013-11-22", 0.0, 9.4, "cold"),
+        ("2013-11-23", 0.0, 11.1, "mild & dry"),
+    ],
+)
 def test_regime_rule_on_hand_checked_days(day, precipitation, temp_max, regime):
     w = weather.load_weather()
     i = int(np.flatnonzero(w["date"] == np.datetime64(day))[0])
@@ -117,8 +124,9 @@ def test_world_pays_sales_and_the_linear_model_is_exact():
     assert rnd.arms.shape == (40, 5, 5)
     np.testing.assert_array_equal(rnd.arms[7], np.eye(5))  # one-hot products
     # E[reward | s, k] = <theta_s, x_k>, theta_s = P[s]: exact
-    np.testing.assert_allclose(np.einsum("nkd,nd->nk", rnd.arms, env.thetas[rnd.state]),
-                               rnd.expected)
+    np.testing.assert_allclose(
+        np.einsum("nkd,nd->nk", rnd.arms, env.thetas[rnd.state]), rnd.expected
+    )
     assert set(np.unique(rnd.outcome)) <= {0.0, 1.0} and np.all(rnd.noise == 0)
     np.testing.assert_array_equal(rnd.payoff, rnd.outcome)
     # the uniforms behind the sales: one per (step, arm) from the world's stream
@@ -154,25 +162,32 @@ def test_preset_round_trips():
     q = SC.to_query()
     assert "segments" not in q and q["horizon"] == "14610" and q["n_states"] == "4"
     assert api.parse_scenario(q, "query") == SC
-    assert api.parse_scenario({"preset": "seattle-weather"}, "query",
-                              defaults=api.Scenario(seed=4)) == \
-        api.Scenario.from_preset("seattle-weather", seed=4)  # other defaults do not leak
+    assert api.parse_scenario(
+        {"preset": "seattle-weather"}, "query", defaults=api.Scenario(seed=4)
+    ) == api.Scenario.from_preset("seattle-weather", seed=4)  # other defaults do not leak
     assert api.parse_scenario(SC.to_json(), "json") == SC
     assert api.Scenario.from_dict(json.loads(SC.to_json())) == SC
 
 
-@pytest.mark.parametrize("kw, field", [
-    (dict(d=3), "d"), (dict(n_arms=4), "n_arms"), (dict(sigma2=0.1), "sigma2"),
-    (dict(batch_size=5), "batch_size"), (dict(horizon=5000), "horizon"),
-    (dict(n_states=3), "n_states"),
-])
+@pytest.mark.parametrize(
+    "kw, field",
+    [
+        (dict(d=3), "d"),
+        (dict(n_arms=4), "n_arms"),
+        (dict(sigma2=0.1), "sigma2"),
+        (dict(batch_size=5), "batch_size"),
+        (dict(horizon=5000), "horizon"),
+        (dict(n_states=3), "n_states"),
+    ],
+)
 def test_fixed_fields_are_refused_by_name(kw, field):
     with pytest.raises(api.SpecError) as e:
         api.Scenario.from_preset("seattle-weather", **kw)
     assert e.value.field == field and "seattle-weather" in str(e.value)
     with pytest.raises(api.SpecError) as e:
-        api.parse_scenario({"preset": "seattle-weather", **{k: str(v) for k, v in kw.items()}},
-                           "query")
+        api.parse_scenario(
+            {"preset": "seattle-weather", **{k: str(v) for k, v in kw.items()}}, "query"
+        )
     assert e.value.field == field
 
 
@@ -228,8 +243,9 @@ def test_cli_runs_the_preset(capsys):
     assert cli.main(["run", "--pattern", "seattle-weather", "--d", "3"]) == 2
     assert "d: the seattle-weather preset fixes d = 5" in capsys.readouterr().err
     assert cli.main(["patterns"]) == 0
-    line = next(ln for ln in capsys.readouterr().out.splitlines()
-                if ln.startswith("seattle-weather"))
+    line = next(
+        ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("seattle-weather")
+    )
     assert line.split()[1:4] == ["T=14610", "states=4", "segments=500:"]
 
 

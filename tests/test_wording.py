@@ -37,8 +37,11 @@ FORBIDDEN = {
     "the app's pointer to the old heading": r"why\s+carried\s+weights\s+are\s+the\s+default:\s+readme",
     "fixed share as what the text says": r"(the\s+text|the\s+paper'?s\s+text)\s+(says|prescribes|describes)\s+(carried|fixed[\s-]share)",
 }
-FOLLOW_HEADING = re.compile(r"^#+\s*Where we follow the paper'?s text rather than its "
-                            r"pseudo-code\s*$", re.M | re.I)
+FOLLOW_HEADING = re.compile(
+    r"^#+\s*Where we follow the paper'?s text rather than its "
+    r"pseudo-code\s*$",
+    re.M | re.I,
+)
 
 
 def _flat(text: str) -> str:
@@ -47,11 +50,13 @@ def _flat(text: str) -> str:
 
 
 def test_the_patterns_catch_the_old_wordings():
-    old = ("they reach the paper's ten-arm MNIST number (0.74 on the regular pattern; ...)",
-           "- **Weights are carried from batch to batch (fixed share); the printed rule is one "
-           "setting away.**",
-           'st.caption("Why carried weights are the default: README, *Where we follow the '
-           "paper's \"\n               \"text*.")
+    old = (
+        "they reach the paper's ten-arm MNIST number (0.74 on the regular pattern; ...)",
+        "- **Weights are carried from batch to batch (fixed share); the printed rule is one "
+        "setting away.**",
+        'st.caption("Why carried weights are the default: README, *Where we follow the '
+        'paper\'s "\n               "text*.',
+    )
     for text, (name, pattern) in zip(old, list(FORBIDDEN.items())[:3]):
         assert re.search(pattern, _flat(text), re.I), name
 
@@ -59,8 +64,11 @@ def test_the_patterns_catch_the_old_wordings():
 @pytest.mark.parametrize("name", list(FORBIDDEN))
 def test_no_over_strong_wording(name):
     pattern = re.compile(FORBIDDEN[name], re.I)
-    hits = [f"{p.relative_to(ROOT)}: {m.group(0)!r}" for p in FILES
-            for m in pattern.finditer(_flat(TEXT[p]))]
+    hits = [
+        f"{p.relative_to(ROOT)}: {m.group(0)!r}"
+        for p in FILES
+        for m in pattern.finditer(_flat(TEXT[p]))
+    ]
     assert not hits, hits
 
 
@@ -73,8 +81,12 @@ def test_follow_the_text_sections_do_not_cover_the_weights():
             continue
         for m in FOLLOW_HEADING.finditer(TEXT[p]):
             seen += 1
-            rest = TEXT[p][m.end():]
-            section = rest[:re.search(r"^#", rest, re.M).start()] if re.search(r"^#", rest, re.M) else rest
+            rest = TEXT[p][m.end() :]
+            section = (
+                rest[: re.search(r"^#", rest, re.M).start()]
+                if re.search(r"^#", rest, re.M)
+                else rest
+            )
             items = [line for line in section.splitlines() if line.startswith("- ")]
             for item in items:
                 assert not re.search(r"carried|fixed[\s-]share|weighting", item, re.I), (p, item)
@@ -87,7 +99,7 @@ def test_the_one_seed_number_is_said_to_be_one_seed():
     for p in FILES:
         flat = _flat(TEXT[p])
         for m in re.finditer(r"0\.736\b", flat):
-            around = flat[max(0, m.start() - 300):m.end() + 300]
+            around = flat[max(0, m.start() - 300) : m.end() + 300]
             assert re.search(r"one\s+seed", around, re.I), (p, around)
 
 

@@ -27,10 +27,11 @@ def test_given_states_replay_the_pattern_bit_for_bit():
     live = LinearGaussianEnv(Pattern(((0, 1),)), 3, 4, 0.2, rng=3)
     states = pattern.states()
     a = on_pattern.next_round(25)
-    parts = [live.next_round(n, states[i:i + n]) for i, n in ((0, 6), (6, 10), (16, 9))]
+    parts = [live.next_round(n, states[i : i + n]) for i, n in ((0, 6), (6, 10), (16, 9))]
     for col in ("arms", "expected", "noise", "state"):
-        np.testing.assert_array_equal(getattr(a, col),
-                                      np.concatenate([getattr(p, col) for p in parts]))
+        np.testing.assert_array_equal(
+            getattr(a, col), np.concatenate([getattr(p, col) for p in parts])
+        )
 
 
 def test_bad_states_are_refused():
@@ -48,13 +49,18 @@ def test_a_world_with_its_own_outcomes_pays_them_and_regret_uses_expected():
 
         def next_round(self, n):
             outcome = (self.rng.random((n, 2)) < self.p).astype(float)
-            return Round(np.tile(np.eye(2), (n, 1, 1)), np.tile(self.p, (n, 1)), np.zeros(n),
-                         np.zeros(n, dtype=np.int64), outcome)
+            return Round(
+                np.tile(np.eye(2), (n, 1, 1)),
+                np.tile(self.p, (n, 1)),
+                np.zeros(n),
+                np.zeros(n, dtype=np.int64),
+                outcome,
+            )
 
     sc = api.Scenario(segments=((0, 400),), d=2, n_arms=2, preset="custom")
     race = api.Race(sc, api.policy_specs(["lints", "random"]), 2)
     res = api.run_race(race, world=Coin)
-    for (label, k), t in res.traces.items():
+    for t in res.traces.values():
         assert set(np.unique(t.reward)) <= {0.0, 1.0}
         np.testing.assert_allclose(t.regret, 0.8 - t.expected)
     again = api.run_race(race, world=Coin)

@@ -11,12 +11,11 @@ import pytest
 pytest.importorskip("streamlit")
 pytest.importorskip("plotly")
 
-from streamlit.testing.v1 import AppTest  # noqa: E402
+from conftest import open_app_page
+from streamlit.testing.v1 import AppTest
 
-from conftest import open_app_page  # noqa: E402
-
-from allseason import examples, offline  # noqa: E402
-from allseason.ui import yourdata  # noqa: E402
+from allseason import examples, offline
+from allseason.ui import yourdata
 
 PAGE = "app_pages/7_Your_data.py"
 TIMEOUT = 180

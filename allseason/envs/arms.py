@@ -48,11 +48,11 @@ class BlockArms:
             rows, arms = (np.atleast_1d(k) for k in key)
             out = np.zeros((len(rows), d))
             for i, (t, k) in enumerate(zip(rows, arms)):
-                out[i, k * p:(k + 1) * p] = self.contexts[t]
+                out[i, k * p : (k + 1) * p] = self.contexts[t]
             return out
         out = np.zeros((K, d))
         for k in range(K):
-            out[k, k * p:(k + 1) * p] = self.contexts[key]
+            out[k, k * p : (k + 1) * p] = self.contexts[key]
         return out
 
 
@@ -60,8 +60,12 @@ def as_blocks(arms) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """(ctx (n, C, p), block (K,), cidx (K,), G) for the kernels; see _kernels.best_arm."""
     if isinstance(arms, BlockArms):
         K = arms.n_arms
-        return (arms.contexts[:, None, :], np.arange(K, dtype=np.int64),
-                np.zeros(K, dtype=np.int64), K)
+        return (
+            arms.contexts[:, None, :],
+            np.arange(K, dtype=np.int64),
+            np.zeros(K, dtype=np.int64),
+            K,
+        )
     arms = np.ascontiguousarray(arms, dtype=float)
     K = arms.shape[1]
     return arms, np.zeros(K, dtype=np.int64), np.arange(K, dtype=np.int64), 1

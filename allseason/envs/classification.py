@@ -67,14 +67,39 @@ from .arms import BlockArms
 from .linear import Round
 from .patterns import Pattern, preset
 
-__all__ = ["Task", "TWO_ARM_TASKS", "FASHION_CLASSES", "MNIST_CLASSES", "permutation_tasks",
-           "ClassificationEnv", "PaperSetup", "paper_setup", "DATASETS", "EXPERIMENTS",
-           "N_COMPONENTS", "HORIZON", "BATCH_SIZE", "N_STATES", "PERMUTATION_SEED",
-           "TABLE_KEYS", "normalise_rows"]
+__all__ = [
+    "Task",
+    "TWO_ARM_TASKS",
+    "FASHION_CLASSES",
+    "MNIST_CLASSES",
+    "permutation_tasks",
+    "ClassificationEnv",
+    "PaperSetup",
+    "paper_setup",
+    "DATASETS",
+    "EXPERIMENTS",
+    "N_COMPONENTS",
+    "HORIZON",
+    "BATCH_SIZE",
+    "N_STATES",
+    "PERMUTATION_SEED",
+    "TABLE_KEYS",
+    "normalise_rows",
+]
 
 MNIST_CLASSES = tuple(str(i) for i in range(10))
-FASHION_CLASSES = ("T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt",
-                   "Sneaker", "Bag", "Ankle boot")
+FASHION_CLASSES = (
+    "T-shirt/top",
+    "Trouser",
+    "Pullover",
+    "Dress",
+    "Coat",
+    "Sandal",
+    "Shirt",
+    "Sneaker",
+    "Bag",
+    "Ankle boot",
+)
 DATASETS = ("mnist", "fmnist")
 EXPERIMENTS = ("2arm", "10arm")
 N_COMPONENTS = {"mnist": 44, "fmnist": 43}
@@ -83,8 +108,12 @@ BATCH_SIZE = 10
 N_STATES = 3
 PERMUTATION_SEED = 0
 # the paper's four tables -> (dataset, experiment), see allseason.paper_tables
-TABLE_KEYS = {"mnist-2arm": ("mnist", "2arm"), "fmnist-2arm": ("fmnist", "2arm"),
-              "mnist-10arm": ("mnist", "10arm"), "fmnist-10arm": ("fmnist", "10arm")}
+TABLE_KEYS = {
+    "mnist-2arm": ("mnist", "2arm"),
+    "fmnist-2arm": ("fmnist", "2arm"),
+    "mnist-10arm": ("mnist", "10arm"),
+    "fmnist-10arm": ("fmnist", "10arm"),
+}
 
 
 @dataclass(frozen=True)
@@ -149,15 +178,18 @@ def _permutations(n_states: int, n_labels: int, seed: int) -> list[np.ndarray]:
     return perms
 
 
-def permutation_tasks(dataset: str = "mnist", n_states: int = N_STATES,
-                      seed: int = PERMUTATION_SEED) -> tuple[Task, ...]:
+def permutation_tasks(
+    dataset: str = "mnist", n_states: int = N_STATES, seed: int = PERMUTATION_SEED
+) -> tuple[Task, ...]:
     """The arm-shift states: state s maps label y to arm ``perm_s[y]`` (state 0: identity)."""
     names = _class_names(dataset)
     if not 1 <= n_states <= len(names):  # pairwise derangements exist only up to n_labels
         raise ValueError(f"n_states: must be in 1..{len(names)}, got {n_states}")
     arm_names = tuple(f"arm {k}" for k in range(len(names)))
-    return tuple(Task("identity" if s == 0 else f"permutation {s}", arm_names, tuple(p))
-                 for s, p in enumerate(_permutations(n_states, len(names), seed)))
+    return tuple(
+        Task("identity" if s == 0 else f"permutation {s}", arm_names, tuple(p))
+        for s, p in enumerate(_permutations(n_states, len(names), seed))
+    )
 
 
 def _class_names(dataset: str) -> tuple[str, ...]:
@@ -190,8 +222,9 @@ class ClassificationEnv:
         X = np.asarray(X_reduced, dtype=float)
         y = np.asarray(y)
         if X.ndim != 2 or y.shape != (X.shape[0],):
-            raise ValueError(f"X_reduced, y: shapes (N, p) and (N,) expected, got {X.shape} "
-                             f"and {y.shape}")
+            raise ValueError(
+                f"X_reduced, y: shapes (N, p) and (N,) expected, got {X.shape} and {y.shape}"
+            )
         self.tasks = tuple(tasks)
         if not self.tasks:
             raise ValueError("tasks: at least one task is needed")
@@ -204,8 +237,10 @@ class ClassificationEnv:
         if y.size and (y.min() < 0 or y.max() >= n_labels):
             raise ValueError(f"y: labels must be in 0..{n_labels - 1}")
         if pattern.n_states > len(self.tasks):
-            raise ValueError(f"pattern: uses {pattern.n_states} states but only "
-                             f"{len(self.tasks)} tasks were given")
+            raise ValueError(
+                f"pattern: uses {pattern.n_states} states but only "
+                f"{len(self.tasks)} tasks were given"
+            )
         T = pattern.horizon
         if T > X.shape[0]:
             raise ValueError(f"pattern: horizon {T} exceeds the {X.shape[0]} observations")
@@ -233,8 +268,9 @@ class ClassificationEnv:
         expected = np.zeros((n, self.n_arms))
         expected[np.arange(n), self.correct[sl]] = 1.0
         self.t += n
-        return Round(BlockArms(self.contexts[sl], self.n_arms), expected, np.zeros(n),
-                     self.states[sl].copy())
+        return Round(
+            BlockArms(self.contexts[sl], self.n_arms), expected, np.zeros(n), self.states[sl].copy()
+        )
 
 
 def normalise_rows(Z: np.ndarray) -> np.ndarray:
@@ -302,8 +338,13 @@ class PaperSetup:
         return ends
 
 
-def paper_setup(dataset: str, experiment: str, pattern_name: str,
-                n: int = HORIZON, pattern_horizon: int | None = None) -> PaperSetup:
+def paper_setup(
+    dataset: str,
+    experiment: str,
+    pattern_name: str,
+    n: int = HORIZON,
+    pattern_horizon: int | None = None,
+) -> PaperSetup:
     """The protocol of section 6, fixed: ``dataset`` "mnist" | "fmnist", ``experiment``
     "2arm" | "10arm", ``pattern_name`` "regular" | "realistic" | "extreme", the first ``n``
     images (30,000 in the paper; fewer for quick runs: the pattern is scaled to n, the PCA is
@@ -321,11 +362,14 @@ def paper_setup(dataset: str, experiment: str, pattern_name: str,
     if isinstance(n, bool) or int(n) != n or not 50 <= int(n) <= 60_000:
         raise ValueError(f"n: must be an integer in 50..60000, got {n!r}")
     n = int(n)
-    if pattern_horizon is not None and (isinstance(pattern_horizon, bool)
-                                        or int(pattern_horizon) != pattern_horizon
-                                        or not n <= int(pattern_horizon) <= 60_000):
-        raise ValueError(f"pattern_horizon: must be an integer in n..60000, got "
-                         f"{pattern_horizon!r}")
+    if pattern_horizon is not None and (
+        isinstance(pattern_horizon, bool)
+        or int(pattern_horizon) != pattern_horizon
+        or not n <= int(pattern_horizon) <= 60_000
+    ):
+        raise ValueError(
+            f"pattern_horizon: must be an integer in n..60000, got {pattern_horizon!r}"
+        )
     Z, y, ratio = _reduced(dataset, max(n, HORIZON))
     tasks = TWO_ARM_TASKS[dataset] if experiment == "2arm" else permutation_tasks(dataset)
     pattern = preset(pattern_name, n, N_STATES)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .patterns import Pattern
-from .round import Round  # noqa: F401 - re-exported: a round is what next_round returns
+from .round import Round
 
 
 class LinearGaussianEnv:
@@ -30,8 +30,15 @@ class LinearGaussianEnv:
     the (s+1)-th unit-norm draw, as if ``pattern.n_states`` had been large enough.
     """
 
-    def __init__(self, pattern: Pattern, d: int = 5, n_arms: int = 5, sigma2: float = 0.1,
-                 rng=None, thetas: np.ndarray | None = None):
+    def __init__(
+        self,
+        pattern: Pattern,
+        d: int = 5,
+        n_arms: int = 5,
+        sigma2: float = 0.1,
+        rng=None,
+        thetas: np.ndarray | None = None,
+    ):
         self.pattern, self.d, self.n_arms, self.sigma2 = pattern, int(d), int(n_arms), sigma2
         self._rng_theta, self._rng_arms, self._rng_noise = np.random.default_rng(rng).spawn(3)
         self._fixed_thetas = thetas is not None
@@ -51,8 +58,10 @@ class LinearGaussianEnv:
         missing = int(n_states) - len(self.thetas)
         if missing > 0:
             if self._fixed_thetas:
-                raise ValueError(f"states: only {len(self.thetas)} thetas were given, "
-                                 f"state {n_states - 1} needs more")
+                raise ValueError(
+                    f"states: only {len(self.thetas)} thetas were given, "
+                    f"state {n_states - 1} needs more"
+                )
             new = self._rng_theta.standard_normal((missing, self.d))
             new /= np.linalg.norm(new, axis=1, keepdims=True)
             self.thetas = np.vstack([self.thetas, new])
@@ -67,7 +76,7 @@ class LinearGaussianEnv:
         (shape (n,), ints >= 0), in those states whatever the pattern says (no horizon)."""
         if states is None:
             n = min(int(n), self.horizon - self.t)
-            state = self._states[self.t:self.t + n]
+            state = self._states[self.t : self.t + n]
         else:
             state = np.asarray(states, dtype=np.int64)
             if state.shape != (int(n),) or (n and state.min() < 0):

@@ -21,8 +21,17 @@ import numpy as np
 
 from ..errors import SpecError
 
-PAPER_SYNTHETIC = ((0, 1500), (1, 1000), (0, 1000), (2, 1200), (1, 800), (3, 1200), (0, 1000),
-                   (2, 1100), (1, 1200))
+PAPER_SYNTHETIC = (
+    (0, 1500),
+    (1, 1000),
+    (0, 1000),
+    (2, 1200),
+    (1, 800),
+    (3, 1200),
+    (0, 1000),
+    (2, 1100),
+    (1, 1200),
+)
 
 # realistic: relative lengths and roles; 0 = the usual state, "e" = the next event state
 _REALISTIC_REL = (6, 1, 3, 2, 5, 1, 2, 4, 1, 3)
@@ -102,20 +111,32 @@ def preset(name: str, horizon: int | None = None, n_states: int | None = None) -
 
         pattern = Pattern(weather.segments())
         if horizon is not None and int(horizon) != pattern.horizon:
-            raise SpecError("horizon", f"the {name} preset has a fixed horizon of "
-                                       f"{pattern.horizon:,} steps (1,461 days x "
-                                       f"{weather.BATCH} customers), got {horizon}",
-                            got=horizon)
+            raise SpecError(
+                "horizon",
+                f"the {name} preset has a fixed horizon of "
+                f"{pattern.horizon:,} steps (1,461 days x "
+                f"{weather.BATCH} customers), got {horizon}",
+                got=horizon,
+            )
         if n_states is not None and int(n_states) != pattern.n_states:
-            raise SpecError("n_states", f"the {name} preset has {pattern.n_states} regimes "
-                                        f"(from the data), got {n_states}", got=n_states)
+            raise SpecError(
+                "n_states",
+                f"the {name} preset has {pattern.n_states} regimes (from the data), got {n_states}",
+                got=n_states,
+            )
         return pattern
     if n_states is None:
         n_states = 3
     if name == "paper-synthetic":
         if horizon not in (None, 10_000):
-            return Pattern(tuple(zip([s for s, _ in PAPER_SYNTHETIC],
-                                     _scale([n for _, n in PAPER_SYNTHETIC], horizon))))
+            return Pattern(
+                tuple(
+                    zip(
+                        [s for s, _ in PAPER_SYNTHETIC],
+                        _scale([n for _, n in PAPER_SYNTHETIC], horizon),
+                    )
+                )
+            )
         return Pattern(PAPER_SYNTHETIC)
     horizon = 10_000 if horizon is None else int(horizon)
     n_states = int(n_states)
@@ -126,8 +147,10 @@ def preset(name: str, horizon: int | None = None, n_states: int | None = None) -
         rel = [1] * len(states)
     elif name == "realistic":
         events = iter(range(1, 10**6))
-        states = [0 if role == 0 else (next(events) - 1) % max(n_states - 1, 1) + 1
-                  for role in _REALISTIC_ROLE]
+        states = [
+            0 if role == 0 else (next(events) - 1) % max(n_states - 1, 1) + 1
+            for role in _REALISTIC_ROLE
+        ]
         if n_states == 1:
             states = [0] * len(states)
         rel = _REALISTIC_REL
@@ -138,6 +161,9 @@ def preset(name: str, horizon: int | None = None, n_states: int | None = None) -
     else:
         raise SpecError("pattern", f"unknown preset {name!r}; known: {', '.join(PRESETS)}")
     if horizon < len(states):
-        raise SpecError("horizon", f"{horizon} is too short for the {name} pattern (needs at "
-                                   f"least {len(states)} steps)", got=horizon)
+        raise SpecError(
+            "horizon",
+            f"{horizon} is too short for the {name} pattern (needs at least {len(states)} steps)",
+            got=horizon,
+        )
     return Pattern(tuple(zip(states, _scale(rel, horizon))))

@@ -96,16 +96,27 @@ class RewardTable:
         from ..specs import LIMITS, Scenario
 
         if not 1 <= int(steps) <= 1000:
-            raise SpecError("steps", f"customers per period must be between 1 and 1000, got "
-                                     f"{steps}")
+            raise SpecError(
+                "steps", f"customers per period must be between 1 and 1000, got {steps}"
+            )
         horizon = self.n_periods * int(steps)
         if horizon > LIMITS["horizon"]:
-            raise SpecError("steps", f"{self.n_periods:,} periods x {steps} customers = "
-                                     f"{horizon:,} steps; at most {LIMITS['horizon']:,}",
-                            bounds=(1, LIMITS["horizon"]), got=horizon)
-        return Scenario(segments=self.segments(int(steps)), d=self.n_arms,
-                        n_arms=self.n_arms, sigma2=SIGMA2, batch_size=int(steps), seed=seed,
-                        preset="custom")
+            raise SpecError(
+                "steps",
+                f"{self.n_periods:,} periods x {steps} customers = "
+                f"{horizon:,} steps; at most {LIMITS['horizon']:,}",
+                bounds=(1, LIMITS["horizon"]),
+                got=horizon,
+            )
+        return Scenario(
+            segments=self.segments(int(steps)),
+            d=self.n_arms,
+            n_arms=self.n_arms,
+            sigma2=SIGMA2,
+            batch_size=int(steps),
+            seed=seed,
+            preset="custom",
+        )
 
     def step_dates(self, scenario) -> np.ndarray | None:
         """The date of each step (period t // steps) when ``time`` is a date, else None."""
@@ -118,11 +129,14 @@ class RewardTable:
     def state_names_for(self, scenario=None) -> list[str]:
         return self.state_names
 
-    def __call__(self, scenario, seed_index: int, rng) -> "TableEnv":
-        if scenario.n_arms != self.n_arms or scenario.horizon != self.n_periods * \
-                scenario.batch_size:
-            raise SpecError("scenario", "this reward table's world needs the scenario of "
-                                        "RewardTable.scenario()")
+    def __call__(self, scenario, seed_index: int, rng) -> TableEnv:
+        if (
+            scenario.n_arms != self.n_arms
+            or scenario.horizon != self.n_periods * scenario.batch_size
+        ):
+            raise SpecError(
+                "scenario", "this reward table's world needs the scenario of RewardTable.scenario()"
+            )
         return TableEnv(self, int(scenario.batch_size), rng)
 
 
@@ -152,11 +166,11 @@ class TableEnv:
     def next_round(self, n: int) -> Round:
         n = min(int(n), self.horizon - self.t)
         K = self.n_arms
-        period = self._period[self.t:self.t + n]
+        period = self._period[self.t : self.t + n]
         expected = self.table.rates[period]
         arms = np.broadcast_to(np.eye(K), (n, K, K)).copy()
         outcome = (self._rng.random((n, K)) < expected).astype(float)
-        state = self._states[self.t:self.t + n]
+        state = self._states[self.t : self.t + n]
         self.t += n
         return Round(arms, expected, np.zeros(n), state, outcome)
 
@@ -164,42 +178,57 @@ class TableEnv:
 def _role(header, role) -> str:
     found = [c for c in ALIASES[role] if c in header]
     if len(found) > 1:
-        raise SpecError(found[1], f"the columns {found[0]} and {found[1]} both give the "
-                                  f"{role}; keep one")
+        raise SpecError(
+            found[1], f"the columns {found[0]} and {found[1]} both give the {role}; keep one"
+        )
     if not found:
-        raise SpecError(role, f"missing column {role!r} (also read from "
-                              f"{', '.join(ALIASES[role][1:])}); the header has "
-                              f"{', '.join(header[:12])}")
+        raise SpecError(
+            role,
+            f"missing column {role!r} (also read from "
+            f"{', '.join(ALIASES[role][1:])}); the header has "
+            f"{', '.join(header[:12])}",
+        )
     return found[0]
 
 
-def parse_reward_table(source: bytes | str, *, arms=None, scale: str | None = None,
-                       limits: dict | None = None) -> RewardTable:
+def parse_reward_table(
+    source: bytes | str, *, arms=None, scale: str | None = None, limits: dict | None = None
+) -> RewardTable:
     """Read and check a per-arm reward table (module docstring). ``arms``: None (the arms of
     the earliest period), a number N (0..N-1) or a list of labels; ``scale``: None, "max" or
     "minmax"; ``limits``: rows, columns, bytes (default :data:`TABLE_LIMITS`)."""
     lim = {**TABLE_LIMITS, **(limits or {})}
-    header, cols = usercsv.read_table(source, max_bytes=lim["bytes"], max_rows=lim["rows"],
-                                      max_columns=lim["columns"])
+    header, cols = usercsv.read_table(
+        source, max_bytes=lim["bytes"], max_rows=lim["rows"], max_columns=lim["columns"]
+    )
     if "time" not in header:
-        raise SpecError("time", f"missing column 'time' (a date or a period number); the "
-                                f"header has {', '.join(header[:12])}")
+        raise SpecError(
+            "time",
+            f"missing column 'time' (a date or a period number); the "
+            f"header has {', '.join(header[:12])}",
+        )
     c_arm, c_reward = _role(header, "arm"), _role(header, "reward")
     raw_t, kind = usercsv.dates_or_numbers(cols["time"], "time")
     if kind == "number":
         bad = raw_t != np.round(raw_t)
         if bad.any():
             i = int(np.argmax(bad))
-            raise SpecError("time", f"row {i + 2}, column time: {_show(cols['time'][i])} is "
-                                    f"not a whole period number (or a date)")
+            raise SpecError(
+                "time",
+                f"row {i + 2}, column time: {_show(cols['time'][i])} is "
+                f"not a whole period number (or a date)",
+            )
         times_all = raw_t.astype(np.int64)
     else:
         t_day = raw_t.astype("datetime64[D]")
         bad = t_day != raw_t
         if bad.any():
             i = int(np.argmax(bad))
-            raise SpecError("time", f"row {i + 2}, column time: {_show(cols['time'][i])} has "
-                                    f"a time of day; a period is a date (2024-03-31)")
+            raise SpecError(
+                "time",
+                f"row {i + 2}, column time: {_show(cols['time'][i])} has "
+                f"a time of day; a period is a date (2024-03-31)",
+            )
         times_all = t_day
     periods, p_idx = np.unique(times_all, return_inverse=True)
     first_period = p_idx == 0
@@ -208,44 +237,61 @@ def parse_reward_table(source: bytes | str, *, arms=None, scale: str | None = No
         arms = list(dict.fromkeys(cols[c_arm][first_period]))
         if any(a == "" for a in arms):
             i = int(np.argmax(first_period & (cols[c_arm] == "")))
-            raise SpecError(c_arm, f"row {i + 2}, column {c_arm}: is empty; every row needs "
-                                   f"an arm")
+            raise SpecError(c_arm, f"row {i + 2}, column {c_arm}: is empty; every row needs an arm")
         if len(arms) < 2:
-            raise SpecError(c_arm, f"the earliest period (time {periods[0]}) has only one arm; "
-                                   f"the arms are those of the earliest period, and a bandit "
-                                   f"needs at least 2")
+            raise SpecError(
+                c_arm,
+                f"the earliest period (time {periods[0]}) has only one arm; "
+                f"the arms are those of the earliest period, and a bandit "
+                f"needs at least 2",
+            )
         arms = sorted(arms, key=lambda a: (0, int(a), a) if usercsv._is_int(a) else (1, 0, a))
     code, arm_names = usercsv.labels(cols[c_arm], c_arm, arms)
     K = len(arm_names)
     if K < 2:
-        raise SpecError(c_arm, f"only one arm ({_show(arm_names[0])}); a bandit needs at "
-                               f"least 2")
+        raise SpecError(c_arm, f"only one arm ({_show(arm_names[0])}); a bandit needs at least 2")
     if K > MAX_ARMS:
-        raise SpecError(c_arm, f"{K} arms; at most {MAX_ARMS} (one-hot arms, d = K)",
-                        bounds=(2, MAX_ARMS), got=K)
+        raise SpecError(
+            c_arm,
+            f"{K} arms; at most {MAX_ARMS} (one-hot arms, d = K)",
+            bounds=(2, MAX_ARMS),
+            got=K,
+        )
     rate = usercsv.numbers(cols[c_reward], c_reward, what="a rate")
     rate, note = usercsv.check_unit(rate, c_reward, scale)
     key = p_idx.astype(np.int64) * K + code
     dup = usercsv.first_duplicate(key)
     if dup is not None:
         a, b = dup
-        raise SpecError(c_reward, f"row {b + 2}: time {_show(cols['time'][b])} and arm "
-                                  f"{_show(cols[c_arm][b])} are given twice (rows {a + 2} and "
-                                  f"{b + 2}); each period has one rate per arm")
+        raise SpecError(
+            c_reward,
+            f"row {b + 2}: time {_show(cols['time'][b])} and arm "
+            f"{_show(cols[c_arm][b])} are given twice (rows {a + 2} and "
+            f"{b + 2}); each period has one rate per arm",
+        )
     P = len(periods)
     if P * K != len(key):
         have = np.zeros(P * K, dtype=bool)
         have[key] = True
         miss = int(np.argmin(have))
         p, k = divmod(miss, K)
-        raise SpecError(c_arm, f"time {periods[p]} has no row for arm {_show(arm_names[k])}; "
-                               f"every period needs a rate for every arm "
-                               f"({', '.join(arm_names[:8])}{' ...' if K > 8 else ''})")
+        raise SpecError(
+            c_arm,
+            f"time {periods[p]} has no row for arm {_show(arm_names[k])}; "
+            f"every period needs a rate for every arm "
+            f"({', '.join(arm_names[:8])}{' ...' if K > 8 else ''})",
+        )
     rates = np.empty(P * K)
     rates[key] = rate
-    return RewardTable(periods, rates.reshape(P, K), arm_names, kind,
-                       (note,) if note else ())
+    return RewardTable(periods, rates.reshape(P, K), arm_names, kind, (note,) if note else ())
 
 
-__all__ = ["RewardTable", "TableEnv", "parse_reward_table", "STEPS", "TABLE_LIMITS",
-           "MAX_ARMS", "SIGMA2"]
+__all__ = [
+    "RewardTable",
+    "TableEnv",
+    "parse_reward_table",
+    "STEPS",
+    "TABLE_LIMITS",
+    "MAX_ARMS",
+    "SIGMA2",
+]

@@ -60,20 +60,37 @@ BATCH = 10  # customers per day (B)
 WET_MM, COLD_C, WARM_C = 1.0, 10.0, 20.0
 REGIMES = ("mild & dry", "warm & dry", "wet", "cold")
 PRODUCTS = ("coffee", "sunglasses", "ice cream", "umbrella", "coat")
-SALE_P = np.array([  # P[s, k]: rows REGIMES, columns PRODUCTS (the rules of the docstring)
-    [0.40, 0.10, 0.15, 0.10, 0.10],   # mild & dry
-    [0.40, 0.70, 0.50, 0.10, 0.10],   # warm & dry
-    [0.40, 0.10, 0.05, 0.60, 0.10],   # wet
-    [0.40, 0.10, 0.05, 0.30, 0.60],   # cold
-])
+SALE_P = np.array(
+    [  # P[s, k]: rows REGIMES, columns PRODUCTS (the rules of the docstring)
+        [0.40, 0.10, 0.15, 0.10, 0.10],  # mild & dry
+        [0.40, 0.70, 0.50, 0.10, 0.10],  # warm & dry
+        [0.40, 0.10, 0.05, 0.60, 0.10],  # wet
+        [0.40, 0.10, 0.05, 0.30, 0.60],  # cold
+    ]
+)
 K = D = len(PRODUCTS)
 SIGMA2 = 0.25
 # what the preset fixes in a Scenario (field -> value)
 FIXED = {"d": D, "n_arms": K, "sigma2": SIGMA2, "batch_size": BATCH}
 
-__all__ = ["PRESET", "REGIMES", "PRODUCTS", "SALE_P", "BATCH", "FIXED", "load_weather",
-           "regimes", "sale_probability", "segments", "step_dates", "WeatherEnv", "world",
-           "csv_path", "check_scenario", "year_days"]
+__all__ = [
+    "PRESET",
+    "REGIMES",
+    "PRODUCTS",
+    "SALE_P",
+    "BATCH",
+    "FIXED",
+    "load_weather",
+    "regimes",
+    "sale_probability",
+    "segments",
+    "step_dates",
+    "WeatherEnv",
+    "world",
+    "csv_path",
+    "check_scenario",
+    "year_days",
+]
 
 
 def year_days(first: int, last: int | None = None) -> slice:
@@ -93,12 +110,16 @@ def csv_path() -> Path:
     install command when it is missing."""
     spec = importlib.util.find_spec(PACKAGE)
     if spec is None or not spec.submodule_search_locations:
-        raise SpecError("preset", f"{PRESET} needs the vega-datasets package; install it with: "
-                                  f"{INSTALL}")
+        raise SpecError(
+            "preset", f"{PRESET} needs the vega-datasets package; install it with: {INSTALL}"
+        )
     path = Path(list(spec.submodule_search_locations)[0]) / "_data" / CSV_NAME
     if not path.is_file():
-        raise SpecError("preset", f"{PRESET}: {CSV_NAME} is not in the installed vega-datasets "
-                                  f"({path.parent}); install it with: {INSTALL}")
+        raise SpecError(
+            "preset",
+            f"{PRESET}: {CSV_NAME} is not in the installed vega-datasets "
+            f"({path.parent}); install it with: {INSTALL}",
+        )
     return path
 
 
@@ -111,14 +132,18 @@ def load_weather() -> dict[str, np.ndarray]:
     raw = path.read_bytes()
     digest = hashlib.sha256(raw).hexdigest()
     if digest != CSV_SHA256:
-        raise SpecError("preset", f"{PRESET}: {path} has sha256 {digest[:12]}..., expected "
-                                  f"{CSV_SHA256[:12]}... (vega-datasets 0.9.0); reinstall it "
-                                  f"with: {INSTALL}")
+        raise SpecError(
+            "preset",
+            f"{PRESET}: {path} has sha256 {digest[:12]}..., expected "
+            f"{CSV_SHA256[:12]}... (vega-datasets 0.9.0); reinstall it "
+            f"with: {INSTALL}",
+        )
     rows = list(csv.reader(io.StringIO(raw.decode("utf-8"))))
     header, body = rows[0], rows[1:]
     idx = {c: header.index(c) for c in COLUMNS}
-    out = {"date": np.array([r[idx["date"]].replace("/", "-") for r in body],
-                            dtype="datetime64[D]")}
+    out = {
+        "date": np.array([r[idx["date"]].replace("/", "-") for r in body], dtype="datetime64[D]")
+    }
     for c in COLUMNS[1:]:
         out[c] = np.array([float(r[idx[c]]) for r in body])
     for v in out.values():
@@ -138,8 +163,16 @@ def sale_probability(precipitation, temp_max) -> np.ndarray:
     docstring's rules on the day's indicators (``SALE_P[regimes(...)]`` is the same table)."""
     s = regimes(precipitation, temp_max)
     mild, warm, wet, cold = (s == 0), (s == 1), (s == 2), (s == 3)
-    return np.stack([0.4 + 0 * s, 0.1 + 0.6 * warm, 0.05 + 0.1 * mild + 0.45 * warm,
-                     0.1 + 0.5 * wet + 0.2 * cold, 0.1 + 0.5 * cold], axis=1).astype(float)
+    return np.stack(
+        [
+            0.4 + 0 * s,
+            0.1 + 0.6 * warm,
+            0.05 + 0.1 * mild + 0.45 * warm,
+            0.1 + 0.5 * wet + 0.2 * cold,
+            0.1 + 0.5 * cold,
+        ],
+        axis=1,
+    ).astype(float)
 
 
 @lru_cache(maxsize=1)
@@ -170,13 +203,20 @@ def check_scenario(sc) -> None:
     for field, value in FIXED.items():
         got = getattr(sc, field)
         if got != value:
-            raise SpecError(field, f"the {PRESET} preset fixes {field} = {value} "
-                                   f"(one-hot products, 0/1 sales, {BATCH} customers a day); "
-                                   f"got {got!r}; leave it out", got=got)
+            raise SpecError(
+                field,
+                f"the {PRESET} preset fixes {field} = {value} "
+                f"(one-hot products, 0/1 sales, {BATCH} customers a day); "
+                f"got {got!r}; leave it out",
+                got=got,
+            )
     if tuple(sc.segments) != segments():
-        raise SpecError("segments", f"the {PRESET} preset's segments are the regimes of the "
-                                    f"real days ({len(segments())} runs); they cannot be "
-                                    f"edited (use a custom pattern instead)")
+        raise SpecError(
+            "segments",
+            f"the {PRESET} preset's segments are the regimes of the "
+            f"real days ({len(segments())} runs); they cannot be "
+            f"edited (use a custom pattern instead)",
+        )
 
 
 class WeatherEnv:
@@ -200,7 +240,7 @@ class WeatherEnv:
 
     def next_round(self, n: int) -> Round:
         n = min(int(n), self.horizon - self.t)
-        state = self._states[self.t:self.t + n]
+        state = self._states[self.t : self.t + n]
         arms = np.broadcast_to(np.eye(K), (n, K, D)).copy()
         expected = SALE_P[state]
         outcome = (self._rng.random((n, K)) < expected).astype(float)

@@ -45,8 +45,20 @@ def register(cls: type[Policy]) -> type[Policy]:
     return cls
 
 
-for _cls in (AllSeason, AllSeasonDiscounted, AllSeasonPrinted, LinTS, SWLinTS, DLinTS,
-             RandomPolicy, BoB, DenBand, DLinUCB, OracleState, OracleRestart):
+for _cls in (
+    AllSeason,
+    AllSeasonDiscounted,
+    AllSeasonPrinted,
+    LinTS,
+    SWLinTS,
+    DLinTS,
+    RandomPolicy,
+    BoB,
+    DenBand,
+    DLinUCB,
+    OracleState,
+    OracleRestart,
+):
     register(_cls)
 
 
@@ -55,9 +67,11 @@ def is_reference(label) -> bool:
     reference's name, or starts with one (``"oracle-state-2"``). References are drawn and
     ranked apart from the contestants."""
     label = str(label)
-    return any(getattr(cls, "reference", False)
-               and (label == name or label.startswith(name + "-") or label.startswith(name + " "))
-               for name, cls in REGISTRY.items())
+    return any(
+        getattr(cls, "reference", False)
+        and (label == name or label.startswith(name + "-") or label.startswith(name + " "))
+        for name, cls in REGISTRY.items()
+    )
 
 
 def policy_class(name: str) -> type[Policy]:
@@ -65,8 +79,12 @@ def policy_class(name: str) -> type[Policy]:
     try:
         return REGISTRY[name]
     except (KeyError, TypeError):
-        raise SpecError("policy", f"unknown name {name!r}; known: {', '.join(REGISTRY)}",
-                        bounds=tuple(REGISTRY), got=name) from None
+        raise SpecError(
+            "policy",
+            f"unknown name {name!r}; known: {', '.join(REGISTRY)}",
+            bounds=tuple(REGISTRY),
+            got=name,
+        ) from None
 
 
 def parameters(name: str) -> dict[str, Param]:
@@ -94,15 +112,14 @@ class PolicyInfo:
 def describe(name: str) -> PolicyInfo:
     """The declaration of a registered policy.
 
-        >>> info = describe("allseason-sw")
-        >>> info.title, info.deterministic
-        ('All-Season (SW)', False)
-        >>> info.params["weighting"].describe()
-        "one of 'fixed-share', 'batch'"
+    >>> info = describe("allseason-sw")
+    >>> info.title, info.deterministic
+    ('All-Season (SW)', False)
+    >>> info.params["weighting"].describe()
+    "one of 'fixed-share', 'batch'"
     """
     cls = policy_class(name)
-    return PolicyInfo(name, cls.title or name, cls.help, bool(cls.deterministic),
-                      declared(cls))
+    return PolicyInfo(name, cls.title or name, cls.help, bool(cls.deterministic), declared(cls))
 
 
 def check_params(name: str, params) -> dict:
@@ -110,8 +127,7 @@ def check_params(name: str, params) -> dict:
     converted (ints, floats), or SpecError whose ``field`` is the hyperparameter and whose
     ``bounds`` and ``got`` are the declared bounds and the value."""
     decl = parameters(name)
-    return check_values(decl, params, defaults={k: p.default for k, p in decl.items()},
-                        owner=name)
+    return check_values(decl, params, defaults={k: p.default for k, p in decl.items()}, owner=name)
 
 
 def make_policy(name: str, d: int, *, rng=None, **params) -> Policy:
@@ -120,8 +136,30 @@ def make_policy(name: str, d: int, *, rng=None, **params) -> Policy:
     return policy_class(name)(d, rng=rng, **check_params(name, params))
 
 
-__all__ = ["REGISTRY", "Policy", "ChunkOutcome", "Event", "make_policy", "policy_class",
-           "hyperparameters", "parameters", "check_params", "describe", "PolicyInfo",
-           "register", "LinTS", "SWLinTS", "DLinTS", "RandomPolicy", "AllSeason",
-           "AllSeasonDiscounted", "AllSeasonPrinted", "BoB", "DenBand", "DLinUCB",
-           "OracleState", "OracleRestart", "is_reference"]
+__all__ = [
+    "REGISTRY",
+    "Policy",
+    "ChunkOutcome",
+    "Event",
+    "make_policy",
+    "policy_class",
+    "hyperparameters",
+    "parameters",
+    "check_params",
+    "describe",
+    "PolicyInfo",
+    "register",
+    "LinTS",
+    "SWLinTS",
+    "DLinTS",
+    "RandomPolicy",
+    "AllSeason",
+    "AllSeasonDiscounted",
+    "AllSeasonPrinted",
+    "BoB",
+    "DenBand",
+    "DLinUCB",
+    "OracleState",
+    "OracleRestart",
+    "is_reference",
+]

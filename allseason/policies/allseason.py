@@ -42,7 +42,8 @@ reproduce and every literal variant we tried does not, at batch size 1. The hand
 matters under carried weights: with plain copies the shadow keeps half its weight, plays
 again, and once n_max confident bandits exist its copies are pruned in the batch they are
 born (an uncertain newborn is "close" in KL to a confident bandit, and less certain), before
-they play -- a trap that spawned a base bandit on every step of a new season in 1 run in 25. The docs'
+they play -- a trap that spawned a base bandit on every step of a new season in 1 run in 25. The
+docs'
 "The weighting evidence" (docs/weighting.md) has the sweep behind the default share.
 All weights live in log space and are normalised with log-sum-exp.
 
@@ -57,8 +58,8 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .. import _kernels as kernels
-from ..models import GaussianLinearPosterior, mean_distance, symmetric_kl
 from ..envs.arms import as_blocks
+from ..models import GaussianLinearPosterior, mean_distance, symmetric_kl
 from .base import ChunkOutcome, Event, Policy, check_batch_end
 from .params import COUNT, OPEN_UNIT, POSITIVE, Options, Param
 
@@ -82,32 +83,65 @@ class AllSeason(Policy):
     style = {"color": "blue", "dash": "solid", "symbol": "circle"}
     params = {
         "tau": Param(COUNT, "Window: how many recent steps the short-term memory sees."),
-        "n_max": Param(COUNT, "Most base bandits (long-term memories) kept; the closest pair "
-                              "is pruned above it."),
-        "lam": Param(POSITIVE, "λ, the prior precision: larger means a stronger pull of θ "
-                               "towards 0."),
-        "sigma2": Param(POSITIVE, "σ², the noise variance of the reward model (the app sets "
-                                  "it to the scenario's)."),
-        "weighting": Param(Options("fixed-share", "batch"),
-                           "fixed-share (default): weights carried from batch to batch, mixed "
-                           "with a little uniform weight. batch: the paper's printed rule, the "
-                           "predictive likelihood of the last batch alone."),
-        "share": Param(OPEN_UNIT, "Fixed-share mixing α: the share of weight spread uniformly "
-                                  "after each batch."),
-        "spawn": Param(Options("handover", "copy"),
-                       "Under fixed share, how a newborn base bandit starts. handover "
-                       "(default): it takes the shadow's weight over and is not pruned before "
-                       "it has played; copy: the paper's plain copy, both keep the weight."),
-        "pruning": Param(Options(*PRUNINGS), "kl: closest pair by symmetric KL between "
-                                             "posteriors; mean: by distance of means."),
+        "n_max": Param(
+            COUNT,
+            "Most base bandits (long-term memories) kept; the closest pair is pruned above it.",
+        ),
+        "lam": Param(
+            POSITIVE, "λ, the prior precision: larger means a stronger pull of θ towards 0."
+        ),
+        "sigma2": Param(
+            POSITIVE,
+            "σ², the noise variance of the reward model (the app sets it to the scenario's).",
+        ),
+        "weighting": Param(
+            Options("fixed-share", "batch"),
+            "fixed-share (default): weights carried from batch to batch, mixed "
+            "with a little uniform weight. batch: the paper's printed rule, the "
+            "predictive likelihood of the last batch alone.",
+        ),
+        "share": Param(
+            OPEN_UNIT,
+            "Fixed-share mixing α: the share of weight spread uniformly after each batch.",
+        ),
+        "spawn": Param(
+            Options("handover", "copy"),
+            "Under fixed share, how a newborn base bandit starts. handover "
+            "(default): it takes the shadow's weight over and is not pruned before "
+            "it has played; copy: the paper's plain copy, both keep the weight.",
+        ),
+        "pruning": Param(
+            Options(*PRUNINGS),
+            "kl: closest pair by symmetric KL between posteriors; mean: by distance of means.",
+        ),
     }
     _shadow_mode = kernels.WINDOW
 
-    def __init__(self, d, *, tau=10, n_max=5, lam=1.0, sigma2=1.0, weighting="fixed-share",
-                 share=DEFAULT_SHARE, spawn="handover", pruning="kl", rng=None):
+    def __init__(
+        self,
+        d,
+        *,
+        tau=10,
+        n_max=5,
+        lam=1.0,
+        sigma2=1.0,
+        weighting="fixed-share",
+        share=DEFAULT_SHARE,
+        spawn="handover",
+        pruning="kl",
+        rng=None,
+    ):
         super().__init__(d, rng=rng)
-        self._set_params(tau=tau, n_max=n_max, lam=lam, sigma2=sigma2, weighting=weighting,
-                         share=share, spawn=spawn, pruning=pruning)
+        self._set_params(
+            tau=tau,
+            n_max=n_max,
+            lam=lam,
+            sigma2=sigma2,
+            weighting=weighting,
+            share=share,
+            spawn=spawn,
+            pruning=pruning,
+        )
         self._shadow_gamma = 1.0  # the discounted variant sets its gamma here
         # slots: 0 is the shadow, 1..n_max+1 base bandits (None = empty); same order as the kernel
         n_slots = self.n_max + 2
@@ -167,8 +201,9 @@ class AllSeason(Policy):
         while n_base > self.n_max:
             n_base -= 1
             drop, twin, dist = self._closest_pair()
-            self._events.append(Event(step, "prune", int(self.ids[drop]), int(self.ids[twin]),
-                                      dist))
+            self._events.append(
+                Event(step, "prune", int(self.ids[drop]), int(self.ids[twin]), dist)
+            )
             self.slots[drop], self.ids[drop] = None, -1
         if shielded is not None:
             self.slots[born] = shielded
@@ -198,7 +233,7 @@ class AllSeason(Policy):
         dist_fn = symmetric_kl if self.pruning == "kl" else mean_distance
         best = (np.inf, -1, -1)
         for a, i in enumerate(base):
-            for j in base[a + 1:]:
+            for j in base[a + 1 :]:
                 dist = dist_fn(self.slots[i], self.slots[j])
                 if dist < best[0]:
                     best = (dist, i, j)
@@ -234,14 +269,22 @@ class AllSeason(Policy):
         self._fast = dict(
             M=np.tile(self.lam * np.eye(p), (S, G, 1, 1)),
             L=np.tile(np.sqrt(self.lam) * np.eye(p), (S, G, 1, 1)),
-            b=np.zeros((S, G, p)), mu=np.zeros((S, G, p)), ids=self.ids.copy(),
-            logw=self.logw.copy(), alive=self._alive(),
+            b=np.zeros((S, G, p)),
+            mu=np.zeros((S, G, p)),
+            ids=self.ids.copy(),
+            logw=self.logw.copy(),
+            alive=self._alive(),
             counters=np.array([2, 0], dtype=np.int64),
-            wx=np.zeros((self.tau, p)), wg=np.zeros(self.tau, dtype=np.int64),
-            wr=np.zeros(self.tau), wstate=np.zeros(3, dtype=np.int64),
-            work_S=np.zeros((S, G, p, p)), work_tr=np.zeros((S, G)),
-            dirty=np.ones((S, G), dtype=np.bool_), work_kl=np.zeros((S, S, G)),
-            kl_ok=np.zeros((S, S, G), dtype=np.bool_))
+            wx=np.zeros((self.tau, p)),
+            wg=np.zeros(self.tau, dtype=np.int64),
+            wr=np.zeros(self.tau),
+            wstate=np.zeros(3, dtype=np.int64),
+            work_S=np.zeros((S, G, p, p)),
+            work_tr=np.zeros((S, G)),
+            dirty=np.ones((S, G), dtype=np.bool_),
+            work_kl=np.zeros((S, S, G)),
+            kl_ok=np.zeros((S, S, G), dtype=np.bool_),
+        )
 
     def run_chunk(self, arms, expected, noise, batch_end):
         n = arms.shape[0]
@@ -259,18 +302,58 @@ class AllSeason(Policy):
         player = np.empty(n, dtype=np.int64)
         wids = np.empty((nb, S), dtype=np.int64)
         w = np.empty((nb, S))
-        ev = (np.empty(2 * nb, dtype=np.int64), np.empty(2 * nb, dtype=np.int64),
-              np.empty(2 * nb, dtype=np.int64), np.empty(2 * nb, dtype=np.int64),
-              np.empty(2 * nb))
+        ev = (
+            np.empty(2 * nb, dtype=np.int64),
+            np.empty(2 * nb, dtype=np.int64),
+            np.empty(2 * nb, dtype=np.int64),
+            np.empty(2 * nb, dtype=np.int64),
+            np.empty(2 * nb),
+        )
         f["counters"][1] = 0
         kernels.allseason_chunk(
-            ctx, block, cidx, expected, noise, batch_end, u, z.reshape(n, G, -1), self.t,
-            f["M"], f["L"], f["b"], f["mu"], f["ids"], f["logw"], f["alive"], f["counters"],
-            f["wx"], f["wg"], f["wr"], f["wstate"], self._shadow_mode, self.tau,
-            self._shadow_gamma, self.lam, self.sigma2, self.n_max,
-            WEIGHTINGS.index(self.weighting), self.share, self._handover,
+            ctx,
+            block,
+            cidx,
+            expected,
+            noise,
+            batch_end,
+            u,
+            z.reshape(n, G, -1),
+            self.t,
+            f["M"],
+            f["L"],
+            f["b"],
+            f["mu"],
+            f["ids"],
+            f["logw"],
+            f["alive"],
+            f["counters"],
+            f["wx"],
+            f["wg"],
+            f["wr"],
+            f["wstate"],
+            self._shadow_mode,
+            self.tau,
+            self._shadow_gamma,
+            self.lam,
+            self.sigma2,
+            self.n_max,
+            WEIGHTINGS.index(self.weighting),
+            self.share,
+            self._handover,
             PRUNINGS.index(self.pruning),
-            f["work_S"], f["work_tr"], f["dirty"], f["work_kl"], f["kl_ok"], arm, reward, player, wids, w, *ev)
+            f["work_S"],
+            f["work_tr"],
+            f["dirty"],
+            f["work_kl"],
+            f["kl_ok"],
+            arm,
+            reward,
+            player,
+            wids,
+            w,
+            *ev,
+        )
         self.t += n
         self.last_player = int(player[-1])
         kinds = {kernels.SPAWN: "spawn", kernels.PRUNE: "prune"}
@@ -288,14 +371,40 @@ class AllSeasonDiscounted(AllSeason):
     title = "All-Season (Disc)"
     help = "All-Season, shadow with discounting"
     style = {"color": "vermillion", "dash": "solid", "symbol": "diamond"}
-    params = {"gamma": Param(OPEN_UNIT, "Discount: the weight of an observation shrinks by "
-                                        "gamma every step (0 < gamma < 1).")}
+    params = {
+        "gamma": Param(
+            OPEN_UNIT,
+            "Discount: the weight of an observation shrinks by gamma every step (0 < gamma < 1).",
+        )
+    }
     _shadow_mode = kernels.DISCOUNT
 
-    def __init__(self, d, *, gamma=0.9, n_max=5, lam=1.0, sigma2=1.0, weighting="fixed-share",
-                 share=DEFAULT_SHARE, spawn="handover", pruning="kl", rng=None):
-        super().__init__(d, tau=1, n_max=n_max, lam=lam, sigma2=sigma2, weighting=weighting,
-                         share=share, spawn=spawn, pruning=pruning, rng=rng)
+    def __init__(
+        self,
+        d,
+        *,
+        gamma=0.9,
+        n_max=5,
+        lam=1.0,
+        sigma2=1.0,
+        weighting="fixed-share",
+        share=DEFAULT_SHARE,
+        spawn="handover",
+        pruning="kl",
+        rng=None,
+    ):
+        super().__init__(
+            d,
+            tau=1,
+            n_max=n_max,
+            lam=lam,
+            sigma2=sigma2,
+            weighting=weighting,
+            share=share,
+            spawn=spawn,
+            pruning=pruning,
+            rng=rng,
+        )
         self._set_params(gamma=gamma)
         self._shadow_gamma = self.gamma
 
@@ -313,10 +422,20 @@ class AllSeasonPrinted(AllSeason):
 
     name = "allseason-sw-printed"
     title = "All-Season (SW), printed rule"
-    help = ("All-Season (SW) with the paper's printed rule: weights from the last batch alone "
-            "(Algorithm 3)")
+    help = (
+        "All-Season (SW) with the paper's printed rule: weights from the last batch alone "
+        "(Algorithm 3)"
+    )
     style = {"color": "reddish purple", "dash": "dash", "symbol": "x"}
 
     def __init__(self, d, *, tau=10, n_max=5, lam=1.0, sigma2=1.0, pruning="kl", rng=None):
-        super().__init__(d, tau=tau, n_max=n_max, lam=lam, sigma2=sigma2, weighting="batch",
-                         pruning=pruning, rng=rng)
+        super().__init__(
+            d,
+            tau=tau,
+            n_max=n_max,
+            lam=lam,
+            sigma2=sigma2,
+            weighting="batch",
+            pruning=pruning,
+            rng=rng,
+        )

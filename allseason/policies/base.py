@@ -150,8 +150,9 @@ class Policy:
         z = self._rng_z.standard_normal((n, self.d)) if self.uses_normals else None
         return u, z
 
-    def run_chunk(self, arms: np.ndarray, expected: np.ndarray, noise: np.ndarray,
-                  batch_end: np.ndarray) -> ChunkOutcome:
+    def run_chunk(
+        self, arms: np.ndarray, expected: np.ndarray, noise: np.ndarray, batch_end: np.ndarray
+    ) -> ChunkOutcome:
         """Play ``n`` steps: arms (n, K, d), expected rewards (n, K), noise (n,), batches ending
         at the indices ``batch_end`` (the last one must be n - 1). Plain Python loop over
         :meth:`_select` and :meth:`update`; compiled policies override it."""
@@ -171,8 +172,9 @@ class Policy:
                 arm[t] = a
                 reward[t] = expected[t, a] + noise[t]
                 player[t] = self.last_player
-            self.update(arms[np.arange(start, end + 1), arm[start:end + 1]],
-                        reward[start:end + 1])
+            self.update(
+                arms[np.arange(start, end + 1), arm[start : end + 1]], reward[start : end + 1]
+            )
             w = self.weights()
             if w is not None:
                 ids_rows.append(w[0])
@@ -185,16 +187,22 @@ class Policy:
             weight_ids = np.full((len(ids_rows), width), -1, dtype=np.int64)
             weights = np.zeros((len(ids_rows), width))
             for i, (ids, w) in enumerate(zip(ids_rows, w_rows)):
-                weight_ids[i, :len(ids)] = ids
-                weights[i, :len(w)] = w
-        return ChunkOutcome(arm, reward, player, np.asarray(batch_end, dtype=np.int64),
-                            weight_ids, weights, events)
+                weight_ids[i, : len(ids)] = ids
+                weights[i, : len(w)] = w
+        return ChunkOutcome(
+            arm, reward, player, np.asarray(batch_end, dtype=np.int64), weight_ids, weights, events
+        )
 
 
 def check_batch_end(batch_end, n: int) -> np.ndarray:
     """Validate batch ends for a chunk of n steps: strictly increasing, the last one n - 1."""
     ends = np.asarray(batch_end, dtype=np.int64)
-    if (ends.ndim != 1 or len(ends) == 0 or ends[0] < 0 or ends[-1] != n - 1
-            or np.any(np.diff(ends) <= 0)):
+    if (
+        ends.ndim != 1
+        or len(ends) == 0
+        or ends[0] < 0
+        or ends[-1] != n - 1
+        or np.any(np.diff(ends) <= 0)
+    ):
         raise ValueError(f"batch_end: must be strictly increasing indices ending at {n - 1}")
     return ends

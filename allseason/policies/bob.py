@@ -16,7 +16,8 @@ Equations implemented (T = ``horizon``, R = sqrt(sigma2), delta = 1/T):
 - Base bandit in block i with window w (SW-UCB): with s_0 = max((i-1)H + 1, t - w), the
   observations of the current block inside the window are used:
 
-      V_{t-1} = lam I + sum_{s=s_0}^{t-1} x_s x_s^T,   theta_t = V_{t-1}^-1 sum_{s=s_0}^{t-1} r_s x_s,
+      V_{t-1} = lam I + sum_{s=s_0}^{t-1} x_s x_s^T,
+      theta_t = V_{t-1}^-1 sum_{s=s_0}^{t-1} r_s x_s,
       x_t = argmax_x  x^T theta_t + beta_w ||x||_{V_{t-1}^-1},
       beta_w = R sqrt(d ln((1 + w L^2 / lam) / delta)) + sqrt(lam) S.
 
@@ -81,7 +82,7 @@ def block_length(d: int, horizon: int) -> int:
     return max(1, math.ceil(d * math.sqrt(horizon)))
 
 
-def window_set(H: int) -> np.ndarray:  # noqa: N803
+def window_set(H: int) -> np.ndarray:
     """J = {floor(H^(k / ceil(ln H))) : k = 0 .. ceil(ln H)}."""
     if H <= 1:
         return np.array([1], dtype=np.int64)
@@ -101,8 +102,11 @@ class BoB(BlockAware, Policy):
     help = "Bandit-over-bandits: learns the window size"
     style = {"color": "wine"}
     params = {
-        "horizon": Param(COUNT, "T, the horizon: it fixes the block length, the window set "
-                                "and EXP3's rate (the app sets it to the scenario's)."),
+        "horizon": Param(
+            COUNT,
+            "T, the horizon: it fixes the block length, the window set "
+            "and EXP3's rate (the app sets it to the scenario's).",
+        ),
         "S": Param(POSITIVE, "Bound on the norm of θ."),
         "L": Param(POSITIVE, "Bound on the norm of the arms."),
         "lam": Param(POSITIVE, "λ, the ridge regulariser."),
@@ -110,8 +114,17 @@ class BoB(BlockAware, Policy):
     }
     uses_normals = False
 
-    def __init__(self, d, *, horizon=10000, S=1.0, L=1.0, lam=1.0, sigma2=1.0,  # noqa: N803
-                 rng=None):
+    def __init__(
+        self,
+        d,
+        *,
+        horizon=10000,
+        S=1.0,
+        L=1.0,
+        lam=1.0,
+        sigma2=1.0,
+        rng=None,
+    ):
         super().__init__(d, rng=rng)
         self._set_params(horizon=horizon, S=S, L=L, lam=lam, sigma2=sigma2)
         T, R = self.horizon, math.sqrt(self.sigma2)
@@ -119,11 +132,16 @@ class BoB(BlockAware, Policy):
         self.windows = window_set(self.block)  # J
         n_w = len(self.windows)
         self.n_blocks = math.ceil(T / self.block)
-        self.gamma = (min(1.0, math.sqrt(n_w * math.log(n_w) / ((math.e - 1) * self.n_blocks)))
-                      if n_w > 1 else 0.0)
+        self.gamma = (
+            min(1.0, math.sqrt(n_w * math.log(n_w) / ((math.e - 1) * self.n_blocks)))
+            if n_w > 1
+            else 0.0
+        )
         self.delta = 1.0 / T
-        self.reward_scale = 2.0 * (self.block * self.L * self.S + 2.0 * R * math.sqrt(
-            self.block * max(math.log(T / math.sqrt(self.block)), 0.0)))
+        self.reward_scale = 2.0 * (
+            self.block * self.L * self.S
+            + 2.0 * R * math.sqrt(self.block * max(math.log(T / math.sqrt(self.block)), 0.0))
+        )
         self.logw = np.zeros(n_w)  # log s_j
         self.model = self._new_model()
         self._obs: deque = deque()
@@ -161,9 +179,11 @@ class BoB(BlockAware, Policy):
         self._pending[block] = [j, float(p[j]), 0.0, 0]
         self._current = block
         self._w = int(self.windows[j])
-        self._beta = (math.sqrt(self.sigma2) * math.sqrt(
-            self.d * math.log((1.0 + self._w * self.L ** 2 / self.lam) / self.delta))
-            + math.sqrt(self.lam) * self.S)
+        self._beta = (
+            math.sqrt(self.sigma2)
+            * math.sqrt(self.d * math.log((1.0 + self._w * self.L**2 / self.lam) / self.delta))
+            + math.sqrt(self.lam) * self.S
+        )
         self._events.append(Event(step, "window", j, block, float(self._w)))
 
     # -- the protocol -------------------------------------------------------------------------
@@ -230,11 +250,18 @@ class BoB(BlockAware, Policy):
         if self._kstate is None:
             if self.t:
                 raise RuntimeError("run_chunk must start from a fresh policy")
-            self._kstate = dict(M=np.zeros((G, p, p)), Vinv=np.zeros((G, p, p)),
-                              b=np.zeros((G, p)), theta=np.zeros((G, p)),
-                              steps=np.zeros(G, dtype=np.int64), wx=np.zeros((1, p)),
-                              wg=np.zeros(1, dtype=np.int64), wr=np.zeros(1),
-                              wstate=np.zeros(3, dtype=np.int64), params=np.zeros(2))
+            self._kstate = dict(
+                M=np.zeros((G, p, p)),
+                Vinv=np.zeros((G, p, p)),
+                b=np.zeros((G, p)),
+                theta=np.zeros((G, p)),
+                steps=np.zeros(G, dtype=np.int64),
+                wx=np.zeros((1, p)),
+                wg=np.zeros(1, dtype=np.int64),
+                wr=np.zeros(1),
+                wstate=np.zeros(3, dtype=np.int64),
+                params=np.zeros(2),
+            )
         f = self._kstate
         if f["b"].shape[0] != G:
             raise ValueError("arms: the block structure changed between chunks")
@@ -266,8 +293,11 @@ class BoB(BlockAware, Policy):
                 if len(rs):
                     cap = max(1, min(max(ws), H))
                     if f["wx"].shape[0] < cap:
-                        f["wx"], f["wg"], f["wr"] = (np.zeros((cap, p)),
-                                                     np.zeros(cap, dtype=np.int64), np.zeros(cap))
+                        f["wx"], f["wg"], f["wr"] = (
+                            np.zeros((cap, p)),
+                            np.zeros(cap, dtype=np.int64),
+                            np.zeros(cap),
+                        )
                 reset_t = np.asarray(rs, dtype=np.int64)
                 reset_w = np.asarray(ws, dtype=np.int64)
                 reset_beta = np.asarray(betas, dtype=float)
@@ -276,14 +306,39 @@ class BoB(BlockAware, Policy):
                 while b1 < nb and not special[b1]:
                     b1 += 1
                 reset_t, reset_w, reset_beta = no_reset, no_reset, np.zeros(0)
-            kernels.bob_chunk(ctx, block, cidx, expected, noise, batch_end, bi, b1, t0,
-                              self.lam, TIE_RTOL, f["M"], f["Vinv"], f["b"], f["theta"],
-                              f["steps"], f["wx"], f["wg"], f["wr"], f["wstate"], f["params"],
-                              reset_t, reset_w, reset_beta, arm, reward)
+            kernels.bob_chunk(
+                ctx,
+                block,
+                cidx,
+                expected,
+                noise,
+                batch_end,
+                bi,
+                b1,
+                t0,
+                self.lam,
+                TIE_RTOL,
+                f["M"],
+                f["Vinv"],
+                f["b"],
+                f["theta"],
+                f["steps"],
+                f["wx"],
+                f["wg"],
+                f["wr"],
+                f["wstate"],
+                f["params"],
+                reset_t,
+                reset_w,
+                reset_beta,
+                arm,
+                reward,
+            )
             lo, hi = int(starts[bi]), int(batch_end[b1 - 1]) + 1
             js = {int(k): self._pending[int(k)][0] for k in np.unique(blk[lo:hi])}
-            player[lo:hi] = [js[int(k)] for k in blk[lo:hi]] if len(js) > 1 else \
-                next(iter(js.values()))
+            player[lo:hi] = (
+                [js[int(k)] for k in blk[lo:hi]] if len(js) > 1 else next(iter(js.values()))
+            )
             self._count(t0 + lo, reward[lo:hi])
             probs = self.probabilities()
             w_rows.extend([probs] * (b1 - bi))
@@ -292,15 +347,17 @@ class BoB(BlockAware, Policy):
         self.t += n
         self.last_player = int(player[-1])
         self._mirror_model()
-        return ChunkOutcome(arm, reward, player, batch_end,
-                            np.tile(ids, (nb, 1)), np.array(w_rows), events)
+        return ChunkOutcome(
+            arm, reward, player, batch_end, np.tile(ids, (nb, 1)), np.array(w_rows), events
+        )
 
     def _mirror_model(self) -> None:
         """self.model: a copy of the compiled path's SW-UCB, for inspection."""
         f, m = self._kstate, self._new_model()
         one = self.blocks == 1  # a dense RidgeModel: the single block's arrays
-        m.M, m.Vinv = (f["M"][0].copy(), f["Vinv"][0].copy()) if one else (
-            f["M"].copy(), f["Vinv"].copy())
+        m.M, m.Vinv = (
+            (f["M"][0].copy(), f["Vinv"][0].copy()) if one else (f["M"].copy(), f["Vinv"].copy())
+        )
         m.b = f["b"][0].copy() if one else f["b"].copy()
         m.theta = f["theta"].reshape(-1).copy()
         m._steps = int(f["steps"][0]) if one else f["steps"].copy()

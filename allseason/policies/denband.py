@@ -116,19 +116,25 @@ class DenBand(BlockAware, Policy):
         "tau": Param(COUNT, "Window of the auditors: how many recent observations they fit."),
         "delta_l": Param(POSITIVE, "Δ_L, the slack of the admission and absorption tests."),
         "delta": Param(OPEN_UNIT, "δ, the confidence level of the widths."),
-        "max_idle": Param(COUNT, "Discard an expert admissible for no offered arm in that "
-                                 "many steps (None: never, as in the paper).", none=True),
+        "max_idle": Param(
+            COUNT,
+            "Discard an expert admissible for no offered arm in that "
+            "many steps (None: never, as in the paper).",
+            none=True,
+        ),
         "lam": Param(POSITIVE, "λ, the ridge regulariser."),
         "sigma2": Param(POSITIVE, "σ², the noise variance (the app sets it to the scenario's)."),
     }
     deterministic = True
     uses_normals = False
 
-    def __init__(self, d, *, tau=1000, delta_l=0.25, delta=0.01, max_idle=None, lam=1.0,
-                 sigma2=1.0, rng=None):
+    def __init__(
+        self, d, *, tau=1000, delta_l=0.25, delta=0.01, max_idle=None, lam=1.0, sigma2=1.0, rng=None
+    ):
         super().__init__(d, rng=rng)
-        self._set_params(tau=tau, delta_l=delta_l, delta=delta, max_idle=max_idle, lam=lam,
-                         sigma2=sigma2)
+        self._set_params(
+            tau=tau, delta_l=delta_l, delta=delta, max_idle=max_idle, lam=lam, sigma2=sigma2
+        )
         self.sigma = float(np.sqrt(self.sigma2))
         self.experts: list[_Expert] = []
         self.next_id = 0
@@ -220,27 +226,49 @@ class DenBand(BlockAware, Policy):
     def is_positive_definite(self):
         if self._kstate is not None:
             n = int(self._kstate["state"][0])
-            return all(bool(np.all(np.linalg.eigvalsh(self._kstate[k][:n]) > 0))
-                       for k in ("mM", "aM"))
-        return all(e.model.is_positive_definite() and e.audit.is_positive_definite()
-                   for e in self.experts)
+            return all(
+                bool(np.all(np.linalg.eigvalsh(self._kstate[k][:n]) > 0)) for k in ("mM", "aM")
+            )
+        return all(
+            e.model.is_positive_definite() and e.audit.is_positive_definite() for e in self.experts
+        )
 
     # -- compiled path ------------------------------------------------------------------------
     def _require_plain(self):
         if self._kstate is not None:
             raise RuntimeError("this policy has been run with run_chunk; use one path only")
 
-    _FAST_ARRAYS = {"mM": 2, "mVinv": 2, "mb": 1, "mtheta": 1, "msteps": 0, "mn": -1,
-                    "aM": 2, "aVinv": 2, "ab": 1, "asteps": 0, "an": -1, "beta": 1,
-                    "beta_ok": 0, "eids": -1, "last_adm": -1, "share": -1}
+    _FAST_ARRAYS = {
+        "mM": 2,
+        "mVinv": 2,
+        "mb": 1,
+        "mtheta": 1,
+        "msteps": 0,
+        "mn": -1,
+        "aM": 2,
+        "aVinv": 2,
+        "ab": 1,
+        "asteps": 0,
+        "an": -1,
+        "beta": 1,
+        "beta_ok": 0,
+        "eids": -1,
+        "last_adm": -1,
+        "share": -1,
+    }
 
     def _init_fast(self, n_blocks: int, n_arms: int) -> None:
         if self.t or self.next_id != 1:
             raise RuntimeError("run_chunk must start from a fresh policy")
         G, p = n_blocks, self.d // n_blocks
-        f = {"n_arms": n_arms, "state": np.array([0, 0, 0], dtype=np.int64),
-             "wx": np.zeros((self.tau, p)), "wg": np.zeros(self.tau, dtype=np.int64),
-             "wr": np.zeros(self.tau), "wstate": np.zeros(2, dtype=np.int64)}
+        f = {
+            "n_arms": n_arms,
+            "state": np.array([0, 0, 0], dtype=np.int64),
+            "wx": np.zeros((self.tau, p)),
+            "wg": np.zeros(self.tau, dtype=np.int64),
+            "wr": np.zeros(self.tau),
+            "wstate": np.zeros(2, dtype=np.int64),
+        }
         self._kstate = f
         self._grow(4, G, p)
         kernels._denband_init(0, 0, 0, self.lam, *self._expert_arrays()[:-1])
@@ -255,8 +283,13 @@ class DenBand(BlockAware, Policy):
         n = int(f["state"][0])
         for k, rank in self._FAST_ARRAYS.items():
             shape = (cap,) + ((G, p, p), (G, p), (G,), ())[2 - rank if rank >= 0 else 3]
-            dtype = (np.bool_ if k == "beta_ok" else np.int64 if k in (
-                "msteps", "asteps", "eids", "last_adm", "share") else float)
+            dtype = (
+                np.bool_
+                if k == "beta_ok"
+                else np.int64
+                if k in ("msteps", "asteps", "eids", "last_adm", "share")
+                else float
+            )
             new = np.zeros(shape, dtype=dtype)
             if k in f:
                 new[:n] = f[k][:n]
@@ -281,9 +314,11 @@ class DenBand(BlockAware, Policy):
         player = np.empty(n, dtype=np.int64)
         nw = np.zeros(nb, dtype=np.int64)
         rows = []  # (first batch, wids, w) of each kernel call
-        ev = (np.empty(2 * n + len(f["eids"]), dtype=np.int64),
-              np.empty(2 * n + len(f["eids"]), dtype=np.int64),
-              np.empty(2 * n + len(f["eids"]), dtype=np.int64))
+        ev = (
+            np.empty(2 * n + len(f["eids"]), dtype=np.int64),
+            np.empty(2 * n + len(f["eids"]), dtype=np.int64),
+            np.empty(2 * n + len(f["eids"]), dtype=np.int64),
+        )
         f["state"][2] = 0
         max_idle = -1 if self.max_idle is None else self.max_idle
         b0 = 0
@@ -297,11 +332,36 @@ class DenBand(BlockAware, Policy):
             wids = np.full((nb, cap), -1, dtype=np.int64)
             w = np.zeros((nb, cap))
             b1 = kernels.denband_chunk(
-                ctx, block, cidx, expected, noise, batch_end, b0, self.t, self.d, self.tau,
-                self.delta_l, self.delta, max_idle, self.lam, self.sigma, TIE_RTOL,
+                ctx,
+                block,
+                cidx,
+                expected,
+                noise,
+                batch_end,
+                b0,
+                self.t,
+                self.d,
+                self.tau,
+                self.delta_l,
+                self.delta,
+                max_idle,
+                self.lam,
+                self.sigma,
+                TIE_RTOL,
                 *self._expert_arrays(),
-                f["state"], f["wx"], f["wg"], f["wr"], f["wstate"], arm, reward, player, wids,
-                w, nw, *ev)
+                f["state"],
+                f["wx"],
+                f["wg"],
+                f["wr"],
+                f["wstate"],
+                arm,
+                reward,
+                player,
+                wids,
+                w,
+                nw,
+                *ev,
+            )
             rows.append((b0, b1, wids, w))
             b0 = b1
         self.t += n
@@ -312,8 +372,10 @@ class DenBand(BlockAware, Policy):
             weight_ids[lo:hi] = wids[lo:hi, :width]
             weights[lo:hi] = w[lo:hi, :width]
         kinds = {kernels.CREATE: "create", kernels.DISCARD: "discard"}
-        events = [Event(int(ev[0][j]), kinds[int(ev[1][j])], int(ev[2][j]))
-                  for j in range(int(f["state"][2]))]
+        events = [
+            Event(int(ev[0][j]), kinds[int(ev[1][j])], int(ev[2][j]))
+            for j in range(int(f["state"][2]))
+        ]
         self.next_id = int(f["state"][1])
         self.last_player = int(player[-1])
         return ChunkOutcome(arm, reward, player, batch_end, weight_ids, weights, events)

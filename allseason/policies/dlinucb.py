@@ -108,22 +108,35 @@ class DLinUCB(BlockAware, Policy):
     help = "Dynamic LinUCB: a committee of ridge models"
     params = {
         "tau": Param(COUNT, "Window of the badness estimate."),
-        "delta1": Param(OPEN_UNIT, "δ1, the confidence level of the reward bound, and the "
-                                   "discard threshold."),
+        "delta1": Param(
+            OPEN_UNIT, "δ1, the confidence level of the reward bound, and the discard threshold."
+        ),
         "delta2": Param(OPEN_UNIT, "δ2, the confidence level of the badness bound."),
-        "tilde_delta1": Param(Interval(Real, 0, "delta1", closed="both"),
-                              "The creation threshold, between 0 and δ1."),
+        "tilde_delta1": Param(
+            Interval(Real, 0, "delta1", closed="both"), "The creation threshold, between 0 and δ1."
+        ),
         "lam": Param(POSITIVE, "λ, the ridge regulariser."),
         "sigma2": Param(POSITIVE, "σ², the noise variance (the app sets it to the scenario's)."),
     }
     deterministic = True
     uses_normals = False
 
-    def __init__(self, d, *, tau=200, delta1=0.01, delta2=0.1, tilde_delta1=0.002, lam=1.0,
-                 sigma2=1.0, rng=None):
+    def __init__(
+        self,
+        d,
+        *,
+        tau=200,
+        delta1=0.01,
+        delta2=0.1,
+        tilde_delta1=0.002,
+        lam=1.0,
+        sigma2=1.0,
+        rng=None,
+    ):
         super().__init__(d, rng=rng)
-        self._set_params(tau=tau, delta1=delta1, delta2=delta2, tilde_delta1=tilde_delta1,
-                         lam=lam, sigma2=sigma2)
+        self._set_params(
+            tau=tau, delta1=delta1, delta2=delta2, tilde_delta1=tilde_delta1, lam=lam, sigma2=sigma2
+        )
         self.sigma = math.sqrt(self.sigma2)
         self.eps = math.sqrt(2.0) * self.sigma * float(erfinv(1.0 - self.delta1))  # line 10
         self._lcb_scale = math.sqrt(math.log(self.tau))

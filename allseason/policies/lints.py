@@ -19,8 +19,8 @@ import numpy as np
 from scipy.linalg import cho_solve
 
 from .. import _kernels as kernels
-from ..models import GaussianLinearPosterior
 from ..envs.arms import as_blocks
+from ..models import GaussianLinearPosterior
 from .base import ChunkOutcome, Policy, check_batch_end
 from .params import COUNT, POSITIVE, Interval, Options, Param, Real
 
@@ -33,10 +33,13 @@ class LinTS(Policy):
     help = "Linear Thompson sampling, never forgets"
     style = {"color": "orange", "dash": "longdash", "symbol": "square"}
     params = {
-        "lam": Param(POSITIVE, "λ, the prior precision: larger means a stronger pull of θ "
-                               "towards 0."),
-        "sigma2": Param(POSITIVE, "σ², the noise variance of the reward model (the app sets "
-                                  "it to the scenario's)."),
+        "lam": Param(
+            POSITIVE, "λ, the prior precision: larger means a stronger pull of θ towards 0."
+        ),
+        "sigma2": Param(
+            POSITIVE,
+            "σ², the noise variance of the reward model (the app sets it to the scenario's).",
+        ),
     }
     _mode = kernels.PLAIN
 
@@ -68,16 +71,23 @@ class LinTS(Policy):
             raise RuntimeError("run_chunk must start from a fresh policy")
         G, p = n_blocks, self.d // n_blocks
         cap = max(self._window(), 1)
-        self._fast = dict(M=np.tile(self.lam * np.eye(p), (G, 1, 1)),
-                          L=np.tile(np.sqrt(self.lam) * np.eye(p), (G, 1, 1)),
-                          b=np.zeros((G, p)), mu=np.zeros((G, p)), wx=np.zeros((cap, p)),
-                          wg=np.zeros(cap, dtype=np.int64), wr=np.zeros(cap),
-                          wstate=np.zeros(3, dtype=np.int64))
+        self._fast = dict(
+            M=np.tile(self.lam * np.eye(p), (G, 1, 1)),
+            L=np.tile(np.sqrt(self.lam) * np.eye(p), (G, 1, 1)),
+            b=np.zeros((G, p)),
+            mu=np.zeros((G, p)),
+            wx=np.zeros((cap, p)),
+            wg=np.zeros(cap, dtype=np.int64),
+            wr=np.zeros(cap),
+            wstate=np.zeros(3, dtype=np.int64),
+        )
         sandwich = self._sandwich()  # Mt, Lt, bt: D-LinTS's Kim-Tewari factor, else dummies
         shape = (G, p) if sandwich else (1, 1)
-        self._fast.update(Mt=np.tile(self.lam * np.eye(shape[1]), (shape[0], 1, 1)),
-                          Lt=np.tile(np.sqrt(self.lam) * np.eye(shape[1]), (shape[0], 1, 1)),
-                          bt=np.zeros(shape))
+        self._fast.update(
+            Mt=np.tile(self.lam * np.eye(shape[1]), (shape[0], 1, 1)),
+            Lt=np.tile(np.sqrt(self.lam) * np.eye(shape[1]), (shape[0], 1, 1)),
+            bt=np.zeros(shape),
+        )
 
     def _window(self):
         return 0
@@ -100,10 +110,34 @@ class LinTS(Policy):
         _, z = self.draw(n)
         arm = np.empty(n, dtype=np.int64)
         reward = np.empty(n)
-        kernels.lints_chunk(ctx, block, cidx, expected, noise, batch_end, z.reshape(n, G, -1),
-                      f["M"], f["L"], f["b"], f["mu"], self._mode, max(self._window(), 1),
-                      self._gamma(), self.lam, self.sigma2, f["wx"], f["wg"], f["wr"],
-                      f["wstate"], arm, reward, self._sandwich(), f["Mt"], f["Lt"], f["bt"])
+        kernels.lints_chunk(
+            ctx,
+            block,
+            cidx,
+            expected,
+            noise,
+            batch_end,
+            z.reshape(n, G, -1),
+            f["M"],
+            f["L"],
+            f["b"],
+            f["mu"],
+            self._mode,
+            max(self._window(), 1),
+            self._gamma(),
+            self.lam,
+            self.sigma2,
+            f["wx"],
+            f["wg"],
+            f["wr"],
+            f["wstate"],
+            arm,
+            reward,
+            self._sandwich(),
+            f["Mt"],
+            f["Lt"],
+            f["bt"],
+        )
         self.t += n
         return ChunkOutcome(arm, reward, np.full(n, -1, dtype=np.int64), batch_end)
 
@@ -162,22 +196,28 @@ class DLinTS(LinTS):
     title = "D-LinTS"
     help = "LinTS discounting old steps by gamma"
     style = {"color": "bluish green", "dash": "longdashdot", "symbol": "triangle-down"}
-    params = {"gamma": Param(Interval(Real, 0, 1, closed="right"),
-                             "Discount: the weight of an observation shrinks by gamma every "
-                             "step (1: never forgets)."),
-              "covariance": Param(Options("precision", "kim-tewari"),
-                                  "What θ is sampled from: 'precision', N(μ, M⁻¹); "
-                                  "'kim-tewari', N(μ, M⁻¹M̃M⁻¹) with M̃ discounted by γ² "
-                                  "(Kim & Tewari's D-LinTS).")}
+    params = {
+        "gamma": Param(
+            Interval(Real, 0, 1, closed="right"),
+            "Discount: the weight of an observation shrinks by gamma every "
+            "step (1: never forgets).",
+        ),
+        "covariance": Param(
+            Options("precision", "kim-tewari"),
+            "What θ is sampled from: 'precision', N(μ, M⁻¹); "
+            "'kim-tewari', N(μ, M⁻¹M̃M⁻¹) with M̃ discounted by γ² "
+            "(Kim & Tewari's D-LinTS).",
+        ),
+    }
     _mode = kernels.DISCOUNT
 
-    def __init__(self, d, *, gamma=0.99, covariance="precision", lam=1.0, sigma2=1.0,
-                 rng=None):
+    def __init__(self, d, *, gamma=0.99, covariance="precision", lam=1.0, sigma2=1.0, rng=None):
         super().__init__(d, lam=lam, sigma2=sigma2, rng=rng)
         self._set_params(gamma=gamma, covariance=covariance)
         # Mt: the same posterior class, discounted by gamma^2 (its b is not used)
-        self.inner = (GaussianLinearPosterior(self.d, self.lam, self.sigma2)
-                      if self._sandwich() else None)
+        self.inner = (
+            GaussianLinearPosterior(self.d, self.lam, self.sigma2) if self._sandwich() else None
+        )
 
     def _gamma(self):
         return self.gamma
@@ -203,12 +243,17 @@ class DLinTS(LinTS):
             self.model.discount(self.gamma)
             self.model.update(x, r)
             if self.inner is not None:
-                self.inner.discount(self.gamma ** 2)
+                self.inner.discount(self.gamma**2)
                 self.inner.update(x, r)
 
     def is_positive_definite(self):
         if not super().is_positive_definite():
             return False
-        Mt = (self._fast["Mt"] if self._fast is not None else
-              None if self.inner is None else self.inner.M)
+        Mt = (
+            self._fast["Mt"]
+            if self._fast is not None
+            else None
+            if self.inner is None
+            else self.inner.M
+        )
         return Mt is None or bool(np.all(np.linalg.eigvalsh(Mt) > 0))

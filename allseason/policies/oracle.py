@@ -71,11 +71,14 @@ class _Oracle(Policy):
     def _model(self, key: int) -> LinTS:
         m = self.models.get(key)
         if m is None:
-            seq = np.random.SeedSequence(self._model_seq.entropy,
-                                         spawn_key=self._model_seq.spawn_key + (int(key),),
-                                         pool_size=self._model_seq.pool_size)
-            m = self.models[key] = LinTS(self.d, lam=self.lam, sigma2=self.sigma2,
-                                         rng=np.random.default_rng(seq))
+            seq = np.random.SeedSequence(
+                self._model_seq.entropy,
+                spawn_key=self._model_seq.spawn_key + (int(key),),
+                pool_size=self._model_seq.pool_size,
+            )
+            m = self.models[key] = LinTS(
+                self.d, lam=self.lam, sigma2=self.sigma2, rng=np.random.default_rng(seq)
+            )
         return m
 
     def _keys(self, states: np.ndarray) -> np.ndarray:
@@ -94,9 +97,11 @@ class _Oracle(Policy):
 
     def _next_states(self, n: int) -> np.ndarray:
         if len(self._pending) < n:
-            raise RuntimeError(f"{self.name}: an oracle must be told the true state of every "
-                               f"step before it plays (observe_states); {n} steps to play, "
-                               f"{len(self._pending)} states told")
+            raise RuntimeError(
+                f"{self.name}: an oracle must be told the true state of every "
+                f"step before it plays (observe_states); {n} steps to play, "
+                f"{len(self._pending)} states told"
+            )
         s, self._pending = self._pending[:n], self._pending[n:]
         return s
 
@@ -131,8 +136,10 @@ class _Oracle(Policy):
     def update(self, xs, rs):
         xs, rs = np.atleast_2d(xs), np.atleast_1d(rs)
         if len(rs) != len(self._unlearned):
-            raise ValueError(f"update: {len(self._unlearned)} steps played since the last "
-                             f"update, {len(rs)} rewards given")
+            raise ValueError(
+                f"update: {len(self._unlearned)} steps played since the last "
+                f"update, {len(rs)} rewards given"
+            )
         keys = np.asarray(self._unlearned, dtype=np.int64)
         self._unlearned = []
         for key in dict.fromkeys(keys.tolist()):
@@ -171,8 +178,7 @@ class OracleRestart(_Oracle):
     def _keys(self, states):
         if len(states) == 0:
             return states
-        prev = np.concatenate([[-1 if self._last_state is None else self._last_state],
-                               states[:-1]])
+        prev = np.concatenate([[-1 if self._last_state is None else self._last_state], states[:-1]])
         seg = self._segment + np.cumsum(states != prev)
         self._segment, self._last_state = int(seg[-1]), int(states[-1])
         return seg.astype(np.int64)

@@ -52,13 +52,17 @@ class Interval:
 
     def __post_init__(self):
         if self.type not in (Integral, Real) or self.closed not in _CLOSED:
-            raise TypeError(f"Interval: type must be Integral or Real and closed one of "
-                            f"{_CLOSED}, got {self.type!r}, {self.closed!r}")
+            raise TypeError(
+                f"Interval: type must be Integral or Real and closed one of "
+                f"{_CLOSED}, got {self.type!r}, {self.closed!r}"
+            )
 
     def bounds(self, context: Mapping | None = None) -> tuple:
         """(low, high) with bounds that name another hyperparameter resolved in ``context``."""
-        return tuple(context[b] if isinstance(b, str) and context is not None else b
-                     for b in (self.low, self.high))
+        return tuple(
+            context[b] if isinstance(b, str) and context is not None else b
+            for b in (self.low, self.high)
+        )
 
     def describe(self, context: Mapping | None = None) -> str:
         """E.g. 'an integer >= 1', 'a number in (0, 1]', 'a number in [0, delta1 = 0.01]'."""
@@ -71,8 +75,10 @@ class Interval:
             return _fmt(b)
 
         if self.low is not None and self.high is not None:
-            return (f"{kind} in {'[' if lo_in else '('}{text(self.low)}, "
-                    f"{text(self.high)}{']' if hi_in else ')'}")
+            return (
+                f"{kind} in {'[' if lo_in else '('}{text(self.low)}, "
+                f"{text(self.high)}{']' if hi_in else ')'}"
+            )
         if self.low is not None:
             return f"{kind} {'>=' if lo_in else '>'} {text(self.low)}"
         if self.high is not None:
@@ -90,12 +96,18 @@ class Interval:
         except (TypeError, ValueError, OverflowError):
             raise SpecError(field, f"must be {kind}, got {show(value)}", got=value) from None
         lo, hi = self.bounds(context)
-        out = (not math.isfinite(v)
-               or (lo is not None and (v < lo or (v == lo and self.closed in ("right", "neither"))))
-               or (hi is not None and (v > hi or (v == hi and self.closed in ("left", "neither")))))
+        out = (
+            not math.isfinite(v)
+            or (lo is not None and (v < lo or (v == lo and self.closed in ("right", "neither"))))
+            or (hi is not None and (v > hi or (v == hi and self.closed in ("left", "neither"))))
+        )
         if out:
-            raise SpecError(field, f"must be {self.describe(context)}, got {show(value)}",
-                            bounds=(lo, hi), got=value)
+            raise SpecError(
+                field,
+                f"must be {self.describe(context)}, got {show(value)}",
+                bounds=(lo, hi),
+                got=value,
+            )
         if self.type is Real:
             return v
         if isinstance(value, Integral):
@@ -119,8 +131,12 @@ class Options:
 
     def check(self, field: str, value, context: Mapping | None = None):
         if not isinstance(value, str) or value not in self.values:
-            raise SpecError(field, f"must be {self.describe()}, got {show(value)}",
-                            bounds=self.values, got=value)
+            raise SpecError(
+                field,
+                f"must be {self.describe()}, got {show(value)}",
+                bounds=self.values,
+                got=value,
+            )
         return value
 
 
@@ -164,8 +180,13 @@ COUNT = Interval(Integral, 1, None, closed="left")
 OPEN_UNIT = Interval(Real, 0, 1, closed="neither")
 
 
-def check_values(params: Mapping[str, Param], values: Mapping, *,
-                 defaults: Mapping | None = None, owner: str = "") -> dict:
+def check_values(
+    params: Mapping[str, Param],
+    values: Mapping,
+    *,
+    defaults: Mapping | None = None,
+    owner: str = "",
+) -> dict:
     """Check ``values`` against the declarations ``params``; return them converted (ints,
     floats), in the order given. A name not declared, or a bad value, raises SpecError
     naming it. Bounds that name another hyperparameter read it from ``values``, else from
@@ -176,9 +197,12 @@ def check_values(params: Mapping[str, Param], values: Mapping, *,
         raise SpecError(str(unknown[0]), f"unknown hyperparameter; {owner or 'it'} takes {takes}")
     context = dict(defaults or {})
     context.update(values)
-    relational = [k for k in values if isinstance(params[k].constraint, Interval)
-                  and any(isinstance(b, str) for b in (params[k].constraint.low,
-                                                        params[k].constraint.high))]
+    relational = [
+        k
+        for k in values
+        if isinstance(params[k].constraint, Interval)
+        and any(isinstance(b, str) for b in (params[k].constraint.low, params[k].constraint.high))
+    ]
     out = {}
     for k in [k for k in values if k not in relational] + relational:
         out[k] = context[k] = params[k].check(k, values[k], context)
@@ -199,7 +223,7 @@ def declared(cls) -> dict[str, Param]:
     return dict(_declared(cls))  # a copy: the caller may change it
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _declared(cls) -> dict[str, Param]:
     # once per class: every policy built checks its values against these, and
     # inspect.signature took 17 ms of the default race's 45 builds
@@ -209,8 +233,9 @@ def _declared(cls) -> dict[str, Param]:
         if p.kind is not p.KEYWORD_ONLY or k == "rng":
             continue
         if k not in merged:
-            raise TypeError(f"{cls.__name__}: hyperparameter {k!r} is not declared in "
-                            f"{cls.__name__}.params")
+            raise TypeError(
+                f"{cls.__name__}: hyperparameter {k!r} is not declared in {cls.__name__}.params"
+            )
         out[k] = replace(merged[k], default=p.default)
     return out
 
@@ -223,5 +248,16 @@ def check_own(obj, values: Mapping) -> dict:
     return check_values(_merged(cls), values, defaults=defaults, owner=cls.name)
 
 
-__all__ = ["Interval", "Options", "Param", "POSITIVE", "COUNT", "OPEN_UNIT", "check_values",
-           "declared", "check_own", "Integral", "Real"]
+__all__ = [
+    "Interval",
+    "Options",
+    "Param",
+    "POSITIVE",
+    "COUNT",
+    "OPEN_UNIT",
+    "check_values",
+    "declared",
+    "check_own",
+    "Integral",
+    "Real",
+]

@@ -42,7 +42,7 @@ class RidgeModel(GaussianLinearPosterior):
         self.theta = np.zeros(self.d)
         self._steps = 0
 
-    def copy(self) -> "RidgeModel":
+    def copy(self) -> RidgeModel:
         other = RidgeModel(self.d, self.lam)
         other.M, other.b, other.n_obs = self.M.copy(), self.b.copy(), self.n_obs
         other.Vinv, other.theta, other._steps = self.Vinv.copy(), self.theta.copy(), self._steps
@@ -59,8 +59,7 @@ class RidgeModel(GaussianLinearPosterior):
 
     def _apply(self, xs, rs, sign: float) -> None:
         xs = np.asarray(xs, dtype=float)
-        rows = (((xs, float(np.reshape(rs, -1)[0])),) if xs.ndim == 1
-                else zip(xs, np.atleast_1d(rs)))
+        rows = ((xs, float(np.reshape(rs, -1)[0])),) if xs.ndim == 1 else zip(xs, np.atleast_1d(rs))
         n = 0
         for x, r in rows:
             self.M += sign * (x[:, None] * x)
@@ -154,7 +153,7 @@ class BlockRidgeModel:
             k = nz[0] // p
             if nz[-1] // p != k:
                 raise ValueError("x: an observation spans several blocks; use RidgeModel")
-            c = x[k * p:(k + 1) * p]
+            c = x[k * p : (k + 1) * p]
             self.M[k] += sign * (c[:, None] * c)
             self.b[k] += (sign * r) * c
             v = self.Vinv[k] @ c
@@ -164,7 +163,7 @@ class BlockRidgeModel:
                 inv = np.linalg.inv(self.M[k])
                 self.Vinv[k] = 0.5 * (inv + inv.T)
                 self._steps[k] = 0
-            self.theta[k * p:(k + 1) * p] = self.Vinv[k] @ self.b[k]
+            self.theta[k * p : (k + 1) * p] = self.Vinv[k] @ self.b[k]
 
     _PATHS: dict = {}  # einsum's contraction order, by shapes: the search costs more than the sum
 
@@ -174,8 +173,9 @@ class BlockRidgeModel:
         key = (a.shape, self.Vinv.shape)
         path = self._PATHS.get(key)
         if path is None:  # the path optimize=True would find (greedy), found once per shape
-            path = self._PATHS[key] = np.einsum_path("kgp,gpq,kgq->k", a, self.Vinv, a,
-                                                     optimize="greedy")[0]
+            path = self._PATHS[key] = np.einsum_path(
+                "kgp,gpq,kgq->k", a, self.Vinv, a, optimize="greedy"
+            )[0]
         q = np.einsum("kgp,gpq,kgq->k", a, self.Vinv, a, optimize=path)
         return np.sqrt(np.maximum(q, 0.0))
 
@@ -185,8 +185,7 @@ class BlockRidgeModel:
 
     def gram(self, v: np.ndarray) -> np.ndarray:
         """(V - lam I) v = sum x x^T v."""
-        return (np.einsum("gpq,gq->gp", self.M, v.reshape(self.G, self.p)).reshape(-1)
-                - self.lam * v)
+        return np.einsum("gpq,gq->gp", self.M, v.reshape(self.G, self.p)).reshape(-1) - self.lam * v
 
     def is_positive_definite(self) -> bool:
         return bool(np.all(np.linalg.eigvalsh(self.M) > 0))
@@ -208,8 +207,7 @@ class BlockAware:
     def _prepare(self, arms) -> None:
         if isinstance(arms, BlockArms) and arms.n_arms != self.blocks:
             if self.t:
-                raise ValueError("arms: outer-product actions must be given from the first "
-                                 "step on")
+                raise ValueError("arms: outer-product actions must be given from the first step on")
             self.blocks = arms.n_arms
             self._reset_models()
 
@@ -232,9 +230,12 @@ def first_best(scores: np.ndarray, axis: int = 0, lowest: bool = False) -> np.nd
     return np.argmax(scores >= best - TIE_RTOL * np.abs(best), axis=axis)
 
 
-def confidence_radius(n: float, d: int, lam: float, sigma: float, delta: float,
-                      S: float = 1.0, L: float = 1.0) -> float:  # noqa: N803
+def confidence_radius(
+    n: float, d: int, lam: float, sigma: float, delta: float, S: float = 1.0, L: float = 1.0
+) -> float:
     """Abbasi-Yadkori et al. (2011), Thm 2 with the determinant bound:
     sigma sqrt(d ln(1 + n L^2 / (d lam)) + 2 ln(1/delta)) + sqrt(lam) S."""
-    return (sigma * math.sqrt(d * math.log1p(n * L * L / (d * lam)) + 2.0 * math.log(1.0 / delta))
-            + math.sqrt(lam) * S)
+    return (
+        sigma * math.sqrt(d * math.log1p(n * L * L / (d * lam)) + 2.0 * math.log(1.0 / delta))
+        + math.sqrt(lam) * S
+    )

@@ -3,5 +3,13 @@
 from .runner import Progress, iter_race, play, run, run_race, seed_sequence
 from .trace import RaceResult, Trace
 
-__all__ = ["iter_race", "play", "run", "run_race", "seed_sequence", "Progress", "RaceResult",
-           "Trace"]
+__all__ = [
+    "iter_race",
+    "play",
+    "run",
+    "run_race",
+    "seed_sequence",
+    "Progress",
+    "RaceResult",
+    "Trace",
+]

@@ -91,11 +91,16 @@ def _pin_horizon(spec: PolicySpec) -> PolicySpec:
 
 def _check_int(field: str, value, lo: int, hi: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise SpecError(field, f"must be an integer from {lo} to {hi}, got {value!r}",
-                        bounds=(lo, hi), got=value)
+        raise SpecError(
+            field,
+            f"must be an integer from {lo} to {hi}, got {value!r}",
+            bounds=(lo, hi),
+            got=value,
+        )
     if not lo <= int(value) <= hi:
-        raise SpecError(field, f"must be from {lo} to {hi}, got {value}", bounds=(lo, hi),
-                        got=value)
+        raise SpecError(
+            field, f"must be from {lo} to {hi}, got {value}", bounds=(lo, hi), got=value
+        )
     return int(value)
 
 
@@ -125,33 +130,53 @@ class LiveRun:
         True
     """
 
-    def __init__(self, policies=None, *, d: int = 5, n_arms: int = 5, sigma2: float = 0.1,
-                 batch_size: int = 1, seed: int = 0, window: int = WINDOW,
-                 max_states: int = MAX_STATES, rate_window: int = RATE_WINDOW,
-                 record: bool = False):
+    def __init__(
+        self,
+        policies=None,
+        *,
+        d: int = 5,
+        n_arms: int = 5,
+        sigma2: float = 0.1,
+        batch_size: int = 1,
+        seed: int = 0,
+        window: int = WINDOW,
+        max_states: int = MAX_STATES,
+        rate_window: int = RATE_WINDOW,
+        record: bool = False,
+    ):
         from ..defaults import default_params
 
         if policies is None:
             policies = [PolicySpec(n, default_params(n)) for n in LIVE_POLICIES]
         self.specs = tuple(_pin_horizon(s) for s in policy_specs(policies))
         if isinstance(batch_size, (list, tuple)):
-            raise SpecError("batch_size", "a live show takes one batch size, not a list",
-                            got=batch_size)
+            raise SpecError(
+                "batch_size", "a live show takes one batch size, not a list", got=batch_size
+            )
         # the scenario's own checks for d, n_arms, sigma2, batch_size and seed
-        self._base = Scenario(segments=((0, 1),), d=d, n_arms=n_arms, sigma2=sigma2,
-                              batch_size=batch_size, seed=seed, preset="custom")
+        self._base = Scenario(
+            segments=((0, 1),),
+            d=d,
+            n_arms=n_arms,
+            sigma2=sigma2,
+            batch_size=batch_size,
+            seed=seed,
+            preset="custom",
+        )
         self.window = _check_int("window", window, 10, 100_000)
         self.max_states = _check_int("max_states", max_states, 1, MAX_STATES)
         self.rate_window = _check_int("rate_window", rate_window, 1, self.window)
         self.record = bool(record)
         sc = self._base
         self._env = make_env(sc, 0)
-        self._policies = [s.build(sc.d, sigma2=sc.sigma2,
-                                  rng=np.random.default_rng(seed_sequence(sc, 0, s.label)))
-                          for s in self.specs]
+        self._policies = [
+            s.build(
+                sc.d, sigma2=sc.sigma2, rng=np.random.default_rng(seed_sequence(sc, 0, s.label))
+            )
+            for s in self.specs
+        ]
         self.labels = tuple(s.label for s in self.specs)
-        self.featured = next((s.label for s in self.specs
-                              if s.name.startswith("allseason")), None)
+        self.featured = next((s.label for s in self.specs if s.name.startswith("allseason")), None)
         P = len(self.specs)
         self.t = 0  # steps played
         self.state = 0  # the current true state
@@ -182,14 +207,22 @@ class LiveRun:
         state = int(state)
         if state == self.n_states:
             if self.n_states >= self.max_states:
-                raise SpecError("state", f"a live show has at most {self.max_states} seasons; "
-                                         "bring back one of those seen so far",
-                                bounds=(0, self.max_states - 1), got=state)
+                raise SpecError(
+                    "state",
+                    f"a live show has at most {self.max_states} seasons; "
+                    "bring back one of those seen so far",
+                    bounds=(0, self.max_states - 1),
+                    got=state,
+                )
             self.n_states += 1
             self._say("new", f"new season {state + 1}: a world nobody has seen")
         elif not 0 <= state < self.n_states:
-            raise SpecError("state", f"must be a season seen so far (1 to {self.n_states}) "
-                                     "or a new one", bounds=(0, self.n_states), got=state)
+            raise SpecError(
+                "state",
+                f"must be a season seen so far (1 to {self.n_states}) or a new one",
+                bounds=(0, self.n_states),
+                got=state,
+            )
         elif state != self.state:
             self._say("switch", f"season {state + 1} is back")
         if state != self.state:
@@ -248,8 +281,9 @@ class LiveRun:
         for ev in out.events:
             if ev.kind == "prune":
                 self._held_until.pop(ev.bandit, None)
-                self._say("prune", f"bandit {ev.bandit} pruned (closest to bandit {ev.other})",
-                          ev.step)
+                self._say(
+                    "prune", f"bandit {ev.bandit} pruned (closest to bandit {ev.other})", ev.step
+                )
             elif ev.kind == "spawn":
                 self._say("spawn", f"bandit {ev.bandit} spawned from the shadow", ev.step)
         if out.weights is None:
@@ -263,8 +297,12 @@ class LiveRun:
             if bid != self._holder:
                 if bid == 0 and not self._said_takeover:
                     self._said_takeover = True
-                    self._say("shadow", f"the shadow took over, {step - self.switch_step + 1} "
-                                        "steps after the switch", step)
+                    self._say(
+                        "shadow",
+                        f"the shadow took over, {step - self.switch_step + 1} "
+                        "steps after the switch",
+                        step,
+                    )
                 elif bid != 0 and bid in self._held_until:
                     gap = step - self._held_until[bid]
                     if gap >= RETURN_GAP:
@@ -283,11 +321,24 @@ class LiveRun:
         counts = np.arange(1, n + 1) - lo
         rate = (c[:, 1:] - c[:, lo]) / np.maximum(counts, 1)
         top = self._top
-        return LiveFrame(self.labels, self._steps.copy(), self._state.copy(),
-                         self._reward.copy(), rate, self.regret_since_switch.copy(),
-                         np.cumsum(self._since, axis=1), self.switch_step,
-                         top[0].astype(np.int64), top[1].astype(np.int64), top[2].copy(),
-                         self.featured, self.t, self.state, self.n_states, tuple(self.ticker))
+        return LiveFrame(
+            self.labels,
+            self._steps.copy(),
+            self._state.copy(),
+            self._reward.copy(),
+            rate,
+            self.regret_since_switch.copy(),
+            np.cumsum(self._since, axis=1),
+            self.switch_step,
+            top[0].astype(np.int64),
+            top[1].astype(np.int64),
+            top[2].copy(),
+            self.featured,
+            self.t,
+            self.state,
+            self.n_states,
+            tuple(self.ticker),
+        )
 
     # -- the show as a scenario --------------------------------------------------------------
     def schedule(self) -> tuple[tuple[int, int], ...]:
@@ -308,8 +359,15 @@ class LiveRun:
         if self.t == 0:
             raise SpecError("segments", "nothing was played yet")
         sc = self._base
-        return Scenario(segments=self.schedule(), d=sc.d, n_arms=sc.n_arms, sigma2=sc.sigma2,
-                        batch_size=sc.batch_size, seed=sc.seed, preset="custom")
+        return Scenario(
+            segments=self.schedule(),
+            d=sc.d,
+            n_arms=sc.n_arms,
+            sigma2=sc.sigma2,
+            batch_size=sc.batch_size,
+            seed=sc.seed,
+            preset="custom",
+        )
 
     def race(self) -> Race:
         """The race whose :func:`run_race` replays this show, decision for decision."""
@@ -330,5 +388,4 @@ class LiveRun:
         return np.concatenate(parts) if parts else np.zeros(0)
 
 
-__all__ = ["LiveRun", "LiveFrame", "Ticker", "LIVE_POLICIES", "MAX_STATES", "WINDOW",
-           "RATE_WINDOW"]
+__all__ = ["LiveRun", "LiveFrame", "Ticker", "LIVE_POLICIES", "MAX_STATES", "WINDOW", "RATE_WINDOW"]

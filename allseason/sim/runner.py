@@ -24,6 +24,7 @@ core idle a sixth of the time.
 
 from __future__ import annotations
 
+import collections
 import os
 import time
 import zlib
@@ -38,7 +39,6 @@ from ..envs import weather
 from ..envs.linear import LinearGaussianEnv, Round
 from ..specs import PolicySpec, Race, Scenario
 from .trace import RaceResult, Trace
-
 
 # preset name -> factory(scenario, seed_index, rng) of the environment of scenarios on that
 # preset (worlds other than the linear Gaussian one, e.g. a real-data preset)
@@ -62,8 +62,9 @@ def seed_sequence(scenario: Scenario, seed_index: int, label: str | None = None)
     return np.random.SeedSequence(scenario.seed, spawn_key=key)
 
 
-def next_chunk(batch_ends: np.ndarray, start: int, b0: int,
-               chunk_size: int) -> tuple[int, int, int, int]:
+def next_chunk(
+    batch_ends: np.ndarray, start: int, b0: int, chunk_size: int
+) -> tuple[int, int, int, int]:
     """The chunk of whole batches that starts at step ``start`` (batch ``b0``) and holds
     about ``chunk_size`` steps (at least one batch): (start, stop, b0, last batch + 1)."""
     b1 = int(np.searchsorted(batch_ends, start + chunk_size - 1, side="right"))
@@ -96,12 +97,24 @@ class Progress:
 def default_workers(n_tasks: int) -> int:
     """Threads for ``n_tasks`` tasks that can run side by side: one per core, at most one per
     task."""
-    return max(1, min(n_tasks, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
-                      else os.cpu_count() or 1))
+    return max(
+        1,
+        min(
+            n_tasks,
+            len(os.sched_getaffinity(0))
+            if hasattr(os, "sched_getaffinity")
+            else os.cpu_count() or 1,
+        ),
+    )
 
 
-def iter_race(race: Race, chunk_size: int = 2500, workers: int | None = None,
-              world=None, chunk_seconds: float | None = None) -> Iterator[Progress]:
+def iter_race(
+    race: Race,
+    chunk_size: int = 2500,
+    workers: int | None = None,
+    world=None,
+    chunk_seconds: float | None = None,
+) -> Iterator[Progress]:
     """Run a race, yielding a :class:`Progress` after each chunk of time (all traces advanced).
 
     ``workers``: threads that play a chunk's (seed, policy) pairs side by side (default: one
@@ -118,8 +131,11 @@ def iter_race(race: Race, chunk_size: int = 2500, workers: int | None = None,
         envs[k] = make_env(sc, k, world)
         for spec in race.policies:
             policies[spec.label, k] = spec.build(
-                sc.d, sigma2=sc.sigma2, horizon=sc.horizon,
-                rng=np.random.default_rng(seed_sequence(sc, k, spec.label)))
+                sc.d,
+                sigma2=sc.sigma2,
+                horizon=sc.horizon,
+                rng=np.random.default_rng(seed_sequence(sc, k, spec.label)),
+            )
             traces[spec.label, k] = Trace(spec.label, k, sc.horizon)
     result = RaceResult(race, traces)
     pairs = [(spec.label, k) for k in range(race.n_seeds) for spec in race.policies]
@@ -127,8 +143,9 @@ def iter_race(race: Race, chunk_size: int = 2500, workers: int | None = None,
     def play_pair(key, rnd, start: int, local_ends: np.ndarray) -> None:
         t0 = time.perf_counter()
         out = play_round(policies[key], rnd, local_ends)
-        traces[key].record(start, out, rnd.expected, rnd.state, time.perf_counter() - t0,
-                           best=rnd.best)
+        traces[key].record(
+            start, out, rnd.expected, rnd.state, time.perf_counter() - t0, best=rnd.best
+        )
 
     n_workers = default_workers(len(pairs)) if workers is None else int(workers)
     if n_workers < 1:
@@ -148,12 +165,13 @@ def iter_race(race: Race, chunk_size: int = 2500, workers: int | None = None,
                 for key in pairs:
                     play_pair(key, rounds[key[1]], start, local_ends)
             else:  # .result() re-raises a pair's error here
-                rounds = list(pool.map(lambda k: envs[k].next_round(n), range(race.n_seeds)))
+                rounds = list(pool.map(lambda k, n=n: envs[k].next_round(n), range(race.n_seeds)))
                 # the slowest pairs first (by their time so far): the threads finish the
                 # chunk together rather than one waiting for the last long pair
                 order = sorted(pairs, key=lambda key: -traces[key].seconds)
-                for f in [pool.submit(play_pair, key, rounds[key[1]], start, local_ends)
-                          for key in order]:
+                for f in [
+                    pool.submit(play_pair, key, rounds[key[1]], start, local_ends) for key in order
+                ]:
                     f.result()
             if chunk_seconds is not None:
                 rate = (stop - start) / max(time.perf_counter() - t0, 1e-6)
@@ -165,14 +183,13 @@ def iter_race(race: Race, chunk_size: int = 2500, workers: int | None = None,
             pool.shutdown(wait=True, cancel_futures=True)
 
 
-def run_race(race: Race, chunk_size: int = 2500, workers: int | None = None,
-             world=None) -> RaceResult:
+def run_race(
+    race: Race, chunk_size: int = 2500, workers: int | None = None, world=None
+) -> RaceResult:
     """Run a race to the end and return its result (``workers``, ``world``: see
     :func:`iter_race`)."""
-    progress = None
-    for progress in iter_race(race, chunk_size, workers, world):
-        pass
-    return progress.result
+    (last,) = collections.deque(iter_race(race, chunk_size, workers, world), maxlen=1)
+    return last.result
 
 
 def run(scenario: Scenario, policy: PolicySpec | str, n_seeds: int = 1, **params) -> RaceResult:
@@ -181,8 +198,15 @@ def run(scenario: Scenario, policy: PolicySpec | str, n_seeds: int = 1, **params
     return run_race(Race(scenario, (spec,), n_seeds))
 
 
-def play(env, policy, batch_ends: np.ndarray, *, label: str = "", seed_index: int = 0,
-         chunk_size: int = 2500) -> Trace:
+def play(
+    env,
+    policy,
+    batch_ends: np.ndarray,
+    *,
+    label: str = "",
+    seed_index: int = 0,
+    chunk_size: int = 2500,
+) -> Trace:
     """Play one policy on any environment with ``next_round`` (e.g. a
     :class:`~allseason.envs.ClassificationEnv`) to the end of ``batch_ends``; return its
     trace."""
@@ -205,12 +229,12 @@ def make_env(scenario: Scenario, seed_index: int = 0, world=None):
     factory = world if world is not None else WORLDS.get(scenario.preset)
     if factory is not None:
         return factory(scenario, seed_index, rng)
-    return LinearGaussianEnv(scenario.pattern, scenario.d, scenario.n_arms, scenario.sigma2,
-                             rng=rng)
+    return LinearGaussianEnv(
+        scenario.pattern, scenario.d, scenario.n_arms, scenario.sigma2, rng=rng
+    )
 
 
-def posterior_history(scenario: Scenario, spec: PolicySpec, seed_index: int = 0,
-                      every: int = 100):
+def posterior_history(scenario: Scenario, spec: PolicySpec, seed_index: int = 0, every: int = 100):
     """Replay one (policy, seed) of a race and snapshot its posteriors every ``every`` steps.
 
     Returns (table, thetas): a pandas DataFrame with one row per (step, bandit) holding the
@@ -220,9 +244,12 @@ def posterior_history(scenario: Scenario, spec: PolicySpec, seed_index: int = 0,
     import pandas as pd
 
     env = make_env(scenario, seed_index)
-    policy = spec.build(scenario.d, sigma2=scenario.sigma2, horizon=scenario.horizon,
-                        rng=np.random.default_rng(seed_sequence(scenario, seed_index,
-                                                                spec.label)))
+    policy = spec.build(
+        scenario.d,
+        sigma2=scenario.sigma2,
+        horizon=scenario.horizon,
+        rng=np.random.default_rng(seed_sequence(scenario, seed_index, spec.label)),
+    )
     ends = scenario.batch_ends()
     rows = []
     d = scenario.d

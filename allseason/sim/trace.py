@@ -44,8 +44,15 @@ class Trace:
         self.state = np.zeros(T, dtype=np.int64)
         self.reward, self.expected, self.best = np.zeros(T), np.zeros(T), np.zeros(T)
 
-    def record(self, start: int, out: ChunkOutcome, expected: np.ndarray, state: np.ndarray,
-               seconds: float, best: np.ndarray | None = None) -> None:
+    def record(
+        self,
+        start: int,
+        out: ChunkOutcome,
+        expected: np.ndarray,
+        state: np.ndarray,
+        seconds: float,
+        best: np.ndarray | None = None,
+    ) -> None:
         """Append a chunk that started at step ``start`` (``best``: ``expected.max(axis=1)``,
         if the caller has it)."""
         n = len(out.arm)
@@ -65,7 +72,7 @@ class Trace:
     @property
     def regret(self) -> np.ndarray:
         """Per-step pseudo-regret: best expected reward minus that of the arm played."""
-        return (self.best - self.expected)[:self.n_done]
+        return (self.best - self.expected)[: self.n_done]
 
     def batch_weights(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(batch end step (n_b,), ids (n_b, S), weights (n_b, S)) or None."""
@@ -98,15 +105,19 @@ class RaceResult:
         ``reference = True``), which views draw and rank apart from the contestants."""
         from ..policies import REGISTRY
 
-        return [p.label for p in self.race.policies
-                if getattr(REGISTRY.get(p.name), "reference", False)]
+        return [
+            p.label for p in self.race.policies if getattr(REGISTRY.get(p.name), "reference", False)
+        ]
 
     def baselines(self) -> list[str]:
         """Labels of the baselines: contestants that are neither All-Season (a registry name
         starting with "allseason") nor references."""
         refs = set(self.references())
-        return [p.label for p in self.race.policies
-                if not p.name.startswith("allseason") and p.label not in refs]
+        return [
+            p.label
+            for p in self.race.policies
+            if not p.name.startswith("allseason") and p.label not in refs
+        ]
 
     def summary(self) -> dict[str, dict[str, float]]:
         """Per policy: mean reward per step (mean and std over seeds, and ``ci95``: the
@@ -117,18 +128,26 @@ class RaceResult:
         n_seeds = self.race.n_seeds
         for label in self.labels:
             traces = [self.traces[label, k] for k in range(n_seeds)]
-            means = np.array([t.reward[:t.n_done].mean() for t in traces])
+            means = np.array([t.reward[: t.n_done].mean() for t in traces])
             regrets = np.array([t.regret.sum() for t in traces])
             std = float(means.std(ddof=1)) if n_seeds > 1 else 0.0
-            out[label] = dict(mean_reward=float(means.mean()), std_reward=std,
-                              ci95=ci95_halfwidth(std, n_seeds),
-                              mean_expected_reward=float(np.mean(
-                                  [t.expected[:t.n_done].mean() for t in traces])),
-                              cum_regret=float(regrets.mean()),
-                              seconds=float(sum(t.seconds for t in traces)))
+            out[label] = dict(
+                mean_reward=float(means.mean()),
+                std_reward=std,
+                ci95=ci95_halfwidth(std, n_seeds),
+                mean_expected_reward=float(
+                    np.mean([t.expected[: t.n_done].mean() for t in traces])
+                ),
+                cum_regret=float(regrets.mean()),
+                seconds=float(sum(t.seconds for t in traces)),
+            )
         oracle = next((p.label for p in self.race.policies if p.name == "oracle-state"), None)
-        shares = gap_closed({k: v["mean_reward"] for k, v in out.items()}, self.baselines(),
-                            oracle, self.references())
+        shares = gap_closed(
+            {k: v["mean_reward"] for k, v in out.items()},
+            self.baselines(),
+            oracle,
+            self.references(),
+        )
         for label in out:
             out[label]["gap_closed"] = shares[label]
         return out
@@ -143,20 +162,22 @@ class RaceResult:
             arrays[p + "key"] = np.array([label, str(k), str(t.n_done), repr(t.seconds)])
             for col in self.COLUMNS:
                 arrays[p + col] = getattr(t, col)
-            arrays[p + "batch_end"] = (np.concatenate(t.batch_end) if t.batch_end
-                                       else np.zeros(0, dtype=np.int64))
+            arrays[p + "batch_end"] = (
+                np.concatenate(t.batch_end) if t.batch_end else np.zeros(0, dtype=np.int64)
+            )
             bw = t.batch_weights()
             if bw is not None:
                 arrays[p + "weight_ids"], arrays[p + "weights"] = bw[1], bw[2]
             ev = t.events
             arrays[p + "ev_kind"] = np.array([e.kind for e in ev], dtype=str)
-            arrays[p + "ev_int"] = np.array([(e.step, e.bandit, e.other) for e in ev],
-                                            dtype=np.int64).reshape(-1, 3)
+            arrays[p + "ev_int"] = np.array(
+                [(e.step, e.bandit, e.other) for e in ev], dtype=np.int64
+            ).reshape(-1, 3)
             arrays[p + "ev_value"] = np.array([e.value for e in ev], dtype=float)
         np.savez_compressed(path, **arrays)
 
     @classmethod
-    def load(cls, path) -> "RaceResult":
+    def load(cls, path) -> RaceResult:
         """Read a file written by :meth:`save`; the result equals the saved one bit for bit."""
         import json
 
@@ -176,18 +197,25 @@ class RaceResult:
                 t.batch_end = [f[p + "batch_end"]]
                 if p + "weights" in f:
                     t.weight_ids, t.weights = [f[p + "weight_ids"]], [f[p + "weights"]]
-                t.events = [Event(int(a), str(kind), int(b), int(c), float(v))
-                            for kind, (a, b, c), v in zip(f[p + "ev_kind"], f[p + "ev_int"],
-                                                          f[p + "ev_value"])]
+                t.events = [
+                    Event(int(a), str(kind), int(b), int(c), float(v))
+                    for kind, (a, b, c), v in zip(
+                        f[p + "ev_kind"], f[p + "ev_int"], f[p + "ev_value"]
+                    )
+                ]
                 traces[label, int(k)] = t
                 i += 1
         return cls(race, traces)
 
-    def to_frames(self) -> dict[str, "object"]:
+    def to_frames(self) -> dict[str, object]:
         """Tidy pandas tables: ``steps`` (one row per policy, seed, step), ``weights`` (policy,
         seed, batch, step, bandit, weight; ensembles only), ``events`` and ``summary``."""
-        return {"steps": self.steps_frame(), "weights": self.weights_frame(),
-                "events": self.events_frame(), "summary": self.summary_frame()}
+        return {
+            "steps": self.steps_frame(),
+            "weights": self.weights_frame(),
+            "events": self.events_frame(),
+            "summary": self.summary_frame(),
+        }
 
     def _selected(self, only):
         keys = self.traces if only is None else [tuple(key) for key in only]
@@ -201,10 +229,22 @@ class RaceResult:
         parts = []
         for (label, k), t in self._selected(only):
             n = t.n_done
-            parts.append(pd.DataFrame({
-                "policy": label, "seed": k, "step": np.arange(n), "state": t.state[:n],
-                "arm": t.arm[:n], "reward": t.reward[:n], "expected": t.expected[:n],
-                "best": t.best[:n], "regret": t.regret, "player": t.player[:n]}))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "policy": label,
+                        "seed": k,
+                        "step": np.arange(n),
+                        "state": t.state[:n],
+                        "arm": t.arm[:n],
+                        "reward": t.reward[:n],
+                        "expected": t.expected[:n],
+                        "best": t.best[:n],
+                        "regret": t.regret,
+                        "player": t.player[:n],
+                    }
+                )
+            )
         return _concat(parts, ["policy", "seed", "step"])
 
     def weights_frame(self, only=None):
@@ -219,10 +259,18 @@ class RaceResult:
                 ends, ids, w = bw
                 batch = np.repeat(np.arange(len(ends)), ids.shape[1])
                 keep = ids.ravel() >= 0
-                parts.append(pd.DataFrame({
-                    "policy": label, "seed": k, "batch": batch[keep],
-                    "step": np.repeat(ends, ids.shape[1])[keep], "bandit": ids.ravel()[keep],
-                    "weight": w.ravel()[keep]}))
+                parts.append(
+                    pd.DataFrame(
+                        {
+                            "policy": label,
+                            "seed": k,
+                            "batch": batch[keep],
+                            "step": np.repeat(ends, ids.shape[1])[keep],
+                            "bandit": ids.ravel()[keep],
+                            "weight": w.ravel()[keep],
+                        }
+                    )
+                )
         return _concat(parts, ["policy", "seed", "batch", "step", "bandit", "weight"])
 
     def events_frame(self, only=None):
@@ -257,12 +305,21 @@ class RaceResult:
         import pandas as pd
 
         refs = set(self.references())
-        rows = [(label, k, float(t.reward[:t.n_done].mean()) if t.n_done else float("nan"),
-                 float(t.regret.sum()), label in refs)
-                for label in self.labels for k in range(self.race.n_seeds)
-                for t in [self.traces[label, k]]]
-        return pd.DataFrame(rows, columns=["policy", "seed", "mean_reward", "cum_regret",
-                                           "reference"])
+        rows = [
+            (
+                label,
+                k,
+                float(t.reward[: t.n_done].mean()) if t.n_done else float("nan"),
+                float(t.regret.sum()),
+                label in refs,
+            )
+            for label in self.labels
+            for k in range(self.race.n_seeds)
+            for t in [self.traces[label, k]]
+        ]
+        return pd.DataFrame(
+            rows, columns=["policy", "seed", "mean_reward", "cum_regret", "reference"]
+        )
 
     def state_frame(self, only=None):
         """Per policy, seed and true state: ``n`` steps, mean ``reward`` and mean ``best``
@@ -276,15 +333,24 @@ class RaceResult:
             state = t.state[:n].astype(np.int64)
             count = np.bincount(state)
             seen = np.flatnonzero(count)
-            parts.append(pd.DataFrame({
-                "policy": label, "seed": k, "state": seen, "n": count[seen],
-                "reward": np.bincount(state, weights=t.reward[:n])[seen] / count[seen],
-                "best": np.bincount(state, weights=t.best[:n])[seen] / count[seen]}))
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "policy": label,
+                        "seed": k,
+                        "state": seen,
+                        "n": count[seen],
+                        "reward": np.bincount(state, weights=t.reward[:n])[seen] / count[seen],
+                        "best": np.bincount(state, weights=t.best[:n])[seen] / count[seen],
+                    }
+                )
+            )
         return _concat(parts, ["policy", "seed", "state", "n", "reward", "best"])
 
 
-def gap_closed(means: dict[str, float], baselines, oracle: str | None,
-               references=()) -> dict[str, float]:
+def gap_closed(
+    means: dict[str, float], baselines, oracle: str | None, references=()
+) -> dict[str, float]:
     """Share of the gap closed, per label: (m − b) / (o − b), where m is the label's mean
     reward (over seeds), b the best mean reward of the ``baselines`` (contestants that are
     neither All-Season nor references) and o that of ``oracle`` (oracle-state: perfect

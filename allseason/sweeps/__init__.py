@@ -84,17 +84,69 @@ loads neither dask nor plotly nor pandas.
 from __future__ import annotations
 
 from .cli import cli_report, cli_sweep, report_text
-from .execute import (AUDIT_ENV, JobsOutcome, ProgressBar, SweepError, SweepOutcome,
-                      run_jobs, run_missing, run_sweep, run_unit)
-from .spec import (METRICS, SWEEP_LIMITS, PolicyGrid, SweepSpec, Unit, canonical_json,
-                   scenarios_from_dict)
-from .store import (PAPER_TABLE, RESULTS_ENV, SPEC_FILE, STORE_FILE, ResultStore,
-                    best_settings, describe_params, describe_scenario, load_runs,
-                    results_root, settings_table)
+from .execute import (
+    AUDIT_ENV,
+    JobsOutcome,
+    ProgressBar,
+    SweepError,
+    SweepOutcome,
+    run_jobs,
+    run_missing,
+    run_sweep,
+    run_unit,
+)
+from .spec import (
+    METRICS,
+    SWEEP_LIMITS,
+    PolicyGrid,
+    SweepSpec,
+    Unit,
+    canonical_json,
+    scenarios_from_dict,
+)
+from .store import (
+    PAPER_TABLE,
+    RESULTS_ENV,
+    SPEC_FILE,
+    STORE_FILE,
+    ResultStore,
+    best_settings,
+    describe_params,
+    describe_scenario,
+    load_runs,
+    results_root,
+    settings_table,
+)
 
-__all__ = ["SweepSpec", "PolicyGrid", "Unit", "ResultStore", "SweepOutcome", "SweepError",
-           "ProgressBar", "METRICS", "SWEEP_LIMITS", "STORE_FILE", "SPEC_FILE", "AUDIT_ENV",
-           "run_sweep", "run_unit", "load_runs", "settings_table", "best_settings",
-           "report_text", "scenarios_from_dict", "describe_scenario", "describe_params",
-           "canonical_json", "cli_sweep", "cli_report", "run_jobs", "run_missing", "JobsOutcome",
-           "results_root", "RESULTS_ENV", "PAPER_TABLE"]
+__all__ = [
+    "SweepSpec",
+    "PolicyGrid",
+    "Unit",
+    "ResultStore",
+    "SweepOutcome",
+    "SweepError",
+    "ProgressBar",
+    "METRICS",
+    "SWEEP_LIMITS",
+    "STORE_FILE",
+    "SPEC_FILE",
+    "AUDIT_ENV",
+    "run_sweep",
+    "run_unit",
+    "load_runs",
+    "settings_table",
+    "best_settings",
+    "report_text",
+    "scenarios_from_dict",
+    "describe_scenario",
+    "describe_params",
+    "canonical_json",
+    "cli_sweep",
+    "cli_report",
+    "run_jobs",
+    "run_missing",
+    "JobsOutcome",
+    "results_root",
+    "RESULTS_ENV",
+    "PAPER_TABLE",
+]

@@ -44,8 +44,12 @@ def run_unit(unit: Unit) -> dict:
     sc, spec, k = unit.scenario, unit.policy, unit.seed_index
     t0 = time.perf_counter()
     env = make_env(sc, k)
-    policy = spec.build(sc.d, sigma2=sc.sigma2, horizon=sc.horizon,
-                        rng=np.random.default_rng(seed_sequence(sc, k, spec.label)))
+    policy = spec.build(
+        sc.d,
+        sigma2=sc.sigma2,
+        horizon=sc.horizon,
+        rng=np.random.default_rng(seed_sequence(sc, k, spec.label)),
+    )
     trace = Trace(spec.label, k, sc.horizon)
     ends = sc.batch_ends()
     for start, stop, b0, b1 in chunk_bounds(ends, RACE_CHUNK):
@@ -55,20 +59,27 @@ def run_unit(unit: Unit) -> dict:
         trace.record(start, out, rnd.expected, rnd.state, time.perf_counter() - t1)
     n = trace.n_done
     bw = trace.batch_weights()  # ensembles: how many bandits, how decided (NULL otherwise)
-    row = dict(key=unit.key, config=canonical_json(unit.config),
-               scenario_key=unit.scenario_key, label=spec.label, policy=spec.name,
-               params=canonical_json(dict(spec.params)), seed_index=k,
-               mean_reward=float(trace.reward[:n].mean()),  # as RaceResult.summary, per seed
-               mean_expected_reward=float(trace.expected[:n].mean()),
-               cum_reward=float(trace.reward[:n].sum()),
-               cum_regret=float(trace.regret.sum()),
-               n_steps=int(n), policy_seconds=float(trace.seconds),
-               bandits_created=None if bw is None else
-               1 + sum(e.kind == "spawn" for e in trace.events),
-               top_share=None if bw is None else float(np.mean(bw[2].max(axis=1) > 0.9)),
-               wall_seconds=time.perf_counter() - t0,
-               worker=f"{socket.gethostname()}:{os.getpid()}", engine=_engine_version(),
-               finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    row = dict(
+        key=unit.key,
+        config=canonical_json(unit.config),
+        scenario_key=unit.scenario_key,
+        label=spec.label,
+        policy=spec.name,
+        params=canonical_json(dict(spec.params)),
+        seed_index=k,
+        mean_reward=float(trace.reward[:n].mean()),  # as RaceResult.summary, per seed
+        mean_expected_reward=float(trace.expected[:n].mean()),
+        cum_reward=float(trace.reward[:n].sum()),
+        cum_regret=float(trace.regret.sum()),
+        n_steps=int(n),
+        policy_seconds=float(trace.seconds),
+        bandits_created=None if bw is None else 1 + sum(e.kind == "spawn" for e in trace.events),
+        top_share=None if bw is None else float(np.mean(bw[2].max(axis=1) > 0.9)),
+        wall_seconds=time.perf_counter() - t0,
+        worker=f"{socket.gethostname()}:{os.getpid()}",
+        engine=_engine_version(),
+        finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    )
     audit("done", unit.key)
     return row
 
@@ -92,8 +103,10 @@ def _folder_lock(folder: Path):
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise SweepError(f"another sweep or paper run is writing into {str(folder)!r}; "
-                             "wait for it or choose another --out") from None
+            raise SweepError(
+                f"another sweep or paper run is writing into {str(folder)!r}; "
+                "wait for it or choose another --out"
+            ) from None
         try:
             yield
         finally:
@@ -126,8 +139,9 @@ class ProgressBar:
     """``[#####-----]  12/48 runs  25%  1.3 runs/s  ETA 0:00:27`` on stderr: redrawn in
     place on a terminal, a plain line every 10% otherwise."""
 
-    def __init__(self, total: int, done: int = 0, stream=None, enabled: bool = True,
-                 width: int = 24):
+    def __init__(
+        self, total: int, done: int = 0, stream=None, enabled: bool = True, width: int = 24
+    ):
         self.total, self.done, self.start_done = total, done, done
         self.stream = stream if stream is not None else sys.stderr
         self.enabled, self.width = enabled, width
@@ -145,9 +159,11 @@ class ProgressBar:
         eta = (self.total - self.done) / rate if rate else None
         eta_s = "--:--" if eta is None else _hms(eta)
         failed = f"  {self.failed} failed" if self.failed else ""
-        return (f"[{'#' * fill}{'-' * (self.width - fill)}] {self.done}/{self.total} runs "
-                f"{frac:4.0%}  {rate:.2f} runs/s  elapsed {_hms(elapsed)}  ETA {eta_s}"
-                f"{failed}")
+        return (
+            f"[{'#' * fill}{'-' * (self.width - fill)}] {self.done}/{self.total} runs "
+            f"{frac:4.0%}  {rate:.2f} runs/s  elapsed {_hms(elapsed)}  ETA {eta_s}"
+            f"{failed}"
+        )
 
     def update(self, n: int = 1, force: bool = False) -> None:
         self.done += n
@@ -186,12 +202,14 @@ def _usable_cores() -> int:
 
 def _ignore_sigint():  # pool workers: Ctrl-C is the driver's business
     import signal
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @contextlib.contextmanager
 def _pool(processes: int):
     import multiprocessing as mp
+
     if "forkserver" in mp.get_all_start_methods():
         # a clean server process forks the workers (no threads inherited from the driver);
         # it imports this module once, so each worker starts warm
@@ -199,8 +217,7 @@ def _pool(processes: int):
         ctx.set_forkserver_preload(["allseason.sweeps.execute"])
     else:
         ctx = mp.get_context("spawn")
-    ex = cf.ProcessPoolExecutor(max_workers=processes, mp_context=ctx,
-                                initializer=_ignore_sigint)
+    ex = cf.ProcessPoolExecutor(max_workers=processes, mp_context=ctx, initializer=_ignore_sigint)
     try:
         yield ex, processes
     finally:
@@ -208,9 +225,11 @@ def _pool(processes: int):
 
 
 #: one line, printed by the CLI when Dask is asked for but not installed (it is optional)
-DASK_MISSING = ("Dask is not installed (it runs --workers/--scheduler): pip install "
-                "'allseason[sweeps]' (or pip install -r requirements-sweeps.txt), or drop "
-                "--workers/--scheduler to run on the local process pool")
+DASK_MISSING = (
+    "Dask is not installed (it runs --workers/--scheduler): pip install "
+    "'allseason[sweeps]' (or pip install -r requirements-sweeps.txt), or drop "
+    "--workers/--scheduler to run on the local process pool"
+)
 
 
 def _require_dask() -> None:
@@ -228,13 +247,19 @@ def _dask(workers: int | None, scheduler: str | None):
     import logging
 
     from distributed import Client, LocalCluster
+
     cluster = None
     try:
         if scheduler:
             client = Client(scheduler, timeout="15s")
         else:
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, silence_logs=logging.ERROR)
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,
+            )
             client = Client(cluster)
     except (OSError, TimeoutError) as e:
         if cluster is not None:
@@ -296,10 +321,18 @@ def check_executor(processes=None, workers=None, scheduler=None) -> None:
         _require_dask()
 
 
-def run_jobs(jobs, fn, on_result, *, processes: int | None = None,
-             workers: int | None = None, scheduler: str | None = None,
-             inline: bool = False, bar: ProgressBar | None = None,
-             describe=str) -> JobsOutcome:
+def run_jobs(
+    jobs,
+    fn,
+    on_result,
+    *,
+    processes: int | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    inline: bool = False,
+    bar: ProgressBar | None = None,
+    describe=str,
+) -> JobsOutcome:
     """The experiment engine's one executor: ``fn(job)`` for every job, ``on_result(job,
     result)`` in the driver as soon as each one finishes (there the caller stores it).
 
@@ -335,9 +368,11 @@ def run_jobs(jobs, fn, on_result, *, processes: int | None = None,
                     try:
                         result = fut.result()
                     except cf.BrokenExecutor:  # the local pool lost a process
-                        raise SweepError("a worker process died (out of memory?); every "
-                                         "finished run is stored: run the same command "
-                                         "again to resume") from None
+                        raise SweepError(
+                            "a worker process died (out of memory?); every "
+                            "finished run is stored: run the same command "
+                            "again to resume"
+                        ) from None
                     except Exception as e:  # the run failed: report it, go on
                         outcome.n_failed += 1
                         if bar is not None:
@@ -364,8 +399,17 @@ def run_jobs(jobs, fn, on_result, *, processes: int | None = None,
     return outcome
 
 
-def run_missing(store: ResultStore, jobs, fn, *, title: str, progress: bool = True,
-                stream=None, describe=str, **executor) -> tuple[int, JobsOutcome]:
+def run_missing(
+    store: ResultStore,
+    jobs,
+    fn,
+    *,
+    title: str,
+    progress: bool = True,
+    stream=None,
+    describe=str,
+    **executor,
+) -> tuple[int, JobsOutcome]:
     """Run the jobs (each with a string ``key``) whose key ``store`` does not hold yet, with
     ``fn`` (module-level; it returns the store row, with ``engine`` and ``worker``), storing
     each row as soon as it arrives; a header line and the progress bar on ``stream``.
@@ -378,25 +422,36 @@ def run_missing(store: ResultStore, jobs, fn, *, title: str, progress: bool = Tr
     todo = [j for j in jobs if j.key not in stored]
     n_before = len(jobs) - len(todo)
     if progress:
-        stream.write(f"{title}: {len(jobs)} runs, {n_before} already stored, {len(todo)} to "
-                     f"run -> {store.folder}\n")
+        stream.write(
+            f"{title}: {len(jobs)} runs, {n_before} already stored, {len(todo)} to "
+            f"run -> {store.folder}\n"
+        )
     if not todo:
         return n_before, JobsOutcome()
 
     def keep(job, row):
         if row["engine"] != _engine_version():  # a Dask worker on another version
-            raise SweepError(f"worker {row['worker']} runs allseason {row['engine']}, this "
-                             f"driver {_engine_version()}: install the same version on "
-                             "every worker")
+            raise SweepError(
+                f"worker {row['worker']} runs allseason {row['engine']}, this "
+                f"driver {_engine_version()}: install the same version on "
+                "every worker"
+            )
         store.add(row)
 
     bar = ProgressBar(len(jobs), n_before, stream, progress)
     return n_before, run_jobs(todo, fn, keep, bar=bar, describe=describe, **executor)
 
 
-def run_sweep(spec: SweepSpec, out, *, processes: int | None = None,
-              workers: int | None = None, scheduler: str | None = None,
-              progress: bool = True, stream=None) -> SweepOutcome:
+def run_sweep(
+    spec: SweepSpec,
+    out,
+    *,
+    processes: int | None = None,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    progress: bool = True,
+    stream=None,
+) -> SweepOutcome:
     """Run every run of ``spec`` that ``out``'s store does not hold yet; store each one as
     soon as it finishes. Resumable: run it again after an interruption, it does the rest.
 
@@ -409,8 +464,24 @@ def run_sweep(spec: SweepSpec, out, *, processes: int | None = None,
     with ResultStore(folder) as store, _folder_lock(folder):
         _write_atomic(folder / SPEC_FILE, spec.to_json())
         n_before, done = run_missing(
-            store, units, run_unit, title=f"sweep {spec.name!r}", progress=progress,
-            stream=stream, processes=processes, workers=workers, scheduler=scheduler,
-            describe=lambda u: f"{u.policy.label} {dict(u.policy.params)} seed {u.seed_index}")
-    return SweepOutcome(folder, len(units), n_before, done.n_ran, done.n_failed, done.seconds,
-                        done.errors, done.interrupted)
+            store,
+            units,
+            run_unit,
+            title=f"sweep {spec.name!r}",
+            progress=progress,
+            stream=stream,
+            processes=processes,
+            workers=workers,
+            scheduler=scheduler,
+            describe=lambda u: f"{u.policy.label} {dict(u.policy.params)} seed {u.seed_index}",
+        )
+    return SweepOutcome(
+        folder,
+        len(units),
+        n_before,
+        done.n_ran,
+        done.n_failed,
+        done.seconds,
+        done.errors,
+        done.interrupted,
+    )

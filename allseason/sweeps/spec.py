@@ -25,8 +25,15 @@ METRICS = {  # name: (description, higher is better)
     "mean_expected_reward": ("mean expected reward per step", True),
     "cum_regret": ("cumulative pseudo-regret", False),
 }
-SWEEP_LIMITS = dict(n_runs=500_000, n_seeds=10_000, seed_index=2**31 - 1, n_values=1_000,
-                    n_scenarios=1_000, n_policies=100, file_bytes=1_000_000)
+SWEEP_LIMITS = dict(
+    n_runs=500_000,
+    n_seeds=10_000,
+    seed_index=2**31 - 1,
+    n_values=1_000,
+    n_scenarios=1_000,
+    n_policies=100,
+    file_bytes=1_000_000,
+)
 
 _SCENARIO_FIELDS = tuple(Scenario.__dataclass_fields__)
 _SCENARIO_KEYS = _SCENARIO_FIELDS + ("horizon", "n_states", "grid")
@@ -35,6 +42,7 @@ _SCALAR = (int, float, str, bool, type(None))
 
 def _engine_version() -> str:
     from .._version import __version__
+
     return __version__
 
 
@@ -63,8 +71,7 @@ def _grid_items(where: str, grid, allowed, *, fixed=()) -> tuple[tuple[str, tupl
             raise SpecError(f"{where}.{k}", f"unknown field; known: {', '.join(sorted(allowed))}")
         if k in fixed:
             raise SpecError(f"{where}.{k}", "is also given as a fixed value; keep one")
-        if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) \
-                or not values:
+        if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)) or not values:
             raise SpecError(f"{where}.{k}", f"must be a non-empty list of values, got {values!r}")
         if len(values) > SWEEP_LIMITS["n_values"]:
             raise SpecError(f"{where}.{k}", f"at most {SWEEP_LIMITS['n_values']} values")
@@ -120,8 +127,11 @@ class PolicyGrid:
         params = {k: _plain(v) for k, v in params.items()}
         for k, v in params.items():
             if k not in allowed:
-                raise SpecError(f"params.{k}", f"unknown hyperparameter; {self.name} takes "
-                                               f"{', '.join(sorted(allowed)) or 'none'}")
+                raise SpecError(
+                    f"params.{k}",
+                    f"unknown hyperparameter; {self.name} takes "
+                    f"{', '.join(sorted(allowed)) or 'none'}",
+                )
             if not isinstance(v, _SCALAR):
                 raise SpecError(f"params.{k}", f"must be a number, string or boolean, got {v!r}")
         set_("params", tuple(sorted(params.items())))
@@ -129,8 +139,9 @@ class PolicyGrid:
         for k, values in grid:
             for v in values:
                 if not isinstance(v, _SCALAR):
-                    raise SpecError(f"grid.{k}", f"values must be numbers, strings or "
-                                                 f"booleans, got {v!r}")
+                    raise SpecError(
+                        f"grid.{k}", f"values must be numbers, strings or booleans, got {v!r}"
+                    )
         set_("grid", grid)
         if not isinstance(self.label, str):
             raise SpecError("label", f"must be a string, got {self.label!r}")
@@ -143,9 +154,12 @@ class PolicyGrid:
                 check_params(self.name, {**params, **point})
             except SpecError as e:
                 where = "grid" if e.field in point else "params"
-                raise SpecError(f"{where}.{e.field}",
-                                e.message + (f" (setting {point})" if point else ""),
-                                bounds=e.bounds, got=e.got) from None
+                raise SpecError(
+                    f"{where}.{e.field}",
+                    e.message + (f" (setting {point})" if point else ""),
+                    bounds=e.bounds,
+                    got=e.got,
+                ) from None
 
     @property
     def n_settings(self) -> int:
@@ -153,15 +167,21 @@ class PolicyGrid:
 
     def specs(self) -> tuple[PolicySpec, ...]:
         """One PolicySpec per point of the grid (all with this entry's label)."""
-        return tuple(PolicySpec(self.name, {**dict(self.params), **point}, self.label)
-                     for point in _product(self.grid))
+        return tuple(
+            PolicySpec(self.name, {**dict(self.params), **point}, self.label)
+            for point in _product(self.grid)
+        )
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "label": self.label, "params": dict(self.params),
-                "grid": {k: list(v) for k, v in self.grid}}
+        return {
+            "name": self.name,
+            "label": self.label,
+            "params": dict(self.params),
+            "grid": {k: list(v) for k, v in self.grid},
+        }
 
     @classmethod
-    def from_dict(cls, data, where: str = "policy") -> "PolicyGrid":
+    def from_dict(cls, data, where: str = "policy") -> PolicyGrid:
         if isinstance(data, str):
             data = {"name": data}
         if not isinstance(data, dict):
@@ -169,13 +189,20 @@ class PolicyGrid:
         known = ("name", "label", "params", "grid")
         for k in data:
             if k not in known:
-                raise SpecError(f"{where}.{k}", f"unknown field; known: {', '.join(known)} "
-                                                "(hyperparameters go in params or grid)")
+                raise SpecError(
+                    f"{where}.{k}",
+                    f"unknown field; known: {', '.join(known)} "
+                    "(hyperparameters go in params or grid)",
+                )
         if "name" not in data:
             raise SpecError(f"{where}.name", "required: a registered policy name")
         try:
-            return cls(data["name"], data.get("grid") or (), data.get("params") or {},
-                       data.get("label", ""))
+            return cls(
+                data["name"],
+                data.get("grid") or (),
+                data.get("params") or {},
+                data.get("label", ""),
+            )
         except SpecError as e:
             _reraise(where, e)
 
@@ -193,11 +220,11 @@ def _scenario_point(where: str, data: dict) -> Scenario:
             return Scenario.from_dict(data)
         name = data.pop("preset", "paper-synthetic")
         if name == "custom":
-            raise SpecError("segments", "required with preset = \"custom\": "
-                                        "[[state, length], ...]")
+            raise SpecError("segments", 'required with preset = "custom": [[state, length], ...]')
         if name not in PRESETS:
-            raise SpecError("preset", f"unknown preset {name!r}; known: {', '.join(PRESETS)} "
-                                      "(or give segments)")
+            raise SpecError(
+                "preset", f"unknown preset {name!r}; known: {', '.join(PRESETS)} (or give segments)"
+            )
         kw = {} if n_states is None else {"n_states": n_states}
         return Scenario.from_preset(name, horizon=horizon, **kw, **data)
     except SpecError as e:
@@ -219,32 +246,40 @@ def scenarios_from_dict(data, where: str = "scenarios[1]") -> list[Scenario]:
         if k not in _SCENARIO_KEYS:
             raise SpecError(f"{where}.{k}", f"unknown field; known: {', '.join(_SCENARIO_KEYS)}")
     fixed = {k: v for k, v in data.items() if k != "grid"}
-    grid = _grid_items(f"{where}.grid", data.get("grid"),
-                       [k for k in _SCENARIO_KEYS if k != "grid"], fixed=fixed)
+    grid = _grid_items(
+        f"{where}.grid", data.get("grid"), [k for k in _SCENARIO_KEYS if k != "grid"], fixed=fixed
+    )
     return [_scenario_point(where, {**fixed, **point}) for point in _product(grid)]
 
 
 def _seeds(value) -> tuple[int, ...]:
     if isinstance(value, bool) or value is None:
-        raise SpecError("seeds", "required: a number of seeds (seeds = 5) or a list of seed "
-                                 "indices (seeds = [0, 1, 2])")
+        raise SpecError(
+            "seeds",
+            "required: a number of seeds (seeds = 5) or a list of seed indices (seeds = [0, 1, 2])",
+        )
     if isinstance(value, int):
         if not 1 <= value <= SWEEP_LIMITS["n_seeds"]:
-            raise SpecError("seeds", f"must be between 1 and {SWEEP_LIMITS['n_seeds']}, "
-                                     f"got {value}")
+            raise SpecError(
+                "seeds", f"must be between 1 and {SWEEP_LIMITS['n_seeds']}, got {value}"
+            )
         return tuple(range(value))
     if isinstance(value, (list, tuple)) and value:
         if len(value) > SWEEP_LIMITS["n_seeds"]:
             raise SpecError("seeds", f"at most {SWEEP_LIMITS['n_seeds']} seeds")
         for v in value:
-            if isinstance(v, bool) or not isinstance(v, int) \
-                    or not 0 <= v <= SWEEP_LIMITS["seed_index"]:
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, int)
+                or not 0 <= v <= SWEEP_LIMITS["seed_index"]
+            ):
                 raise SpecError("seeds", f"seed indices must be integers >= 0, got {v!r}")
         if len(set(value)) != len(value):
             raise SpecError("seeds", "a seed index is listed twice")
         return tuple(value)
-    raise SpecError("seeds", f"must be a number of seeds or a non-empty list of seed indices, "
-                             f"got {value!r}")
+    raise SpecError(
+        "seeds", f"must be a number of seeds or a non-empty list of seed indices, got {value!r}"
+    )
 
 
 @dataclass(frozen=True)
@@ -264,9 +299,13 @@ class Unit:
             if key in params:
                 params[key] = value  # spec.build fills these from the scenario
         params.update(spec.params)
-        return {"format": FORMAT, "engine": _engine_version(), "scenario": sc.to_dict(),
-                "policy": {"name": spec.name, "label": spec.label, "params": params},
-                "seed_index": self.seed_index}
+        return {
+            "format": FORMAT,
+            "engine": _engine_version(),
+            "scenario": sc.to_dict(),
+            "policy": {"name": spec.name, "label": spec.label, "params": params},
+            "seed_index": self.seed_index,
+        }
 
     @cached_property
     def key(self) -> str:
@@ -296,11 +335,11 @@ class SweepSpec:
 
     def __post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731
-        name_ok = isinstance(self.name, str) and re.fullmatch(r"[A-Za-z0-9_.-]{1,64}",
-                                                              self.name)
+        name_ok = isinstance(self.name, str) and re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", self.name)
         if not name_ok:
-            raise SpecError("name", f"must be 1-64 letters, digits, '-', '_' or '.', "
-                                    f"got {self.name!r}")
+            raise SpecError(
+                "name", f"must be 1-64 letters, digits, '-', '_' or '.', got {self.name!r}"
+            )
         if not isinstance(self.description, str):
             raise SpecError("description", "must be a string")
         if self.metric not in METRICS:
@@ -315,8 +354,9 @@ class SweepSpec:
         for i, s in enumerate(scen):
             out.extend(scenarios_from_dict(s, f"scenarios[{i + 1}]"))
         if len(out) > SWEEP_LIMITS["n_scenarios"]:
-            raise SpecError("scenarios", f"{len(out)} scenarios; at most "
-                                         f"{SWEEP_LIMITS['n_scenarios']}")
+            raise SpecError(
+                "scenarios", f"{len(out)} scenarios; at most {SWEEP_LIMITS['n_scenarios']}"
+            )
         set_("scenarios", tuple(dict.fromkeys(out)))
         pols = self.policies
         if isinstance(pols, (PolicyGrid, PolicySpec, dict, str)):
@@ -333,15 +373,19 @@ class SweepSpec:
             elif not isinstance(p, PolicyGrid):
                 p = PolicyGrid.from_dict(p, where)
             if p.label in labels:
-                raise SpecError(f"{where}.label", f"{p.label!r} is already the label of "
-                                                  f"policies[{labels[p.label]}]; give each "
-                                                  "entry its own label")
+                raise SpecError(
+                    f"{where}.label",
+                    f"{p.label!r} is already the label of "
+                    f"policies[{labels[p.label]}]; give each "
+                    "entry its own label",
+                )
             labels[p.label] = i + 1
             grids.append(p)
         set_("policies", tuple(grids))
         if self.n_runs > SWEEP_LIMITS["n_runs"]:
-            raise SpecError("seeds", f"the sweep has {self.n_runs} runs; at most "
-                                     f"{SWEEP_LIMITS['n_runs']}")
+            raise SpecError(
+                "seeds", f"the sweep has {self.n_runs} runs; at most {SWEEP_LIMITS['n_runs']}"
+            )
 
     @property
     def n_settings(self) -> int:
@@ -364,15 +408,20 @@ class SweepSpec:
         return list(out.values())
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "description": self.description, "metric": self.metric,
-                "seeds": list(self.seeds), "scenarios": [s.to_dict() for s in self.scenarios],
-                "policies": [p.to_dict() for p in self.policies]}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "metric": self.metric,
+            "seeds": list(self.seeds),
+            "scenarios": [s.to_dict() for s in self.scenarios],
+            "policies": [p.to_dict() for p in self.policies],
+        }
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=1, sort_keys=True)
 
     @classmethod
-    def from_dict(cls, data, *, name: str | None = None) -> "SweepSpec":
+    def from_dict(cls, data, *, name: str | None = None) -> SweepSpec:
         """Validate a parsed file; errors name the field (``policies[2].grid.tau: ...``)."""
         if not isinstance(data, dict):
             raise SpecError("sweep", "must be a table (TOML) or an object (JSON)")
@@ -383,8 +432,9 @@ class SweepSpec:
         if "scenario" in data and "scenarios" in data:
             raise SpecError("scenario", "give either [scenario] or [[scenarios]], not both")
         if "seeds" not in data:
-            raise SpecError("seeds", "required: a number of seeds (seeds = 5) or a list of "
-                                     "seed indices")
+            raise SpecError(
+                "seeds", "required: a number of seeds (seeds = 5) or a list of seed indices"
+            )
         scen = data.get("scenarios", data.get("scenario"))
         if scen is None:
             raise SpecError("scenarios", "required: at least one [[scenarios]] table")
@@ -397,20 +447,25 @@ class SweepSpec:
             raise SpecError("policies", "required: at least one [[policies]] table")
         if not isinstance(pols, list):
             raise SpecError("policies", "must be a list of tables ([[policies]])")
-        return cls(scenarios=tuple(scen), policies=tuple(pols), seeds=data["seeds"],
-                   metric=data.get("metric", "mean_reward"),
-                   name=data.get("name", name or "sweep"),
-                   description=data.get("description", ""))
+        return cls(
+            scenarios=tuple(scen),
+            policies=tuple(pols),
+            seeds=data["seeds"],
+            metric=data.get("metric", "mean_reward"),
+            name=data.get("name", name or "sweep"),
+            description=data.get("description", ""),
+        )
 
     @classmethod
-    def from_file(cls, path) -> "SweepSpec":
+    def from_file(cls, path) -> SweepSpec:
         """Read a ``.toml`` or ``.json`` sweep file (the name defaults to the file's stem)."""
         path = Path(path)
         if not path.is_file():
             raise SpecError("file", f"no such file {str(path)!r}")
         if path.stat().st_size > SWEEP_LIMITS["file_bytes"]:
-            raise SpecError("file", f"{str(path)!r} is larger than "
-                                    f"{SWEEP_LIMITS['file_bytes']} bytes")
+            raise SpecError(
+                "file", f"{str(path)!r} is larger than {SWEEP_LIMITS['file_bytes']} bytes"
+            )
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as e:
@@ -439,6 +494,7 @@ def _toml():
         try:
             import tomli as tomllib
         except ImportError:
-            raise SpecError("file", "reading TOML needs Python 3.11+ (or tomli); "
-                                    "use a JSON file") from None
+            raise SpecError(
+                "file", "reading TOML needs Python 3.11+ (or tomli); use a JSON file"
+            ) from None
     return tomllib

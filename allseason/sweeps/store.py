@@ -39,10 +39,27 @@ def results_root() -> Path:
     return Path("results")
 
 
-_COLUMNS = ("key", "config", "scenario_key", "label", "policy", "params", "seed_index",
-            "mean_reward", "mean_expected_reward", "cum_reward", "cum_regret", "n_steps",
-            "policy_seconds", "wall_seconds", "worker", "engine", "finished_at",
-            "bandits_created", "top_share")
+_COLUMNS = (
+    "key",
+    "config",
+    "scenario_key",
+    "label",
+    "policy",
+    "params",
+    "seed_index",
+    "mean_reward",
+    "mean_expected_reward",
+    "cum_reward",
+    "cum_regret",
+    "n_steps",
+    "policy_seconds",
+    "wall_seconds",
+    "worker",
+    "engine",
+    "finished_at",
+    "bandits_created",
+    "top_share",
+)
 # columns added after the first format; an older store gets them (NULL) when opened
 _ADDED = {"bandits_created": "INTEGER", "top_share": "REAL"}
 _SCHEMA = """
@@ -90,9 +107,25 @@ CREATE TABLE IF NOT EXISTS paper_runs (
     n_results INTEGER NOT NULL DEFAULT 1
 ) WITHOUT ROWID;
 """
-_PAPER_COLUMNS = ("key", "protocol", "phase", "table_name", "pattern", "policy", "params",
-                  "seed", "n", "pattern_n", "mean_reward", "seconds", "curve", "curve_every",
-                  "worker", "engine", "finished_at")
+_PAPER_COLUMNS = (
+    "key",
+    "protocol",
+    "phase",
+    "table_name",
+    "pattern",
+    "policy",
+    "params",
+    "seed",
+    "n",
+    "pattern_n",
+    "mean_reward",
+    "seconds",
+    "curve",
+    "curve_every",
+    "worker",
+    "engine",
+    "finished_at",
+)
 _TABLES = {  # table: (columns written by add, order of rows())
     "runs": (_COLUMNS, "label, scenario_key, params, seed_index"),
     PAPER_TABLE: (_PAPER_COLUMNS, "protocol, phase, table_name, pattern, policy, params, seed"),
@@ -117,8 +150,9 @@ class ResultStore:
         if create:
             self.folder.mkdir(parents=True, exist_ok=True)
         elif not self.path.is_file():
-            raise FileNotFoundError(f"{str(self.folder)!r} holds no sweep results "
-                                    f"({STORE_FILE} not found)")
+            raise FileNotFoundError(
+                f"{str(self.folder)!r} holds no sweep results ({STORE_FILE} not found)"
+            )
         self.con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         self.con.execute("PRAGMA journal_mode=WAL")
         self.con.execute("PRAGMA synchronous=FULL")
@@ -141,11 +175,17 @@ class ResultStore:
         cols = ", ".join(self.columns)
         marks = ", ".join("?" for _ in self.columns)
         with self._transaction():
-            new = self.con.execute(f"SELECT 1 FROM {self.table} WHERE key = ?",
-                                   (row["key"],)).fetchone() is None
-            self.con.execute(f"INSERT INTO {self.table} ({cols}) VALUES ({marks}) "
-                             "ON CONFLICT(key) DO UPDATE SET n_results = n_results + 1",
-                             [row[c] for c in self.columns])
+            new = (
+                self.con.execute(
+                    f"SELECT 1 FROM {self.table} WHERE key = ?", (row["key"],)
+                ).fetchone()
+                is None
+            )
+            self.con.execute(
+                f"INSERT INTO {self.table} ({cols}) VALUES ({marks}) "
+                "ON CONFLICT(key) DO UPDATE SET n_results = n_results + 1",
+                [row[c] for c in self.columns],
+            )
         return new
 
     @contextlib.contextmanager
@@ -208,8 +248,10 @@ def describe_scenario(sc: Scenario) -> str:
     b = sc.batch_size
     batch = ",".join(map(str, b)) if isinstance(b, tuple) else str(b)
     pattern = sc.preset if sc.preset != "custom" else f"custom {len(sc.segments)} segments"
-    return (f"{pattern}, {sc.pattern.n_states} states, T={sc.horizon}, d={sc.d}, "
-            f"K={sc.n_arms}, sigma2={sc.sigma2:g}, B={batch}, seed={sc.seed}")
+    return (
+        f"{pattern}, {sc.pattern.n_states} states, T={sc.horizon}, d={sc.d}, "
+        f"K={sc.n_arms}, sigma2={sc.sigma2:g}, B={batch}, seed={sc.seed}"
+    )
 
 
 def settings_table(runs):
@@ -230,17 +272,26 @@ def settings_table(runs):
     for (_, label, _), g in runs.groupby(["scenario_key", "label", "resolved"], sort=False):
         g = g.sort_values("seed_index")
         first = g.iloc[0]
-        row = {"scenario": first["scenario"], "scenario_key": first["scenario_key"],
-               "label": label, "policy": first["policy"], "setting": first["setting"],
-               "params": first["params"], "n_seeds": len(g)}
+        row = {
+            "scenario": first["scenario"],
+            "scenario_key": first["scenario_key"],
+            "label": label,
+            "policy": first["policy"],
+            "setting": first["setting"],
+            "params": first["params"],
+            "n_seeds": len(g),
+        }
         for m in METRICS:
             v = g[m].to_numpy(dtype=float)
             row[m] = float(v.mean())
             row[f"{m}_std"] = float(v.std(ddof=1)) if len(v) > 1 else 0.0
             row[f"{m}_ci95"] = ci95_halfwidth(row[f"{m}_std"], len(v))
         for m, worst in (("bandits_created", "max"), ("top_share", "min")):  # ensembles only
-            v = pd.to_numeric(g[m], errors="coerce").to_numpy(dtype=float) \
-                if m in g else np.array([np.nan])
+            v = (
+                pd.to_numeric(g[m], errors="coerce").to_numpy(dtype=float)
+                if m in g
+                else np.array([np.nan])
+            )
             row[m] = float(v.mean()) if np.isfinite(v).all() else np.nan
             row[f"{m}_{worst}"] = float(getattr(v, worst)()) if np.isfinite(v).all() else np.nan
         row.update({c: first[c] for c in hp})
@@ -259,7 +310,14 @@ def best_settings(settings, metric: str = "mean_reward", top: int = 1):
     best = ordered.groupby(["scenario_key", "label"], sort=False).head(top).copy()
     # algorithms ordered by their best setting, then each one's settings best first
     best["_algo"] = best.groupby(["scenario_key", "label"])[metric].transform(
-        "max" if higher else "min")
-    return best.sort_values(["scenario", "scenario_key", "_algo", "label", metric],
-                            ascending=[True, True, not higher, True, not higher],
-                            kind="stable").drop(columns="_algo").reset_index(drop=True)
+        "max" if higher else "min"
+    )
+    return (
+        best.sort_values(
+            ["scenario", "scenario_key", "_algo", "label", metric],
+            ascending=[True, True, not higher, True, not higher],
+            kind="stable",
+        )
+        .drop(columns="_algo")
+        .reset_index(drop=True)
+    )

@@ -25,20 +25,20 @@ from allseason.viz import live as vlive
 
 from . import runs, state, views
 
-INTERVAL = 0.25          # seconds between two frames while the show plays (4 frames a second)
-IDLE_MINUTES = 5         # the show pauses after this long without a control touched
+INTERVAL = 0.25  # seconds between two frames while the show plays (4 frames a second)
+IDLE_MINUTES = 5  # the show pauses after this long without a control touched
 SPEED_MIN, SPEED_MAX, SPEED_DEFAULT = 5, 400, 40  # steps per second
 MAX_CONTESTANTS = 8
 TICKER_LINES = 4
 
-RUN = "live_run"            # the api.LiveRun
-CONFIG = "live_config"      # (contestants, seed) the run was started with
-SPEED = "live_speed"        # steps per second (canonical; the slider is SPEED_W)
+RUN = "live_run"  # the api.LiveRun
+CONFIG = "live_config"  # (contestants, seed) the run was started with
+SPEED = "live_speed"  # steps per second (canonical; the slider is SPEED_W)
 PAUSED = "live_paused"
-TOUCHED = "live_touched"    # time.time() of the last control touched
-NOTE = "live_note"          # (kind, text) to show on the stage until the next control
+TOUCHED = "live_touched"  # time.time() of the last control touched
+NOTE = "live_note"  # (kind, text) to show on the stage until the next control
 PRESENTER = "live_presenter"
-ANALYSE = "live_analyse"    # the page to open with the show's race ("race" or "inside")
+ANALYSE = "live_analyse"  # the page to open with the show's race ("race" or "inside")
 SPEED_W, POLICIES_W, SEED_W = "live_speed_w", "live_policies_w", "live_seed_w"
 
 # the stage's figures redraw four times a second: no toolbar, no hover, no zoom (a static
@@ -72,12 +72,17 @@ def restart(force: bool = True) -> None:
         return
     ss.pop(NOTE, None)
     if not policies:
-        ss[NOTE] = ("error", "Contestants: choose at least one; the show goes on with "
-                             "the contestants it had.")
+        ss[NOTE] = (
+            "error",
+            "Contestants: choose at least one; the show goes on with the contestants it had.",
+        )
         return
     if len(policies) > MAX_CONTESTANTS:
-        ss[NOTE] = ("error", f"Contestants: at most {MAX_CONTESTANTS} on the stage; the "
-                             f"show goes on with the contestants it had.")
+        ss[NOTE] = (
+            "error",
+            f"Contestants: at most {MAX_CONTESTANTS} on the stage; the "
+            f"show goes on with the contestants it had.",
+        )
         return
     try:
         ss[RUN] = new_run(policies, seed)
@@ -111,14 +116,19 @@ def checked_speed() -> int:
         if value != value or value in (float("inf"), float("-inf")):  # NaN, infinities
             raise ValueError
     except (TypeError, ValueError):
-        st.warning(f"Speed: must be a number of steps per second from {SPEED_MIN} to "
-                   f"{SPEED_MAX}, got “{str(raw)[:30]}”; {SPEED_DEFAULT} is used.",
-                   icon=":material/speed:")
+        st.warning(
+            f"Speed: must be a number of steps per second from {SPEED_MIN} to "
+            f"{SPEED_MAX}, got “{str(raw)[:30]}”; {SPEED_DEFAULT} is used.",
+            icon=":material/speed:",
+        )
         value = SPEED_DEFAULT
     speed = int(min(max(round(value), SPEED_MIN), SPEED_MAX))
     if speed != value:
-        st.warning(f"Speed: must be from {SPEED_MIN} to {SPEED_MAX} steps per second, got "
-                   f"{str(raw)[:30]}; {speed} is used.", icon=":material/speed:")
+        st.warning(
+            f"Speed: must be from {SPEED_MIN} to {SPEED_MAX} steps per second, got "
+            f"{str(raw)[:30]}; {speed} is used.",
+            icon=":material/speed:",
+        )
     ss[SPEED] = speed
     return speed
 
@@ -165,8 +175,10 @@ def _switch(s: int, control: str) -> None:
 
 def _season_message(err: api.SpecError, run: api.LiveRun) -> str:
     if getattr(err, "got", None) == run.n_states:
-        return (f"No season {run.n_states + 1}: a live show has at most {run.max_states} "
-                f"seasons (keys 1–{run.max_states}). Bring back one of those seen so far.")
+        return (
+            f"No season {run.n_states + 1}: a live show has at most {run.max_states} "
+            f"seasons (keys 1–{run.max_states}). Bring back one of those seen so far."
+        )
     return f"Season: {state.explain(err)}"
 
 
@@ -244,10 +256,12 @@ def header() -> None:
     if presenter():
         return
     st.title("Live")
-    st.markdown("**You call the seasons.** Press **Season k** (or the key *k*) to bring a "
-                "season back, **New season** (*N*) for a world nobody has seen, **Pause** "
-                "(*P*) to stop. Every contestant plays the same arms and noise: watch which "
-                "one recovers at once and which starts learning again.")
+    st.markdown(
+        "**You call the seasons.** Press **Season k** (or the key *k*) to bring a "
+        "season back, **New season** (*N*) for a world nobody has seen, **Pause** "
+        "(*P*) to stop. Every contestant plays the same arms and noise: watch which "
+        "one recovers at once and which starts learning again."
+    )
 
 
 def settings() -> None:
@@ -256,31 +270,56 @@ def settings() -> None:
     with st.sidebar:
         st.subheader("The show")
         ss[SPEED_W] = ss[SPEED]
-        st.slider("Speed (steps per second)", SPEED_MIN, SPEED_MAX, key=SPEED_W,
-                  on_change=_speed_changed,
-                  help=f"Steps played per second; {1 / INTERVAL:g} frames a second of "
-                       f"speed × {INTERVAL:g} steps each.")
+        st.slider(
+            "Speed (steps per second)",
+            SPEED_MIN,
+            SPEED_MAX,
+            key=SPEED_W,
+            on_change=_speed_changed,
+            help=f"Steps played per second; {1 / INTERVAL:g} frames a second of "
+            f"speed × {INTERVAL:g} steps each.",
+        )
         policies, seed = ss[CONFIG]
         if POLICIES_W not in ss:
             ss[POLICIES_W] = list(policies)
-        st.multiselect("Contestants", api.policy_names(), key=POLICIES_W, on_change=restart,
-                       args=(False,),
-                       format_func=_contestant_name, max_selections=MAX_CONTESTANTS,
-                       help="Changing them starts a new show. The first All-Season is the "
-                            "one whose top weight the ribbon follows.")
+        st.multiselect(
+            "Contestants",
+            api.policy_names(),
+            key=POLICIES_W,
+            on_change=restart,
+            args=(False,),
+            format_func=_contestant_name,
+            max_selections=MAX_CONTESTANTS,
+            help="Changing them starts a new show. The first All-Season is the "
+            "one whose top weight the ribbon follows.",
+        )
         if SEED_W not in ss:
             ss[SEED_W] = seed
-        st.number_input("Seed", 0, 2**31 - 1, step=1, key=SEED_W, on_change=restart,
-                        args=(False,),
-                        help="The arms, the noise, the seasons' θ and the contestants' "
-                             "draws; changing it starts a new show.")
-        st.button("Restart", key="live_restart", on_click=restart,
-                  icon=":material/restart_alt:", width="stretch",
-                  help="A new show from step 0, same contestants and seed.")
-        st.caption(f"The show pauses by itself after {IDLE_MINUTES} minutes without a "
-                   f"control touched. At most {ss[RUN].max_states} seasons; speed "
-                   f"{SPEED_MIN}–{SPEED_MAX} steps per second. The environment: d = 5, "
-                   f"K = 5 arms, σ² = 0.1, batch 1 (the paper's synthetic setting).")
+        st.number_input(
+            "Seed",
+            0,
+            2**31 - 1,
+            step=1,
+            key=SEED_W,
+            on_change=restart,
+            args=(False,),
+            help="The arms, the noise, the seasons' θ and the contestants' "
+            "draws; changing it starts a new show.",
+        )
+        st.button(
+            "Restart",
+            key="live_restart",
+            on_click=restart,
+            icon=":material/restart_alt:",
+            width="stretch",
+            help="A new show from step 0, same contestants and seed.",
+        )
+        st.caption(
+            f"The show pauses by itself after {IDLE_MINUTES} minutes without a "
+            f"control touched. At most {ss[RUN].max_states} seasons; speed "
+            f"{SPEED_MIN}–{SPEED_MAX} steps per second. The environment: d = 5, "
+            f"K = 5 arms, σ² = 0.1, batch 1 (the paper's synthetic setting)."
+        )
 
 
 def _contestant_name(name: str) -> str:
@@ -309,7 +348,8 @@ def stage() -> None:
     """The stage, as a fragment that reruns every INTERVAL while the show plays."""
     playing = not st.session_state.get(PAUSED, False)
     st.fragment(_stage, run_every=INTERVAL if playing else None, key="live_stage")(
-        playing, presenter(), screen())
+        playing, presenter(), screen()
+    )
 
 
 def _stage(defined_playing: bool, defined_presenter: bool, defined_screen: dict) -> None:
@@ -317,15 +357,17 @@ def _stage(defined_playing: bool, defined_presenter: bool, defined_screen: dict)
     with views.guard("the live show"):
         run: api.LiveRun = ss[RUN]
         playing = not ss.get(PAUSED, False)
-        if (playing, presenter(), screen()) != (defined_playing, defined_presenter,
-                                                defined_screen):
+        if (playing, presenter(), screen()) != (defined_playing, defined_presenter, defined_screen):
             # Pause, Resume, the presenter toggle or its screen: the whole page again, so
             # the stage is defined with (or without) run_every and the page's style follows
             st.rerun()
         if playing and time.time() - ss.get(TOUCHED, 0) > IDLE_MINUTES * 60:
             ss[PAUSED] = True
-            ss[NOTE] = ("info", f"Paused by itself after {IDLE_MINUTES} minutes without a "
-                                "control touched. Press Resume (or P) to go on.")
+            ss[NOTE] = (
+                "info",
+                f"Paused by itself after {IDLE_MINUTES} minutes without a "
+                "control touched. Press Resume (or P) to go on.",
+            )
             st.rerun()  # the whole page: the stage is defined again, without run_every
         speed = ss.get(SPEED, SPEED_DEFAULT)
         if playing:
@@ -343,35 +385,60 @@ def season_buttons(run: api.LiveRun) -> None:
     presenter toggle, in one row."""
     ss = st.session_state
     paused = ss.get(PAUSED, False)
-    left, right = st.columns([5, 2.2] if presenter() else [5, 1.45],
-                             vertical_alignment="center")
-    with left.container(key="live_buttons", horizontal=True, gap="small",
-                        vertical_alignment="center"):
-        st.markdown('<span class="live-season-word">Season</span>', unsafe_allow_html=True,
-                    width="content")
+    left, right = st.columns([5, 2.2] if presenter() else [5, 1.45], vertical_alignment="center")
+    with left.container(
+        key="live_buttons", horizontal=True, gap="small", vertical_alignment="center"
+    ):
+        st.markdown(
+            '<span class="live-season-word">Season</span>', unsafe_allow_html=True, width="content"
+        )
         for s in range(run.n_states):  # labelled by number: nine of them fit on a row
-            st.button(f"{s + 1}", key=f"live_season_{s + 1}", shortcut=str(s + 1),
-                      on_click=_switch, args=(s, f"season {s + 1}"),
-                      type="primary" if s == run.state else "secondary",
-                      help=f"Bring season {s + 1} back (key {s + 1})")
-        st.button("New season", key="live_new", shortcut="N", on_click=_switch,
-                  args=(run.n_states, "new"),
-                  icon=":material/add:", help=f"A season nobody has seen (key N); at most "
-                                              f"{run.max_states} in a show.")
-        st.button("Resume" if paused else "Pause", key="live_pause", on_click=_pause,
-                  args=(not paused,),
-                  icon=":material/play_arrow:" if paused else ":material/pause:",
-                  shortcut="P", type="primary" if paused else "tertiary",
-                  help="Pause or resume the show (key P).")
+            st.button(
+                f"{s + 1}",
+                key=f"live_season_{s + 1}",
+                shortcut=str(s + 1),
+                on_click=_switch,
+                args=(s, f"season {s + 1}"),
+                type="primary" if s == run.state else "secondary",
+                help=f"Bring season {s + 1} back (key {s + 1})",
+            )
+        st.button(
+            "New season",
+            key="live_new",
+            shortcut="N",
+            on_click=_switch,
+            args=(run.n_states, "new"),
+            icon=":material/add:",
+            help=f"A season nobody has seen (key N); at most {run.max_states} in a show.",
+        )
+        st.button(
+            "Resume" if paused else "Pause",
+            key="live_pause",
+            on_click=_pause,
+            args=(not paused,),
+            icon=":material/play_arrow:" if paused else ":material/pause:",
+            shortcut="P",
+            type="primary" if paused else "tertiary",
+            help="Pause or resume the show (key P).",
+        )
     with right.container(horizontal=True, vertical_alignment="center", gap="small"):
-        st.toggle("Presenter mode", key=PRESENTER, on_change=_presenter,
-                  help="Hide the sidebar and the settings, enlarge text and lines for a "
-                       "projector.")
+        st.toggle(
+            "Presenter mode",
+            key=PRESENTER,
+            on_change=_presenter,
+            help="Hide the sidebar and the settings, enlarge text and lines for a projector.",
+        )
         if presenter():
             ss.setdefault(SCREEN, "1920×1080")
-            st.segmented_control("Screen", list(SCREENS), key=SCREEN, on_change=_presenter,
-                                 label_visibility="collapsed", required=True,
-                                 help="The projector's resolution: the stage fills it.")
+            st.segmented_control(
+                "Screen",
+                list(SCREENS),
+                key=SCREEN,
+                on_change=_presenter,
+                label_visibility="collapsed",
+                required=True,
+                help="The projector's resolution: the stage fills it.",
+            )
 
 
 def ticker_lines(frame: api.LiveFrame, n: int = TICKER_LINES) -> list[tuple[int, str]]:
@@ -382,19 +449,24 @@ def ticker_lines(frame: api.LiveFrame, n: int = TICKER_LINES) -> list[tuple[int,
 
 def status_html(frame: api.LiveFrame, speed: int, playing: bool) -> str:
     mode = f"▶ {speed} steps/s" if playing else "paused"  # (no font here has ⏸)
-    return (f'<div class="live-status" data-step="{frame.t}" '
-            f'data-season="{frame.current_state + 1}">'
-            f'<b>Season {frame.current_state + 1}</b> · step <span class="num">'
-            f'{frame.t:,}</span> · {mode}</div>')
+    return (
+        f'<div class="live-status" data-step="{frame.t}" '
+        f'data-season="{frame.current_state + 1}">'
+        f'<b>Season {frame.current_state + 1}</b> · step <span class="num">'
+        f"{frame.t:,}</span> · {mode}</div>"
+    )
 
 
 def ticker_html(frame: api.LiveFrame) -> str:
     lines = ticker_lines(frame)
     if not lines:
-        return ('<ul class="live-ticker"><li>The show has started: season 1. Press '
-                '<b>New season</b> (N) when you like.</li></ul>')
-    items = "".join(f'<li><span class="when">step {step:,}</span> &nbsp;{text}</li>'
-                    for step, text in lines)
+        return (
+            '<ul class="live-ticker"><li>The show has started: season 1. Press '
+            "<b>New season</b> (N) when you like.</li></ul>"
+        )
+    items = "".join(
+        f'<li><span class="when">step {step:,}</span> &nbsp;{text}</li>' for step, text in lines
+    )
     return f'<ul class="live-ticker" aria-live="polite">{items}</ul>'
 
 
@@ -405,20 +477,23 @@ def draw(run: api.LiveRun, frame: api.LiveFrame, speed: int, playing: bool) -> N
     big = presenter()
     size = screen() if big else dict(scale=1.0, rate=330, ribbon=220, since=300)
     scale = size["scale"]
-    rate = vlive.rate_figure(frame, window=run.window, rate_window=run.rate_window,
-                             scale=scale, height=size["rate"])
+    rate = vlive.rate_figure(
+        frame, window=run.window, rate_window=run.rate_window, scale=scale, height=size["rate"]
+    )
     ribbon = vlive.ribbon_figure(frame, window=run.window, scale=scale, height=size["ribbon"])
     since = vlive.since_switch_figure(frame, scale=scale, height=size["since"])
     if big:
         left, right = st.columns([3, 2], gap="medium")
     else:
         left = right = st.container()
-    with (right if big else left):
+    with right if big else left:
         status, ticker = (st.container(), st.container()) if big else st.columns([2, 3])
         status.markdown(status_html(frame, speed, playing), unsafe_allow_html=True)
         ticker.markdown(ticker_html(frame), unsafe_allow_html=True)
-    keys = {"rate": vlive.contestants_key(frame.labels, scale=scale),
-            "ribbon": vlive.bandits_key(frame, scale=scale)}
+    keys = {
+        "rate": vlive.contestants_key(frame.labels, scale=scale),
+        "ribbon": vlive.bandits_key(frame, scale=scale),
+    }
     with left:
         for fig, name in ((rate, "rate"), (ribbon, "ribbon")):
             st.plotly_chart(fig, key=f"live_{name}", config=PLOTLY, alt=views.alt_text(fig))
@@ -438,15 +513,17 @@ def show_race(run: api.LiveRun) -> api.Race:
 
 def race_choice(run: api.LiveRun) -> dict:
     names = [s.name for s in run.specs]
-    return {"policies": names, "params": {n: state.policy_defaults(n) for n in names},
-            "n_seeds": 1}
+    return {"policies": names, "params": {n: state.policy_defaults(n) for n in names}, "n_seeds": 1}
 
 
 def show_link(run: api.LiveRun) -> str:
     """The Race page's address with the show's scenario and contestants."""
     race = show_race(run)
-    query = {**race.scenario.to_query(), "policies": ",".join(s.name for s in run.specs),
-             "n_seeds": "1"}
+    query = {
+        **race.scenario.to_query(),
+        "policies": ",".join(s.name for s in run.specs),
+        "n_seeds": "1",
+    }
     base = (st.context.url or "").split("?", 1)[0].rstrip("/")
     base = base.rsplit("/", 1)[0] if base.endswith("/Live") else base
     return f"{base}/Race?{urlencode(query)}"
@@ -472,11 +549,13 @@ def analyse() -> None:
         try:
             race = show_race(run)
         except api.SpecError as e:
-            st.warning(f"This show can not become a race of the app: {state.explain(e)}. "
-                       f"Restart for a shorter show (the app's races have at most "
-                       f"{state.APP_LIMITS['horizon']:,} steps and "
-                       f"{state.APP_LIMITS['n_segments']} segments).",
-                       icon=":material/block:")
+            st.warning(
+                f"This show can not become a race of the app: {state.explain(e)}. "
+                f"Restart for a shorter show (the app's races have at most "
+                f"{state.APP_LIMITS['horizon']:,} steps and "
+                f"{state.APP_LIMITS['n_segments']} segments).",
+                icon=":material/block:",
+            )
             return
         if target is not None:
             ss[state.SCENARIO] = race.scenario
@@ -491,18 +570,34 @@ def analyse() -> None:
         sc = race.scenario
         paused = ss.get(PAUSED, False)
         if paused:
-            st.markdown(f"The show so far: **{sc.horizon:,} steps**, {len(sc.segments)} "
-                        f"segments, {max(s for s, _ in sc.segments) + 1} seasons.")
-        st.markdown("Its seasons, as played, become a race: replayed with the same seed, "
-                    "every contestant makes the same decisions, bit for bit. *Season k* "
-                    "here is *state k − 1* there.")
+            st.markdown(
+                f"The show so far: **{sc.horizon:,} steps**, {len(sc.segments)} "
+                f"segments, {max(s for s, _ in sc.segments) + 1} seasons."
+            )
+        st.markdown(
+            "Its seasons, as played, become a race: replayed with the same seed, "
+            "every contestant makes the same decisions, bit for bit. *Season k* "
+            "here is *state k − 1* there."
+        )
         c1, c2, _ = st.columns([1, 1, 2])
-        c1.button("Open in Race", key="live_to_race", on_click=_analyse, args=("race",),
-                  icon=":material/sports_score:", width="stretch",
-                  help="Pauses the show and runs its race on the Race page.")
-        c2.button("Open in Inside All-Season", key="live_to_inside", on_click=_analyse,
-                  args=("inside",), icon=":material/troubleshoot:", width="stretch",
-                  help="Pauses the show, runs its race and opens Inside All-Season.")
+        c1.button(
+            "Open in Race",
+            key="live_to_race",
+            on_click=_analyse,
+            args=("race",),
+            icon=":material/sports_score:",
+            width="stretch",
+            help="Pauses the show and runs its race on the Race page.",
+        )
+        c2.button(
+            "Open in Inside All-Season",
+            key="live_to_inside",
+            on_click=_analyse,
+            args=("inside",),
+            icon=":material/troubleshoot:",
+            width="stretch",
+            help="Pauses the show, runs its race and opens Inside All-Season.",
+        )
         if paused:
             st.caption("A link to the show's race (the seasons played up to now), to share:")
             st.code(show_link(run), language=None, wrap_lines=True)
@@ -510,6 +605,18 @@ def analyse() -> None:
             st.caption("Pause the show for a link to its race, to share.")
 
 
-__all__ = ["show", "stage", "analyse", "INTERVAL", "IDLE_MINUTES", "SPEED_MIN", "SPEED_MAX",
-           "SPEED_DEFAULT", "ticker_lines", "status_html", "steps_per_frame", "show_race",
-           "show_link"]
+__all__ = [
+    "show",
+    "stage",
+    "analyse",
+    "INTERVAL",
+    "IDLE_MINUTES",
+    "SPEED_MIN",
+    "SPEED_MAX",
+    "SPEED_DEFAULT",
+    "ticker_lines",
+    "status_html",
+    "steps_per_frame",
+    "show_race",
+    "show_link",
+]

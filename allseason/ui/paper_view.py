@@ -51,17 +51,28 @@ def _stored(folder: str, mtime: float):
 
 
 def _table_picker() -> str:
-    return st.segmented_control(
-        "Table", paper_tables.TABLES, default=paper_tables.TABLES[0], key="paper_table",
-        format_func=lambda t: paper_tables.CAPTIONS[t], required=True) or paper_tables.TABLES[0]
+    return (
+        st.segmented_control(
+            "Table",
+            paper_tables.TABLES,
+            default=paper_tables.TABLES[0],
+            key="paper_table",
+            format_func=lambda t: paper_tables.CAPTIONS[t],
+            required=True,
+        )
+        or paper_tables.TABLES[0]
+    )
 
 
 def _how_to_run(table: str) -> None:
-    st.info(f"No stored reproduction of this table yet (looked in `{FOLDER}`). Run it from a "
-            f"terminal, then reload this page:\n\n```bash\npython -m allseason paper "
-            f"--table {table}     # or --all; --validation both for both protocols\n```\n\n"
-            f"It needs the data sets (`make data`) and takes minutes per table on two cores. "
-            f"Meanwhile the paper's numbers are shown below.", icon=":material/info:")
+    st.info(
+        f"No stored reproduction of this table yet (looked in `{FOLDER}`). Run it from a "
+        f"terminal, then reload this page:\n\n```bash\npython -m allseason paper "
+        f"--table {table}     # or --all; --validation both for both protocols\n```\n\n"
+        f"It needs the data sets (`make data`) and takes minutes per table on two cores. "
+        f"Meanwhile the paper's numbers are shown below.",
+        icon=":material/info:",
+    )
 
 
 def _comparison(table: str, frame: pd.DataFrame, n: int, where: str, key: str) -> None:
@@ -69,25 +80,50 @@ def _comparison(table: str, frame: pd.DataFrame, n: int, where: str, key: str) -
     caption = paper_tables.CAPTIONS[table]
     n_diff = int(frame["differs"].sum())
     done = int(frame["mean"].notna().sum())
-    st.markdown(f"**{caption}**: {done} of {len(frame)} cells measured; **{n_diff}** differ "
-                f"from the paper by more than {paper_tables.DIFF_THRESHOLD}. Mean reward per "
-                f"step over the first {n:,} images (1 = always right), mean ± std over seeds. "
-                f"All-Season: weights carried with fixed share (the default), and the "
-                f"paper's printed rule in rows of its own, both compared with the paper's "
-                f"All-Season numbers. {where}")
+    st.markdown(
+        f"**{caption}**: {done} of {len(frame)} cells measured; **{n_diff}** differ "
+        f"from the paper by more than {paper_tables.DIFF_THRESHOLD}. Mean reward per "
+        f"step over the first {n:,} images (1 = always right), mean ± std over seeds. "
+        f"All-Season: weights carried with fixed share (the default), and the "
+        f"paper's printed rule in rows of its own, both compared with the paper's "
+        f"All-Season numbers. {where}"
+    )
     fig = vpaper.comparison_figure(frame, f"{caption}: ours against the paper")
-    views.chart(fig, "Each cell: our mean reward ± std over seeds, the paper's, and the "
-                     "difference. Hyperparameters from our grid search on the first 10% of "
-                     "the data (below).", f"paper-{table}-comparison-{key}",
-                key=f"paper_cmp_{table}_{key}")
-    cols = [c for c in ["label", "pattern", "mean", "std", "paper_mean", "paper_std", "diff",
-                        "differs", "seeds", "params", "seconds"] if c in frame.columns]
+    views.chart(
+        fig,
+        "Each cell: our mean reward ± std over seeds, the paper's, and the "
+        "difference. Hyperparameters from our grid search on the first 10% of "
+        "the data (below).",
+        f"paper-{table}-comparison-{key}",
+        key=f"paper_cmp_{table}_{key}",
+    )
+    cols = [
+        c
+        for c in [
+            "label",
+            "pattern",
+            "mean",
+            "std",
+            "paper_mean",
+            "paper_std",
+            "diff",
+            "differs",
+            "seeds",
+            "params",
+            "seconds",
+        ]
+        if c in frame.columns
+    ]
     with st.expander("The numbers, and the hyperparameters each cell used"):
-        st.dataframe(frame[cols], hide_index=True, key=f"paper_numbers_{table}_{key}",
-                     column_config={"seconds": st.column_config.NumberColumn(
-                         "s per run", format="%.1f")})
-        views.csv_button("CSV of this table", frame[cols], f"paper-{table}-{key}",
-                         key=f"csv_paper_{table}_{key}")
+        st.dataframe(
+            frame[cols],
+            hide_index=True,
+            key=f"paper_numbers_{table}_{key}",
+            column_config={"seconds": st.column_config.NumberColumn("s per run", format="%.1f")},
+        )
+        views.csv_button(
+            "CSV of this table", frame[cols], f"paper-{table}-{key}", key=f"csv_paper_{table}_{key}"
+        )
 
 
 def _from_snapshot(table: str) -> bool:
@@ -95,15 +131,21 @@ def _from_snapshot(table: str) -> bool:
     snap = paper_snapshot.load()
     if not snap:
         return False
-    have = [v for v in protocols() if any(c["table"] == table and c["protocol"] == v
-                                          for c in snap["cells"])]
+    have = [
+        v
+        for v in protocols()
+        if any(c["table"] == table and c["protocol"] == v for c in snap["cells"])
+    ]
     if not have:
         return False
     commit = (snap.get("commit") or "")[:10] or "unknown"
-    st.info(f"No results stored in `{FOLDER}`: these numbers come from the tracked "
-            f"snapshot (`allseason/paper_snapshot.json`, commit {commit}, made by "
-            f"`{snap.get('command', '')}`). Run `python -m allseason paper --table {table}` "
-            f"to measure them here (and see the reward curves).", icon=":material/inventory_2:")
+    st.info(
+        f"No results stored in `{FOLDER}`: these numbers come from the tracked "
+        f"snapshot (`allseason/paper_snapshot.json`, commit {commit}, made by "
+        f"`{snap.get('command', '')}`). Run `python -m allseason paper --table {table}` "
+        f"to measure them here (and see the reward curves).",
+        icon=":material/inventory_2:",
+    )
     frames = {v: paper_snapshot.frame(snap, table, v) for v in have}
     _protocols_side_by_side(frames)
     v = _pick_protocol(have, f"snap_{table}")
@@ -115,19 +157,29 @@ def _from_snapshot(table: str) -> bool:
 def _protocols_side_by_side(frames: dict[str, pd.DataFrame]) -> None:
     if len(frames) < 2:
         return
-    st.markdown("**Both validation protocols, side by side** (ours under each, and the "
-                "paper's). *prefix* (the default, the paper's text): the grid search plays "
-                "the first 10% of the season pattern itself; *shrunk*: the whole pattern "
-                "shrunk to 10% of the steps.")
+    st.markdown(
+        "**Both validation protocols, side by side** (ours under each, and the "
+        "paper's). *prefix* (the default, the paper's text): the grid search plays "
+        "the first 10% of the season pattern itself; *shrunk*: the whole pattern "
+        "shrunk to 10% of the steps."
+    )
     st.dataframe(reproduce.side_by_side_frame(frames), key="paper_side_by_side")
 
 
 def _pick_protocol(names: list[str], key: str) -> str:
     if len(names) == 1:
         return names[0]
-    return st.segmented_control("Validation protocol shown below", names,
-                                default=names[0], key=f"paper_protocol_{key}",
-                                format_func=_protocol_name, required=True) or names[0]
+    return (
+        st.segmented_control(
+            "Validation protocol shown below",
+            names,
+            default=names[0],
+            key=f"paper_protocol_{key}",
+            format_func=_protocol_name,
+            required=True,
+        )
+        or names[0]
+    )
 
 
 def tables() -> None:
@@ -143,11 +195,14 @@ def tables() -> None:
         (v_done, v_all), (t_done, t_all) = status["validation"], status["test"]
         if (v_done or t_done) and (t_all is None or t_done < t_all):
             flag = "" if v == DEFAULT_VALIDATION else f" --validation {v}"
-            st.info(f"Reproduction of this table ({_protocol_name(v)} protocol) in progress "
-                    f"(or stopped): grid search {v_done} of {v_all} runs, test {t_done} of "
-                    f"{t_all if t_all is not None else '?'} runs. Run "
-                    f"`python -m allseason paper --table {table}{flag}` to go on (it "
-                    f"resumes); reload to see more.", icon=":material/hourglass_top:")
+            st.info(
+                f"Reproduction of this table ({_protocol_name(v)} protocol) in progress "
+                f"(or stopped): grid search {v_done} of {v_all} runs, test {t_done} of "
+                f"{t_all if t_all is not None else '?'} runs. Run "
+                f"`python -m allseason paper --table {table}{flag}` to go on (it "
+                f"resumes); reload to see more.",
+                icon=":material/hourglass_top:",
+            )
     measured = [v for v, f in frames.items() if f["mean"].notna().any()]
     if not measured:
         if _from_snapshot(table):
@@ -155,8 +210,10 @@ def tables() -> None:
         if runs_.empty:
             _how_to_run(table)
         paper = paper_tables.paper_frame(table)
-        st.markdown(f"**The paper's table: {paper_tables.CAPTIONS[table]}** (mean reward "
-                    f"per step ± std over seeds, first 30,000 images)")
+        st.markdown(
+            f"**The paper's table: {paper_tables.CAPTIONS[table]}** (mean reward "
+            f"per step ± std over seeds, first 30,000 images)"
+        )
         st.dataframe(paper_tables.wide(paper, "paper"), key="paper_only_table")
         return
     _protocols_side_by_side({v: frames[v] for v in measured})
@@ -166,23 +223,44 @@ def tables() -> None:
     oracle = reproduce.oracle_frame(table, runs_, protocol)
     if len(oracle):
         with st.expander("Diagnostic: what did the grid search on the first 10% cost?"):
-            st.caption("Every grid point run on the full test data (one seed) and the best "
-                       "one in hindsight, beside the protocol's choice. The oracle peeks at "
-                       "the test data, so it is never our result: a large cost means the "
-                       "validation run chose badly, not that the algorithm cannot do better.")
-            st.dataframe(oracle, hide_index=True, key=f"paper_oracle_{table}",
-                         column_config={c: st.column_config.NumberColumn(format="%.3f")
-                                        for c in ("protocol_mean", "oracle_mean", "cost")})
+            st.caption(
+                "Every grid point run on the full test data (one seed) and the best "
+                "one in hindsight, beside the protocol's choice. The oracle peeks at "
+                "the test data, so it is never our result: a large cost means the "
+                "validation run chose badly, not that the algorithm cannot do better."
+            )
+            st.dataframe(
+                oracle,
+                hide_index=True,
+                key=f"paper_oracle_{table}",
+                column_config={
+                    c: st.column_config.NumberColumn(format="%.3f")
+                    for c in ("protocol_mean", "oracle_mean", "cost")
+                },
+            )
     sub = curves[(curves.table == table) & (curves.protocol == protocol.key())]
     if len(sub):
-        kind = st.radio("Curves show", list(vpaper.CURVE_KINDS), horizontal=True,
-                        format_func=vpaper.CURVE_KINDS.get, key="paper_curve_kind")
-        fig = vpaper.curves_figure(sub, f"{paper_tables.CAPTIONS[table]}: reward over time",
-                                   kind, reproduce.change_points(protocol.n))
-        views.chart(fig, "One panel per season pattern, one line per algorithm (mean over "
-                         "seeds). A line bending down after a grey change point is an "
-                         "algorithm still playing the old season's answers.",
-                    f"paper-{table}-curves", key=f"paper_curves_{table}")
+        kind = st.radio(
+            "Curves show",
+            list(vpaper.CURVE_KINDS),
+            horizontal=True,
+            format_func=vpaper.CURVE_KINDS.get,
+            key="paper_curve_kind",
+        )
+        fig = vpaper.curves_figure(
+            sub,
+            f"{paper_tables.CAPTIONS[table]}: reward over time",
+            kind,
+            reproduce.change_points(protocol.n),
+        )
+        views.chart(
+            fig,
+            "One panel per season pattern, one line per algorithm (mean over "
+            "seeds). A line bending down after a grey change point is an "
+            "algorithm still playing the old season's answers.",
+            f"paper-{table}-curves",
+            key=f"paper_curves_{table}",
+        )
 
 
 def live_race() -> None:
@@ -190,76 +268,123 @@ def live_race() -> None:
     ss = st.session_state
     with st.form("paper_live"):
         c1, c2, c3 = st.columns(3)
-        table = c1.selectbox("Problem", paper_tables.TABLES, key="live_table",
-                             format_func=lambda t: paper_tables.CAPTIONS[t])
-        pattern = c2.selectbox("Season pattern", paper_tables.PATTERNS, index=1,
-                               key="live_pattern")
-        n = c3.number_input("Images (steps)", LIVE_LIMITS["n_min"], LIVE_LIMITS["n_max"],
-                            3000, step=500, key="live_n",
-                            help=f"{LIVE_LIMITS['n_min']:,} to {LIVE_LIMITS['n_max']:,} here; "
-                                 "the paper uses 30,000 (run those from the terminal).")
+        table = c1.selectbox(
+            "Problem",
+            paper_tables.TABLES,
+            key="live_table",
+            format_func=lambda t: paper_tables.CAPTIONS[t],
+        )
+        pattern = c2.selectbox("Season pattern", paper_tables.PATTERNS, index=1, key="live_pattern")
+        n = c3.number_input(
+            "Images (steps)",
+            LIVE_LIMITS["n_min"],
+            LIVE_LIMITS["n_max"],
+            3000,
+            step=500,
+            key="live_n",
+            help=f"{LIVE_LIMITS['n_min']:,} to {LIVE_LIMITS['n_max']:,} here; "
+            "the paper uses 30,000 (run those from the terminal).",
+        )
         policies = st.multiselect(
-            "Algorithms", reproduce.POLICIES, default=["allseason-sw", "allseason-disc",
-                                                       "sw-lints", "lints", "random"],
-            format_func=lambda p: paper_tables.LABELS[p], key="live_policies")
+            "Algorithms",
+            reproduce.POLICIES,
+            default=["allseason-sw", "allseason-disc", "sw-lints", "lints", "random"],
+            format_func=lambda p: paper_tables.LABELS[p],
+            key="live_policies",
+        )
         seeds = st.slider("Seeds", 1, LIVE_LIMITS["seeds"], 2, key="live_seeds")
-        go = st.form_submit_button("Run on real data", type="primary",
-                                   icon=":material/play_arrow:")
+        go = st.form_submit_button("Run on real data", type="primary", icon=":material/play_arrow:")
     if go:
         if not policies:
             st.error("Pick at least one algorithm.", icon=":material/error:")
             return
-        params = reproduce.stored_choice(table, pattern, FOLDER,
-                                         protocols()[DEFAULT_VALIDATION])
+        params = reproduce.stored_choice(table, pattern, FOLDER, protocols()[DEFAULT_VALIDATION])
         jobs = reproduce.live_jobs(table, pattern, policies, int(n), int(seeds), params)
         bar = st.progress(0.0, text="Loading the data set…")
         results, t0 = [], time.perf_counter()
         try:
             with runs.compute_slot(bar):
                 for i, job in enumerate(jobs):
-                    bar.progress(i / len(jobs), text=f"{paper_tables.LABELS[job.policy]}, "
-                                                     f"seed {job.seed} ({i + 1} of "
-                                                     f"{len(jobs)} runs)")
+                    bar.progress(
+                        i / len(jobs),
+                        text=f"{paper_tables.LABELS[job.policy]}, "
+                        f"seed {job.seed} ({i + 1} of "
+                        f"{len(jobs)} runs)",
+                    )
                     results.append(reproduce.run_job(job))
         except DataUnavailable as e:
             bar.empty()
             st.error(f"{e}", icon=":material/database_off:")
             return
         bar.progress(1.0, text=f"Done: {len(jobs)} runs in {time.perf_counter() - t0:.1f} s")
-        ss["live_result"] = dict(table=table, pattern=pattern, n=int(n), params=params,
-                                 curves=reproduce.curves_frame(results),
-                                 means=pd.DataFrame([dict(algorithm=vpaper.policy_name(j.policy),
-                                                          seed=j.seed, mean_reward=m)
-                                                     for j, m, _, _ in results]))
+        ss["live_result"] = dict(
+            table=table,
+            pattern=pattern,
+            n=int(n),
+            params=params,
+            curves=reproduce.curves_frame(results),
+            means=pd.DataFrame(
+                [
+                    dict(algorithm=vpaper.policy_name(j.policy), seed=j.seed, mean_reward=m)
+                    for j, m, _, _ in results
+                ]
+            ),
+        )
     res = ss.get("live_result")
     if res is None:
         st.caption("Nothing run yet: pick a problem and press **Run on real data**.")
         return
     caption = paper_tables.CAPTIONS[res["table"]]
-    fig = vpaper.curves_figure(res["curves"], f"{caption}, {res['pattern']} pattern, first "
-                               f"{res['n']:,} images", "average",
-                               {res["pattern"]: reproduce.change_points(res["n"])[res["pattern"]]})
-    views.chart(fig, "Mean reward so far (1 = always right); the last value of each line is "
-                     "its score. Hyperparameters: the stored grid-search choice for this table "
-                     "and pattern, else the defaults listed below.", "paper-live",
-                key="paper_live_curves")
-    board = (res["means"].groupby("algorithm")["mean_reward"].agg(["mean", "std", "count"])
-             .sort_values("mean", ascending=False).reset_index())
+    fig = vpaper.curves_figure(
+        res["curves"],
+        f"{caption}, {res['pattern']} pattern, first {res['n']:,} images",
+        "average",
+        {res["pattern"]: reproduce.change_points(res["n"])[res["pattern"]]},
+    )
+    views.chart(
+        fig,
+        "Mean reward so far (1 = always right); the last value of each line is "
+        "its score. Hyperparameters: the stored grid-search choice for this table "
+        "and pattern, else the defaults listed below.",
+        "paper-live",
+        key="paper_live_curves",
+    )
+    board = (
+        res["means"]
+        .groupby("algorithm")["mean_reward"]
+        .agg(["mean", "std", "count"])
+        .sort_values("mean", ascending=False)
+        .reset_index()
+    )
     board.columns = ["algorithm", "mean reward", "std over seeds", "seeds"]
     c1, c2 = st.columns([3, 2])
-    c1.dataframe(board, hide_index=True, key="paper_live_board",
-                 column_config={"mean reward": st.column_config.NumberColumn(format="%.3f"),
-                                "std over seeds": st.column_config.NumberColumn(format="%.3f")})
-    c2.caption("Hyperparameters used: " + "; ".join(
-        f"{paper_tables.LABELS[p]} " + (", ".join(f"{k} = {x:g}" for k, x in v.items()) or "—")
-        for p, v in res["params"].items() if p in set(res["curves"]["policy"])))
-    views.csv_button("CSV of these curves", res["curves"], "paper-live-curves",
-                     key="csv_paper_live")
+    c1.dataframe(
+        board,
+        hide_index=True,
+        key="paper_live_board",
+        column_config={
+            "mean reward": st.column_config.NumberColumn(format="%.3f"),
+            "std over seeds": st.column_config.NumberColumn(format="%.3f"),
+        },
+    )
+    c2.caption(
+        "Hyperparameters used: "
+        + "; ".join(
+            f"{paper_tables.LABELS[p]} " + (", ".join(f"{k} = {x:g}" for k, x in v.items()) or "—")
+            for p, v in res["params"].items()
+            if p in set(res["curves"]["policy"])
+        )
+    )
+    views.csv_button(
+        "CSV of these curves", res["curves"], "paper-live-curves", key="csv_paper_live"
+    )
 
 
 # --- inside All-Season on real data ---------------------------------------------------------
-INSIDE_RULES = {"carried": "Carried weights (fixed share, the default)",
-                "printed": "The paper's printed rule (last batch alone)"}
+INSIDE_RULES = {
+    "carried": "Carried weights (fixed share, the default)",
+    "printed": "The paper's printed rule (last batch alone)",
+}
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -269,41 +394,54 @@ def _inside_run(table: str, pattern: str, rule: str, tau: int, n_max: int, seed:
     from allseason.sim.trace import RaceResult
 
     row = "allseason-sw" if rule == "carried" else "allseason-sw-printed"
-    params = {"tau": tau, "n_max": n_max,
-              **(reproduce.CARRIED if rule == "carried" else reproduce.PRINTED)}
-    job = reproduce.Job("inside", table, pattern, row, json.dumps(params, sort_keys=True),
-                        seed, reproduce.HORIZON)
+    params = {
+        "tau": tau,
+        "n_max": n_max,
+        **(reproduce.CARRIED if rule == "carried" else reproduce.PRINTED),
+    }
+    job = reproduce.Job(
+        "inside", table, pattern, row, json.dumps(params, sort_keys=True), seed, reproduce.HORIZON
+    )
     trace, setup, seconds = reproduce.play_job(job)
     result = RaceResult(None, {(trace.label, seed): trace})
-    return dict(weights=result.weights_frame(), pattern=setup.pattern, seconds=seconds,
-                summary=analysis.ensemble_summary(trace, setup.pattern),
-                learnt=analysis.learnt_by_text(analysis.learnt_by(trace, setup.pattern)),
-                recall=analysis.recall_table(trace, setup.pattern), label=trace.label)
+    return dict(
+        weights=result.weights_frame(),
+        pattern=setup.pattern,
+        seconds=seconds,
+        summary=analysis.ensemble_summary(trace, setup.pattern),
+        learnt=analysis.learnt_by_text(analysis.learnt_by(trace, setup.pattern)),
+        recall=analysis.recall_table(trace, setup.pattern),
+        label=trace.label,
+    )
 
 
 def inside_real() -> None:
     """All-Season on real data, inside: the paper's figure, bandits, recall of each return."""
     from allseason.viz import inside
 
-    st.markdown("The same views as *Inside All-Season*, on the real data: one 30,000-step run "
-                "of All-Season (SW) with either weighting. Carried weights should give each "
-                "season a bandit of its own and hand the weight back to it when the season "
-                "returns; the printed rule spawns a bandit at almost every step.")
-    ten = [t for t in paper_tables.TABLES if t.endswith("10arm")] + \
-        [t for t in paper_tables.TABLES if not t.endswith("10arm")]
+    st.markdown(
+        "The same views as *Inside All-Season*, on the real data: one 30,000-step run "
+        "of All-Season (SW) with either weighting. Carried weights should give each "
+        "season a bandit of its own and hand the weight back to it when the season "
+        "returns; the printed rule spawns a bandit at almost every step."
+    )
+    ten = [t for t in paper_tables.TABLES if t.endswith("10arm")] + [
+        t for t in paper_tables.TABLES if not t.endswith("10arm")
+    ]
     with st.form("paper_inside"):
         c1, c2, c3 = st.columns(3)
-        table = c1.selectbox("Problem", ten, key="inside_table",
-                             format_func=lambda t: paper_tables.CAPTIONS[t])
+        table = c1.selectbox(
+            "Problem", ten, key="inside_table", format_func=lambda t: paper_tables.CAPTIONS[t]
+        )
         pattern = c2.selectbox("Season pattern", paper_tables.PATTERNS, key="inside_pattern")
-        rule = c3.radio("Weights", list(INSIDE_RULES), format_func=INSIDE_RULES.get,
-                        key="inside_rule")
+        rule = c3.radio(
+            "Weights", list(INSIDE_RULES), format_func=INSIDE_RULES.get, key="inside_rule"
+        )
         c4, c5, c6 = st.columns(3)
         tau = c4.select_slider("τ (shadow window)", reproduce.TAUS, 500, key="inside_tau")
         n_max = c5.select_slider("N_max", (3, 4, 5), 5, key="inside_n_max")
         seed = c6.number_input("Seed", 0, 4, 0, key="inside_seed")
-        go = st.form_submit_button("Look inside", type="primary",
-                                   icon=":material/troubleshoot:")
+        go = st.form_submit_button("Look inside", type="primary", icon=":material/troubleshoot:")
     if go:
         args = (table, pattern, rule, int(tau), int(n_max), int(seed))
         bar = st.progress(0.0, text="Playing 30,000 images (1-6 s)…")
@@ -326,24 +464,34 @@ def inside_real() -> None:
     m[1].metric("Base bandits created", f"{s['bandits_created']:,}")
     m[2].metric("Batches with top weight > 0.9", f"{s['top_share']:.0%}")
     delays = [d for d in s["recall_delays"] if d == d]
-    m[3].metric("Recall delay (median)",
-                f"{int(np.median(delays))} steps" if delays else "—",
-                help="Steps until the bandit that learnt a returning season holds the top "
-                     "weight again.")
-    fig = inside.top_weight_figure(res["weights"], res["pattern"], policy=res["label"],
-                                   seed=seed)
-    views.chart(fig, f"{paper_tables.CAPTIONS[table]}, {pattern} pattern, "
-                     f"{INSIDE_RULES[rule].lower()}, τ = {tau}, N_max = {n_max}, seed {seed}: "
-                     f"the weight of the most likely bandit after each batch of 10 images.",
-                "real-data-top-weight", key="paper_inside_top")
+    m[3].metric(
+        "Recall delay (median)",
+        f"{int(np.median(delays))} steps" if delays else "—",
+        help="Steps until the bandit that learnt a returning season holds the top weight again.",
+    )
+    fig = inside.top_weight_figure(res["weights"], res["pattern"], policy=res["label"], seed=seed)
+    views.chart(
+        fig,
+        f"{paper_tables.CAPTIONS[table]}, {pattern} pattern, "
+        f"{INSIDE_RULES[rule].lower()}, τ = {tau}, N_max = {n_max}, seed {seed}: "
+        f"the weight of the most likely bandit after each batch of 10 images.",
+        "real-data-top-weight",
+        key="paper_inside_top",
+    )
     learnt = res["learnt"].replace("*", "\\*")  # θ*1: not italics
-    st.markdown(f"**Who learnt which state** (bandits that played at least 10% of a state's "
-                f"steps): {learnt}.")
-    views.chart(inside.recall_figure(res["recall"]), "Steps until the right bandit holds the "
-                "top weight after each change point.", "real-data-recall",
-                key="paper_inside_recall")
-    views.csv_button("CSV of the change points", res["recall"], "real-data-recall",
-                     key="csv_paper_inside_recall")
+    st.markdown(
+        f"**Who learnt which state** (bandits that played at least 10% of a state's "
+        f"steps): {learnt}."
+    )
+    views.chart(
+        inside.recall_figure(res["recall"]),
+        "Steps until the right bandit holds the top weight after each change point.",
+        "real-data-recall",
+        key="paper_inside_recall",
+    )
+    views.csv_button(
+        "CSV of the change points", res["recall"], "real-data-recall", key="csv_paper_inside_recall"
+    )
 
 
 @st.cache_data(show_spinner=False)
@@ -374,13 +522,25 @@ def convergence() -> None:
         f"{snap['level']:.0%} of the run's plateau (its mean after step "
         f"{snap['plateau_from']:,}: {min(snap['plateau']):.3f}–{max(snap['plateau']):.3f}). "
         f"At 90% of the plateau: {int(np.median(snap['learnt_at_90'])):,} (median; "
-        f"{min(snap['learnt_at_90']):,}–{max(snap['learnt_at_90']):,}).")
-    views.chart(convergence_figure(snap),
-                "Reward per batch of LinTS on stationary MNIST (the paper's figure "
-                "fig:lints_LT, whose image is missing from the paper's source). Tracked "
-                f"snapshot; `{snap['command']}` recomputes it (needs `make data`).",
-                "lints-convergence", key="paper_convergence")
-    st.dataframe(pd.DataFrame({"seed": range(snap["seeds"]), "learnt at (95%)": learnt,
-                               "learnt at (90%)": snap["learnt_at_90"],
-                               "plateau": snap["plateau"]}),
-                 hide_index=True, key="paper_convergence_table")
+        f"{min(snap['learnt_at_90']):,}–{max(snap['learnt_at_90']):,})."
+    )
+    views.chart(
+        convergence_figure(snap),
+        "Reward per batch of LinTS on stationary MNIST (the paper's figure "
+        "fig:lints_LT, whose image is missing from the paper's source). Tracked "
+        f"snapshot; `{snap['command']}` recomputes it (needs `make data`).",
+        "lints-convergence",
+        key="paper_convergence",
+    )
+    st.dataframe(
+        pd.DataFrame(
+            {
+                "seed": range(snap["seeds"]),
+                "learnt at (95%)": learnt,
+                "learnt at (90%)": snap["learnt_at_90"],
+                "plateau": snap["plateau"],
+            }
+        ),
+        hide_index=True,
+        key="paper_convergence_table",
+    )

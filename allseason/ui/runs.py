@@ -74,8 +74,13 @@ class Frames(Mapping):
     """A finished race's tables by name (``steps``, ``weights``, ``events``, ``summary`` and
     ``states``: ``RaceResult.<name>_frame()``), each built the first time it is read."""
 
-    BUILDERS = {"steps": "steps_frame", "weights": "weights_frame", "events": "events_frame",
-                "summary": "summary_frame", "states": "state_frame"}
+    BUILDERS = {
+        "steps": "steps_frame",
+        "weights": "weights_frame",
+        "events": "events_frame",
+        "summary": "summary_frame",
+        "states": "state_frame",
+    }
 
     def __init__(self, result: api.RaceResult):
         self._result, self._built, self._lock = result, {}, threading.Lock()
@@ -106,13 +111,15 @@ class Frames(Mapping):
             with self._lock:
                 whole = self._built.get(name)
                 if whole is not None:
-                    out[name] = whole[(whole["policy"] == label) & (whole["seed"] == seed)] \
-                        .reset_index(drop=True)
+                    out[name] = whole[
+                        (whole["policy"] == label) & (whole["seed"] == seed)
+                    ].reset_index(drop=True)
                     continue
                 key = (name, label, seed)
                 if key not in self._built:
                     self._built[key] = getattr(self._result, self.BUILDERS[name])(
-                        only=[(label, seed)])
+                        only=[(label, seed)]
+                    )
                 out[name] = self._built[key]
         return out
 
@@ -161,12 +168,16 @@ class RaceRun:
 
 def measure_bytes(result: api.RaceResult, frames: dict) -> int:
     """Bytes held by a finished race: its tables and its traces' arrays."""
-    total = sum(int(df.memory_usage(index=True, deep=True).sum()) for df in frames.values()
-                if isinstance(df, pd.DataFrame))
+    total = sum(
+        int(df.memory_usage(index=True, deep=True).sum())
+        for df in frames.values()
+        if isinstance(df, pd.DataFrame)
+    )
     for t in result.traces.values():
         total += sum(a.nbytes for a in (t.arm, t.reward, t.expected, t.best, t.state, t.player))
-        total += sum(np.asarray(a).nbytes for part in (t.weights, t.weight_ids, t.batch_end)
-                     for a in part)
+        total += sum(
+            np.asarray(a).nbytes for part in (t.weights, t.weight_ids, t.batch_end) for a in part
+        )
     return total
 
 
@@ -189,9 +200,10 @@ class RunCache:
         with self._lock:
             self._runs[run.key] = run
             self._runs.move_to_end(run.key)
-            while len(self._runs) > 1 and (len(self._runs) > self.max_entries or
-                                           sum(r.nbytes for r in self._runs.values())
-                                           > self.max_bytes):
+            while len(self._runs) > 1 and (
+                len(self._runs) > self.max_entries
+                or sum(r.nbytes for r in self._runs.values()) > self.max_bytes
+            ):
                 self._runs.popitem(last=False)
 
     def __contains__(self, key: str) -> bool:
@@ -226,16 +238,19 @@ def compute_slot(bar=None):
     t0 = time.perf_counter()
     while not slots.acquire(timeout=0.25):
         if bar is not None:
-            bar.progress(0.0, text=f"Waiting for a free slot: this server runs at most "
-                                   f"{MAX_CONCURRENT} races at once "
-                                   f"({time.perf_counter() - t0:.0f} s)")
+            bar.progress(
+                0.0,
+                text=f"Waiting for a free slot: this server runs at most "
+                f"{MAX_CONCURRENT} races at once "
+                f"({time.perf_counter() - t0:.0f} s)",
+            )
     try:
         yield
     finally:
         slots.release()
 
 
-def _warm(cache: "RunCache") -> None:
+def _warm(cache: RunCache) -> None:
     """Everything a fresh process pays once on its first race, on a tiny race: the kernels,
     the tables (``to_frames``' first call costs seconds), the race figures and their JSON;
     then the default race itself (Home's button: the same race for every visitor), into
@@ -249,8 +264,9 @@ def _warm(cache: "RunCache") -> None:
             return
         # the default race in a thread of its own: its kernels release the GIL, so it runs
         # beside the pandas and Plotly warm-up below on a second core
-        default = threading.Thread(target=_warm_default_race, args=(cache,),
-                                   name="allseason-warm-up-race", daemon=True)
+        default = threading.Thread(
+            target=_warm_default_race, args=(cache,), name="allseason-warm-up-race", daemon=True
+        )
         default.start()
         from allseason.viz import inside
         from allseason.viz import race as vrace
@@ -261,24 +277,30 @@ def _warm(cache: "RunCache") -> None:
         frames, summary = run.frames, run.frames["summary"]
         curves = partial_steps(run.result, FINAL_POINTS)
         figures = [vrace.cumulative_figure(curves, sc.pattern, m) for m in ("reward", "regret")]
-        figures += [vrace.cumulative_figure(partial_steps(run.result), sc.pattern, "reward",
-                                            max_points=LIVE_POINTS),
-                    vrace.leaderboard_figure(summary),
-                    vrace.final_regret_figure(run.result.seed_frame()),
-                    vrace.reward_by_state_figure(frames["states"]),
-                    inside.top_weight_figure(run.frames_for(race.policies[0].label, 0)
-                                             ["weights"], sc.pattern, seed=0,
-                                             policy=race.policies[0].label)]
+        figures += [
+            vrace.cumulative_figure(
+                partial_steps(run.result), sc.pattern, "reward", max_points=LIVE_POINTS
+            ),
+            vrace.leaderboard_figure(summary),
+            vrace.final_regret_figure(run.result.seed_frame()),
+            vrace.reward_by_state_figure(frames["states"]),
+            inside.top_weight_figure(
+                run.frames_for(race.policies[0].label, 0)["weights"],
+                sc.pattern,
+                seed=0,
+                policy=race.policies[0].label,
+            ),
+        ]
         vrace.leaderboard_table(summary)
         for name in frames:  # pandas' first tables, and the size accounting, once
-            frames[name]
-        run.nbytes
+            _ = frames[name]
+        _ = run.nbytes
         for fig in figures:
             fig.to_json()
         default.join()
         freeze_heap()
         log.info("warm-up done in %.2f s (kernels %.2f s)", time.perf_counter() - t0, kernels)
-    except Exception:  # noqa: BLE001 - a failed warm-up only costs the first race some time
+    except Exception:
         log.exception("warm-up failed")
 
 
@@ -294,23 +316,25 @@ def freeze_heap() -> None:
     log.info("heap frozen: %d objects out of the collector's reach", gc.get_freeze_count())
 
 
-def _warm_default_race(cache: "RunCache") -> None:
+def _warm_default_race(cache: RunCache) -> None:
     """Home's race (the same for every visitor) into ``cache``."""
     try:
         race = state.race(state.default_choice(), api.Scenario())  # as Home's button asks
         if cache.get(key_of(race)) is None:
             t0 = time.perf_counter()
             result = api.run_race(race)
-            cache.put(RaceRun(key_of(race), race, result, seconds=time.perf_counter() - t0,
-                              precomputed=True))
-    except Exception:  # noqa: BLE001
+            cache.put(
+                RaceRun(
+                    key_of(race), race, result, seconds=time.perf_counter() - t0, precomputed=True
+                )
+            )
+    except Exception:
         log.exception("warm-up of the default race failed")
 
 
 @st.cache_resource(show_spinner=False)
 def _warm_thread() -> threading.Thread:
-    thread = threading.Thread(target=_warm, args=(store(),), name="allseason-warm-up",
-                              daemon=True)
+    thread = threading.Thread(target=_warm, args=(store(),), name="allseason-warm-up", daemon=True)
     thread.start()
     return thread
 
@@ -321,17 +345,18 @@ def warm_up(wait: bool = False, bar=None) -> None:
     thread = _warm_thread()
     if wait and thread.is_alive():
         if bar is not None:
-            bar.progress(0.0, text="Getting ready: loading the compiled kernels (once per "
-                                   "server)…")
+            bar.progress(0.0, text="Getting ready: loading the compiled kernels (once per server)…")
         thread.join()
 
 
 def done_text(run: RaceRun) -> str:
-    """"Done: 10,000 steps × 5 seeds × 9 policies in 0.6 s" (and when it was computed)."""
+    """ "Done: 10,000 steps × 5 seeds × 9 policies in 0.6 s" (and when it was computed)."""
     race = run.race
     where = " (computed when the server started)" if run.precomputed else ""
-    return (f"Done: {race.scenario.horizon:,} steps × {race.n_seeds} seeds × "
-            f"{len(race.policies)} policies in {run.seconds:.1f} s{where}")
+    return (
+        f"Done: {race.scenario.horizon:,} steps × {race.n_seeds} seeds × "
+        f"{len(race.policies)} policies in {run.seconds:.1f} s{where}"
+    )
 
 
 def key_of(race: api.Race) -> str:
@@ -408,8 +433,7 @@ def partial_steps(result: api.RaceResult, max_points: int | None = None) -> pd.D
     for every trace (the last step done included): ``reward``, ``best`` and ``regret`` then
     hold the sums since the previous sampled step, so their cumulative sums are exact at the
     sampled steps (what the live cumulative charts draw) at a fraction of the rows."""
-    parts = {name: [] for name in ("policy", "seed", "step", "state", "reward", "best",
-                                   "regret")}
+    parts = {name: [] for name in ("policy", "seed", "step", "state", "reward", "best", "regret")}
     for (label, k), t in result.traces.items():
         n = t.n_done
         cols = {"reward": t.reward[:n], "best": t.best[:n], "regret": np.asarray(t.regret)}
@@ -420,9 +444,13 @@ def partial_steps(result: api.RaceResult, max_points: int | None = None) -> pd.D
                 cum = np.cumsum(v, dtype=np.float64)[idx]
                 cols[name] = np.diff(cum, prepend=0.0)
             step, state = idx, state[idx]
-        for name, v in {"policy": np.full(len(step), label, dtype=object),
-                        "seed": np.full(len(step), k), "step": step, "state": state,
-                        **cols}.items():
+        for name, v in {
+            "policy": np.full(len(step), label, dtype=object),
+            "seed": np.full(len(step), k),
+            "step": step,
+            "state": state,
+            **cols,
+        }.items():
             parts[name].append(v)
     # one table from whole columns (a table per trace and a concat cost twice as much)
     return pd.DataFrame({name: np.concatenate(v) for name, v in parts.items()})
@@ -450,19 +478,26 @@ def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:
             return done
         t0 = last_draw = last_bar = time.perf_counter()
         bar.progress(0.0, text=f"Running… 0 of {horizon:,} steps")
-        for progress in api.iter_race(race, chunk_size=chunk, workers=RACE_WORKERS,
-                                      chunk_seconds=PROGRESS_SECONDS):
+        for progress in api.iter_race(
+            race, chunk_size=chunk, workers=RACE_WORKERS, chunk_seconds=PROGRESS_SECONDS
+        ):
             now = time.perf_counter()
             compute = now - t0
             if now - last_bar >= PROGRESS_SECONDS and progress.done < horizon:
-                bar.progress(progress.fraction, text=(
-                    f"Running… {progress.done:,} of {horizon:,} steps ({now - t0:.1f} s)"))
+                bar.progress(
+                    progress.fraction,
+                    text=(f"Running… {progress.done:,} of {horizon:,} steps ({now - t0:.1f} s)"),
+                )
                 last_bar = now
             # a live chart only when it would stay up a while (the race not about to end)
             left = (now - t0) * (horizon - progress.done) / max(progress.done, 1)
             if on_update and now - last_draw >= REDRAW_SECONDS and left >= REDRAW_SECONDS:
-                on_update(slots, partial_steps(progress.result, LIVE_POINTS),
-                          progress.result.summary(), tick)
+                on_update(
+                    slots,
+                    partial_steps(progress.result, LIVE_POINTS),
+                    progress.result.summary(),
+                    tick,
+                )
                 last_draw = time.perf_counter()
             tick += 1
         seconds = time.perf_counter() - t0
@@ -486,16 +521,26 @@ def weighting_pair(run: RaceRun, label: str) -> tuple[RaceRun, list[tuple[str, s
     each weighting on the race's scenario, first seed only (one small race, cached)."""
     names = {p.label: p for p in run.race.policies}
     spec = names[label]
-    carried = next((p.label for p in run.race.policies if p.name == "allseason-sw"
-                    and dict(p.params).get("weighting", "fixed-share") == "fixed-share"), None)
+    carried = next(
+        (
+            p.label
+            for p in run.race.policies
+            if p.name == "allseason-sw"
+            and dict(p.params).get("weighting", "fixed-share") == "fixed-share"
+        ),
+        None,
+    )
     if spec.name in ("allseason-sw", PRINTED) and PRINTED in names and carried is not None:
         return run, [(CARRIED_TITLE, carried), (PRINTED_TITLE, PRINTED)], run.race.n_seeds
     name = "allseason-sw" if spec.name == PRINTED else spec.name
-    params = {k: v for k, v in dict(spec.params).items()
-              if k not in ("weighting", "share", "spawn")}
+    params = {
+        k: v for k, v in dict(spec.params).items() if k not in ("weighting", "share", "spawn")
+    }
     labels = [f"{name} · carried weights", f"{name} · printed rule"]
-    specs = (api.PolicySpec(name, {**params, "weighting": "fixed-share"}, labels[0]),
-             api.PolicySpec(name, {**params, "weighting": "batch"}, labels[1]))
+    specs = (
+        api.PolicySpec(name, {**params, "weighting": "fixed-share"}, labels[0]),
+        api.PolicySpec(name, {**params, "weighting": "batch"}, labels[1]),
+    )
     pair = run_race(api.Race(run.race.scenario, specs, 1))
     return pair, [(CARRIED_TITLE, labels[0]), (PRINTED_TITLE, labels[1])], 1
 
@@ -509,18 +554,25 @@ def weighting_table(run: RaceRun, rules: list[tuple[str, str]], n_seeds: int) ->
     for title, lab in rules:
         ens = [api.ensemble_summary(run.result.traces[lab, k], pattern) for k in range(n_seeds)]
         delays = pd.DataFrame([e["recall_delays"] for e in ens])
-        col = {"mean reward per step": f"{np.mean([e['mean_reward'] for e in ens]):.3f}",
-               "cumulative regret": f"{np.mean([e['regret'] for e in ens]):,.0f}",
-               "bandits created per run": _span([e["bandits_created"] for e in ens]),
-               "batches with top weight > 0.9": f"{np.mean([e['top_share'] for e in ens]):.1%}",
-               "returning seasons: right bandit on top": "{:.0%} of their batches".format(
-                   np.mean([h for e in ens for h in e["recall_hold"]]))
-               if any(e["recall_hold"] for e in ens) else "no return"}
+        col = {
+            "mean reward per step": f"{np.mean([e['mean_reward'] for e in ens]):.3f}",
+            "cumulative regret": f"{np.mean([e['regret'] for e in ens]):,.0f}",
+            "bandits created per run": _span([e["bandits_created"] for e in ens]),
+            "batches with top weight > 0.9": f"{np.mean([e['top_share'] for e in ens]):.1%}",
+            "returning seasons: right bandit on top": "{:.0%} of their batches".format(
+                np.mean([h for e in ens for h in e["recall_hold"]])
+            )
+            if any(e["recall_hold"] for e in ens)
+            else "no return",
+        }
         for i, c in enumerate(delays.columns):
             v = delays[c]
             col[f"recall delay, return {i + 1} (steps)"] = (
-                "never" if v.isna().all() else f"{v.median():,.0f}"
-                + ("" if v.notna().all() else f" ({int(v.isna().sum())} never)"))
+                "never"
+                if v.isna().all()
+                else f"{v.median():,.0f}"
+                + ("" if v.notna().all() else f" ({int(v.isna().sum())} never)")
+            )
         cols[title] = col
     return pd.DataFrame(cols)
 
@@ -538,13 +590,15 @@ def _posterior_history(scenario_json: str, spec_json: str, seed: int, every: int
     return api.posterior_history(sc, spec, seed, every=every)
 
 
-def posterior_history(scenario: api.Scenario, spec: api.PolicySpec, seed: int,
-                      n_snapshots: int = 100):
+def posterior_history(
+    scenario: api.Scenario, spec: api.PolicySpec, seed: int, n_snapshots: int = 100
+):
     """(table, thetas) of :func:`allseason.api.posterior_history`, about ``n_snapshots``
     snapshots, cached."""
     every = max(1, scenario.horizon // n_snapshots)
-    return _posterior_history(scenario.to_json(), json.dumps(spec.to_dict(), sort_keys=True),
-                              int(seed), every)
+    return _posterior_history(
+        scenario.to_json(), json.dumps(spec.to_dict(), sort_keys=True), int(seed), every
+    )
 
 
 def recall_verdict(recall: pd.DataFrame) -> str:
@@ -552,30 +606,58 @@ def recall_verdict(recall: pd.DataFrame) -> str:
     if recall is None or not len(recall):
         return "No change point in this run: nothing to recall."
     parts = []
-    for kind, who in (("returning", "its old base bandit"),
-                      ("new", "the shadow (or a fresh copy of it)")):
+    for kind, who in (
+        ("returning", "its old base bandit"),
+        ("new", "the shadow (or a fresh copy of it)"),
+    ):
         rows = recall[recall["kind"] == kind]
         if not len(rows):
             continue
         hit = rows["steps_to_top"].notna()
         med = rows.loc[hit, "steps_to_top"].median() if hit.any() else None
-        when = (f", after {med:,.0f} step{'' if med == 1 else 's'} (median)"
-                if med is not None else "")
-        kept = (f", and held it {rows['share_top_right'].median():.0%} of the season "
-                f"(median)" if kind == "returning" else "")
-        parts.append(f"{kind} states: {who} took the top weight at {int(hit.sum())} of "
-                     f"{len(rows)} change points{when}{kept}")
+        when = (
+            f", after {med:,.0f} step{'' if med == 1 else 's'} (median)" if med is not None else ""
+        )
+        kept = (
+            f", and held it {rows['share_top_right'].median():.0%} of the season (median)"
+            if kind == "returning"
+            else ""
+        )
+        parts.append(
+            f"{kind} states: {who} took the top weight at {int(hit.sum())} of "
+            f"{len(rows)} change points{when}{kept}"
+        )
     spare = int(recall.loc[recall["kind"] == "returning", "spawns"].sum())
     text = "; ".join(parts) + "."
     text = text[0].upper() + text[1:]
     if spare:
-        text += f" {spare:,} spawns happened in returning seasons (not needed; pruning " \
-                f"removes them)."
+        text += (
+            f" {spare:,} spawns happened in returning seasons (not needed; pruning removes them)."
+        )
     return text
 
 
-__all__ = ["RaceRun", "Frames", "FINAL_POINTS", "RunCache", "store", "compute_slot", "measure_bytes", "MAX_CONCURRENT", "cached", "run_race", "stream_race", "warm_up",
-           "run_of", "final_curves",
-           "partial_steps", "remember", "last_run", "weighting_pair", "weighting_table",
-           "posterior_history",
-           "recall_verdict", "key_of"]
+__all__ = [
+    "RaceRun",
+    "Frames",
+    "FINAL_POINTS",
+    "RunCache",
+    "store",
+    "compute_slot",
+    "measure_bytes",
+    "MAX_CONCURRENT",
+    "cached",
+    "run_race",
+    "stream_race",
+    "warm_up",
+    "run_of",
+    "final_curves",
+    "partial_steps",
+    "remember",
+    "last_run",
+    "weighting_pair",
+    "weighting_table",
+    "posterior_history",
+    "recall_verdict",
+    "key_of",
+]

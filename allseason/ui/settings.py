@@ -57,7 +57,8 @@ def tune_allocator(arenas: int = 2, mmap_threshold: int = MMAP_THRESHOLD) -> boo
     if libc is None or not hasattr(libc, "mallopt"):
         return False
     return bool(libc.mallopt(_M_ARENA_MAX, arenas)) and bool(
-        libc.mallopt(_M_MMAP_THRESHOLD, mmap_threshold))
+        libc.mallopt(_M_MMAP_THRESHOLD, mmap_threshold)
+    )
 
 
 def trim() -> bool:

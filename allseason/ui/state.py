@@ -28,15 +28,22 @@ from allseason.specs import Rejected
 SCENARIO = "scenario"
 RACE_CHOICE = "race_choice"
 URL_ERRORS = "url_errors"
-LAST_RACE = "last_race"          # Race.to_json() of the race the Race page ran or showed last
-AUTORUN = "autorun"              # set by Home's button: the Race page runs on arrival
+LAST_RACE = "last_race"  # Race.to_json() of the race the Race page ran or showed last
+AUTORUN = "autorun"  # set by Home's button: the Race page runs on arrival
 RUN_REQUESTED = "run_requested"  # set by the Race page's Run button: its results section runs it
-RACE_SECTION = "race_section"    # the key of the Race page's results fragment (st.fragment)
+RACE_SECTION = "race_section"  # the key of the Race page's results fragment (st.fragment)
 
 # What one session may ask of this app; tighter than the engine's api.LIMITS.
 APP_LIMITS = dict(
-    horizon=50_000, n_seeds=10, n_policies=11, d=20, n_arms=50, n_states=12,
-    n_segments=500, batch_size=1_000, budget=1_000_000,  # budget: horizon x seeds x policies
+    horizon=50_000,
+    n_seeds=10,
+    n_policies=11,
+    d=20,
+    n_arms=50,
+    n_states=12,
+    n_segments=500,
+    batch_size=1_000,
+    budget=1_000_000,  # budget: horizon x seeds x policies
 )
 
 SCENARIO_FIELDS = links.QUERY_FIELDS  # the parameters of a link
@@ -46,15 +53,26 @@ SCENARIO_FIELDS = links.QUERY_FIELDS  # the parameters of a link
 RACE_FIELDS = ("policies", "n_seeds")
 # Inside All-Season's view, contestant and seed (written by that page only).
 INSIDE_FIELDS = ("view", "contestant", "inside_seed")
-LINK_RACE_ERRORS = "link_race_errors"   # (messages, the choice they were about)
-LINK_INSIDE = "link_inside"             # Inside's settings from the link, not applied yet
-AUTO_PARAMS = ("sigma2", "horizon")     # set from the scenario, never in a link
+LINK_RACE_ERRORS = "link_race_errors"  # (messages, the choice they were about)
+LINK_INSIDE = "link_inside"  # Inside's settings from the link, not applied yet
+AUTO_PARAMS = ("sigma2", "horizon")  # set from the scenario, never in a link
 
 LABELS = {
-    "preset": "Preset", "segments": "Segments", "horizon": "Horizon", "n_states":
-    "Distinct states", "d": "Dimension d", "n_arms": "Arms K", "sigma2": "Noise σ²",
-    "batch_size": "Batch size", "seed": "Seed", "n_seeds": "Seeds", "policies": "Policies",
-    "file": "File", "scenario": "Scenario", "race": "Race", "query": "Parameters",
+    "preset": "Preset",
+    "segments": "Segments",
+    "horizon": "Horizon",
+    "n_states": "Distinct states",
+    "d": "Dimension d",
+    "n_arms": "Arms K",
+    "sigma2": "Noise σ²",
+    "batch_size": "Batch size",
+    "seed": "Seed",
+    "n_seeds": "Seeds",
+    "policies": "Policies",
+    "file": "File",
+    "scenario": "Scenario",
+    "race": "Race",
+    "query": "Parameters",
 }
 
 
@@ -69,16 +87,18 @@ def explain(err: api.SpecError) -> str:
     field = getattr(err, "field", "")
     message = str(err)
     if field and message.startswith(field + ": "):
-        message = message[len(field) + 2:]
+        message = message[len(field) + 2 :]
     got = getattr(err, "got", None)
     if (field == "horizon" or field.endswith(".length")) and got is not None:
         if got > APP_LIMITS["horizon"]:  # quote this app's limit, not the engine's
-            message = (f"this app runs at most {APP_LIMITS['horizon']:,} steps in all, got "
-                       f"{got:,}; use the Python API for longer runs")
+            message = (
+                f"this app runs at most {APP_LIMITS['horizon']:,} steps in all, got "
+                f"{got:,}; use the Python API for longer runs"
+            )
         elif got < 1:
             message = f"must be at least 1 step, got {got}"
     if field.startswith("segments["):
-        idx, _, part = field[len("segments["):].partition("]")
+        idx, _, part = field[len("segments[") :].partition("]")
         part = part.lstrip(".")
         label = f"Segment {idx}" + (f", {part}" if part else "")
     elif "." in field and field.split(".", 1)[0] in api.policy_names():
@@ -93,21 +113,29 @@ def check_app_limits(scenario: api.Scenario) -> api.Scenario:
     """Raise SpecError if the scenario is valid for the engine but too big for this app."""
     lim = APP_LIMITS
     if scenario.horizon > lim["horizon"]:
-        raise api.SpecError("horizon", f"this app runs at most {lim['horizon']:,} steps "
-                                       f"(got {scenario.horizon:,}); use the Python API "
-                                       f"for longer runs")
+        raise api.SpecError(
+            "horizon",
+            f"this app runs at most {lim['horizon']:,} steps "
+            f"(got {scenario.horizon:,}); use the Python API "
+            f"for longer runs",
+        )
     if len(scenario.segments) > lim["n_segments"]:
         raise api.SpecError("segments", f"this app takes at most {lim['n_segments']} segments")
     n_states = max(s for s, _ in scenario.segments) + 1
     if n_states > lim["n_states"]:
-        raise api.SpecError("segments", f"states are numbered 0 to {lim['n_states'] - 1} in "
-                                        f"this app (got state {n_states - 1})")
+        raise api.SpecError(
+            "segments",
+            f"states are numbered 0 to {lim['n_states'] - 1} in "
+            f"this app (got state {n_states - 1})",
+        )
     for name in ("d", "n_arms"):
         if getattr(scenario, name) > lim[name]:
-            raise api.SpecError(name, f"at most {lim[name]} in this app, "
-                                      f"got {getattr(scenario, name)}")
-    sizes = scenario.batch_size if isinstance(scenario.batch_size, tuple) \
-        else (scenario.batch_size,)
+            raise api.SpecError(
+                name, f"at most {lim[name]} in this app, got {getattr(scenario, name)}"
+            )
+    sizes = (
+        scenario.batch_size if isinstance(scenario.batch_size, tuple) else (scenario.batch_size,)
+    )
     if max(sizes) > lim["batch_size"]:
         raise api.SpecError("batch_size", f"at most {lim['batch_size']:,} in this app")
     return scenario
@@ -134,21 +162,25 @@ def _link_message(r: Rejected) -> str:
         return f"Link: {explain(r.error)}. The pattern was not changed."
     if r.param not in SCENARIO_FIELDS:
         known = SCENARIO_FIELDS + RACE_FIELDS + INSIDE_FIELDS + ("<policy>.<hyperparameter>",)
-        return (f"Link parameter “{_cut(r.param, 40)}” is not known and was ignored "
-                f"(known: {', '.join(known)}).")
+        return (
+            f"Link parameter “{_cut(r.param, 40)}” is not known and was ignored "
+            f"(known: {', '.join(known)})."
+        )
     return f"Link parameter “{r.param}={_cut(r.value)}”: {explain(r.error)}"
 
 
-def scenario_from_query(query: Mapping[str, str],
-                        base: api.Scenario | None = None) -> tuple[api.Scenario, list[str]]:
+def scenario_from_query(
+    query: Mapping[str, str], base: api.Scenario | None = None
+) -> tuple[api.Scenario, list[str]]:
     """Rebuild a scenario from URL parameters, checking each on its own
     (``api.parse_scenario(query, "query", rejected=[...])`` with this app's limits).
 
     Returns the scenario (``base`` or the default where nothing usable was given) and the
     list of messages about the parameters that were not used."""
     rejected: list[Rejected] = []
-    sc = api.parse_scenario(query, "query", defaults=base, check=check_app_limits,
-                            rejected=rejected)
+    sc = api.parse_scenario(
+        query, "query", defaults=base, check=check_app_limits, rejected=rejected
+    )
     return sc, [_link_message(r) for r in rejected]
 
 
@@ -171,11 +203,11 @@ def race_to_query(choice: dict) -> dict[str, str]:
             if param in AUTO_PARAMS or param not in defaults or value is None:
                 continue
             default_value = defaults[param]
-            if value == default_value and \
-                    isinstance(value, bool) == isinstance(default_value, bool):
+            if value == default_value and isinstance(value, bool) == isinstance(
+                default_value, bool
+            ):
                 continue
-            out[f"{name}.{param}"] = str(value).lower() if isinstance(value, bool) \
-                else str(value)
+            out[f"{name}.{param}"] = str(value).lower() if isinstance(value, bool) else str(value)
     return out
 
 
@@ -215,21 +247,25 @@ def race_from_query(query: Mapping[str, str]) -> tuple[dict, list[str]]:
         unknown = [n for n in names if n not in api.policy_names()]
         known = list(dict.fromkeys(known))
         if unknown:
-            errors.append(f"Link parameter “policies={_cut(raw)}”: unknown polic"
-                          f"{'y' if len(unknown) == 1 else 'ies'} "
-                          f"{', '.join('“' + _cut(n, 30) + '”' for n in unknown[:5])} left "
-                          f"out (known: {', '.join(api.policy_names())}).")
+            errors.append(
+                f"Link parameter “policies={_cut(raw)}”: unknown polic"
+                f"{'y' if len(unknown) == 1 else 'ies'} "
+                f"{', '.join('“' + _cut(n, 30) + '”' for n in unknown[:5])} left "
+                f"out (known: {', '.join(api.policy_names())})."
+            )
         if len(known) > lim["n_policies"]:
-            errors.append(f"Link parameter “policies”: at most {lim['n_policies']} policies "
-                          f"in this app; the default race's policies are used.")
+            errors.append(
+                f"Link parameter “policies”: at most {lim['n_policies']} policies "
+                f"in this app; the default race's policies are used."
+            )
         elif known:
             choice["policies"] = known
         elif not unknown:
-            errors.append("Link parameter “policies”: empty; the default race's policies "
-                          "are used.")
+            errors.append("Link parameter “policies”: empty; the default race's policies are used.")
         else:
-            errors.append("Link parameter “policies”: no known policy; the default race's "
-                          "policies are used.")
+            errors.append(
+                "Link parameter “policies”: no known policy; the default race's policies are used."
+            )
     for name in choice["policies"]:
         choice["params"].setdefault(name, policy_defaults(name))
     if "n_seeds" in query:
@@ -240,9 +276,11 @@ def race_from_query(query: Mapping[str, str]) -> tuple[dict, list[str]]:
                 raise ValueError
             choice["n_seeds"] = n
         except ValueError:
-            errors.append(f"Link parameter “n_seeds={_cut(raw, 30)}”: Seeds: a whole number "
-                          f"between 1 and {lim['n_seeds']} in this app; "
-                          f"{choice['n_seeds']} is used.")
+            errors.append(
+                f"Link parameter “n_seeds={_cut(raw, 30)}”: Seeds: a whole number "
+                f"between 1 and {lim['n_seeds']} in this app; "
+                f"{choice['n_seeds']} is used."
+            )
     for key in sorted(k for k in query if "." in k and k.split(".", 1)[0] in api.policy_names()):
         name, param = key.split(".", 1)
         raw = query[key]
@@ -253,8 +291,10 @@ def race_from_query(query: Mapping[str, str]) -> tuple[dict, list[str]]:
             continue
         if param not in defaults or param in AUTO_PARAMS:
             takes = ", ".join(p for p in defaults if p not in AUTO_PARAMS) or "none"
-            errors.append(f"{where}: {name} has no hyperparameter “{_cut(param, 30)}” here "
-                          f"(it takes {takes}); ignored.")
+            errors.append(
+                f"{where}: {name} has no hyperparameter “{_cut(param, 30)}” here "
+                f"(it takes {takes}); ignored."
+            )
             continue
         try:
             value = _param_value(raw, defaults[param])
@@ -285,8 +325,9 @@ def scenario() -> api.Scenario:
     if SCENARIO not in ss:
         query = st.query_params.to_dict()
         if query:
-            scen_q = {k: v for k, v in query.items()
-                      if not _is_race_param(k) and k not in INSIDE_FIELDS}
+            scen_q = {
+                k: v for k, v in query.items() if not _is_race_param(k) and k not in INSIDE_FIELDS
+            }
             sc, errors = scenario_from_query(scen_q)
             ss[URL_ERRORS] = errors
             ss[SCENARIO] = sc
@@ -343,17 +384,20 @@ def default_choice() -> dict:
     """The default race's settings (``api.default_race``): its contestants, their default-race
     hyperparameters, its seeds."""
     race = api.default_race()
-    return {"policies": [p.name for p in race.policies],
-            "params": {p.name: policy_defaults(p.name) for p in race.policies},
-            "n_seeds": race.n_seeds}
+    return {
+        "policies": [p.name for p in race.policies],
+        "params": {p.name: policy_defaults(p.name) for p in race.policies},
+        "n_seeds": race.n_seeds,
+    }
 
 
 def policy_defaults(name: str) -> dict:
     """A policy's hyperparameters with the default race's values (``api.default_params``:
     All-Season's paper setting, the baselines' tuned values), without sigma2 (the
     scenario's) and unset options."""
-    hp = {k: v for k, v in api.hyperparameters(name).items()
-          if v is not None}  # a None default is an option left unset (e.g. gamma of SW)
+    hp = {
+        k: v for k, v in api.hyperparameters(name).items() if v is not None
+    }  # a None default is an option left unset (e.g. gamma of SW)
     hp.update({k: v for k, v in api.default_params(name).items() if k in hp})
     hp.pop("sigma2", None)  # follows the scenario's noise (correct specification)
     return hp
@@ -386,11 +430,16 @@ def race(choice: dict | None = None, sc: api.Scenario | None = None) -> api.Race
         raise api.SpecError("n_seeds", f"between 1 and {lim['n_seeds']} in this app")
     work = sc.horizon * n_seeds * len(names)
     if work > lim["budget"]:
-        raise api.SpecError("n_seeds", f"horizon × seeds × policies is {work:,}; this app runs "
-                                       f"at most {lim['budget']:,}. Use fewer seeds or "
-                                       f"policies, or a shorter horizon")
-    specs = [api.PolicySpec(n, {k: v for k, v in choice["params"].get(n, {}).items()
-                                if v is not None}) for n in names]
+        raise api.SpecError(
+            "n_seeds",
+            f"horizon × seeds × policies is {work:,}; this app runs "
+            f"at most {lim['budget']:,}. Use fewer seeds or "
+            f"policies, or a shorter horizon",
+        )
+    specs = [
+        api.PolicySpec(n, {k: v for k, v in choice["params"].get(n, {}).items() if v is not None})
+        for n in names
+    ]
     return api.Race(sc, api.policy_specs(specs), n_seeds)
 
 

@@ -22,8 +22,9 @@ def available() -> list[str]:
     reproduction's folder holds the store without a sweep: left out)."""
     if not ROOT.is_dir():
         return []
-    return sorted(p.name for p in ROOT.iterdir()
-                  if (p / STORE_FILE).is_file() and (p / SPEC_FILE).is_file())
+    return sorted(
+        p.name for p in ROOT.iterdir() if (p / STORE_FILE).is_file() and (p / SPEC_FILE).is_file()
+    )
 
 
 @st.cache_data(show_spinner="Reading the sweep's results…", max_entries=8)
@@ -36,28 +37,40 @@ def _settings(name: str, mtime: float):
 def show() -> None:
     names = available()
     if not names:
-        st.info(f"No sweep results yet under `{ROOT}`. Run one from a terminal, for example\n\n"
-                "```bash\npython -m allseason sweep examples/sweep_small.toml "
-                "--out results/small\n```\n\nthen reload this page.",
-                icon=":material/info:")
+        st.info(
+            f"No sweep results yet under `{ROOT}`. Run one from a terminal, for example\n\n"
+            "```bash\npython -m allseason sweep examples/sweep_small.toml "
+            "--out results/small\n```\n\nthen reload this page.",
+            icon=":material/info:",
+        )
         return
     c1, c2 = st.columns([3, 2])
     name = c1.selectbox("Sweep", names, help=f"folders under {ROOT} holding results.sqlite")
-    metric = c2.selectbox("Metric", list(vsweep.METRIC_TEXT),
-                          format_func=lambda m: vsweep.METRIC_TEXT[m][0])
+    metric = c2.selectbox(
+        "Metric", list(vsweep.METRIC_TEXT), format_func=lambda m: vsweep.METRIC_TEXT[m][0]
+    )
     settings = _settings(name, (ROOT / name / "results.sqlite").stat().st_mtime)
     if settings is None or not len(settings):
         st.warning("This sweep has no finished run yet.", icon=":material/hourglass:")
         return
     fig = vsweep.sweep_figure(settings, metric, title=f"Sweep “{name}”")
-    views.chart(fig, "Each panel: the metric against one hyperparameter, one line per "
-                     "algorithm (at each value, the best setting of the others); a flat line "
-                     "means the algorithm does not care.", f"sweep-{name}", key=f"sweep_{name}")
+    views.chart(
+        fig,
+        "Each panel: the metric against one hyperparameter, one line per "
+        "algorithm (at each value, the best setting of the others); a flat line "
+        "means the algorithm does not care.",
+        f"sweep-{name}",
+        key=f"sweep_{name}",
+    )
     from allseason import sweeps
 
     best = sweeps.best_settings(settings, metric)
     cols = ["scenario", "label", "setting", metric, f"{metric}_std", "n_seeds"]
     st.subheader("Best setting per algorithm")
     st.dataframe(best[cols], hide_index=True, key="sweep_best_table")
-    views.csv_button("CSV of every setting", settings.drop(columns=["params"]),
-                     f"sweep-{name}-settings", key=f"csv_sweep_{name}")
+    views.csv_button(
+        "CSV of every setting",
+        settings.drop(columns=["params"]),
+        f"sweep-{name}-settings",
+        key=f"csv_sweep_{name}",
+    )

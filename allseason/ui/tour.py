@@ -46,27 +46,26 @@ STEPS = (  # (file name of the figure, title, label in the step picker)
     ("tour-real-data", "Real data", "Real data"),
 )
 N_STEPS = len(STEPS)
-QUERY = "step"          # the URL parameter
-PICK = "tour_pick"      # the step picker's key
-SEED = 0                # the run the inside views look at
+QUERY = "step"  # the URL parameter
+PICK = "tour_pick"  # the step picker's key
+SEED = 0  # the run the inside views look at
 CARRIED, DISC, PRINTED = "allseason-sw", "allseason-disc", "allseason-sw-printed"
 LEFT_OUT = ("random", PRINTED)  # not in the race figure: scale (random), step 6 (printed)
-N_LABELLED = 4         # bandits named in the legend of the weight figures (room at 400 px)
-MAX_POINTS = 800        # points of the weight figures (the browser draws them in well under
-                        # a second; the regret curves take a quarter, per trace)
-DATA_NAMES = {"mnist": "handwritten digits (MNIST)",
-              "fmnist": "photos of clothes (Fashion-MNIST)"}
-THRESHOLD = 0.9         # "one bandit holds the weight": api.ensemble_summary's default
+N_LABELLED = 4  # bandits named in the legend of the weight figures (room at 400 px)
+MAX_POINTS = 800  # points of the weight figures (the browser draws them in well under
+# a second; the regret curves take a quarter, per trace)
+DATA_NAMES = {"mnist": "handwritten digits (MNIST)", "fmnist": "photos of clothes (Fashion-MNIST)"}
+THRESHOLD = 0.9  # "one bandit holds the weight": api.ensemble_summary's default
 
 
 @dataclass(frozen=True)
 class Step:
     number: int
     title: str
-    text: str       # at most three sentences
+    text: str  # at most three sentences
     figure: object  # a plotly Figure
     caption: str
-    name: str       # file name of the HTML download
+    name: str  # file name of the HTML download
 
 
 # --- the step in the URL ----------------------------------------------------------------------
@@ -79,8 +78,7 @@ def parse_step(raw) -> tuple[int, str | None]:
     if re.fullmatch(r"[0-9]{1,6}", text) and 1 <= int(text) <= N_STEPS:
         return int(text), None
     shown = text if len(text) <= 30 else text[:30] + "…"
-    return 1, (f"This tour has no step “{shown}”: its steps are 1 to {N_STEPS}. "
-               f"Showing step 1.")
+    return 1, (f"This tour has no step “{shown}”: its steps are 1 to {N_STEPS}. Showing step 1.")
 
 
 def go_to(k: int) -> None:
@@ -139,11 +137,19 @@ def race_facts(run: runs.RaceRun) -> dict:
     new = pattern.first_seen()
     summary = result.summary()
     params = {p.label: dict(p.params) for p in race.policies}
-    out = dict(horizon=sc.horizon, n_states=int(pattern.n_states), n_changes=len(new),
-               n_returns=int((~new).sum()), n_seeds=race.n_seeds, batch_size=sc.batch_size,
-               seed=SEED, tau=params[CARRIED].get("tau"), n_max=params[CARRIED].get("n_max"),
-               regret={lab: float(s["cum_regret"]) for lab, s in summary.items()},
-               mean_reward={lab: float(s["mean_reward"]) for lab, s in summary.items()})
+    out = dict(
+        horizon=sc.horizon,
+        n_states=int(pattern.n_states),
+        n_changes=len(new),
+        n_returns=int((~new).sum()),
+        n_seeds=race.n_seeds,
+        batch_size=sc.batch_size,
+        seed=SEED,
+        tau=params[CARRIED].get("tau"),
+        n_max=params[CARRIED].get("n_max"),
+        regret={lab: float(s["cum_regret"]) for lab, s in summary.items()},
+        mean_reward={lab: float(s["mean_reward"]) for lab, s in summary.items()},
+    )
     refs = set(result.references())  # the oracles: references, not part of the tour's story
     shown = [lab for lab in summary if lab not in LEFT_OUT and lab not in refs]
     baselines = [lab for lab in shown if not lab.startswith("allseason")]
@@ -155,12 +161,17 @@ def race_facts(run: runs.RaceRun) -> dict:
         learnt = api.learnt_by(trace, pattern)
         ev = run.frames_for(label, SEED)["events"]
         out[key] = dict(
-            label=label, bandits_created=int(ens["bandits_created"]),
-            top_share=float(ens["top_share"]), mean_reward=float(ens["mean_reward"]),
-            regret=float(ens["regret"]), recall_delays=list(ens["recall_delays"]),
-            learnt=learnt, learnt_text=api.learnt_by_text(learnt),
+            label=label,
+            bandits_created=int(ens["bandits_created"]),
+            top_share=float(ens["top_share"]),
+            mean_reward=float(ens["mean_reward"]),
+            regret=float(ens["regret"]),
+            recall_delays=list(ens["recall_delays"]),
+            learnt=learnt,
+            learnt_text=api.learnt_by_text(learnt),
             births=[int(s) for s in ev.loc[ev["kind"] == "spawn", "step"]],
-            prunes=int(ev["kind"].isin(("prune", "discard")).sum()))
+            prunes=int(ev["kind"].isin(("prune", "discard")).sum()),
+        )
     return out
 
 
@@ -170,19 +181,26 @@ def real_facts(snap: dict) -> dict:
     baselines = [lab for lab in pols if not lab.startswith("allseason")]
     best = max(baselines, key=lambda lab: pols[lab]["mean_reward"])
     data, _, arms = str(snap["table"]).partition("-")  # e.g. "mnist-10arm"
-    out = dict(n=int(snap["n"]), seed=int(snap["seed"]), pattern=snap["pattern"],
-               data=DATA_NAMES.get(data, data), n_arms=int(re.sub(r"\D", "", arms) or 0),
-               n_changes=len(snap["change_points"]), n_returns=None,
-               carried=float(pols[CARRIED]["mean_reward"]),
-               printed=float(pols[PRINTED]["mean_reward"]),
-               best_baseline=best, best_baseline_reward=float(pols[best]["mean_reward"]))
+    out = dict(
+        n=int(snap["n"]),
+        seed=int(snap["seed"]),
+        pattern=snap["pattern"],
+        data=DATA_NAMES.get(data, data),
+        n_arms=int(re.sub(r"\D", "", arms) or 0),
+        n_changes=len(snap["change_points"]),
+        n_returns=None,
+        carried=float(pols[CARRIED]["mean_reward"]),
+        printed=float(pols[PRINTED]["mean_reward"]),
+        best_baseline=best,
+        best_baseline_reward=float(pols[best]["mean_reward"]),
+    )
     try:  # the real-data pattern (classification.N_STATES states): how many changes return
         from allseason.envs.classification import N_STATES
 
         pattern = api.preset(snap["pattern"], out["n"], N_STATES)
         if [int(c) for c in pattern.change_points()] == list(snap["change_points"]):
             out["n_returns"] = int((~pattern.first_seen()).sum())
-    except Exception:  # noqa: BLE001 - the sentence then leaves the returns out
+    except Exception:
         pass
     return out
 
@@ -208,16 +226,20 @@ def _unit(f: dict) -> str:
 
 
 def step_seasons(run: runs.RaceRun, f: dict):
-    text = (f"Which option pays best depends on a hidden **season** (a *state* of the world); "
-            f"here {f['n_states']} seasons take turns over {f['horizon']:,} steps. "
-            f"The season changes {f['n_changes']} times without warning, and "
-            f"{f['n_returns']} of these changes bring back a season seen before. "
-            f"A good policy recognises a returning season at once instead of learning it "
-            f"again.")
+    text = (
+        f"Which option pays best depends on a hidden **season** (a *state* of the world); "
+        f"here {f['n_states']} seasons take turns over {f['horizon']:,} steps. "
+        f"The season changes {f['n_changes']} times without warning, and "
+        f"{f['n_returns']} of these changes bring back a season seen before. "
+        f"A good policy recognises a returning season at once instead of learning it "
+        f"again."
+    )
     fig = timeline.pattern_timeline(run.race.scenario.pattern, height=vtour.HEIGHT)
     fig = vtour.projector(fig, title="The seasons: the true state at each step")
-    caption = ("The paper's synthetic experiment: one lane per state. ▼ a state seen for the "
-               "first time, ○ a state coming back.")
+    caption = (
+        "The paper's synthetic experiment: one lane per state. ▼ a state seen for the "
+        "first time, ○ a state coming back."
+    )
     return text, fig, caption
 
 
@@ -226,64 +248,94 @@ def step_race(run: runs.RaceRun, f: dict):
     bb = f["best_baseline"]
     n_all = sum(lab.startswith("allseason") for lab in shown)
     words = ("", "One", "Two", "Three", "Four", "Five")
-    who = "All-Season" if n_all == 1 else \
-        f"{words[n_all] if n_all < len(words) else n_all} variants of All-Season"
-    text = (f"{who} and {len(shown) - n_all} other policies play the same "
-            f"{f['horizon']:,} steps, {f['n_seeds']} times each; **regret** adds up the expected "
-            f"reward lost against always picking the best option. "
-            f"{policy_name(CARRIED)} ends with a regret of {r[CARRIED]:,.0f} and "
-            f"{policy_name(DISC)} {r[DISC]:,.0f} on average, against {r[bb]:,.0f} for the "
-            f"best of the others, {policy_name(bb)}. "
-            f"All-Season's curves stay nearly flat: when a season returns, it does not learn it "
-            f"again.")
+    who = (
+        "All-Season"
+        if n_all == 1
+        else f"{words[n_all] if n_all < len(words) else n_all} variants of All-Season"
+    )
+    text = (
+        f"{who} and {len(shown) - n_all} other policies play the same "
+        f"{f['horizon']:,} steps, {f['n_seeds']} times each; **regret** adds up the expected "
+        f"reward lost against always picking the best option. "
+        f"{policy_name(CARRIED)} ends with a regret of {r[CARRIED]:,.0f} and "
+        f"{policy_name(DISC)} {r[DISC]:,.0f} on average, against {r[bb]:,.0f} for the "
+        f"best of the others, {policy_name(bb)}. "
+        f"All-Season's curves stay nearly flat: when a season returns, it does not learn it "
+        f"again."
+    )
     steps = runs.partial_steps(run.result, MAX_POINTS // 4)  # exact at the drawn steps
     steps = steps[steps["policy"].isin(shown)]
-    fig = vrace.cumulative_figure(steps, run.race.scenario.pattern, "regret",
-                                  max_points=MAX_POINTS // 4)
-    fig = vtour.projector(fig, subtitle=f"mean over {f['n_seeds']} seeds (band: min–max); "
-                                        f"legend best first; background: true state")
-    caption = (f"Cumulative regret, lower is better. Left out for scale: "
-               f"{policy_name('random')} (regret {r['random']:,.0f}) and the printed rule "
-               f"({r[PRINTED]:,.0f}), which is step 6.")
+    fig = vrace.cumulative_figure(
+        steps, run.race.scenario.pattern, "regret", max_points=MAX_POINTS // 4
+    )
+    fig = vtour.projector(
+        fig,
+        subtitle=f"mean over {f['n_seeds']} seeds (band: min–max); "
+        f"legend best first; background: true state",
+    )
+    caption = (
+        f"Cumulative regret, lower is better. Left out for scale: "
+        f"{policy_name('random')} (regret {r['random']:,.0f}) and the printed rule "
+        f"({r[PRINTED]:,.0f}), which is step 6."
+    )
     return text, fig, caption
 
 
 def _learnt_sentence(learnt: dict) -> str:
     ids = [tuple(v) for v in learnt.values()]
     own = all(len(v) == 1 for v in ids) and len(set(ids)) == len(ids)
-    parts = [f"state {s} by " + ("no base bandit" if not v else
-                                 ("bandit " if len(v) == 1 else "bandits ")
-                                 + ", ".join(map(str, v)))
-             for s, v in learnt.items()]
-    head = "Each season was learnt by its own bandit" if own else \
-        "The seasons were learnt by these bandits"
+    parts = [
+        f"state {s} by "
+        + (
+            "no base bandit"
+            if not v
+            else ("bandit " if len(v) == 1 else "bandits ") + ", ".join(map(str, v))
+        )
+        for s, v in learnt.items()
+    ]
+    head = (
+        "Each season was learnt by its own bandit"
+        if own
+        else "The seasons were learnt by these bandits"
+    )
     return f"{head}: {_and(parts)}."
 
 
 def _top_weight(run: runs.RaceRun, label: str):
     """The paper's figure (weight of the most likely bandit) for one contestant, seed SEED,
     fitted to a projector."""
-    fig = inside.top_weight_figure(run.frames_for(label, SEED)["weights"],
-                                   run.race.scenario.pattern,
-                                   policy=label, seed=SEED, n_labelled=N_LABELLED,
-                                   max_points=MAX_POINTS)
+    fig = inside.top_weight_figure(
+        run.frames_for(label, SEED)["weights"],
+        run.race.scenario.pattern,
+        policy=label,
+        seed=SEED,
+        n_labelled=N_LABELLED,
+        max_points=MAX_POINTS,
+    )
     return vtour.projector(fig, subtitle="", unlisted=vtour.CHANGE_POINTS)
 
 
 def step_weights(run: runs.RaceRun, f: dict):
     c = f["carried"]
-    sure = ("so it was nearly always sure which bandit fits the season"
-            if c["top_share"] >= 0.9 else "the rest of the time the weight was shared")
-    text = (f"All-Season keeps several small models (**bandits**) and, {_every(f)}, weighs "
-            f"each by how well it predicted; a bandit drawn by weight plays. "
-            f"In this run one bandit held more than {THRESHOLD} of the weight after "
-            f"{_pct(c['top_share'])} of the {_unit(f)}, {sure}. "
-            + _learnt_sentence(c["learnt"]))
+    sure = (
+        "so it was nearly always sure which bandit fits the season"
+        if c["top_share"] >= 0.9
+        else "the rest of the time the weight was shared"
+    )
+    text = (
+        f"All-Season keeps several small models (**bandits**) and, {_every(f)}, weighs "
+        f"each by how well it predicted; a bandit drawn by weight plays. "
+        f"In this run one bandit held more than {THRESHOLD} of the weight after "
+        f"{_pct(c['top_share'])} of the {_unit(f)}, {sure}. " + _learnt_sentence(c["learnt"])
+    )
     fig = _top_weight(run, CARRIED)
-    caption = (f"{policy_name(CARRIED)}, seed {SEED}, weights carried from batch to batch "
-               f"(fixed share, our reconstruction of the paper's weighting). Triangles: base bandits (colour = id); pink dashes: the shadow; "
-               f"▼ new state, ○ a state returns. Paper's notation: "
-               f"{md_escape(c['learnt_text'])}.")
+    caption = (
+        f"{policy_name(CARRIED)}, seed {SEED}, weights carried from batch to batch "
+        "(fixed share, our reconstruction of the paper's weighting). "
+        "Triangles: base bandits (colour = id); pink dashes: the shadow; "
+        f"▼ new state, ○ a state returns. Paper's notation: "
+        f"{md_escape(c['learnt_text'])}."
+    )
     return text, fig, caption
 
 
@@ -291,23 +343,31 @@ def step_lives(run: runs.RaceRun, f: dict):
     c = f["carried"]
     births = c["births"]
     plural = "s" if len(births) != 1 else ""
-    born = ("bandit 1 alone" if not births else
-            f"bandit 1 and {len(births)} cop{'ies' if plural else 'y'} of the shadow"
-            + (f", born at step{plural} {_steps(births)}" if len(births) <= 3 else ""))
+    born = (
+        "bandit 1 alone"
+        if not births
+        else f"bandit 1 and {len(births)} cop{'ies' if plural else 'y'} of the shadow"
+        + (f", born at step{plural} {_steps(births)}" if len(births) <= 3 else "")
+    )
     pruned = "none" if not c["prunes"] else f"{c['prunes']:,}"
-    text = (f"When a new season starts only the **shadow**, a bandit that remembers just the "
-            f"last {f['tau']} steps, predicts well; when it plays, it is copied into a new base "
-            f"bandit that keeps the season. "
-            f"In this run All-Season created {c['bandits_created']:,} base bandits ({born}) "
-            f"and pruned {pruned}. "
-            f"It keeps at most {f['n_max']}: above that, the less certain of the two most "
-            f"similar bandits is pruned.")
+    text = (
+        f"When a new season starts only the **shadow**, a bandit that remembers just the "
+        f"last {f['tau']} steps, predicts well; when it plays, it is copied into a new base "
+        f"bandit that keeps the season. "
+        f"In this run All-Season created {c['bandits_created']:,} base bandits ({born}) "
+        f"and pruned {pruned}. "
+        f"It keeps at most {f['n_max']}: above that, the less certain of the two most "
+        f"similar bandits is pruned."
+    )
     own = run.frames_for(CARRIED, SEED)
-    fig = inside.lifelines_figure(own["events"], own["weights"],
-                                  run.race.scenario.pattern, policy=CARRIED, seed=SEED)
+    fig = inside.lifelines_figure(
+        own["events"], own["weights"], run.race.scenario.pattern, policy=CARRIED, seed=SEED
+    )
     fig = vtour.projector(fig, subtitle="one lane per base bandit; background: true state")
-    caption = ("Each lane is a base bandit's life: from its birth (▶, a copy of the shadow) to "
-               "the end or its pruning (✕). The long lanes are the memories of the seasons.")
+    caption = (
+        "Each lane is a base bandit's life: from its birth (▶, a copy of the shadow) to "
+        "the end or its pruning (✕). The long lanes are the memories of the seasons."
+    )
     return text, fig, caption
 
 
@@ -322,66 +382,84 @@ def step_recall(run: runs.RaceRun, f: dict):
     if n == 0:
         text = "No season came back in this run, so there was nothing to recall."
     elif len(hit) == n:
-        text = (f"A season came back {n} times in this run. "
-                f"Each time, the bandit that had learnt it took the top weight back {when}, "
-                f"without learning the season again.")
+        text = (
+            f"A season came back {n} times in this run. "
+            f"Each time, the bandit that had learnt it took the top weight back {when}, "
+            f"without learning the season again."
+        )
     elif hit:
-        text = (f"A season came back {n} times in this run. "
-                f"At {len(hit)} of these returns the bandit that had learnt it took the top "
-                f"weight back {when}; at the others it never did.")
+        text = (
+            f"A season came back {n} times in this run. "
+            f"At {len(hit)} of these returns the bandit that had learnt it took the top "
+            f"weight back {when}; at the others it never did."
+        )
     else:
-        text = (f"A season came back {n} times in this run, but the bandit that had learnt "
-                f"it never took the top weight back.")
+        text = (
+            f"A season came back {n} times in this run, but the bandit that had learnt "
+            f"it never took the top weight back."
+        )
     if n:
-        text += (" A policy without that memory pays again at every return, as the "
-                 "baselines' regret showed in step 2.")
+        text += (
+            " A policy without that memory pays again at every return, as the "
+            "baselines' regret showed in step 2."
+        )
     recall = api.recall_table(run.result.traces[CARRIED, SEED], run.race.scenario.pattern)
     fig = vtour.returns_recall_figure(recall)
-    caption = (f"{policy_name(CARRIED)}, seed {SEED}: one bar per return of a season, the "
-               f"steps until its old bandit held the top weight again. Hover a bar for "
-               f"details.")
+    caption = (
+        f"{policy_name(CARRIED)}, seed {SEED}: one bar per return of a season, the "
+        f"steps until its old bandit held the top weight again. Hover a bar for "
+        f"details."
+    )
     return text, fig, caption
 
 
 def step_printed(run: runs.RaceRun, f: dict):
     c, p = f["carried"], f["printed"]
-    text = (f"The rule printed in the paper weighs the bandits by the last batch alone (here "
-            f"one reward), forgetting all earlier evidence, so the weight jumps from bandit to "
-            f"bandit: the figure becomes a cloud. "
-            f"On the same run it created {p['bandits_created']:,} base bandits against "
-            f"{c['bandits_created']:,} with carried weights, and one bandit held more than "
-            f"{THRESHOLD} of the weight after {_pct(p['top_share'])} of the {_unit(f)} "
-            f"against {_pct(c['top_share'])}. "
-            f"Its mean reward per step is {p['mean_reward']:.3f}, against "
-            f"{c['mean_reward']:.3f} with carried weights.")
+    text = (
+        f"The rule printed in the paper weighs the bandits by the last batch alone (here "
+        f"one reward), forgetting all earlier evidence, so the weight jumps from bandit to "
+        f"bandit: the figure becomes a cloud. "
+        f"On the same run it created {p['bandits_created']:,} base bandits against "
+        f"{c['bandits_created']:,} with carried weights, and one bandit held more than "
+        f"{THRESHOLD} of the weight after {_pct(p['top_share'])} of the {_unit(f)} "
+        f"against {_pct(c['top_share'])}. "
+        f"Its mean reward per step is {p['mean_reward']:.3f}, against "
+        f"{c['mean_reward']:.3f} with carried weights."
+    )
     if f["batch_size"] != 1:
         text = text.replace(" (here one reward)", "")
     fig = _top_weight(run, PRINTED)
-    caption = (f"The figure of step 3 for the printed rule: same run (seed {SEED}), same "
-               f"settings, only the weighting differs. Triangles: base bandits; pink dashes: the "
-               f"shadow.")
+    caption = (
+        f"The figure of step 3 for the printed rule: same run (seed {SEED}), same "
+        f"settings, only the weighting differs. Triangles: base bandits; pink dashes: the "
+        f"shadow."
+    )
     return text, fig, caption
 
 
 def step_real(run: runs.RaceRun, f: dict):
     r = f["real"]
-    back = (f", {r['n_returns']} of them back to an earlier rule" if r["n_returns"] else "")
-    text = (f"On real data, {r['n']:,} {r['data']}, the policy sends each image to one of "
-            f"{r['n_arms']} arms and earns 1 for the right one; which arm is right "
-            f"changes {r['n_changes']} times{back}. "
-            f"All-Season with carried weights earned {r['carried']:.3f} per step, the printed "
-            f"rule {r['printed']:.3f} and the best baseline, "
-            f"{policy_name(r['best_baseline'])}, {r['best_baseline_reward']:.3f}. "
-            f"It is one run (seed {r['seed']}), and no policy was tuned on this data.")
-    fig = vtour.real_data_figure(load_snapshot(), f"Real data: {r['data']}, {r['n_arms']} arms "
-                                                  f"— mean reward so far")
-    caption = ("Mean reward per step so far, that is the share of images sent to the right "
-               "arm; from the real-data snapshot shipped with the app.")
+    back = f", {r['n_returns']} of them back to an earlier rule" if r["n_returns"] else ""
+    text = (
+        f"On real data, {r['n']:,} {r['data']}, the policy sends each image to one of "
+        f"{r['n_arms']} arms and earns 1 for the right one; which arm is right "
+        f"changes {r['n_changes']} times{back}. "
+        f"All-Season with carried weights earned {r['carried']:.3f} per step, the printed "
+        f"rule {r['printed']:.3f} and the best baseline, "
+        f"{policy_name(r['best_baseline'])}, {r['best_baseline_reward']:.3f}. "
+        f"It is one run (seed {r['seed']}), and no policy was tuned on this data."
+    )
+    fig = vtour.real_data_figure(
+        load_snapshot(), f"Real data: {r['data']}, {r['n_arms']} arms — mean reward so far"
+    )
+    caption = (
+        "Mean reward per step so far, that is the share of images sent to the right "
+        "arm; from the real-data snapshot shipped with the app."
+    )
     return text, fig, caption
 
 
-BUILDERS = (step_seasons, step_race, step_weights, step_lives, step_recall, step_printed,
-            step_real)
+BUILDERS = (step_seasons, step_race, step_weights, step_lives, step_recall, step_printed, step_real)
 
 
 @st.cache_data(show_spinner=False, max_entries=2 * N_STEPS)
@@ -404,7 +482,7 @@ def prebuild(race_key: str) -> bool:
     for k in range(1, N_STEPS + 1):
         try:
             build(k, race_key)
-        except Exception:  # noqa: BLE001 - that step says so itself when it is opened
+        except Exception:
             log.exception("guided tour: building step %d", k)
     return True
 
@@ -414,8 +492,9 @@ def heading(k: int) -> str:
     return f"Step {k} of {N_STEPS} · {STEPS[k - 1][1]}"
 
 
-PURPOSE = (f"**Guided tour** of All-Season in {N_STEPS} steps, one figure each; the link "
-           f"opens this step.")
+PURPOSE = (
+    f"**Guided tour** of All-Season in {N_STEPS} steps, one figure each; the link opens this step."
+)
 
 
 def page_frame() -> None:
@@ -445,34 +524,82 @@ def _show() -> None:
     st.markdown(PURPOSE)
     pick, back, ahead = st.columns([6, 1, 1], vertical_alignment="center")
     st.session_state[PICK] = k
-    pick.segmented_control("Jump to a step", list(range(1, N_STEPS + 1)), key=PICK,
-                           format_func=lambda i: f"{i} · {STEPS[i - 1][2]}",
-                           on_change=_picked, label_visibility="collapsed")
-    back.button("← Back", key="tour_back", on_click=go_to, args=(k - 1,), disabled=k == 1,
-                width="stretch")
-    ahead.button("Next →", key="tour_next", on_click=go_to, args=(k + 1,),
-                 disabled=k == N_STEPS, type="primary", width="stretch")
-    with st.spinner("Preparing the tour: running the paper's synthetic experiment once "
-                    "(a few seconds, then it is kept)…"):
+    pick.segmented_control(
+        "Jump to a step",
+        list(range(1, N_STEPS + 1)),
+        key=PICK,
+        format_func=lambda i: f"{i} · {STEPS[i - 1][2]}",
+        on_change=_picked,
+        label_visibility="collapsed",
+    )
+    back.button(
+        "← Back", key="tour_back", on_click=go_to, args=(k - 1,), disabled=k == 1, width="stretch"
+    )
+    ahead.button(
+        "Next →",
+        key="tour_next",
+        on_click=go_to,
+        args=(k + 1,),
+        disabled=k == N_STEPS,
+        type="primary",
+        width="stretch",
+    )
+    with st.spinner(
+        "Preparing the tour: running the paper's synthetic experiment once "
+        "(a few seconds, then it is kept)…"
+    ):
         s = step(k)
     text_col, fig_col = st.columns([1.2, 2.5], gap="medium")
     with fig_col:
-        st.plotly_chart(s.figure, key=f"tour_fig_{k}", alt=views.alt_text(s.figure, s.caption), config={
-            **views.PLOTLY_CONFIG, "toImageButtonOptions": {
-                **views.PLOTLY_CONFIG["toImageButtonOptions"], "filename": s.name}})
+        st.plotly_chart(
+            s.figure,
+            key=f"tour_fig_{k}",
+            alt=views.alt_text(s.figure, s.caption),
+            config={
+                **views.PLOTLY_CONFIG,
+                "toImageButtonOptions": {
+                    **views.PLOTLY_CONFIG["toImageButtonOptions"],
+                    "filename": s.name,
+                },
+            },
+        )
     with text_col:
         if message:  # here, not above: the figure stays where it always is
             st.warning(message, icon=":material/link_off:")
         st.markdown(s.text)
         st.caption(s.caption)
-        st.download_button("HTML", data=lambda: export.figure_html(s.figure),
-                           file_name=f"{s.name}.html", mime="text/html", on_click="ignore",
-                           key=f"tour_dl_{k}", icon=":material/download:", type="tertiary",
-                           help="Download the interactive figure as one HTML file (PNG: "
-                                "camera icon in the figure's toolbar).")
+        st.download_button(
+            "HTML",
+            data=lambda: export.figure_html(s.figure),
+            file_name=f"{s.name}.html",
+            mime="text/html",
+            on_click="ignore",
+            key=f"tour_dl_{k}",
+            icon=":material/download:",
+            type="tertiary",
+            help="Download the interactive figure as one HTML file (PNG: "
+            "camera icon in the figure's toolbar).",
+        )
     prebuild(runs.key_of(api.default_race()))
 
 
-__all__ = ["STEPS", "N_STEPS", "QUERY", "Step", "parse_step", "go_to", "facts", "race_facts",
-           "real_facts", "build", "step", "prebuild", "heading", "page_frame",
-           "show", "race_run", "warm_up", "md_escape"]
+__all__ = [
+    "STEPS",
+    "N_STEPS",
+    "QUERY",
+    "Step",
+    "parse_step",
+    "go_to",
+    "facts",
+    "race_facts",
+    "real_facts",
+    "build",
+    "step",
+    "prebuild",
+    "heading",
+    "page_frame",
+    "show",
+    "race_run",
+    "warm_up",
+    "md_escape",
+]

@@ -34,11 +34,13 @@ TABLE_SPECS = offline.OFFLINE_POLICIES + api.REFERENCES
 
 
 def limits_text() -> str:
-    return (f"At most **{LIMITS['rows']:,} rows**, **{LIMITS['columns']} columns** and "
-            f"**{MAX_MB} MB** per file (the command line, `python -m allseason replay FILE`, "
-            f"reads {offline.LOG_LIMITS['rows']:,} rows); a reward table at most "
-            f"{table_mod.MAX_ARMS} arms and {state.APP_LIMITS['horizon']:,} steps "
-            f"(periods × customers).")
+    return (
+        f"At most **{LIMITS['rows']:,} rows**, **{LIMITS['columns']} columns** and "
+        f"**{MAX_MB} MB** per file (the command line, `python -m allseason replay FILE`, "
+        f"reads {offline.LOG_LIMITS['rows']:,} rows); a reward table at most "
+        f"{table_mod.MAX_ARMS} arms and {state.APP_LIMITS['horizon']:,} steps "
+        f"(periods × customers)."
+    )
 
 
 def _on_upload() -> None:
@@ -47,8 +49,12 @@ def _on_upload() -> None:
         if (st.session_state.get(SOURCE) or {}).get("origin") == "upload":
             st.session_state.pop(SOURCE, None)
         return
-    st.session_state[SOURCE] = {"name": f.name, "data": f.getvalue()[:LIMITS["bytes"] + 1],
-                                "size": f.size, "origin": "upload"}
+    st.session_state[SOURCE] = {
+        "name": f.name,
+        "data": f.getvalue()[: LIMITS["bytes"] + 1],
+        "size": f.size,
+        "origin": "upload",
+    }
 
 
 def _use_example(kind: str) -> None:
@@ -73,7 +79,8 @@ def format_help() -> None:
         "(`item_id`, `click`, `propensity_score`) are read too. Evaluated offline by replay "
         "(and IPS with propensities).  \n**A reward table** (one row per period and arm): "
         "`time` (a date or a period number), `arm`, `reward` (the arm's rate that period, in "
-        "[0, 1]). It becomes a world the policies race on.")
+        "[0, 1]). It becomes a world the policies race on."
+    )
 
 
 def upload_section():
@@ -82,42 +89,82 @@ def upload_section():
     left, right = st.columns([3, 2], gap="large")
     with right:
         st.markdown("**Try an example** (made from a seed, nothing is downloaded)")
-        st.button("An Open-Bandit-style click log", key="yd_ex_log", icon=":material/ads_click:",
-                  on_click=_use_example, args=("log",), use_container_width=True,
-                  help=f"{examples.OBD_ROWS:,} events, {examples.N_ITEMS} items shown at "
-                       f"random, about 0.4% clicks: sparse, as real click logs are.")
-        st.button("A seasonal reward table", key="yd_ex_table",
-                  icon=":material/calendar_month:", on_click=_use_example, args=("table",),
-                  use_container_width=True,
-                  help=f"{examples.WEEKS} weeks x {len(examples.PRODUCTS)} products "
-                       f"({', '.join(examples.PRODUCTS)}): each season of the year has its "
-                       f"best seller, and the seasons come back every year.")
+        st.button(
+            "An Open-Bandit-style click log",
+            key="yd_ex_log",
+            icon=":material/ads_click:",
+            on_click=_use_example,
+            args=("log",),
+            use_container_width=True,
+            help=f"{examples.OBD_ROWS:,} events, {examples.N_ITEMS} items shown at "
+            f"random, about 0.4% clicks: sparse, as real click logs are.",
+        )
+        st.button(
+            "A seasonal reward table",
+            key="yd_ex_table",
+            icon=":material/calendar_month:",
+            on_click=_use_example,
+            args=("table",),
+            use_container_width=True,
+            help=f"{examples.WEEKS} weeks x {len(examples.PRODUCTS)} products "
+            f"({', '.join(examples.PRODUCTS)}): each season of the year has its "
+            f"best seller, and the seasons come back every year.",
+        )
         format_help()
     with left:
-        st.file_uploader("Upload a CSV file (a log or a reward table)", type=["csv"],
-                         key=UPLOAD, on_change=_on_upload, max_upload_size=MAX_MB,
-                         help="UTF-8, comma-separated, a header row. " + limits_text())
+        st.file_uploader(
+            "Upload a CSV file (a log or a reward table)",
+            type=["csv"],
+            key=UPLOAD,
+            on_change=_on_upload,
+            max_upload_size=MAX_MB,
+            help="UTF-8, comma-separated, a header row. " + limits_text(),
+        )
         st.caption(limits_text())
         with st.expander("Options", icon=":material/tune:"):
             c1, c2 = st.columns(2)
-            c1.selectbox("Kind", ["auto", "log", "table"], key="yd_kind",
-                         help="auto: a `timestamp` column makes a log, a `time` column a "
-                              "reward table.")
-            c2.selectbox("Scale the rewards", ["none", "max", "minmax"], key="yd_scale",
-                         help="none: a reward outside [0, 1] is an error. max: divide by the "
-                              "largest. minmax: (value − min) / (max − min).")
-            c1.text_input("Arms (optional)", key="yd_arms",
-                          help="A number N (arms 0 … N−1) or labels separated by commas; any "
-                               "other arm in the file is an error. Empty: every arm of a log, "
-                               "the arms of a table's earliest period.")
-            c2.text_input("Context columns (log, optional)", key="yd_context",
-                          help="Numeric columns, separated by commas. Empty: x0, x1, ….")
-            c1.number_input("Seeds", 2, 10, api.DEFAULT_SEEDS, key="yd_seeds",
-                            help="Replays (or races) with different random draws of the "
-                                 "policies; the 95% intervals use them.")
-            c2.number_input("Customers per period (table)", 1, 200, table_mod.STEPS,
-                            key="yd_steps", help="Each period of a reward table is one batch "
-                                                 "of this many customers (steps).")
+            c1.selectbox(
+                "Kind",
+                ["auto", "log", "table"],
+                key="yd_kind",
+                help="auto: a `timestamp` column makes a log, a `time` column a reward table.",
+            )
+            c2.selectbox(
+                "Scale the rewards",
+                ["none", "max", "minmax"],
+                key="yd_scale",
+                help="none: a reward outside [0, 1] is an error. max: divide by the "
+                "largest. minmax: (value − min) / (max − min).",
+            )
+            c1.text_input(
+                "Arms (optional)",
+                key="yd_arms",
+                help="A number N (arms 0 … N−1) or labels separated by commas; any "
+                "other arm in the file is an error. Empty: every arm of a log, "
+                "the arms of a table's earliest period.",
+            )
+            c2.text_input(
+                "Context columns (log, optional)",
+                key="yd_context",
+                help="Numeric columns, separated by commas. Empty: x0, x1, ….",
+            )
+            c1.number_input(
+                "Seeds",
+                2,
+                10,
+                api.DEFAULT_SEEDS,
+                key="yd_seeds",
+                help="Replays (or races) with different random draws of the "
+                "policies; the 95% intervals use them.",
+            )
+            c2.number_input(
+                "Customers per period (table)",
+                1,
+                200,
+                table_mod.STEPS,
+                key="yd_steps",
+                help="Each period of a reward table is one batch of this many customers (steps).",
+            )
         source = st.session_state.get(SOURCE)
         if source is None:
             return None, None
@@ -126,25 +173,35 @@ def upload_section():
 
 def options() -> dict:
     ss = st.session_state
-    return {"kind": ss.get("yd_kind", "auto"), "scale": ss.get("yd_scale", "none"),
-            "arms": (ss.get("yd_arms") or "").strip(),
-            "context": (ss.get("yd_context") or "").strip(),
-            "seeds": int(ss.get("yd_seeds", api.DEFAULT_SEEDS)),
-            "steps": int(ss.get("yd_steps", table_mod.STEPS))}
+    return {
+        "kind": ss.get("yd_kind", "auto"),
+        "scale": ss.get("yd_scale", "none"),
+        "arms": (ss.get("yd_arms") or "").strip(),
+        "context": (ss.get("yd_context") or "").strip(),
+        "seeds": int(ss.get("yd_seeds", api.DEFAULT_SEEDS)),
+        "steps": int(ss.get("yd_steps", table_mod.STEPS)),
+    }
 
 
 def _parse(source: dict):
     opts = options()
     try:
         if source.get("size", len(source["data"])) > LIMITS["bytes"]:
-            raise api.SpecError("file", f"the file has {source['size']:,} bytes; at most "
-                                        f"{LIMITS['bytes']:,} bytes are read "
-                                        f"({LIMITS['bytes'] / 1e6:g} MB)")
+            raise api.SpecError(
+                "file",
+                f"the file has {source['size']:,} bytes; at most "
+                f"{LIMITS['bytes']:,} bytes are read "
+                f"({LIMITS['bytes'] / 1e6:g} MB)",
+            )
         kind = None if opts["kind"] == "auto" else opts["kind"]
         data = api.read_user_file(
-            source["data"], kind, arms=opts["arms"] or None,
+            source["data"],
+            kind,
+            arms=opts["arms"] or None,
             scale=None if opts["scale"] == "none" else opts["scale"],
-            context=opts["context"] or None, limits=LIMITS)
+            context=opts["context"] or None,
+            limits=LIMITS,
+        )
     except api.SpecError as e:
         st.error(f"**{source['name'][:80]}**: {_message(e)}", icon=":material/error:")
         return None
@@ -163,18 +220,25 @@ def _stored(key: str):
 
 # --- a log ----------------------------------------------------------------------------------
 def show_log(source: dict, log: api.Log) -> None:
-    logging = ("no propensity column, so the logging is **assumed uniform**"
-               if log.propensity is None else
-               "propensities all equal: **uniform** logging" if log.uniform else
-               "propensities differ: the logging is **not uniform**, so replay is biased; "
-               "read IPS")
-    st.markdown(f"**{source['name'][:80]}**: a log of **{log.n_events:,} events**, "
-                f"{log.n_arms} arms, "
-                + (f"context {', '.join(log.context_names)}" if log.context_names
-                   else "no context (one-hot arms)")
-                + f"; {logging}."
-                + (f" Ignored columns: {', '.join(log.ignored)}." if log.ignored else "")
-                + (f" {'; '.join(log.notes).capitalize()}." if log.notes else ""))
+    logging = (
+        "no propensity column, so the logging is **assumed uniform**"
+        if log.propensity is None
+        else "propensities all equal: **uniform** logging"
+        if log.uniform
+        else "propensities differ: the logging is **not uniform**, so replay is biased; read IPS"
+    )
+    st.markdown(
+        f"**{source['name'][:80]}**: a log of **{log.n_events:,} events**, "
+        f"{log.n_arms} arms, "
+        + (
+            f"context {', '.join(log.context_names)}"
+            if log.context_names
+            else "no context (one-hot arms)"
+        )
+        + f"; {logging}."
+        + (f" Ignored columns: {', '.join(log.ignored)}." if log.ignored else "")
+        + (f" {'; '.join(log.notes).capitalize()}." if log.notes else "")
+    )
     key = _key(source, "log")
     result = _stored(key)
     if result is None:
@@ -182,43 +246,57 @@ def show_log(source: dict, log: api.Log) -> None:
         bar = st.progress(0.0, text="Replaying…")
 
         def progress(done, total):
-            bar.progress(done / total, text=f"Replaying: {done} of {total} runs "
-                                            f"(policies × seeds)")
+            bar.progress(done / total, text=f"Replaying: {done} of {total} runs (policies × seeds)")
 
         with runs.compute_slot(bar):  # shares the server's compute slots with the races
-            result = api.evaluate(log, None, opts["seeds"], 0, progress=progress,
-                                  workers=runs.RACE_WORKERS)
+            result = api.evaluate(
+                log, None, opts["seeds"], 0, progress=progress, workers=runs.RACE_WORKERS
+            )
         bar.empty()
         st.session_state[RESULT] = (key, "log", result)
     rows = result.summary()
     methods = list(result.methods)
     method = methods[0]
     if len(methods) > 1:
-        method = st.radio("Estimator", methods, horizontal=True, key="yd_method",
-                          format_func=lambda m: offline.METHOD_TITLES[m])
+        method = st.radio(
+            "Estimator",
+            methods,
+            horizontal=True,
+            key="yd_method",
+            format_func=lambda m: offline.METHOD_TITLES[m],
+        )
     reasons = result.sparsity([method])
     if reasons:
-        st.warning("**Too sparse to decide anything.** " + " ".join(
-            r[0].upper() + r[1:] + "." for r in reasons) + f" The rule: a policy kept fewer "
+        st.warning(
+            "**Too sparse to decide anything.** "
+            + " ".join(r[0].upper() + r[1:] + "." for r in reasons)
+            + f" The rule: a policy kept fewer "
             f"than {offline.MIN_EVENTS} events (IPS: an effective sample size below "
             f"{offline.MIN_EVENTS}), or every 95% interval overlaps every other.",
-            icon=":material/warning:")
+            icon=":material/warning:",
+        )
     st.table(voffline.estimates_table(rows, method))
     st.caption(
-        ("**Kept events**: events where the policy chose the logged arm; only those count, "
-         "and only on those does the policy learn (replay, Li et al. 2011). "
-         if method == "replay" else
-         "**Effective sample size**: (Σw)² / Σw², w = 1/propensity on the events where the "
-         "policy's draw matched the logged arm. ")
+        (
+            "**Kept events**: events where the policy chose the logged arm; only those count, "
+            "and only on those does the policy learn (replay, Li et al. 2011). "
+            if method == "replay"
+            else "**Effective sample size**: (Σw)² / Σw², w = 1/propensity on the events where the "
+            "policy's draw matched the logged arm. "
+        )
         + f"**95% interval**: Student's t × the per-event standard error (the log's own "
-          f"noise). **± over seeds**: Student's t interval over the {result.n_seeds} replay "
-          f"seeds (the policies' own draws on this log). **Too sparse** (the warning): a "
-          f"policy kept fewer than {offline.MIN_EVENTS} events (⚠), or every interval "
-          f"overlaps every other. The oracles cannot run on a log: it has no true seasons. "
-          f"{result.seconds:.1f} s.")
-    views.chart(voffline.estimates_figure(rows, method),
-                "Policies whose bars reach the dotted line cannot be told from the best "
-                "one on this log.", "offline-estimates", "yd_fig")
+        f"noise). **± over seeds**: Student's t interval over the {result.n_seeds} replay "
+        f"seeds (the policies' own draws on this log). **Too sparse** (the warning): a "
+        f"policy kept fewer than {offline.MIN_EVENTS} events (⚠), or every interval "
+        f"overlaps every other. The oracles cannot run on a log: it has no true seasons. "
+        f"{result.seconds:.1f} s."
+    )
+    views.chart(
+        voffline.estimates_figure(rows, method),
+        "Policies whose bars reach the dotted line cannot be told from the best one on this log.",
+        "offline-estimates",
+        "yd_fig",
+    )
     views.csv_button("Results (CSV)", result.frame, "offline-results", "yd_dl")
 
 
@@ -228,25 +306,37 @@ def show_table(source: dict, table: api.RewardTable) -> None:
     sc = table.scenario(steps=opts["steps"])
     state.check_app_limits(sc)
     dates = api.step_dates(sc, world=table)
-    span = (f"{table.times[0]} to {table.times[-1]}" if dates is not None
-            else f"periods {table.times[0]} to {table.times[-1]}")
-    st.markdown(f"**{source['name'][:80]}**: a reward table of **{table.n_periods:,} "
-                f"periods** ({span}) × {table.n_arms} arms ({', '.join(table.arm_names)})"
-                + (f"; {'; '.join(table.notes)}" if table.notes else "") + ".")
-    st.markdown(f"**The world.** Each period is a batch of {opts['steps']} customers; a "
-                f"customer shown an arm buys it (reward 1) with that arm's rate in that "
-                f"period, else 0. **The seasons are derived**, since your table has no true "
-                f"states: a period's season is its **best arm** ({len(sc.segments)} runs of "
-                f"seasons, {sc.horizon:,} steps).")
+    span = (
+        f"{table.times[0]} to {table.times[-1]}"
+        if dates is not None
+        else f"periods {table.times[0]} to {table.times[-1]}"
+    )
+    st.markdown(
+        f"**{source['name'][:80]}**: a reward table of **{table.n_periods:,} "
+        f"periods** ({span}) × {table.n_arms} arms ({', '.join(table.arm_names)})"
+        + (f"; {'; '.join(table.notes)}" if table.notes else "")
+        + "."
+    )
+    st.markdown(
+        f"**The world.** Each period is a batch of {opts['steps']} customers; a "
+        f"customer shown an arm buys it (reward 1) with that arm's rate in that "
+        f"period, else 0. **The seasons are derived**, since your table has no true "
+        f"states: a period's season is its **best arm** ({len(sc.segments)} runs of "
+        f"seasons, {sc.horizon:,} steps)."
+    )
     from allseason.viz import timeline
 
     fig = timeline.pattern_timeline(sc.pattern, height=150 + 34 * min(table.n_arms, 8))
     names = api.state_names(sc, world=table)
     fig.update_layout(title_text="Your seasons: the best arm of each period")
-    views.chart(fig if dates is None else date_ticks(fig, dates),
-                "State k is the season where arm k is best: "
-                + ", ".join(f"{k} = {n}" for k, n in enumerate(names)) + ".",
-                "your-seasons", "yd_seasons")
+    views.chart(
+        fig if dates is None else date_ticks(fig, dates),
+        "State k is the season where arm k is best: "
+        + ", ".join(f"{k} = {n}" for k, n in enumerate(names))
+        + ".",
+        "your-seasons",
+        "yd_seasons",
+    )
     key = _key(source, "table")
     result = _stored(key)
     if result is None:
@@ -261,30 +351,39 @@ def show_table(source: dict, table: api.RewardTable) -> None:
     summary = result.summary_frame()
     st.subheader("The race on your table")
     st.table(vrace.leaderboard_table(summary))
-    st.caption(f"Mean ± 95% Student's t interval over {result.race.n_seeds} seeds. The oracles "
-               f"are told the derived seasons (the best arm of each period), ranked apart.")
+    st.caption(
+        f"Mean ± 95% Student's t interval over {result.race.n_seeds} seeds. The oracles "
+        f"are told the derived seasons (the best arm of each period), ranked apart."
+    )
     views.csv_button("Race summary (CSV)", summary, "your-table-race", "yd_dl_race")
     st.subheader("Which bandit All-Season used when")
     labels = [p.label for p in result.race.policies if p.name.startswith("allseason")]
     c1, c2, _ = st.columns([2, 1, 2])
-    label = c1.selectbox("All-Season contestant", labels, key="yd_label",
-                         format_func=policy_name)
+    label = c1.selectbox("All-Season contestant", labels, key="yd_label", format_func=policy_name)
     seed = c2.selectbox("Seed", list(range(result.race.n_seeds)), key="yd_seed")
     from allseason.viz import inside
 
     trace = result.traces[label, seed]
     if dates is not None:
-        views.chart(inside.season_year_figure(api.season_year_table(trace, dates, names)),
-                    "Read along a row: the same season in each year. The same bandit in every "
-                    "year of a row means All-Season recognised the season when it came back.",
-                    "your-season-year", "yd_season_year")
+        views.chart(
+            inside.season_year_figure(api.season_year_table(trace, dates, names)),
+            "Read along a row: the same season in each year. The same bandit in every "
+            "year of a row means All-Season recognised the season when it came back.",
+            "your-season-year",
+            "yd_season_year",
+        )
     w = result.weights_frame(only=[(label, seed)])
-    fig = timeline.name_states(inside.top_weight_figure(w, sc.pattern, policy=label,
-                                                        seed=seed), names)
-    views.chart(fig if dates is None else date_ticks(fig, dates),
-                "After each period, the weight of the bandit All-Season trusted most "
-                "(triangles coloured by bandit id; pink dashes: the shadow, a new season). "
-                "The background bands are your seasons.", "your-top-weight", "yd_top")
+    fig = timeline.name_states(
+        inside.top_weight_figure(w, sc.pattern, policy=label, seed=seed), names
+    )
+    views.chart(
+        fig if dates is None else date_ticks(fig, dates),
+        "After each period, the weight of the bandit All-Season trusted most "
+        "(triangles coloured by bandit id; pink dashes: the shadow, a new season). "
+        "The background bands are your seasons.",
+        "your-top-weight",
+        "yd_top",
+    )
 
 
 def page_body() -> None:
@@ -300,5 +399,13 @@ def page_body() -> None:
         show_log(source, data)
 
 
-__all__ = ["page_body", "upload_section", "show_log", "show_table", "SOURCE", "RESULT",
-           "UPLOAD", "LIMITS"]
+__all__ = [
+    "page_body",
+    "upload_section",
+    "show_log",
+    "show_table",
+    "SOURCE",
+    "RESULT",
+    "UPLOAD",
+    "LIMITS",
+]

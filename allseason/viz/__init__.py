@@ -20,19 +20,49 @@ pandas and plotly (never streamlit), so the figures work in the app, a notebook 
 """
 
 from .export import figure_html, frames_csv
-from .inside import (lifelines_figure, posterior_animation, recall_figure,
-                     season_year_figure, state_heatmap, top_weight_figure, weights_animation,
-                     weights_area_figure)
-from .race import (cumulative_figure, final_regret_figure, leaderboard_figure,
-                   leaderboard_table, reward_by_state_figure)
-from .style import (SHADOW_COLOR, bandit_colors, base_layout, policy_colors, policy_name,
-                    state_color)
+from .inside import (
+    lifelines_figure,
+    posterior_animation,
+    recall_figure,
+    season_year_figure,
+    state_heatmap,
+    top_weight_figure,
+    weights_animation,
+    weights_area_figure,
+)
+from .race import (
+    cumulative_figure,
+    final_regret_figure,
+    leaderboard_figure,
+    leaderboard_table,
+    reward_by_state_figure,
+)
+from .style import SHADOW_COLOR, bandit_colors, base_layout, policy_colors, policy_name, state_color
 from .timeline import add_season_bands, date_ticks, pattern_timeline
 
-__all__ = ["state_color", "policy_colors", "bandit_colors", "SHADOW_COLOR",
-           "policy_name", "base_layout", "pattern_timeline", "add_season_bands",
-           "cumulative_figure", "leaderboard_table", "leaderboard_figure", "final_regret_figure",
-           "reward_by_state_figure", "weights_animation", "top_weight_figure",
-           "weights_area_figure", "lifelines_figure", "state_heatmap", "recall_figure",
-           "posterior_animation", "figure_html", "frames_csv", "season_year_figure",
-           "date_ticks"]
+__all__ = [
+    "state_color",
+    "policy_colors",
+    "bandit_colors",
+    "SHADOW_COLOR",
+    "policy_name",
+    "base_layout",
+    "pattern_timeline",
+    "add_season_bands",
+    "cumulative_figure",
+    "leaderboard_table",
+    "leaderboard_figure",
+    "final_regret_figure",
+    "reward_by_state_figure",
+    "weights_animation",
+    "top_weight_figure",
+    "weights_area_figure",
+    "lifelines_figure",
+    "state_heatmap",
+    "recall_figure",
+    "posterior_animation",
+    "figure_html",
+    "frames_csv",
+    "season_year_figure",
+    "date_ticks",
+]

@@ -25,9 +25,21 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .race import sample_index
-from .style import (BANDIT_COLOR_SCALE, INK, LEGEND_BELOW, LEGEND_RIGHT, SHADOW, SHADOW_COLOR,
-                    bandit_color, bandit_color_code, bandit_label, base_layout, empty_figure,
-                    state_color, state_label)
+from .style import (
+    BANDIT_COLOR_SCALE,
+    INK,
+    LEGEND_BELOW,
+    LEGEND_RIGHT,
+    SHADOW,
+    SHADOW_COLOR,
+    bandit_color,
+    bandit_color_code,
+    bandit_label,
+    base_layout,
+    empty_figure,
+    state_color,
+    state_label,
+)
 from .timeline import add_change_points, add_season_bands
 
 OTHERS_COLOR = "#bdbdbd"
@@ -49,8 +61,10 @@ def _one_run(table: pd.DataFrame, policy, seed, what: str) -> pd.DataFrame:
     keys = [c for c in ("policy", "seed") if c in t.columns]
     if keys and len(t) and t[keys].drop_duplicates().shape[0] > 1:
         runs = t[keys].drop_duplicates().shape[0]
-        raise ValueError(f"{what}: the table holds {runs} runs (policy, seed); pass policy= "
-                         f"and seed= or filter it to one run")
+        raise ValueError(
+            f"{what}: the table holds {runs} runs (policy, seed); pass policy= "
+            f"and seed= or filter it to one run"
+        )
     return t
 
 
@@ -63,6 +77,7 @@ def _plain(a) -> list:
 
 def _title_policy(table: pd.DataFrame, policy) -> str:
     from .style import policy_name
+
     if policy is None and "policy" in table.columns and len(table):
         policy = table["policy"].iloc[0]
     return f" — {policy_name(policy)}" if policy is not None else ""
@@ -96,43 +111,90 @@ def _sampled_batches(w: pd.DataFrame, n: int):
 
 def _wide(w: pd.DataFrame) -> pd.DataFrame:
     """Batch x bandit weights (0 where a bandit is not alive), index = batch."""
-    return w.pivot_table(index="batch", columns="bandit", values="weight", aggfunc="sum",
-                         fill_value=0.0)
+    return w.pivot_table(
+        index="batch", columns="bandit", values="weight", aggfunc="sum", fill_value=0.0
+    )
 
 
-def _animation_controls(names: list[str], labels: list[str], frame_ms: int,
-                        transition_ms: int, redraw: bool, offset: int = 0) -> dict:
+def _animation_controls(
+    names: list[str],
+    labels: list[str],
+    frame_ms: int,
+    transition_ms: int,
+    redraw: bool,
+    offset: int = 0,
+) -> dict:
     """Play/pause buttons and a slider over the frames ``names`` (labels shown), placed
     ``offset`` pixels further below the plot (room for long tick labels); the legend moves to
     the right, out of their way."""
-    play = dict(frame=dict(duration=frame_ms, redraw=redraw), fromcurrent=True,
-                transition=dict(duration=transition_ms, easing="linear"), mode="immediate")
-    pause = dict(frame=dict(duration=0, redraw=False), transition=dict(duration=0),
-                 mode="immediate")
-    buttons = dict(type="buttons", direction="left", showactive=False, x=0.0, y=0,
-                   xanchor="left", yanchor="top", pad=dict(t=55 + offset, r=10),
-                   buttons=[dict(label="▶ Play", method="animate", args=[None, play]),
-                            dict(label="❚❚ Pause", method="animate", args=[[None], pause])])
-    slider = dict(active=0, x=0.17, len=0.83, y=0, yanchor="top", pad=dict(t=40 + offset, b=10),
-                  currentvalue=dict(prefix="step ", xanchor="right", font=dict(size=13)),
-                  transition=dict(duration=0),
-                  steps=[dict(label=lab, method="animate",
-                              args=[[name], dict(mode="immediate",
-                                                 frame=dict(duration=0, redraw=redraw),
-                                                 transition=dict(duration=0))])
-                         for name, lab in zip(names, labels)])
+    play = dict(
+        frame=dict(duration=frame_ms, redraw=redraw),
+        fromcurrent=True,
+        transition=dict(duration=transition_ms, easing="linear"),
+        mode="immediate",
+    )
+    pause = dict(
+        frame=dict(duration=0, redraw=False), transition=dict(duration=0), mode="immediate"
+    )
+    buttons = dict(
+        type="buttons",
+        direction="left",
+        showactive=False,
+        x=0.0,
+        y=0,
+        xanchor="left",
+        yanchor="top",
+        pad=dict(t=55 + offset, r=10),
+        buttons=[
+            dict(label="▶ Play", method="animate", args=[None, play]),
+            dict(label="❚❚ Pause", method="animate", args=[[None], pause]),
+        ],
+    )
+    slider = dict(
+        active=0,
+        x=0.17,
+        len=0.83,
+        y=0,
+        yanchor="top",
+        pad=dict(t=40 + offset, b=10),
+        currentvalue=dict(prefix="step ", xanchor="right", font=dict(size=13)),
+        transition=dict(duration=0),
+        steps=[
+            dict(
+                label=lab,
+                method="animate",
+                args=[
+                    [name],
+                    dict(
+                        mode="immediate",
+                        frame=dict(duration=0, redraw=redraw),
+                        transition=dict(duration=0),
+                    ),
+                ],
+            )
+            for name, lab in zip(names, labels)
+        ],
+    )
     return dict(updatemenus=[buttons], sliders=[slider], legend=LEGEND_RIGHT)
 
 
 def _frame_title(head: str, step: int, state: int, tail: str = "") -> str:
     c = state_color(state, strong=True)
-    return (f"{head} · step {step:,} · <span style='color:{c}'>■ true {state_label(state)}"
-            f"</span>{tail}")
+    return (
+        f"{head} · step {step:,} · <span style='color:{c}'>■ true {state_label(state)}</span>{tail}"
+    )
 
 
 # -- weights -----------------------------------------------------------------------------------
-def weights_animation(weights: pd.DataFrame, pattern, n_frames: int = 150, *, policy=None,
-                      seed=None, max_bandits: int = 12) -> go.Figure:
+def weights_animation(
+    weights: pd.DataFrame,
+    pattern,
+    n_frames: int = 150,
+    *,
+    policy=None,
+    seed=None,
+    max_bandits: int = 12,
+) -> go.Figure:
     """Animated bar chart of the posterior weight of every bandit (play/pause and a slider).
 
     Frames: at most ``n_frames`` batches, evenly spaced, the last one included. Categories
@@ -149,9 +211,12 @@ def weights_animation(weights: pd.DataFrame, pattern, n_frames: int = 150, *, po
     cols = set(wide.columns.tolist())
     shadow = wide[SHADOW].to_numpy() if SHADOW in cols else np.zeros(len(chosen))
     kept = wide.reindex(columns=keep, fill_value=0.0).to_numpy()
-    alive = w[w["batch"].isin(chosen)].assign(one=1).pivot_table(index="batch", columns="bandit", values="one",
-                                          aggfunc="sum", fill_value=0).reindex(chosen,
-                                                                               fill_value=0)
+    alive = (
+        w[w["batch"].isin(chosen)]
+        .assign(one=1)
+        .pivot_table(index="batch", columns="bandit", values="one", aggfunc="sum", fill_value=0)
+        .reindex(chosen, fill_value=0)
+    )
     rest = [b for b in cols if b != SHADOW and b not in set(keep)]
     n_rest_total = w.loc[~w["bandit"].isin(keep + [SHADOW]), "bandit"].nunique()
     others = wide[rest].sum(axis=1).to_numpy() if rest else np.zeros(len(chosen))
@@ -163,46 +228,101 @@ def weights_animation(weights: pd.DataFrame, pattern, n_frames: int = 150, *, po
 
     def frame_data(i):  # plain lists: see _plain
         txt = lambda v: f"{v:.2f}" if v >= 0.005 else ""  # noqa: E731
-        data = [dict(type="bar", x=["shadow"], y=[float(shadow[i])], customdata=[["alive"]],
-                     text=[txt(shadow[i])])]
-        data.append(dict(type="bar", x=base_x, y=_plain(kept[i]), text=[txt(v) for v in kept[i]],
-                         customdata=[["alive" if a else "not alive"] for a in kept_alive[i]]))
+        data = [
+            dict(
+                type="bar",
+                x=["shadow"],
+                y=[float(shadow[i])],
+                customdata=[["alive"]],
+                text=[txt(shadow[i])],
+            )
+        ]
+        data.append(
+            dict(
+                type="bar",
+                x=base_x,
+                y=_plain(kept[i]),
+                text=[txt(v) for v in kept[i]],
+                customdata=[["alive" if a else "not alive"] for a in kept_alive[i]],
+            )
+        )
         if show_others:
-            data.append(dict(type="bar", x=[f"other bandits ({n_rest_total})"],
-                             y=[float(others[i])], text=[txt(others[i])],
-                             customdata=[[f"{int(n_others[i])} alive"]]))
+            data.append(
+                dict(
+                    type="bar",
+                    x=[f"other bandits ({n_rest_total})"],
+                    y=[float(others[i])],
+                    text=[txt(others[i])],
+                    customdata=[[f"{int(n_others[i])} alive"]],
+                )
+            )
         return data
 
-    style = [dict(name="shadow (short-term memory)", marker=dict(color=SHADOW_COLOR)),
-             dict(name="base bandits (colour = id)",
-                  marker=dict(color=[bandit_color(b) for b in keep]))]
+    style = [
+        dict(name="shadow (short-term memory)", marker=dict(color=SHADOW_COLOR)),
+        dict(name="base bandits (colour = id)", marker=dict(color=[bandit_color(b) for b in keep])),
+    ]
     if show_others:
-        style.append(dict(name="other bandits, summed", marker=dict(
-            color=OTHERS_COLOR, pattern=dict(shape="/", fgcolor=INK))))
+        style.append(
+            dict(
+                name="other bandits, summed",
+                marker=dict(color=OTHERS_COLOR, pattern=dict(shape="/", fgcolor=INK)),
+            )
+        )
     hover = "<b>%{x}</b><br>weight %{y:.3f} (%{customdata[0]})<extra></extra>"
-    data0 = [dict(d, **s, textposition="outside", cliponaxis=False,
-                  hovertemplate=hover) for d, s in zip(frame_data(0), style)]
+    data0 = [
+        dict(d, **s, textposition="outside", cliponaxis=False, hovertemplate=hover)
+        for d, s in zip(frame_data(0), style)
+    ]
     names = [str(int(b)) for b in chosen]
     head = "Posterior weights"
-    frames = [dict(name=names[i], data=frame_data(i),
-                   layout=dict(title=dict(text=_frame_title(head, int(step_of[i]),
-                                                            int(states[i]))
-                                          if states[i] >= 0 else f"{head} · step "
-                                          f"{int(step_of[i]):,}")))
-              for i in range(len(chosen))]
+    frames = [
+        dict(
+            name=names[i],
+            data=frame_data(i),
+            layout=dict(
+                title=dict(
+                    text=_frame_title(head, int(step_of[i]), int(states[i]))
+                    if states[i] >= 0
+                    else f"{head} · step {int(step_of[i]):,}"
+                )
+            ),
+        )
+        for i in range(len(chosen))
+    ]
     fig = go.Figure(dict(data=data0, frames=frames))
-    sub_txt = ("bar = probability that the bandit plays the next step; "
-               f"{len(chosen)} frames of {w['batch'].nunique()} batches")
-    fig.update_layout(**{**base_layout(frames[0]["layout"]["title"]["text"], None,
-                                       "posterior weight", subtitle=sub_txt, height=520),
-                         **_animation_controls(names, [f"{int(s):,}" for s in step_of],
-                                               frame_ms=150, transition_ms=100, redraw=True,
-                                               offset=45)})
+    sub_txt = (
+        "bar = probability that the bandit plays the next step; "
+        f"{len(chosen)} frames of {w['batch'].nunique()} batches"
+    )
+    fig.update_layout(
+        **{
+            **base_layout(
+                frames[0]["layout"]["title"]["text"],
+                None,
+                "posterior weight",
+                subtitle=sub_txt,
+                height=520,
+            ),
+            **_animation_controls(
+                names,
+                [f"{int(s):,}" for s in step_of],
+                frame_ms=150,
+                transition_ms=100,
+                redraw=True,
+                offset=45,
+            ),
+        }
+    )
     fig.update_layout(margin=dict(b=180), bargap=0.25)
-    categories = ["shadow"] + base_x + ([f"other bandits ({n_rest_total})"]
-                                        if show_others else [])
-    fig.update_xaxes(type="category", categoryorder="array", categoryarray=categories,
-                     range=[-0.5, len(categories) - 0.5], fixedrange=True)
+    categories = ["shadow"] + base_x + ([f"other bandits ({n_rest_total})"] if show_others else [])
+    fig.update_xaxes(
+        type="category",
+        categoryorder="array",
+        categoryarray=categories,
+        range=[-0.5, len(categories) - 0.5],
+        fixedrange=True,
+    )
     fig.update_yaxes(range=[0, 1], autorange=False, fixedrange=True, dtick=0.2)
     return fig
 
@@ -228,11 +348,19 @@ def top_of_each_batch(w: pd.DataFrame) -> pd.DataFrame:
     """One row per batch: the bandit with the largest weight (batch, step, bandit, weight)."""
     w = w.sort_values(["batch", "weight"], kind="stable")
     return w.drop_duplicates("batch", keep="last").sort_values("batch")[
-        ["batch", "step", "bandit", "weight"]]
+        ["batch", "step", "bandit", "weight"]
+    ]
 
 
-def top_weight_figure(weights: pd.DataFrame, pattern, max_points: int = 2000, *, policy=None,
-                      seed=None, n_labelled: int = 6) -> go.Figure:
+def top_weight_figure(
+    weights: pd.DataFrame,
+    pattern,
+    max_points: int = 2000,
+    *,
+    policy=None,
+    seed=None,
+    n_labelled: int = 6,
+) -> go.Figure:
     """The paper's figure 2 (bottom): after each batch, the weight of the most likely bandit;
     base bandits as triangles coloured by id, the shadow as pink dashes; true state as bands.
 
@@ -243,8 +371,7 @@ def top_weight_figure(weights: pd.DataFrame, pattern, max_points: int = 2000, *,
     w = _one_run(weights, policy, seed, "weights")
     title = "Weight of the most likely bandit" + _title_policy(w, policy)
     if not len(w):
-        return empty_figure("No weights: this policy is not an ensemble (or has not run).",
-                            title)
+        return empty_figure("No weights: this policy is not an ensemble (or has not run).", title)
     top = top_of_each_batch(w)
     n_batches = len(top)
     keep = minmax_index(top["weight"].to_numpy(), max_points)
@@ -258,30 +385,63 @@ def top_weight_figure(weights: pd.DataFrame, pattern, max_points: int = 2000, *,
     fig = go.Figure()
     x, y, b = top["step"].to_numpy(), top["weight"].to_numpy(), top["bandit"].to_numpy()
     st = _state_at(pattern, x) if pattern is not None else np.full(len(x), -1)
-    hover = ("step %{x:,}<br><b>%{customdata[0]}</b> on top, weight %{y:.3f}"
-             "<br>true state %{customdata[1]}<extra></extra>")
+    hover = (
+        "step %{x:,}<br><b>%{customdata[0]}</b> on top, weight %{y:.3f}"
+        "<br>true state %{customdata[1]}<extra></extra>"
+    )
 
     def add(mask, name, marker):
         cd = np.stack([[bandit_label(i) for i in b[mask]], st[mask]], axis=1)
-        fig.add_trace(dict(type="scatter", x=x[mask], y=y[mask], mode="markers", name=name,
-                           marker=marker, customdata=cd, hovertemplate=hover,
-                           cliponaxis=False))
+        fig.add_trace(
+            dict(
+                type="scatter",
+                x=x[mask],
+                y=y[mask],
+                mode="markers",
+                name=name,
+                marker=marker,
+                customdata=cd,
+                hovertemplate=hover,
+                cliponaxis=False,
+            )
+        )
 
     for i in sorted(labelled):
         add(b == i, bandit_label(i), dict(symbol="triangle-up", size=7, color=bandit_color(i)))
     rest = (b > 0) & ~np.isin(b, labelled)
     if rest.any():
-        add(rest, "other base bandits", dict(symbol="triangle-up", size=6, opacity=0.55,
-                                             color=[bandit_color(i) for i in b[rest]]))
-    add(b == SHADOW, "shadow", dict(symbol="line-ew-open", size=16, color=SHADOW_COLOR,
-                                    line=dict(width=3.5, color=SHADOW_COLOR)))  # on top
+        add(
+            rest,
+            "other base bandits",
+            dict(
+                symbol="triangle-up", size=6, opacity=0.55, color=[bandit_color(i) for i in b[rest]]
+            ),
+        )
+    add(
+        b == SHADOW,
+        "shadow",
+        dict(
+            symbol="line-ew-open",
+            size=16,
+            color=SHADOW_COLOR,
+            line=dict(width=3.5, color=SHADOW_COLOR),
+        ),
+    )  # on top
     shown = "" if len(top) == n_batches else f"; {len(top):,} of {n_batches:,} batches shown"
-    fig.update_layout(**base_layout(
-        title, "step", "weight of the top bandit",
-        subtitle=("▲ base bandits (colour = id), pink dashes: the shadow; "
-                  f"▼ new state, ○ a state returns{shown}"),
-        height=520, legend=dict(LEGEND_BELOW, font=dict(size=12), tracegroupgap=2),
-        margin=dict(l=70, r=20, t=90, b=60)))
+    fig.update_layout(
+        **base_layout(
+            title,
+            "step",
+            "weight of the top bandit",
+            subtitle=(
+                "▲ base bandits (colour = id), pink dashes: the shadow; "
+                f"▼ new state, ○ a state returns{shown}"
+            ),
+            height=520,
+            legend=dict(LEGEND_BELOW, font=dict(size=12), tracegroupgap=2),
+            margin=dict(l=70, r=20, t=90, b=60),
+        )
+    )
     fig.update_yaxes(range=[0, 1.06], autorange=False, tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1])
     if pattern is not None:
         add_season_bands(fig, pattern)
@@ -290,8 +450,15 @@ def top_weight_figure(weights: pd.DataFrame, pattern, max_points: int = 2000, *,
     return fig
 
 
-def weights_area_figure(weights: pd.DataFrame, pattern, max_points: int = 1000, *,
-                        policy=None, seed=None, max_bandits: int = 10) -> go.Figure:
+def weights_area_figure(
+    weights: pd.DataFrame,
+    pattern,
+    max_points: int = 1000,
+    *,
+    policy=None,
+    seed=None,
+    max_bandits: int = 10,
+) -> go.Figure:
     """Stacked area of the weights of all bandits over time (they sum to 1): the shadow at
     the bottom, the ``max_bandits`` base bandits with the largest total weight, and the sum
     of all others on top. Points: at most ``max_points`` batches, evenly sampled (exact
@@ -307,27 +474,53 @@ def weights_area_figure(weights: pd.DataFrame, pattern, max_points: int = 1000, 
     series += [(b, bandit_label(b), bandit_color(b)) for b in keep]
     for bid, name, color in series:
         y = wide[bid].to_numpy() if bid in wide.columns else np.zeros(len(chosen))
-        fig.add_trace(dict(type="scatter", x=x, y=y, mode="lines", name=name,
-                           stackgroup="w", line=dict(width=0.5, color=color),
-                           fillcolor=color,
-                           hovertemplate=f"<b>{name}</b><br>step %{{x:,}}<br>weight "
-                                         "%{y:.3f}<extra></extra>"))
+        fig.add_trace(
+            dict(
+                type="scatter",
+                x=x,
+                y=y,
+                mode="lines",
+                name=name,
+                stackgroup="w",
+                line=dict(width=0.5, color=color),
+                fillcolor=color,
+                hovertemplate=f"<b>{name}</b><br>step %{{x:,}}<br>weight %{{y:.3f}}<extra></extra>",
+            )
+        )
     rest = [c for c in wide.columns if c != SHADOW and c not in set(keep)]
     n_rest = w.loc[~w["bandit"].isin(keep + [SHADOW]), "bandit"].nunique()
     if n_rest:
         y = wide[rest].sum(axis=1).to_numpy() if rest else np.zeros(len(chosen))
         name = f"other bandits ({n_rest}), summed"
-        fig.add_trace(dict(type="scatter", x=x, y=y, mode="lines", name=name, stackgroup="w",
-                           line=dict(width=0.5, color="#9e9e9e"), fillcolor=OTHERS_COLOR,
-                           hovertemplate=f"<b>{name}</b><br>step %{{x:,}}<br>weight "
-                                         "%{y:.3f}<extra></extra>"))
+        fig.add_trace(
+            dict(
+                type="scatter",
+                x=x,
+                y=y,
+                mode="lines",
+                name=name,
+                stackgroup="w",
+                line=dict(width=0.5, color="#9e9e9e"),
+                fillcolor=OTHERS_COLOR,
+                hovertemplate=f"<b>{name}</b><br>step %{{x:,}}<br>weight %{{y:.3f}}<extra></extra>",
+            )
+        )
     n_batches = w["batch"].nunique()
-    sampled = ("" if len(chosen) == n_batches
-               else f"; {len(chosen):,} of {n_batches:,} batches shown (evenly sampled)")
-    fig.update_layout(**base_layout(
-        title, "step", "weight (stacked)",
-        subtitle=f"ribbon on top: true state{sampled}", height=540),
-        hovermode="x unified")
+    sampled = (
+        ""
+        if len(chosen) == n_batches
+        else f"; {len(chosen):,} of {n_batches:,} batches shown (evenly sampled)"
+    )
+    fig.update_layout(
+        **base_layout(
+            title,
+            "step",
+            "weight (stacked)",
+            subtitle=f"ribbon on top: true state{sampled}",
+            height=540,
+        ),
+        hovermode="x unified",
+    )
     fig.update_yaxes(range=[0, 1.08], autorange=False, tickvals=[0, 0.2, 0.4, 0.6, 0.8, 1])
     if pattern is not None:
         add_season_bands(fig, pattern, ribbon=(1.0 / 1.08 + 0.005, 1.0))
@@ -336,8 +529,7 @@ def weights_area_figure(weights: pd.DataFrame, pattern, max_points: int = 1000, 
 
 
 # -- lives -------------------------------------------------------------------------------------
-def bandit_lives(events: pd.DataFrame, weights: pd.DataFrame | None, horizon: int
-                 ) -> pd.DataFrame:
+def bandit_lives(events: pd.DataFrame, weights: pd.DataFrame | None, horizon: int) -> pd.DataFrame:
     """One row per base bandit: birth (spawn step; 0 for bandit 1), death (prune step, or
     NaN if alive at the end), twin and value of the prune, and life (steps lived)."""
     ev = events if events is not None else pd.DataFrame(columns=["step", "kind", "bandit"])
@@ -365,9 +557,18 @@ def bandit_lives(events: pd.DataFrame, weights: pd.DataFrame | None, horizon: in
     return lives
 
 
-def lifelines_figure(events: pd.DataFrame, weights: pd.DataFrame, horizon, *, policy=None,
-                     seed=None, max_lanes: int = 25, min_life: int | None = None,
-                     distance_name: str = "symmetric KL", pattern=None) -> go.Figure:
+def lifelines_figure(
+    events: pd.DataFrame,
+    weights: pd.DataFrame,
+    horizon,
+    *,
+    policy=None,
+    seed=None,
+    max_lanes: int = 25,
+    min_life: int | None = None,
+    distance_name: str = "symmetric KL",
+    pattern=None,
+) -> go.Figure:
     """One lane per base bandit, from birth (spawn) to pruning (or the end), with spawn (▶)
     and prune (✕) markers; hovering a prune shows the twin it was closest to and the
     distance (``distance_name``: "symmetric KL", or "mean distance" with pruning="mean").
@@ -387,8 +588,9 @@ def lifelines_figure(events: pd.DataFrame, weights: pd.DataFrame, horizon, *, po
     title = "Lives of the base bandits" + _title_policy(ev if len(ev) else w, policy)
     lives = bandit_lives(ev, w, horizon) if len(ev) or (w is not None and len(w)) else None
     if lives is None or not len(lives):
-        return empty_figure("No bandits to show: this policy is not an ensemble "
-                            "(or has not run).", title)
+        return empty_figure(
+            "No bandits to show: this policy is not an ensemble (or has not run).", title
+        )
     ranked = lives.sort_values(["life", "birth"], ascending=[False, True], kind="stable")
     if min_life is None:  # the smallest threshold that leaves at most max_lanes lanes
         life = ranked["life"].to_numpy()
@@ -401,61 +603,115 @@ def lifelines_figure(events: pd.DataFrame, weights: pd.DataFrame, horizon, *, po
     n_lanes = len(shown) + (1 if len(hidden) else 0)
 
     def twin_txt(df):
-        return [("alive at the end" if np.isnan(d) else
-                 f"pruned at step {int(d):,}: closest to {bandit_label(int(t))}"
-                 + ("" if np.isnan(v) else f" ({distance_name} {v:.2f})"))
-                for d, t, v in zip(df["death"], df["twin"], df["value"])]
+        return [
+            (
+                "alive at the end"
+                if np.isnan(d)
+                else f"pruned at step {int(d):,}: closest to {bandit_label(int(t))}"
+                + ("" if np.isnan(v) else f" ({distance_name} {v:.2f})")
+            )
+            for d, t, v in zip(df["death"], df["twin"], df["value"])
+        ]
 
     ys = np.array([lane_of[b] for b in shown.index])
     ends = shown["death"].fillna(horizon - 1).to_numpy()
     txt = twin_txt(shown)
     fig = go.Figure()
-    fig.add_trace(dict(
-        type="bar", orientation="h", base=shown["birth"].to_numpy(),
-        x=np.maximum(ends - shown["birth"].to_numpy(), 1), y=ys, width=0.55,
-        name="lifetime (colour = id)",
-        marker=dict(color=[bandit_color(b) for b in shown.index], line=dict(width=0)),
-        customdata=np.stack([[bandit_label(b) for b in shown.index], shown["birth"],
-                             shown["life"], txt], axis=1),
-        hovertemplate=("<b>%{customdata[0]}</b><br>born at step %{customdata[1]:,}<br>"
-                       "lived %{customdata[2]:,} steps<br>%{customdata[3]}<extra></extra>")))
+    fig.add_trace(
+        dict(
+            type="bar",
+            orientation="h",
+            base=shown["birth"].to_numpy(),
+            x=np.maximum(ends - shown["birth"].to_numpy(), 1),
+            y=ys,
+            width=0.55,
+            name="lifetime (colour = id)",
+            marker=dict(color=[bandit_color(b) for b in shown.index], line=dict(width=0)),
+            customdata=np.stack(
+                [[bandit_label(b) for b in shown.index], shown["birth"], shown["life"], txt], axis=1
+            ),
+            hovertemplate=(
+                "<b>%{customdata[0]}</b><br>born at step %{customdata[1]:,}<br>"
+                "lived %{customdata[2]:,} steps<br>%{customdata[3]}<extra></extra>"
+            ),
+        )
+    )
     born = shown[shown.index != 1]
-    fig.add_trace(dict(
-        type="scatter", x=born["birth"], y=[lane_of[b] for b in born.index], mode="markers",
-        name="spawned (copy of the shadow)",
-        marker=dict(symbol="triangle-right", size=10, color=SHADOW_COLOR,
-                    line=dict(width=1, color="#fff")),
-        customdata=[[bandit_label(b)] for b in born.index],
-        hovertemplate="%{customdata[0]} spawned at step %{x:,}<extra></extra>"))
+    fig.add_trace(
+        dict(
+            type="scatter",
+            x=born["birth"],
+            y=[lane_of[b] for b in born.index],
+            mode="markers",
+            name="spawned (copy of the shadow)",
+            marker=dict(
+                symbol="triangle-right",
+                size=10,
+                color=SHADOW_COLOR,
+                line=dict(width=1, color="#fff"),
+            ),
+            customdata=[[bandit_label(b)] for b in born.index],
+            hovertemplate="%{customdata[0]} spawned at step %{x:,}<extra></extra>",
+        )
+    )
     dead = shown[shown["death"].notna()]
-    fig.add_trace(dict(
-        type="scatter", x=dead["death"], y=[lane_of[b] for b in dead.index], mode="markers",
-        name="pruned (hover: closest twin)",
-        marker=dict(symbol="x", size=10, color=INK, line=dict(width=1, color="#fff")),
-        customdata=np.stack([[bandit_label(b) for b in dead.index], twin_txt(dead)], axis=1)
-        if len(dead) else None,
-        hovertemplate="<b>%{customdata[0]}</b><br>%{customdata[1]}<extra></extra>"))
+    fig.add_trace(
+        dict(
+            type="scatter",
+            x=dead["death"],
+            y=[lane_of[b] for b in dead.index],
+            mode="markers",
+            name="pruned (hover: closest twin)",
+            marker=dict(symbol="x", size=10, color=INK, line=dict(width=1, color="#fff")),
+            customdata=np.stack([[bandit_label(b) for b in dead.index], twin_txt(dead)], axis=1)
+            if len(dead)
+            else None,
+            hovertemplate="<b>%{customdata[0]}</b><br>%{customdata[1]}<extra></extra>",
+        )
+    )
     if len(hidden):
         h = hidden.iloc[sample_index(len(hidden), 1000)]
-        fig.add_trace(dict(
-            type="scatter", x=h["birth"], y=np.full(len(h), len(shown)), mode="markers",
-            name=f"short-lived bandits ({len(hidden)}): birth",
-            marker=dict(symbol="line-ns-open", size=12, color=INK,
-                        line=dict(width=1.5, color=INK)),
-            customdata=np.stack([[bandit_label(b) for b in h.index], h["life"],
-                                 twin_txt(h)], axis=1),
-            hovertemplate=("<b>%{customdata[0]}</b><br>born at step %{x:,}, lived "
-                           "%{customdata[1]} steps<br>%{customdata[2]}<extra></extra>")))
+        fig.add_trace(
+            dict(
+                type="scatter",
+                x=h["birth"],
+                y=np.full(len(h), len(shown)),
+                mode="markers",
+                name=f"short-lived bandits ({len(hidden)}): birth",
+                marker=dict(
+                    symbol="line-ns-open", size=12, color=INK, line=dict(width=1.5, color=INK)
+                ),
+                customdata=np.stack(
+                    [[bandit_label(b) for b in h.index], h["life"], twin_txt(h)], axis=1
+                ),
+                hovertemplate=(
+                    "<b>%{customdata[0]}</b><br>born at step %{x:,}, lived "
+                    "%{customdata[1]} steps<br>%{customdata[2]}<extra></extra>"
+                ),
+            )
+        )
     ticks = [bandit_label(b) for b in shown.index] + (
-        [f"short-lived ({len(hidden)})"] if len(hidden) else [])
-    note = (f"{len(shown)} of {len(lives)} base bandits as lanes (lived ≥ {min_life:,} steps); "
-            f"{len(hidden)} shorter-lived ones as ticks in the bottom lane"
-            if len(hidden) else f"all {len(lives)} base bandits")
-    fig.update_layout(**base_layout(title, "step", None, subtitle=note,
-                                    height=int(min(max(320, 150 + 24 * n_lanes), 1000))),
-                      bargap=0.3)
-    fig.update_yaxes(tickvals=list(range(n_lanes)), ticktext=ticks,
-                     range=[n_lanes - 0.5, -0.5], autorange=False, showgrid=False)
+        [f"short-lived ({len(hidden)})"] if len(hidden) else []
+    )
+    note = (
+        f"{len(shown)} of {len(lives)} base bandits as lanes (lived ≥ {min_life:,} steps); "
+        f"{len(hidden)} shorter-lived ones as ticks in the bottom lane"
+        if len(hidden)
+        else f"all {len(lives)} base bandits"
+    )
+    fig.update_layout(
+        **base_layout(
+            title, "step", None, subtitle=note, height=int(min(max(320, 150 + 24 * n_lanes), 1000))
+        ),
+        bargap=0.3,
+    )
+    fig.update_yaxes(
+        tickvals=list(range(n_lanes)),
+        ticktext=ticks,
+        range=[n_lanes - 0.5, -0.5],
+        autorange=False,
+        showgrid=False,
+    )
     fig.update_xaxes(range=[0, horizon])
     if pattern is not None:
         add_season_bands(fig, pattern, numbers="top")  # lanes fill the plot
@@ -483,20 +739,43 @@ def state_heatmap(table: pd.DataFrame, max_rows: int = 12) -> go.Figure:
         rows = pd.concat([rows, rest.sum(axis=0).to_frame(f"other ({len(rest)})").T])
         labels.append(f"other bandits ({len(rest)}), summed")
     z = rows.to_numpy(dtype=float)
-    text = np.where(z <= 0, "", np.where(z < 0.01, "<1%",
-                                         np.char.add((z * 100).round().astype(int).astype(str),
-                                                     "%")))
+    text = np.where(
+        z <= 0,
+        "",
+        np.where(z < 0.01, "<1%", np.char.add((z * 100).round().astype(int).astype(str), "%")),
+    )
     cols = [state_label(s) for s in t.columns]
-    fig = go.Figure(dict(data=[dict(
-        type="heatmap", z=z, x=cols, y=labels, zmin=0, zmax=1, colorscale="Blues",
-        text=text, texttemplate="%{text}", textfont=dict(size=13),
-        colorbar=dict(title=dict(text="share", side="right"), tickformat=".0%"),
-        xgap=2, ygap=2,
-        hovertemplate="%{y} played %{z:.1%} of the steps of %{x}<extra></extra>")]))
-    fig.update_layout(**base_layout(
-        title, "true state", None,
-        subtitle="each column sums to 100%; 'shadow' = steps played by the short-term bandit",
-        height=int(min(max(300, 140 + 34 * len(labels)), 900))))
+    fig = go.Figure(
+        dict(
+            data=[
+                dict(
+                    type="heatmap",
+                    z=z,
+                    x=cols,
+                    y=labels,
+                    zmin=0,
+                    zmax=1,
+                    colorscale="Blues",
+                    text=text,
+                    texttemplate="%{text}",
+                    textfont=dict(size=13),
+                    colorbar=dict(title=dict(text="share", side="right"), tickformat=".0%"),
+                    xgap=2,
+                    ygap=2,
+                    hovertemplate="%{y} played %{z:.1%} of the steps of %{x}<extra></extra>",
+                )
+            ]
+        )
+    )
+    fig.update_layout(
+        **base_layout(
+            title,
+            "true state",
+            None,
+            subtitle="each column sums to 100%; 'shadow' = steps played by the short-term bandit",
+            height=int(min(max(300, 140 + 34 * len(labels)), 900)),
+        )
+    )
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(side="bottom", type="category")
     return fig
@@ -510,7 +789,7 @@ def season_year_figure(table: pd.DataFrame) -> go.Figure:
     title = "Which bandit held the weight, per season and year"
     if table is None or not len(table):
         return empty_figure("No batches to show.", title)
-    seasons = (table.sort_values("state").drop_duplicates("state")["season"].tolist())
+    seasons = table.sort_values("state").drop_duplicates("state")["season"].tolist()
     years = sorted(table["year"].unique().tolist())
     z = np.full((len(seasons), len(years)), np.nan)
     text = np.full(z.shape, "", dtype=object)
@@ -519,19 +798,44 @@ def season_year_figure(table: pd.DataFrame) -> go.Figure:
         i, j = seasons.index(r.season), years.index(r.year)
         z[i, j] = r.share
         text[i, j] = f"{bandit_label(r.top_bandit)}<br>{r.share:.0%}"
-        hover[i, j] = (f"{r.season}, {r.year}: {bandit_label(r.top_bandit)} on top after "
-                       f"{r.share:.0%} of {r.n_batches:,} batches; {r.bandits_on_top} "
-                       f"bandits were on top at some point")
-    fig = go.Figure(dict(data=[dict(
-        type="heatmap", z=z, x=[str(y) for y in years], y=seasons, zmin=0, zmax=1,
-        colorscale="Blues", text=text, texttemplate="%{text}", textfont=dict(size=13),
-        customdata=hover, hovertemplate="%{customdata}<extra></extra>", xgap=2, ygap=2,
-        colorbar=dict(title=dict(text="share on top", side="right"), tickformat=".0%"))]))
-    fig.update_layout(**base_layout(
-        title, "year", None,
-        subtitle="cell: the bandit most often on top after the season's batches that year, "
-                 "and the share of them it held the top",
-        height=int(min(max(300, 160 + 60 * len(seasons)), 700))))
+        hover[i, j] = (
+            f"{r.season}, {r.year}: {bandit_label(r.top_bandit)} on top after "
+            f"{r.share:.0%} of {r.n_batches:,} batches; {r.bandits_on_top} "
+            f"bandits were on top at some point"
+        )
+    fig = go.Figure(
+        dict(
+            data=[
+                dict(
+                    type="heatmap",
+                    z=z,
+                    x=[str(y) for y in years],
+                    y=seasons,
+                    zmin=0,
+                    zmax=1,
+                    colorscale="Blues",
+                    text=text,
+                    texttemplate="%{text}",
+                    textfont=dict(size=13),
+                    customdata=hover,
+                    hovertemplate="%{customdata}<extra></extra>",
+                    xgap=2,
+                    ygap=2,
+                    colorbar=dict(title=dict(text="share on top", side="right"), tickformat=".0%"),
+                )
+            ]
+        )
+    )
+    fig.update_layout(
+        **base_layout(
+            title,
+            "year",
+            None,
+            subtitle="cell: the bandit most often on top after the season's batches that year, "
+            "and the share of them it held the top",
+            height=int(min(max(300, 160 + 60 * len(seasons)), 700)),
+        )
+    )
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(type="category")
     return fig
@@ -545,53 +849,94 @@ def recall_figure(recall: pd.DataFrame) -> go.Figure:
     if recall is None or not len(recall):
         return empty_figure("No change points in this run.", title)
     r = recall.reset_index(drop=True)
-    x = [f"#{int(c)} · step {int(s):,}<br>→ {state_label(st)}"
-         for c, s, st in zip(r["change_point"], r["step"], r["state"])]
-    cd = np.stack([[bandit_label(b) if b >= 0 else "none alive" for b in r["right_bandit"]],
-                   [bandit_label(b) if b >= 0 else "–" for b in r["most_often_top"]],
-                   (100 * r["share_top_right"].astype(float)).round(0), r["spawns"],
-                   r["kind"]], axis=1)
-    hover = ("<b>%{x}</b> (%{customdata[4]} state)<br>right bandit: %{customdata[0]}<br>"
-             "steps to top: %{y:,}<br>most often on top: %{customdata[1]}<br>"
-             "right bandit on top %{customdata[2]}% of the segment<br>"
-             "spawns in the segment: %{customdata[3]}<extra></extra>")
+    x = [
+        f"#{int(c)} · step {int(s):,}<br>→ {state_label(st)}"
+        for c, s, st in zip(r["change_point"], r["step"], r["state"])
+    ]
+    cd = np.stack(
+        [
+            [bandit_label(b) if b >= 0 else "none alive" for b in r["right_bandit"]],
+            [bandit_label(b) if b >= 0 else "–" for b in r["most_often_top"]],
+            (100 * r["share_top_right"].astype(float)).round(0),
+            r["spawns"],
+            r["kind"],
+        ],
+        axis=1,
+    )
+    hover = (
+        "<b>%{x}</b> (%{customdata[4]} state)<br>right bandit: %{customdata[0]}<br>"
+        "steps to top: %{y:,}<br>most often on top: %{customdata[1]}<br>"
+        "right bandit on top %{customdata[2]}% of the segment<br>"
+        "spawns in the segment: %{customdata[3]}<extra></extra>"
+    )
     fig = go.Figure()
     colors = {"new": SHADOW_COLOR, "returning": "#2171b5"}
-    names = {"new": "new state (the shadow should take over)",
-             "returning": "returning state (its old bandit should take over)"}
+    names = {
+        "new": "new state (the shadow should take over)",
+        "returning": "returning state (its old bandit should take over)",
+    }
     for kind in ("new", "returning"):
         m = (r["kind"] == kind).to_numpy()
         y = r["steps_to_top"].where(m).to_numpy(dtype=float)
-        fig.add_trace(dict(type="bar", x=x, y=y, name=names[kind],
-                           marker=dict(color=colors[kind]), customdata=cd,
-                           texttemplate="%{y:,}", textposition="outside", cliponaxis=False,
-                           hovertemplate=hover))
+        fig.add_trace(
+            dict(
+                type="bar",
+                x=x,
+                y=y,
+                name=names[kind],
+                marker=dict(color=colors[kind]),
+                customdata=cd,
+                texttemplate="%{y:,}",
+                textposition="outside",
+                cliponaxis=False,
+                hovertemplate=hover,
+            )
+        )
     never = r["steps_to_top"].isna().to_numpy()
-    fig.add_trace(dict(
-        type="scatter", x=[v for v, n in zip(x, never) if n], y=np.zeros(int(never.sum())),
-        mode="markers+text", name="never on top in the segment", text=["never"] * int(never.sum()),
-        textposition="top center", textfont=dict(color=NEVER_COLOR, size=13),
-        marker=dict(symbol="x", size=13, color=NEVER_COLOR), customdata=cd[never],
-        hovertemplate=hover.replace("steps to top: %{y:,}", "never on top"), cliponaxis=False))
+    fig.add_trace(
+        dict(
+            type="scatter",
+            x=[v for v, n in zip(x, never) if n],
+            y=np.zeros(int(never.sum())),
+            mode="markers+text",
+            name="never on top in the segment",
+            text=["never"] * int(never.sum()),
+            textposition="top center",
+            textfont=dict(color=NEVER_COLOR, size=13),
+            marker=dict(symbol="x", size=13, color=NEVER_COLOR),
+            customdata=cd[never],
+            hovertemplate=hover.replace("steps to top: %{y:,}", "never on top"),
+            cliponaxis=False,
+        )
+    )
     ymax = float(np.nanmax(r["steps_to_top"].to_numpy(dtype=float))) if (~never).any() else 1
-    fig.update_layout(**base_layout(
-        title, "change point", "steps until the right bandit is on top",
-        subtitle="lower is better; ✕ never: the right bandit never had the top weight in the "
-                 "segment", height=460), barmode="overlay", bargap=0.35)
+    fig.update_layout(
+        **base_layout(
+            title,
+            "change point",
+            "steps until the right bandit is on top",
+            subtitle="lower is better; ✕ never: the right bandit never had the top weight in the "
+            "segment",
+            height=460,
+        ),
+        barmode="overlay",
+        bargap=0.35,
+    )
     fig.update_yaxes(range=[0, ymax * 1.18 + 1], rangemode="tozero")
     fig.update_xaxes(type="category", categoryorder="array", categoryarray=x)
     return fig
 
 
 # -- posteriors --------------------------------------------------------------------------------
-def _ellipses(mean: np.ndarray, cov: np.ndarray, n_sigma: float = 2.0, n: int = 48
-              ) -> tuple[np.ndarray, np.ndarray]:
+def _ellipses(
+    mean: np.ndarray, cov: np.ndarray, n_sigma: float = 2.0, n: int = 48
+) -> tuple[np.ndarray, np.ndarray]:
     """n_sigma ellipses of 2-d Gaussians: mean (m, 2), cov (m, 3) = (c00, c01, c11);
     returns x, y of shape (m, n), points evenly spread in angle (mean + n_sigma * L u with
     M^-1 = L L^T and u on the unit circle: exactly the n_sigma contour)."""
     a = np.sqrt(np.maximum(cov[:, 0], 1e-300))
     b = cov[:, 1] / a
-    c = np.sqrt(np.maximum(cov[:, 2] - b ** 2, 0.0))
+    c = np.sqrt(np.maximum(cov[:, 2] - b**2, 0.0))
     t = np.linspace(0, 2 * np.pi, n, endpoint=False)
     u, v = np.cos(t), np.sin(t)
     x = mean[:, :1] + n_sigma * a[:, None] * u
@@ -616,8 +961,9 @@ def _rings(x: np.ndarray, y: np.ndarray) -> tuple[list, list]:
     return xs, ys
 
 
-def posterior_animation(history: pd.DataFrame, thetas: np.ndarray, n_frames: int = 100,
-                        ellipse_points: int = 48) -> go.Figure:
+def posterior_animation(
+    history: pd.DataFrame, thetas: np.ndarray, n_frames: int = 100, ellipse_points: int = 48
+) -> go.Figure:
     """Animated posteriors of a run (``api.posterior_history``): each live bandit's posterior
     mean (a dot in the bandit's colour, labelled by id; S = the shadow) and its 2-sigma
     ellipse as a closed line (the shadow's magenta, base bandits' grey: one line per
@@ -640,16 +986,18 @@ def posterior_animation(history: pd.DataFrame, thetas: np.ndarray, n_frames: int
     steps = all_steps[sample_index(len(all_steps), n_frames)]
     h = h[h["step"].isin(steps)]
     mean = h[["mean_0", "mean_1"]].to_numpy(dtype=float).round(4)
-    ex, ey = _ellipses(mean, h[["cov_00", "cov_01", "cov_11"]].to_numpy(dtype=float),
-                       n=ellipse_points)
+    ex, ey = _ellipses(
+        mean, h[["cov_00", "cov_01", "cov_11"]].to_numpy(dtype=float), n=ellipse_points
+    )
     ex, ey = ex.round(4), ey.round(4)
     bandit = h["bandit"].to_numpy()
     single = bool((bandit < 0).all())  # a single-model policy (LinTS, ...)
     is_shadow = bandit == SHADOW
     colors = bandit_color_code(bandit)
     names = np.array([bandit_label(b) for b in bandit], dtype=object)
-    tags = np.array(["S" if b == SHADOW else ("" if b < 0 else str(int(b))) for b in bandit],
-                    dtype=object)
+    tags = np.array(
+        ["S" if b == SHADOW else ("" if b < 0 else str(int(b))) for b in bandit], dtype=object
+    )
     bounds = np.searchsorted(h["step"].to_numpy(), np.append(steps, np.inf))
     frame_state = h.groupby("step")["state"].first().reindex(steps).to_numpy()
     # fixed, equal ranges: the true parameters and (most of) the means, with a margin
@@ -664,61 +1012,136 @@ def posterior_animation(history: pd.DataFrame, thetas: np.ndarray, n_frames: int
         sx, sy = _rings(ex[sl][sh], ey[sl][sh])
         bx, by = _rings(ex[sl][base], ey[sl][base])
         return [
-            dict(type="scatter", x=[float(thetas[st, 0])], y=[float(thetas[st, 1])],
-                 text=[f"θ of {state_label(st)} (now)"], marker=dict(color=star_colors[st])),
+            dict(
+                type="scatter",
+                x=[float(thetas[st, 0])],
+                y=[float(thetas[st, 1])],
+                text=[f"θ of {state_label(st)} (now)"],
+                marker=dict(color=star_colors[st]),
+            ),
             dict(type="scatter", x=sx, y=sy),
             dict(type="scatter", x=bx, y=by),
-            dict(type="scatter", x=_plain(mean[sl, 0]), y=_plain(mean[sl, 1]),
-                 text=_plain(tags[sl]), customdata=_plain(names[sl]),
-                 marker=dict(color=_plain(colors[sl]))),
+            dict(
+                type="scatter",
+                x=_plain(mean[sl, 0]),
+                y=_plain(mean[sl, 1]),
+                text=_plain(tags[sl]),
+                customdata=_plain(names[sl]),
+                marker=dict(color=_plain(colors[sl])),
+            ),
         ]
 
     first = frame_traces(0)
-    data = [dict(type="scatter", x=thetas[:, 0], y=thetas[:, 1], mode="markers+text",
-                 name="true θ of each state", text=[state_label(k) for k in range(len(thetas))],
-                 textposition="top center", textfont=dict(size=12),
-                 marker=dict(symbol="star", size=16, color=star_colors,
-                             line=dict(width=1, color=INK)),
-                 hovertemplate="true θ of %{text}<br>(%{x:.2f}, %{y:.2f})<extra></extra>")]
+    data = [
+        dict(
+            type="scatter",
+            x=thetas[:, 0],
+            y=thetas[:, 1],
+            mode="markers+text",
+            name="true θ of each state",
+            text=[state_label(k) for k in range(len(thetas))],
+            textposition="top center",
+            textfont=dict(size=12),
+            marker=dict(symbol="star", size=16, color=star_colors, line=dict(width=1, color=INK)),
+            hovertemplate="true θ of %{text}<br>(%{x:.2f}, %{y:.2f})<extra></extra>",
+        )
+    ]
     n_static = len(data)
-    data.append(dict(first[0], mode="markers", name="true θ of the current state",
-                     marker=dict(first[0]["marker"], symbol="star-open", size=34,
-                                 line=dict(width=3)),
-                     hovertemplate="%{text}<br>(%{x:.2f}, %{y:.2f})<extra></extra>"))
-    data.append(dict(first[1], mode="lines", name="shadow: 2σ ellipse", hoverinfo="skip",
-                     showlegend=not single,
-                     line=dict(color=SHADOW_COLOR, width=2.5)))
-    data.append(dict(first[2], mode="lines",
-                     name="the model: 2σ ellipse" if single else "base bandits: 2σ ellipses",
-                     hoverinfo="skip", line=dict(color=INK, width=1.5)))
-    data.append(dict(first[3], mode="markers+text", name="posterior means (label = id)",
-                     textposition="middle right", textfont=dict(size=13),
-                     marker=dict(first[3]["marker"], size=11, line=dict(width=1, color="#fff"),
-                                 **BANDIT_COLOR_SCALE),
-                     hovertemplate="<b>%{customdata}</b><br>mean (%{x:.2f}, %{y:.2f})"
-                                   "<extra></extra>"))
-    frames = [dict(name=str(int(steps[i])), data=frame_traces(i),
-                   traces=list(range(n_static, len(data))),
-                   layout=dict(title=dict(text=_frame_title(
-                       "Posteriors", int(steps[i]), int(frame_state[i]),
-                       _live_text(int(bounds[i + 1] - bounds[i]), single)))))
-              for i in range(len(steps))]
+    data.append(
+        dict(
+            first[0],
+            mode="markers",
+            name="true θ of the current state",
+            marker=dict(first[0]["marker"], symbol="star-open", size=34, line=dict(width=3)),
+            hovertemplate="%{text}<br>(%{x:.2f}, %{y:.2f})<extra></extra>",
+        )
+    )
+    data.append(
+        dict(
+            first[1],
+            mode="lines",
+            name="shadow: 2σ ellipse",
+            hoverinfo="skip",
+            showlegend=not single,
+            line=dict(color=SHADOW_COLOR, width=2.5),
+        )
+    )
+    data.append(
+        dict(
+            first[2],
+            mode="lines",
+            name="the model: 2σ ellipse" if single else "base bandits: 2σ ellipses",
+            hoverinfo="skip",
+            line=dict(color=INK, width=1.5),
+        )
+    )
+    data.append(
+        dict(
+            first[3],
+            mode="markers+text",
+            name="posterior means (label = id)",
+            textposition="middle right",
+            textfont=dict(size=13),
+            marker=dict(
+                first[3]["marker"], size=11, line=dict(width=1, color="#fff"), **BANDIT_COLOR_SCALE
+            ),
+            hovertemplate="<b>%{customdata}</b><br>mean (%{x:.2f}, %{y:.2f})<extra></extra>",
+        )
+    )
+    frames = [
+        dict(
+            name=str(int(steps[i])),
+            data=frame_traces(i),
+            traces=list(range(n_static, len(data))),
+            layout=dict(
+                title=dict(
+                    text=_frame_title(
+                        "Posteriors",
+                        int(steps[i]),
+                        int(frame_state[i]),
+                        _live_text(int(bounds[i + 1] - bounds[i]), single),
+                    )
+                )
+            ),
+        )
+        for i in range(len(steps))
+    ]
     coords = "θ[0], θ[1]" if d == 2 else f"first 2 of {d} coordinates"
     layout = base_layout(
-        frames[0]["layout"]["title"]["text"], None, None,
+        frames[0]["layout"]["title"]["text"],
+        None,
+        None,
         subtitle=f"each live bandit's posterior mean and 2σ ellipse ({coords}); colour = "
-                 "bandit id; ★ true θ of each state", height=640)
-    layout.update(_animation_controls([f["name"] for f in frames],
-                                      [f"{int(s):,}" for s in steps],
-                                      frame_ms=200, transition_ms=0, redraw=True))
+        "bandit id; ★ true θ of each state",
+        height=640,
+    )
+    layout.update(
+        _animation_controls(
+            [f["name"] for f in frames],
+            [f"{int(s):,}" for s in steps],
+            frame_ms=200,
+            transition_ms=0,
+            redraw=True,
+        )
+    )
     layout["margin"] = dict(layout["margin"], b=130)
-    axis = dict(range=[-reach, reach], autorange=False, zeroline=True, zerolinecolor=INK,
-                constrain="domain")
+    axis = dict(
+        range=[-reach, reach], autorange=False, zeroline=True, zerolinecolor=INK, constrain="domain"
+    )
     layout["xaxis"] = dict(axis, title=dict(text="θ[0]"))
     layout["yaxis"] = dict(axis, title=dict(text="θ[1]"), scaleanchor="x", scaleratio=1)
     return go.Figure(dict(data=data, layout=layout, frames=frames))
 
 
-__all__ = ["weights_animation", "top_weight_figure", "weights_area_figure",
-           "lifelines_figure", "state_heatmap", "recall_figure", "posterior_animation",
-           "bandit_lives", "top_of_each_batch", "minmax_index"]
+__all__ = [
+    "weights_animation",
+    "top_weight_figure",
+    "weights_area_figure",
+    "lifelines_figure",
+    "state_heatmap",
+    "recall_figure",
+    "posterior_animation",
+    "bandit_lives",
+    "top_of_each_batch",
+    "minmax_index",
+]

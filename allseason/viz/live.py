@@ -30,8 +30,18 @@ import plotly.graph_objects as go
 
 from ..policies import is_reference
 from .race import ORACLE_LABEL, sample_index
-from .style import (INK, bandit_color, bandit_label, base_layout, key_html, policy_colors,
-                    policy_line, policy_name, state_color, swatch)
+from .style import (
+    INK,
+    bandit_color,
+    bandit_label,
+    base_layout,
+    key_html,
+    policy_colors,
+    policy_line,
+    policy_name,
+    state_color,
+    swatch,
+)
 
 MAX_POINTS = 200  # points per line on screen (a rolling mean: smooth at 1 point per 10 steps)
 BAND_OPACITY = 0.35
@@ -87,23 +97,28 @@ def _layout(title: str, scale: float, height: int, **kw) -> dict:
     layout.pop("legend")
     # fixed margins (see the module's docstring), one left margin for every live figure:
     # their step axes line up one under the other; room below for the tick labels
-    layout["margin"] = dict(l=round(90 * scale), r=20, t=round(44 * scale),
-                            b=round(30 * scale), autoexpand=False)
+    layout["margin"] = dict(
+        l=round(90 * scale), r=20, t=round(44 * scale), b=round(30 * scale), autoexpand=False
+    )
     layout.update(uirevision="live", hovermode="x unified", showlegend=False)
     layout.update(kw)
     # the app's theme sets its own, small, tick font
-    tick = dict(tickfont=dict(size=round(13 * scale)), automargin=False,
-                ticklabeloverflow="allow")
+    tick = dict(tickfont=dict(size=round(13 * scale)), automargin=False, ticklabeloverflow="allow")
     for axis in ("xaxis", "yaxis"):
         layout[axis] = {**tick, **layout.get(axis, {})}
         if "title" in layout[axis]:
-            layout[axis]["title"] = {"font": dict(size=round(14 * scale)),
-                                     **layout[axis]["title"]}
+            layout[axis]["title"] = {"font": dict(size=round(14 * scale)), **layout[axis]["title"]}
     return layout
 
 
-def bands(steps: np.ndarray, state: np.ndarray, *, labels: bool = True,
-          scale: float = 1.0, window: int | None = None) -> tuple[list[dict], list[dict]]:
+def bands(
+    steps: np.ndarray,
+    state: np.ndarray,
+    *,
+    labels: bool = True,
+    scale: float = 1.0,
+    window: int | None = None,
+) -> tuple[list[dict], list[dict]]:
     """(shapes, annotations) that shade each run of one true state in the window in its
     light colour, full height, below the traces; runs wider than a tenth of the window
     (``window`` steps, default the steps given) carry "season k" at the top."""
@@ -113,20 +128,46 @@ def bands(steps: np.ndarray, state: np.ndarray, *, labels: bool = True,
     for a, b in zip(starts.tolist(), stops.tolist()):
         s = int(state[a])
         x0, x1 = float(steps[a]) - 0.5, float(steps[b - 1]) + 0.5
-        shapes.append(dict(type="rect", xref="x", yref="y domain", x0=x0, x1=x1, y0=0, y1=1,
-                           fillcolor=state_color(s), opacity=BAND_OPACITY, layer="below",
-                           line=dict(width=0)))
+        shapes.append(
+            dict(
+                type="rect",
+                xref="x",
+                yref="y domain",
+                x0=x0,
+                x1=x1,
+                y0=0,
+                y1=1,
+                fillcolor=state_color(s),
+                opacity=BAND_OPACITY,
+                layer="below",
+                line=dict(width=0),
+            )
+        )
         if labels and (b - a) >= n / 10:
-            notes.append(dict(x=(x0 + x1) / 2, y=1.0, xref="x", yref="y domain",
-                              yanchor="bottom", text=f"<b>{season_label(s)}</b>",
-                              showarrow=False, font=dict(size=round(13 * scale),
-                                                         color=state_color(s, strong=True))))
+            notes.append(
+                dict(
+                    x=(x0 + x1) / 2,
+                    y=1.0,
+                    xref="x",
+                    yref="y domain",
+                    yanchor="bottom",
+                    text=f"<b>{season_label(s)}</b>",
+                    showarrow=False,
+                    font=dict(size=round(13 * scale), color=state_color(s, strong=True)),
+                )
+            )
     return shapes, notes
 
 
-def rate_figure(frame, *, window: int | None = None, rate_window: int | None = None,
-                max_points: int = MAX_POINTS, scale: float = 1.0,
-                height: int = 360) -> go.Figure:
+def rate_figure(
+    frame,
+    *,
+    window: int | None = None,
+    rate_window: int | None = None,
+    max_points: int = MAX_POINTS,
+    scale: float = 1.0,
+    height: int = 360,
+) -> go.Figure:
     """The rolling reward rate of each contestant (``frame.rate``, the mean reward over the
     last ``rate_window`` steps) over the steps in the window, on the seasons' bands.
 
@@ -138,21 +179,34 @@ def rate_figure(frame, *, window: int | None = None, rate_window: int | None = N
     first = rate_window - 1 if rate_window and len(steps) and steps[0] > 0 else 0
     idx = first + sample_index(max(len(steps) - first, 0), max_points)
     colors = policy_colors(frame.labels)
-    traces = [dict(type="scatter", x=steps[idx], y=frame.rate[i, idx], mode="lines",
-                   name=_name(label), line=_line(label, colors[label], scale),
-                   hovertemplate=f"{_name(label)}: %{{y:.2f}}<extra></extra>")
-              for i, label in enumerate(frame.labels)]
-    shapes, notes = (bands(steps, frame.state, scale=scale, window=window) if len(steps)
-                     else ([], []))
+    traces = [
+        dict(
+            type="scatter",
+            x=steps[idx],
+            y=frame.rate[i, idx],
+            mode="lines",
+            name=_name(label),
+            line=_line(label, colors[label], scale),
+            hovertemplate=f"{_name(label)}: %{{y:.2f}}<extra></extra>",
+        )
+        for i, label in enumerate(frame.labels)
+    ]
+    shapes, notes = (
+        bands(steps, frame.state, scale=scale, window=window) if len(steps) else ([], [])
+    )
     per = f"mean of the last {rate_window} steps" if rate_window else "rolling mean"
     rate = frame.rate[:, first:]
     lo = min(0.0, float(np.floor(rate.min() * 4) / 4)) if rate.size else 0.0
     hi = max(1.0, float(np.ceil(rate.max() * 4) / 4)) if rate.size else 1.0
-    layout = _layout(f"Reward per step ({per})", scale, height,
-                     shapes=shapes, annotations=notes,
-                     xaxis=dict(range=x_range(frame, window), showgrid=False),
-                     yaxis=dict(range=[lo - 0.05, hi + 0.05], zeroline=True,
-                                zerolinecolor=INK))
+    layout = _layout(
+        f"Reward per step ({per})",
+        scale,
+        height,
+        shapes=shapes,
+        annotations=notes,
+        xaxis=dict(range=x_range(frame, window), showgrid=False),
+        yaxis=dict(range=[lo - 0.05, hi + 0.05], zeroline=True, zerolinecolor=INK),
+    )
     return go.Figure(data=traces, layout=layout)
 
 
@@ -169,8 +223,9 @@ def _segments(first: np.ndarray, last: np.ndarray, ids: np.ndarray, lane: str):
     return out, starts, stops
 
 
-def ribbon_figure(frame, *, window: int | None = None, scale: float = 1.0,
-                  height: int = 190) -> go.Figure:
+def ribbon_figure(
+    frame, *, window: int | None = None, scale: float = 1.0, height: int = 190
+) -> go.Figure:
     """Two lanes over the steps in the window: the true season (its light colour, "season
     k"), and which bandit of the featured All-Season held the top weight after each batch
     (colour by bandit id, stable across the show; the shadow pink with white dots,
@@ -182,13 +237,24 @@ def ribbon_figure(frame, *, window: int | None = None, scale: float = 1.0,
     traces, notes = [], []
     segs, starts, stops = _segments(frame.steps, frame.steps, frame.state, season)
     for s, (xs, ys) in sorted(segs.items()):
-        traces.append(dict(type="scatter", x=xs, y=ys, mode="lines", name=season_label(s),
-                           showlegend=False, hoverinfo="skip",
-                           line=dict(color=state_color(s), width=lane_w)))
+        traces.append(
+            dict(
+                type="scatter",
+                x=xs,
+                y=ys,
+                mode="lines",
+                name=season_label(s),
+                showlegend=False,
+                hoverinfo="skip",
+                line=dict(color=state_color(s), width=lane_w),
+            )
+        )
     wide = max(window or len(frame.steps), 1) / 8  # steps a segment needs to be named
-    notes += [(frame.steps[a], frame.steps[b - 1], season, season_label(frame.state[a]))
-              for a, b in zip(starts.tolist(), stops.tolist())
-              if frame.steps[b - 1] - frame.steps[a] >= wide]
+    notes += [
+        (frame.steps[a], frame.steps[b - 1], season, season_label(frame.state[a]))
+        for a, b in zip(starts.tolist(), stops.tolist())
+        if frame.steps[b - 1] - frame.steps[a] >= wide
+    ]
     if frame.featured is not None and len(frame.top_step):
         # a batch's holder holds it from the step after the previous batch's end
         first = np.r_[frame.top_step[0], frame.top_step[:-1] + 1]
@@ -203,34 +269,75 @@ def ribbon_figure(frame, *, window: int | None = None, scale: float = 1.0,
                 xs[i + 1] = max(xs[i + 1], xs[i] + min_w)
         for bid in sorted(segs, key=lambda b: (b == 0, b)):  # the shadow last: on top
             xs, ys = segs[bid]
-            traces.append(dict(type="scatter", x=xs, y=ys, mode="lines",
-                               name=bandit_label(bid), hoverinfo="skip",
-                               line=dict(color=bandit_color(bid), width=lane_w)))
+            traces.append(
+                dict(
+                    type="scatter",
+                    x=xs,
+                    y=ys,
+                    mode="lines",
+                    name=bandit_label(bid),
+                    hoverinfo="skip",
+                    line=dict(color=bandit_color(bid), width=lane_w),
+                )
+            )
             if bid == 0:  # not colour alone: white dots over the shadow's pink
-                traces.append(dict(type="scatter", x=xs, y=ys, mode="lines",
-                                   showlegend=False, hoverinfo="skip", name="shadow (dots)",
-                                   line=dict(color="white", width=3 * scale, dash="dot")))
-        notes += [(first[a], frame.top_step[b - 1], top, bandit_label(frame.top_bandit[a]))
-                  for a, b in zip(starts.tolist(), stops.tolist())
-                  if frame.top_step[b - 1] - first[a] >= wide]
+                traces.append(
+                    dict(
+                        type="scatter",
+                        x=xs,
+                        y=ys,
+                        mode="lines",
+                        showlegend=False,
+                        hoverinfo="skip",
+                        name="shadow (dots)",
+                        line=dict(color="white", width=3 * scale, dash="dot"),
+                    )
+                )
+        notes += [
+            (first[a], frame.top_step[b - 1], top, bandit_label(frame.top_bandit[a]))
+            for a, b in zip(starts.tolist(), stops.tolist())
+            if frame.top_step[b - 1] - first[a] >= wide
+        ]
         title = f"Who holds the top weight in {policy_name(frame.featured)}"
     else:
         title = "The true season (no All-Season among the contestants)"
-    annotations = [dict(x=(float(a) + float(b)) / 2, y=lane, xref="x", yref="y", text=text,
-                        showarrow=False, font=dict(size=round(13 * scale), color="#111111"),
-                        bgcolor="rgba(255,255,255,0.75)")
-                   for a, b, lane, text in notes]
-    layout = _layout(title, scale, height, annotations=annotations, hovermode=False,
-                     xaxis=dict(range=x_range(frame, window), showgrid=False),
-                     yaxis=dict(categoryorder="array", categoryarray=[top, season],
-                                showgrid=False, fixedrange=True, range=[-0.6, 1.6]))
+    annotations = [
+        dict(
+            x=(float(a) + float(b)) / 2,
+            y=lane,
+            xref="x",
+            yref="y",
+            text=text,
+            showarrow=False,
+            font=dict(size=round(13 * scale), color="#111111"),
+            bgcolor="rgba(255,255,255,0.75)",
+        )
+        for a, b, lane, text in notes
+    ]
+    layout = _layout(
+        title,
+        scale,
+        height,
+        annotations=annotations,
+        hovermode=False,
+        xaxis=dict(range=x_range(frame, window), showgrid=False),
+        yaxis=dict(
+            categoryorder="array",
+            categoryarray=[top, season],
+            showgrid=False,
+            fixedrange=True,
+            range=[-0.6, 1.6],
+        ),
+    )
     return go.Figure(data=traces, layout=layout)
 
 
-def since_switch_figure(frame, *, max_points: int = MAX_POINTS, scale: float = 1.0,
-                        height: int = 360) -> go.Figure:
+def since_switch_figure(
+    frame, *, max_points: int = MAX_POINTS, scale: float = 1.0, height: int = 360
+) -> go.Figure:
     """Each contestant's cumulative regret since the last switch (``frame.since_switch``,
-    raised by what the steps that left the window added), against the steps since the switch; its name and value (``frame.regret_since_switch``)
+    raised by what the steps that left the window added), against the steps since the switch; its
+    name and value (``frame.regret_since_switch``)
     written at the line's end. A line that turns flat has found the best arms again: the
     first to flatten recovered first. The oracle grey dashed."""
     m = frame.since_switch.shape[1]
@@ -242,12 +349,21 @@ def since_switch_figure(frame, *, max_points: int = MAX_POINTS, scale: float = 1
     for i, label in enumerate(frame.labels):
         # the curve in the window, raised by the regret of the steps since the switch that
         # have left the window: it ends at regret_since_switch
-        y = frame.since_switch[i, idx] + (frame.regret_since_switch[i]
-                                          - (frame.since_switch[i, -1] if m else 0.0))
-        traces.append(dict(type="scatter", x=x[idx], y=y,
-                           mode="lines", name=_name(label), showlegend=False,
-                           line=_line(label, colors[label], scale),
-                           hovertemplate=f"{_name(label)}: %{{y:.1f}}<extra></extra>"))
+        y = frame.since_switch[i, idx] + (
+            frame.regret_since_switch[i] - (frame.since_switch[i, -1] if m else 0.0)
+        )
+        traces.append(
+            dict(
+                type="scatter",
+                x=x[idx],
+                y=y,
+                mode="lines",
+                name=_name(label),
+                showlegend=False,
+                line=_line(label, colors[label], scale),
+                hovertemplate=f"{_name(label)}: %{{y:.1f}}<extra></extra>",
+            )
+        )
         ends.append((float(frame.regret_since_switch[i]), label))
     # the names at the lines' ends, spread so that they do not overlap
     top = max([v for v, _ in ends] + [1.0])
@@ -256,18 +372,33 @@ def since_switch_figure(frame, *, max_points: int = MAX_POINTS, scale: float = 1
     for v, label in sorted(ends):
         y = max(v, placed[-1] + gap) if placed else v
         placed.append(y)
-        notes.append(dict(x=max(since, 1) * 1.02, y=y, xref="x", yref="y", xanchor="left",
-                          text=f"{'oracle' if is_reference(label) else _name(label)}  "
-                               f"{v:,.0f}", showarrow=False,
-                          font=dict(size=round(12 * scale),
-                                    color=INK if is_reference(label) else colors[label])))
+        notes.append(
+            dict(
+                x=max(since, 1) * 1.02,
+                y=y,
+                xref="x",
+                yref="y",
+                xanchor="left",
+                text=f"{'oracle' if is_reference(label) else _name(label)}  {v:,.0f}",
+                showarrow=False,
+                font=dict(
+                    size=round(12 * scale), color=INK if is_reference(label) else colors[label]
+                ),
+            )
+        )
     when = f"the switch at step {frame.switch_step:,}" if frame.switch_step else "the start"
     # room at the right for the names (about 27 characters)
-    layout = _layout("Regret since the switch (flat = recovered)", scale, height,
-                     annotations=notes, hovermode="x unified",
-                     xaxis=dict(range=[0, max(since, 10) * 2.1], showgrid=False,
-                                title=dict(text=f"steps since {when}")),
-                     yaxis=dict(range=[0, max([top] + placed) * 1.12]))
+    layout = _layout(
+        "Regret since the switch (flat = recovered)",
+        scale,
+        height,
+        annotations=notes,
+        hovermode="x unified",
+        xaxis=dict(
+            range=[0, max(since, 10) * 2.1], showgrid=False, title=dict(text=f"steps since {when}")
+        ),
+        yaxis=dict(range=[0, max([top] + placed) * 1.12]),
+    )
     layout["margin"].update(r=10, b=round(54 * scale))
     return go.Figure(data=traces, layout=layout)
 
@@ -277,8 +408,12 @@ def contestants_key(labels, *, scale: float = 1.0) -> str:
     """The legend of :func:`rate_figure` and :func:`since_switch_figure` (HTML): each
     contestant's line (colour, dash and width, as drawn) and name, in ``labels`` order."""
     colors = policy_colors(labels)
-    return key_html([(swatch(_line(lab, colors[lab], scale), scale=scale), _name(lab))
-                     for lab in labels], "contestants", indent=round(90 * scale), scale=scale)
+    return key_html(
+        [(swatch(_line(lab, colors[lab], scale), scale=scale), _name(lab)) for lab in labels],
+        "contestants",
+        indent=round(90 * scale),
+        scale=scale,
+    )
 
 
 def bandits_key(frame, *, scale: float = 1.0) -> str:
@@ -294,6 +429,15 @@ def bandits_key(frame, *, scale: float = 1.0) -> str:
     return key_html(items, "bandits", indent=round(90 * scale), scale=scale)
 
 
-__all__ = ["rate_figure", "ribbon_figure", "since_switch_figure", "contestants_key",
-           "bandits_key", "bands",
-           "season_label", "runs_of", "x_range", "MAX_POINTS"]
+__all__ = [
+    "rate_figure",
+    "ribbon_figure",
+    "since_switch_figure",
+    "contestants_key",
+    "bandits_key",
+    "bands",
+    "season_label",
+    "runs_of",
+    "x_range",
+    "MAX_POINTS",
+]

@@ -17,15 +17,21 @@ def estimates_table(rows: list[dict], method: str) -> pd.DataFrame:
     """One method's rows as display strings, best estimate first (index "Rank")."""
     block = [r for r in rows if r["method"] == method]
     what = "Kept events" if method == "replay" else "Effective sample size"
-    out = pd.DataFrame({
-        "Policy": [policy_name(r["policy"]) for r in block],
-        what: [f"{r['events']:,.0f}" + (" ⚠" if not r["events"] >= MIN_EVENTS else "")
-               for r in block],
-        "Estimate (mean reward)": [_num(r["estimate"]) for r in block],
-        "95% interval": [f"[{_num(r['low'])}, {_num(r['high'])}]" for r in block],
-        "± over seeds (t)": [("—" if r["n_seeds"] < 2 else f"± {r['ci_seeds']:.4f}")
-                             for r in block],
-    }, index=pd.Index([str(i + 1) for i in range(len(block))], name="Rank"))
+    out = pd.DataFrame(
+        {
+            "Policy": [policy_name(r["policy"]) for r in block],
+            what: [
+                f"{r['events']:,.0f}" + (" ⚠" if not r["events"] >= MIN_EVENTS else "")
+                for r in block
+            ],
+            "Estimate (mean reward)": [_num(r["estimate"]) for r in block],
+            "95% interval": [f"[{_num(r['low'])}, {_num(r['high'])}]" for r in block],
+            "± over seeds (t)": [
+                ("—" if r["n_seeds"] < 2 else f"± {r['ci_seeds']:.4f}") for r in block
+            ],
+        },
+        index=pd.Index([str(i + 1) for i in range(len(block))], name="Rank"),
+    )
     return out
 
 
@@ -45,26 +51,55 @@ def estimates_figure(rows: list[dict], method: str) -> go.Figure:
     fig = go.Figure()
     names = [policy_name(r["policy"]) for r in block]
     for r, name in zip(block, names):
-        fig.add_trace(dict(
-            type="scatter", mode="markers", x=[r["estimate"]], y=[name], name=name,
-            marker=dict(color=colors[r["policy"]], size=12, symbol=policy_symbol(r["policy"]),
-                        line=dict(color="white", width=1)),
-            error_x=dict(type="data", symmetric=False, array=[r["high"] - r["estimate"]],
-                         arrayminus=[r["estimate"] - r["low"]], color=colors[r["policy"]],
-                         thickness=2.5, width=8),
-            hovertemplate=(f"<b>{name}</b><br>estimate %{{x:.4f}}<br>95% interval "
-                           f"[{r['low']:.4f}, {r['high']:.4f}]<br>"
-                           + ("kept events" if method == "replay" else "ESS")
-                           + f" {r['events']:,.0f}<extra></extra>")))
+        fig.add_trace(
+            dict(
+                type="scatter",
+                mode="markers",
+                x=[r["estimate"]],
+                y=[name],
+                name=name,
+                marker=dict(
+                    color=colors[r["policy"]],
+                    size=12,
+                    symbol=policy_symbol(r["policy"]),
+                    line=dict(color="white", width=1),
+                ),
+                error_x=dict(
+                    type="data",
+                    symmetric=False,
+                    array=[r["high"] - r["estimate"]],
+                    arrayminus=[r["estimate"] - r["low"]],
+                    color=colors[r["policy"]],
+                    thickness=2.5,
+                    width=8,
+                ),
+                hovertemplate=(
+                    f"<b>{name}</b><br>estimate %{{x:.4f}}<br>95% interval "
+                    f"[{r['low']:.4f}, {r['high']:.4f}]<br>"
+                    + ("kept events" if method == "replay" else "ESS")
+                    + f" {r['events']:,.0f}<extra></extra>"
+                ),
+            )
+        )
     best_low = max(r["low"] for r in block)
-    fig.add_vline(x=best_low, line=dict(color=INK, width=1, dash="dot"),
-                  annotation_text="best policy's lower end", annotation_position="top",
-                  annotation_font_size=12)
-    fig.update_layout(**base_layout(
-        title, "mean reward per step", None,
-        subtitle="dot: the estimate (mean over replay seeds); bar: its 95% interval, which "
-                 "counts the log's own noise", height=max(280, 110 + 46 * len(block)),
-        showlegend=False))
+    fig.add_vline(
+        x=best_low,
+        line=dict(color=INK, width=1, dash="dot"),
+        annotation_text="best policy's lower end",
+        annotation_position="top",
+        annotation_font_size=12,
+    )
+    fig.update_layout(
+        **base_layout(
+            title,
+            "mean reward per step",
+            None,
+            subtitle="dot: the estimate (mean over replay seeds); bar: its 95% interval, which "
+            "counts the log's own noise",
+            height=max(280, 110 + 46 * len(block)),
+            showlegend=False,
+        )
+    )
     fig.update_yaxes(categoryorder="array", categoryarray=names[::-1])
     return fig
 

@@ -21,14 +21,29 @@ import plotly.graph_objects as go
 
 from ..policies import is_reference
 from ..stats import CI_LABEL, ci95_halfwidth
-from .style import (INK, base_layout, empty_figure, key_html, policy_colors, policy_line,
-                    policy_marker, policy_name, state_color, state_label, swatch)
+from .style import (
+    INK,
+    base_layout,
+    empty_figure,
+    key_html,
+    policy_colors,
+    policy_line,
+    policy_marker,
+    policy_name,
+    state_color,
+    state_label,
+    swatch,
+)
 from .timeline import add_season_bands
 
 METRICS = {
     "reward": ("reward", "Cumulative reward", "cumulative reward (sum of rewards)", True),
-    "regret": ("regret", "Cumulative regret",
-               "cumulative regret<br>(best − played, expected)", False),
+    "regret": (
+        "regret",
+        "Cumulative regret",
+        "cumulative regret<br>(best − played, expected)",
+        False,
+    ),
 }
 BANDS = {"minmax": "min–max", "std": "mean ± 1 std", "ci95": "mean ± " + CI_LABEL}
 ORACLE_LABEL = "oracle (knows the seasons)"  # how the references (oracles) are labelled
@@ -43,7 +58,7 @@ def sample_index(n: int, max_points: int) -> np.ndarray:
 
 def rgba(hex_color: str, alpha: float) -> str:
     h = hex_color.lstrip("#")
-    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
     return f"rgba({r},{g},{b},{alpha})"
 
 
@@ -64,9 +79,14 @@ def _apart(order: list[str], refs: set[str]) -> list[str]:
     return [lab for lab in order if lab not in refs] + [lab for lab in order if lab in refs]
 
 
-def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
-                      max_points: int = 1000, band: str = "minmax",
-                      legend: bool = True) -> go.Figure:
+def cumulative_figure(
+    steps: pd.DataFrame,
+    pattern,
+    metric: str = "reward",
+    max_points: int = 1000,
+    band: str = "minmax",
+    legend: bool = True,
+) -> go.Figure:
     """Cumulative reward (or pseudo-regret) over steps: one line per policy, the mean over
     seeds, and a shaded band over seeds (``band="minmax"``: the range of the seeds' curves;
     ``"std"``: mean ± one standard deviation; ``"ci95"``: mean ± the 95% Student's t
@@ -109,47 +129,87 @@ def cumulative_figure(steps: pd.DataFrame, pattern, metric: str = "reward",
             lo, hi = mean - sd, mean + sd
         curves[label] = (step_of, mean, lo, hi, n_seeds)
     refs = {lab for lab in labels if is_reference(lab)}
-    order = _apart(sorted(labels, key=lambda lab: curves[lab][1][-1], reverse=higher_better),
-                   refs)
+    order = _apart(sorted(labels, key=lambda lab: curves[lab][1][-1], reverse=higher_better), refs)
     n_seeds = max(c[4] for c in curves.values())
     band_name = BANDS[band]
     traces = []
     for label in order:
         if label in refs and label == next(lab for lab in order if lab in refs):
             # the references, drawn apart: a legend heading, grey dashed lines below it
-            traces.append(dict(type="scatter", x=[None], y=[None], mode="lines",
-                               name=f"<i>{ORACLE_LABEL}:</i>", hoverinfo="skip",
-                               line=dict(color=policy_colors([label])[label], dash="dash",
-                                         width=1)))
+            traces.append(
+                dict(
+                    type="scatter",
+                    x=[None],
+                    y=[None],
+                    mode="lines",
+                    name=f"<i>{ORACLE_LABEL}:</i>",
+                    hoverinfo="skip",
+                    line=dict(color=policy_colors([label])[label], dash="dash", width=1),
+                )
+            )
         x, mean, lo, hi, k = curves[label]
         idx = sample_index(len(x), max_points)
         x, mean, lo, hi = x[idx], mean[idx], lo[idx], hi[idx]
         name, color = policy_name(label), colors[label]
         if k > 1:  # one closed shape: along the upper edge, back along the lower one
-            traces.append(dict(type="scatter", x=np.r_[x, x[::-1]], y=np.r_[hi, lo[::-1]],
-                               mode="lines", line=dict(width=0), fill="toself",
-                               fillcolor=rgba(color, 0.18), hoverinfo="skip",
-                               showlegend=False, legendgroup=label,
-                               name=f"{name} {band_name} over {k} seeds"))
+            traces.append(
+                dict(
+                    type="scatter",
+                    x=np.r_[x, x[::-1]],
+                    y=np.r_[hi, lo[::-1]],
+                    mode="lines",
+                    line=dict(width=0),
+                    fill="toself",
+                    fillcolor=rgba(color, 0.18),
+                    hoverinfo="skip",
+                    showlegend=False,
+                    legendgroup=label,
+                    name=f"{name} {band_name} over {k} seeds",
+                )
+            )
         # the hover names the mean only: the band's edges per point would double the data
         # the browser parses and draws (the band itself is drawn)
-        traces.append(dict(
-            type="scatter", x=x, y=mean, mode="lines+markers", name=name, legendgroup=label,
-            line=dict(color=color, **policy_line(label)),
-            marker=policy_marker(label, color),  # dash and symbol: not colour alone
-            hovertemplate=(f"<b>{name}</b>" + (f" ({ORACLE_LABEL})" if label in refs else "")
-                           + "<br>step %{x:,}<br>mean %{y:,.1f}"
-                           + (f" over {k} seeds" if k > 1 else "") + "<extra></extra>")))
-    seeds_txt = (f"line: mean over {n_seeds} seeds, band: {band_name} over seeds"
-                 if n_seeds > 1 else "1 seed")
+        traces.append(
+            dict(
+                type="scatter",
+                x=x,
+                y=mean,
+                mode="lines+markers",
+                name=name,
+                legendgroup=label,
+                line=dict(color=color, **policy_line(label)),
+                marker=policy_marker(label, color),  # dash and symbol: not colour alone
+                hovertemplate=(
+                    f"<b>{name}</b>"
+                    + (f" ({ORACLE_LABEL})" if label in refs else "")
+                    + "<br>step %{x:,}<br>mean %{y:,.1f}"
+                    + (f" over {k} seeds" if k > 1 else "")
+                    + "<extra></extra>"
+                ),
+            )
+        )
+    seeds_txt = (
+        f"line: mean over {n_seeds} seeds, band: {band_name} over seeds"
+        if n_seeds > 1
+        else "1 seed"
+    )
     better = "higher is better" if higher_better else "lower is better"
     layout = base_layout(
-        f"{title} ({better})", "step", ytitle,
-        subtitle=((f"{seeds_txt}; legend sorted best first"
-                   + ("; grey dashed: oracles (know the seasons), listed apart" if refs else "")
-                   + "; background: true state") if legend
-                  else f"{seeds_txt}; background: true state"),
-        height=500, hovermode="closest")
+        f"{title} ({better})",
+        "step",
+        ytitle,
+        subtitle=(
+            (
+                f"{seeds_txt}; legend sorted best first"
+                + ("; grey dashed: oracles (know the seasons), listed apart" if refs else "")
+                + "; background: true state"
+            )
+            if legend
+            else f"{seeds_txt}; background: true state"
+        ),
+        height=500,
+        hovermode="closest",
+    )
     if pattern is not None:
         layout["xaxis_range"] = [0, pattern.horizon]
     if not legend:
@@ -168,8 +228,7 @@ def fixed_margins(layout: dict, **margin) -> dict:
     layout["margin"] = {**layout.get("margin", {}), **margin, "autoexpand": False}
     layout["showlegend"] = False
     for axis in ("xaxis", "yaxis"):
-        layout[axis] = {**layout.get(axis, {}), "automargin": False,
-                        "ticklabeloverflow": "allow"}
+        layout[axis] = {**layout.get(axis, {}), "automargin": False, "ticklabeloverflow": "allow"}
     return layout
 
 
@@ -184,8 +243,11 @@ def legend_key(fig: go.Figure, *, indent: int = 90) -> str:
         if t.legendgrouptitle and t.legendgrouptitle.text:
             items.append(("", _plain(t.legendgrouptitle.text)))
         mode = t.mode or "lines"
-        line = (dict(color=t.line.color or INK, width=t.line.width or 2,
-                     dash=t.line.dash or "solid") if "lines" in mode else None)
+        line = (
+            dict(color=t.line.color or INK, width=t.line.width or 2, dash=t.line.dash or "solid")
+            if "lines" in mode
+            else None
+        )
         symbol = (t.marker.symbol or "circle") if "markers" in mode else None
         items.append((swatch(line, symbol=symbol, color=t.marker.color), _plain(t.name)))
     return key_html(items, "legend", indent=indent)
@@ -219,8 +281,7 @@ def _summary_frame(summary) -> pd.DataFrame:
         summary = summary.reset_index().rename(columns={"index": "policy"})
     refs = _references(summary)
     summary["reference"] = summary["policy"].isin(refs)
-    return summary.sort_values(["reference", "mean_reward"], ascending=[True, False],
-                               kind="stable")
+    return summary.sort_values(["reference", "mean_reward"], ascending=[True, False], kind="stable")
 
 
 def _pm(mean: float, half: float) -> str:
@@ -244,16 +305,22 @@ def leaderboard_table(summary) -> pd.DataFrame:
     s = _summary_frame(summary)
     n_ranked = int((~s["reference"]).sum())
     rank = [str(i) for i in range(1, n_ranked + 1)] + ["oracle"] * (len(s) - n_ranked)
-    out = pd.DataFrame({
-        "Policy": [policy_name(p) for p in s["policy"]],
-        "Mean reward / step (± 95% t)": [_pm(m, c)
-                                          for m, c in zip(s["mean_reward"], s["ci95"])],
-        "Mean expected reward / step": [f"{v:.3f}" for v in s["mean_expected_reward"]],
-        "Cumulative regret": [f"{v:,.0f}" for v in s["cum_regret"]],
-        "Gap closed": [_share(v) for v in (s["gap_closed"] if "gap_closed" in s.columns
-                                           else [None] * len(s))],
-        "Seconds": [f"{v:.2f}" for v in s["seconds"]],
-    }, index=pd.Index(rank, name="Rank"))
+    out = pd.DataFrame(
+        {
+            "Policy": [policy_name(p) for p in s["policy"]],
+            "Mean reward / step (± 95% t)": [
+                _pm(m, c) for m, c in zip(s["mean_reward"], s["ci95"])
+            ],
+            "Mean expected reward / step": [f"{v:.3f}" for v in s["mean_expected_reward"]],
+            "Cumulative regret": [f"{v:,.0f}" for v in s["cum_regret"]],
+            "Gap closed": [
+                _share(v)
+                for v in (s["gap_closed"] if "gap_closed" in s.columns else [None] * len(s))
+            ],
+            "Seconds": [f"{v:.2f}" for v in s["seconds"]],
+        },
+        index=pd.Index(rank, name="Rank"),
+    )
     return out
 
 
@@ -269,45 +336,82 @@ def leaderboard_figure(summary) -> go.Figure:
     fig = go.Figure()
     reach = (s["mean_reward"].abs() + s["ci95"]).max() or 1.0
     for (_, row), name in zip(s.iterrows(), names):
-        fig.add_trace(dict(
-            type="bar", orientation="h", x=[row.mean_reward], y=[name], name=name,
-            marker=dict(color=colors[row.policy]), width=0.7,
-            error_x=dict(type="data", array=[row.ci95], visible=bool(row.ci95 > 0),
-                         color=INK, thickness=1.5, width=6),
-            marker_pattern_shape="/" if row.reference else "",  # the oracles, hatched
-            customdata=[[row.ci95, row.cum_regret, row.seconds]],
-            hovertemplate=(f"<b>{name}</b>" + (f" ({ORACLE_LABEL})" if row.reference else "")
-                           + "<br>mean reward / step %{x:.4f}"
-                           "<br>95% interval (Student's t) ± %{customdata[0]:.4f}"
-                           "<br>cumulative regret %{customdata[1]:,.0f}"
-                           "<br>%{customdata[2]:.2f} s<extra></extra>")))
+        fig.add_trace(
+            dict(
+                type="bar",
+                orientation="h",
+                x=[row.mean_reward],
+                y=[name],
+                name=name,
+                marker=dict(color=colors[row.policy]),
+                width=0.7,
+                error_x=dict(
+                    type="data",
+                    array=[row.ci95],
+                    visible=bool(row.ci95 > 0),
+                    color=INK,
+                    thickness=1.5,
+                    width=6,
+                ),
+                marker_pattern_shape="/" if row.reference else "",  # the oracles, hatched
+                customdata=[[row.ci95, row.cum_regret, row.seconds]],
+                hovertemplate=(
+                    f"<b>{name}</b>"
+                    + (f" ({ORACLE_LABEL})" if row.reference else "")
+                    + "<br>mean reward / step %{x:.4f}"
+                    "<br>95% interval (Student's t) ± %{customdata[0]:.4f}"
+                    "<br>cumulative regret %{customdata[1]:,.0f}"
+                    "<br>%{customdata[2]:.2f} s<extra></extra>"
+                ),
+            )
+        )
         end = row.mean_reward + np.sign(row.mean_reward or 1) * row.ci95
-        fig.add_annotation(x=end, y=name, text=_pm(row.mean_reward, row.ci95),
-                           xanchor="left" if end >= 0 else "right", xshift=6 if end >= 0 else -6,
-                           showarrow=False, font=dict(size=13))
+        fig.add_annotation(
+            x=end,
+            y=name,
+            text=_pm(row.mean_reward, row.ci95),
+            xanchor="left" if end >= 0 else "right",
+            xshift=6 if end >= 0 else -6,
+            showarrow=False,
+            font=dict(size=13),
+        )
     any_ci = bool((s["ci95"] > 0).any())
     n_ref = int(s["reference"].sum())
     if n_ref and n_ref < len(s):  # a divider above the references, ranked apart
-        fig.add_hline(y=n_ref - 0.5, line=dict(color=INK, width=1, dash="dot"),
-                      annotation_text=f"below: {ORACLE_LABEL}, ranked apart",
-                      annotation_position="top right", annotation_font_size=12)
-    fig.update_layout(**base_layout(
-        "Leaderboard: mean reward per step (higher is better)",
-        "mean reward per step", None,
-        subtitle=(f"error bars: {CI_LABEL} over seeds" if any_ci
-                  else "one seed: no interval"),
-        height=max(260, 90 + 48 * len(s)), showlegend=False, bargap=0.25))
+        fig.add_hline(
+            y=n_ref - 0.5,
+            line=dict(color=INK, width=1, dash="dot"),
+            annotation_text=f"below: {ORACLE_LABEL}, ranked apart",
+            annotation_position="top right",
+            annotation_font_size=12,
+        )
+    fig.update_layout(
+        **base_layout(
+            "Leaderboard: mean reward per step (higher is better)",
+            "mean reward per step",
+            None,
+            subtitle=(f"error bars: {CI_LABEL} over seeds" if any_ci else "one seed: no interval"),
+            height=max(260, 90 + 48 * len(s)),
+            showlegend=False,
+            bargap=0.25,
+        )
+    )
     fig.update_yaxes(categoryorder="array", categoryarray=names[::-1])
     lo = min(0.0, float((s["mean_reward"] - s["ci95"]).min()))
     hi = max(0.0, float((s["mean_reward"] + s["ci95"]).max()))
     pad = 0.3 * reach
-    fig.update_xaxes(range=[lo - (pad if lo < 0 else 0.02 * reach), hi + pad],
-                     zeroline=True, zerolinecolor=INK, zerolinewidth=1)
+    fig.update_xaxes(
+        range=[lo - (pad if lo < 0 else 0.02 * reach), hi + pad],
+        zeroline=True,
+        zerolinecolor=INK,
+        zerolinewidth=1,
+    )
     return fig
 
 
-def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.14,
-                        log_above: float = 30.0) -> go.Figure:
+def final_regret_figure(
+    seeds: pd.DataFrame, max_jitter: float = 0.14, log_above: float = 30.0
+) -> go.Figure:
     """Final cumulative regret as a distribution over seeds: one row per policy, one dot per
     seed (spread vertically in a fixed order, so the same table gives the same figure), a
     line from the smallest to the largest seed and a tick at the mean. Contestants first,
@@ -349,21 +453,37 @@ def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.14,
         symbol += [policy_marker(lab, colors[lab])["symbol"]] * k
         hover += [[name, int(s)] for s in g["seed"]]
         ranges.append((lab, float(v.min()), float(v.max()), y0, ref))
-    traces = [dict(
-        type="scatter", x=x, y=y, mode="markers", name="seeds", showlegend=False,
-        marker=dict(color=color, size=9, symbol=symbol, opacity=0.85,
-                    line=dict(width=1, color="white")),
-        customdata=hover,
-        hovertemplate="<b>%{customdata[0]}</b><br>seed %{customdata[1]}: final regret "
-                      "%{x:,.1f}<extra></extra>")]
+    traces = [
+        dict(
+            type="scatter",
+            x=x,
+            y=y,
+            mode="markers",
+            name="seeds",
+            showlegend=False,
+            marker=dict(
+                color=color, size=9, symbol=symbol, opacity=0.85, line=dict(width=1, color="white")
+            ),
+            customdata=hover,
+            hovertemplate="<b>%{customdata[0]}</b><br>seed %{customdata[1]}: final regret "
+            "%{x:,.1f}<extra></extra>",
+        )
+    ]
     # every mean tick in one trace: fewer traces for the browser to draw
-    traces.append(dict(
-        type="scatter", x=[mean[lab] for lab in order], y=[ypos[lab] for lab in order],
-        mode="markers", name="mean", showlegend=False,
-        marker=dict(symbol="line-ns-open", size=18, color=INK, line=dict(width=3)),
-        customdata=[[policy_name(lab), len(per[lab])] for lab in order],
-        hovertemplate="<b>%{customdata[0]}</b><br>mean over %{customdata[1]} seeds: "
-                      "%{x:,.1f}<extra></extra>"))
+    traces.append(
+        dict(
+            type="scatter",
+            x=[mean[lab] for lab in order],
+            y=[ypos[lab] for lab in order],
+            mode="markers",
+            name="mean",
+            showlegend=False,
+            marker=dict(symbol="line-ns-open", size=18, color=INK, line=dict(width=3)),
+            customdata=[[policy_name(lab), len(per[lab])] for lab in order],
+            hovertemplate="<b>%{customdata[0]}</b><br>mean over %{customdata[1]} seeds: "
+            "%{x:,.1f}<extra></extra>",
+        )
+    )
     ticks = [policy_name(lab) + (" (oracle)" if lab in refs else "") for lab in order]
     n_seeds = max(len(g) for g in per.values())
     values = seeds["cum_regret"].to_numpy(dtype=float)
@@ -371,37 +491,90 @@ def final_regret_figure(seeds: pd.DataFrame, max_jitter: float = 0.14,
     log = bool(np.all(values > 0) and values.max() > log_above * values.min())
     n_rows = len(order) + (1 if refs and n_con else 0)
     layout = base_layout(
-        title, "final cumulative regret" + (" (log scale)" if log else ""), None,
+        title,
+        "final cumulative regret" + (" (log scale)" if log else ""),
+        None,
         subtitle=f"dot: a seed ({n_seeds}) · line: min–max · tick: mean",
-        height=max(260, 110 + 52 * n_rows), showlegend=False)
+        height=max(260, 110 + 52 * n_rows),
+        showlegend=False,
+    )
     # rows from the top (a reversed axis), each with room above its dots for its name
-    layout["yaxis"] = dict(tickvals=[ypos[lab] for lab in order], showticklabels=False,
-                           range=[n_rows - 0.5, -0.62], zeroline=False, showgrid=False,
-                           fixedrange=True)
-    layout["xaxis"] = dict(title=dict(text=layout.pop("xaxis_title")),
-                           **(dict(type="log", dtick=1) if log  # a label per decade
-                              else dict(rangemode="tozero")))
+    layout["yaxis"] = dict(
+        tickvals=[ypos[lab] for lab in order],
+        showticklabels=False,
+        range=[n_rows - 0.5, -0.62],
+        zeroline=False,
+        showgrid=False,
+        fixedrange=True,
+    )
+    layout["xaxis"] = dict(
+        title=dict(text=layout.pop("xaxis_title")),
+        **(
+            dict(type="log", dtick=1)
+            if log  # a label per decade
+            else dict(rangemode="tozero")
+        ),
+    )
     fixed_margins(layout, l=20, r=24, b=56)
-    layout["annotations"] = [dict(text=tick, x=0, xref="x domain", xanchor="left",
-                                  y=ypos[lab] - 0.38, yref="y", yanchor="middle",
-                                  showarrow=False, font=dict(size=13))
-                             for lab, tick in zip(order, ticks)]
+    layout["annotations"] = [
+        dict(
+            text=tick,
+            x=0,
+            xref="x domain",
+            xanchor="left",
+            y=ypos[lab] - 0.38,
+            yref="y",
+            yanchor="middle",
+            showarrow=False,
+            font=dict(size=13),
+        )
+        for lab, tick in zip(order, ticks)
+    ]
     # each row's range, min to max over the seeds, in its policy's colour (the oracles'
     # dashed), below the dots (a shape's x is in data units, on a log axis too: checked in
     # chromium)
-    layout["shapes"] = [dict(type="line", xref="x", x0=lo, x1=hi, yref="y", y0=y0,
-                             y1=y0, layer="below", name=f"{policy_name(lab)}: min–max",
-                             line=dict(color=colors[lab], width=2,
-                                       dash="dash" if ref else "solid"))
-                        for lab, lo, hi, y0, ref in ranges]
+    layout["shapes"] = [
+        dict(
+            type="line",
+            xref="x",
+            x0=lo,
+            x1=hi,
+            yref="y",
+            y0=y0,
+            y1=y0,
+            layer="below",
+            name=f"{policy_name(lab)}: min–max",
+            line=dict(color=colors[lab], width=2, dash="dash" if ref else "solid"),
+        )
+        for lab, lo, hi, y0, ref in ranges
+    ]
     if refs and n_con:  # the divider, and the references' label (what add_hline draws)
-        layout["shapes"].append(dict(type="line", xref="x domain", x0=0, x1=1, yref="y",
-                                     y0=n_con, y1=n_con, name="divider",
-                                     line=dict(color=INK, width=1, dash="dot")))
-        layout["annotations"].append(dict(text=f"below: {ORACLE_LABEL}, ranked apart",
-                                          font=dict(size=12), showarrow=False, x=1,
-                                          xanchor="right", xref="x domain", y=n_con,
-                                          yanchor="bottom", yref="y"))
+        layout["shapes"].append(
+            dict(
+                type="line",
+                xref="x domain",
+                x0=0,
+                x1=1,
+                yref="y",
+                y0=n_con,
+                y1=n_con,
+                name="divider",
+                line=dict(color=INK, width=1, dash="dot"),
+            )
+        )
+        layout["annotations"].append(
+            dict(
+                text=f"below: {ORACLE_LABEL}, ranked apart",
+                font=dict(size=12),
+                showarrow=False,
+                x=1,
+                xanchor="right",
+                xref="x domain",
+                y=n_con,
+                yanchor="bottom",
+                yref="y",
+            )
+        )
     return go.Figure(data=traces, layout=layout)  # built once: plotly validates each call
 
 
@@ -438,37 +611,87 @@ def reward_by_state_figure(table: pd.DataFrame) -> go.Figure:
     for label in labels:
         a = agg.loc[label].reindex(states)
         name = policy_name(label)
-        fig.add_trace(dict(
-            type="bar", x=xcat, y=a["mean"].to_numpy(), name=name,
-            marker=dict(color=colors[label]),
-            error_y=dict(type="data", array=a["ci95"].to_numpy(), visible=n_seeds > 1,
-                         color=INK, thickness=1.2, width=3),
-            customdata=np.stack([a["ci95"].to_numpy(), a["count"].to_numpy()], axis=1),
-            hovertemplate=(f"<b>{name}</b><br>%{{x}}: mean reward %{{y:.3f}}"
-                           "<br>95% interval (Student's t) ± %{customdata[0]:.3f} "
-                           "(%{customdata[1]} seeds)"
-                           "<extra></extra>")))
+        fig.add_trace(
+            dict(
+                type="bar",
+                x=xcat,
+                y=a["mean"].to_numpy(),
+                name=name,
+                marker=dict(color=colors[label]),
+                error_y=dict(
+                    type="data",
+                    array=a["ci95"].to_numpy(),
+                    visible=n_seeds > 1,
+                    color=INK,
+                    thickness=1.2,
+                    width=3,
+                ),
+                customdata=np.stack([a["ci95"].to_numpy(), a["count"].to_numpy()], axis=1),
+                hovertemplate=(
+                    f"<b>{name}</b><br>%{{x}}: mean reward %{{y:.3f}}"
+                    "<br>95% interval (Student's t) ± %{customdata[0]:.3f} "
+                    "(%{customdata[1]} seeds)"
+                    "<extra></extra>"
+                ),
+            )
+        )
     weighted = (means["best"] * means["n"]).groupby(means["state"]).sum()
     best = (weighted / means["n"].groupby(means["state"]).sum()).reindex(states)
-    fig.add_trace(dict(
-        type="scatter", x=xcat, y=best.to_numpy(), mode="markers",
-        name="best arm (oracle, expected)",
-        marker=dict(symbol="line-ew-open", size=44, color=INK,
-                    line=dict(width=3, color=INK)),
-        hovertemplate="%{x}: best arm's mean expected reward %{y:.3f}<extra></extra>"))
+    fig.add_trace(
+        dict(
+            type="scatter",
+            x=xcat,
+            y=best.to_numpy(),
+            mode="markers",
+            name="best arm (oracle, expected)",
+            marker=dict(symbol="line-ew-open", size=44, color=INK, line=dict(width=3, color=INK)),
+            hovertemplate="%{x}: best arm's mean expected reward %{y:.3f}<extra></extra>",
+        )
+    )
     for i, s in enumerate(states):
-        fig.add_shape(type="rect", xref="x", yref="y domain", x0=i - 0.5, x1=i + 0.5, y0=0,
-                      y1=1, fillcolor=state_color(s), opacity=0.3, layer="below",
-                      line=dict(width=0))
-    fig.update_layout(**base_layout(
-        title, "true state", "mean reward per step",
-        subtitle=(f"bars: mean over {n_seeds} seeds, error bars: {CI_LABEL}; "
-                  "grey tick: best possible" if n_seeds > 1 else
-                  "1 seed; grey tick: best possible"),
-        barmode="group", bargap=0.2, bargroupgap=0.05))
+        fig.add_shape(
+            type="rect",
+            xref="x",
+            yref="y domain",
+            x0=i - 0.5,
+            x1=i + 0.5,
+            y0=0,
+            y1=1,
+            fillcolor=state_color(s),
+            opacity=0.3,
+            layer="below",
+            line=dict(width=0),
+        )
+    fig.update_layout(
+        **base_layout(
+            title,
+            "true state",
+            "mean reward per step",
+            subtitle=(
+                f"bars: mean over {n_seeds} seeds, error bars: {CI_LABEL}; grey tick: best possible"
+                if n_seeds > 1
+                else "1 seed; grey tick: best possible"
+            ),
+            barmode="group",
+            bargap=0.2,
+            bargroupgap=0.05,
+        )
+    )
     fig.update_yaxes(zeroline=True, zerolinecolor=INK)
     return fig
 
 
-__all__ = ["cumulative_figure", "fixed_margins", "legend_key", "drop_legend_entries", "leaderboard_table", "leaderboard_figure", "final_regret_figure",
-           "ORACLE_LABEL", "reward_by_state_figure", "state_means", "sample_index", "rgba"]
+__all__ = [
+    "cumulative_figure",
+    "fixed_margins",
+    "legend_key",
+    "drop_legend_entries",
+    "leaderboard_table",
+    "leaderboard_figure",
+    "final_regret_figure",
+    "ORACLE_LABEL",
+    "reward_by_state_figure",
+    "state_means",
+    "sample_index",
+    "rgba",
+]

@@ -36,15 +36,18 @@ def varying_hyperparameters(settings: pd.DataFrame) -> list[str]:
     """Hyperparameters (names without ``hp.``) taking several values for some algorithm."""
     out = []
     for col in [c for c in settings.columns if c.startswith("hp.")]:
-        if any(g[col].dropna().astype(str).nunique() > 1
-               for _, g in settings.groupby("label", sort=False)):
+        if any(
+            g[col].dropna().astype(str).nunique() > 1
+            for _, g in settings.groupby("label", sort=False)
+        ):
             out.append(col[3:])
     return out
 
 
 def _is_number(v) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(
-        v, (bool, np.bool_))
+        v, (bool, np.bool_)
+    )
 
 
 def _short_scenarios(descriptions: list[str]) -> dict[str, str]:
@@ -59,9 +62,15 @@ def _best_index(frame: pd.DataFrame, metric: str, higher: bool):
     return frame.index[int(np.nanargmax(values) if higher else np.nanargmin(values))]
 
 
-def sweep_figure(settings: pd.DataFrame, metric: str = "mean_reward", *, title: str = "",
-                 hyperparameters: list[str] | None = None, max_rows: int = 8,
-                 max_cols: int = 6) -> go.Figure:
+def sweep_figure(
+    settings: pd.DataFrame,
+    metric: str = "mean_reward",
+    *,
+    title: str = "",
+    hyperparameters: list[str] | None = None,
+    max_rows: int = 8,
+    max_cols: int = 6,
+) -> go.Figure:
     """Small multiples (scenario rows x hyperparameter columns) of ``metric`` against each
     hyperparameter, one line per algorithm (see the module docstring).
 
@@ -74,8 +83,9 @@ def sweep_figure(settings: pd.DataFrame, metric: str = "mean_reward", *, title: 
     title = title or "Sweep"
     if settings is None or len(settings) == 0:
         return empty_figure("No runs stored yet: run the sweep first.", title)
-    hps = list(hyperparameters) if hyperparameters is not None else \
-        varying_hyperparameters(settings)
+    hps = (
+        list(hyperparameters) if hyperparameters is not None else varying_hyperparameters(settings)
+    )
     scenarios = sorted(dict.fromkeys(settings["scenario"]))
     notes = []
     if len(scenarios) > max_rows:
@@ -88,26 +98,37 @@ def sweep_figure(settings: pd.DataFrame, metric: str = "mean_reward", *, title: 
     labels = list(dict.fromkeys(settings["label"]))
     colors = policy_colors(labels)
     short = _short_scenarios(scenarios)
-    fig = make_subplots(rows=len(scenarios), cols=len(columns), shared_yaxes="rows",
-                        horizontal_spacing=0.04 if len(columns) > 3 else 0.07,
-                        vertical_spacing=min(0.12, 0.3 / max(len(scenarios) - 1, 1)),
-                        subplot_titles=[("algorithm" if h is None else h) if r == 0 else ""
-                                        for r in range(len(scenarios)) for h in columns])
+    fig = make_subplots(
+        rows=len(scenarios),
+        cols=len(columns),
+        shared_yaxes="rows",
+        horizontal_spacing=0.04 if len(columns) > 3 else 0.07,
+        vertical_spacing=min(0.12, 0.3 / max(len(scenarios) - 1, 1)),
+        subplot_titles=[
+            ("algorithm" if h is None else h) if r == 0 else ""
+            for r in range(len(scenarios))
+            for h in columns
+        ],
+    )
     in_legend = set()
     for r, scen in enumerate(scenarios, start=1):
         rows = settings[settings["scenario"] == scen]
         for c, h in enumerate(columns, start=1):
             _panel(fig, rows, labels, colors, metric, higher, h, r, c, in_legend)
             if h is not None:
-                fig.update_xaxes(title_text=h if len(scenarios) == 1 or r == len(scenarios)
-                                 else None, row=r, col=c)
+                fig.update_xaxes(
+                    title_text=h if len(scenarios) == 1 or r == len(scenarios) else None,
+                    row=r,
+                    col=c,
+                )
         y = ytitle if len(scenarios) == 1 else f"{short[scen]}<br>{ytitle}"
         fig.update_yaxes(title_text=y, row=r, col=1)
-    subtitle = (f"{ytitle}, mean ± 1 std over seeds; at each value the best setting of the "
-                f"other hyperparameters; dashed: algorithms that do not vary it"
-                + (f" ({'; '.join(notes)})" if notes else ""))
-    layout = base_layout(title, subtitle=subtitle,
-                         height=max(360, 300 * len(scenarios) + 140))
+    subtitle = (
+        f"{ytitle}, mean ± 1 std over seeds; at each value the best setting of the "
+        f"other hyperparameters; dashed: algorithms that do not vary it"
+        + (f" ({'; '.join(notes)})" if notes else "")
+    )
+    layout = base_layout(title, subtitle=subtitle, height=max(360, 300 * len(scenarios) + 140))
     layout["legend"].update(title_text="algorithm")
     fig.update_layout(**layout)
     if len(scenarios) > 1:
@@ -132,8 +153,14 @@ def _panel(fig, rows, labels, colors, metric, higher, h, r, c, in_legend):
         span = (xs[0], xs[-1])
         log = xs[0] > 0 and xs[-1] / xs[0] >= 20
         # ticks at the grid's values only (a log axis would add 2s and 5s between them)
-        fig.update_xaxes(type="log" if log else "linear", tickmode="array", tickvals=xs,
-                         ticktext=[f"{v:g}" for v in xs], row=r, col=c)
+        fig.update_xaxes(
+            type="log" if log else "linear",
+            tickmode="array",
+            tickvals=xs,
+            ticktext=[f"{v:g}" for v in xs],
+            row=r,
+            col=c,
+        )
     else:
         xs = list(dict.fromkeys(str(v) for v in present))
         span = (xs[0], xs[-1]) if xs else None
@@ -148,50 +175,83 @@ def _panel(fig, rows, labels, colors, metric, higher, h, r, c, in_legend):
         common = dict(name=name, legendgroup=label, showlegend=show)
         if h is None:  # nothing varies: one marker per algorithm
             b = g.loc[_best_index(g, metric, higher)]
-            fig.add_trace(go.Scatter(
-                x=[name], y=[b[metric]], mode="markers",
-                marker=dict(color=colors[label], size=11),
-                error_y=dict(type="data", array=[b[f"{metric}_std"]], visible=True),
-                customdata=[[b["setting"], b["n_seeds"], _ci(b, metric)]],
-                hovertemplate=(f"<b>{name}</b><br>%{{customdata[0]}}<br>{metric} %{{y:.4f}}"
-                               f"{_CI_HOVER}<br>seeds %{{customdata[1]}}<extra></extra>"),
-                **common),
-                row=r, col=c)
+            fig.add_trace(
+                go.Scatter(
+                    x=[name],
+                    y=[b[metric]],
+                    mode="markers",
+                    marker=dict(color=colors[label], size=11),
+                    error_y=dict(type="data", array=[b[f"{metric}_std"]], visible=True),
+                    customdata=[[b["setting"], b["n_seeds"], _ci(b, metric)]],
+                    hovertemplate=(
+                        f"<b>{name}</b><br>%{{customdata[0]}}<br>{metric} %{{y:.4f}}"
+                        f"{_CI_HOVER}<br>seeds %{{customdata[1]}}<extra></extra>"
+                    ),
+                    **common,
+                ),
+                row=r,
+                col=c,
+            )
             continue
         values = g[col].dropna() if col in g else pd.Series(dtype=object)
         varies = values.astype(str).nunique() > 1
         if varies:
             pts = []
-            for v in (sorted(set(values), key=float) if numeric else
-                      list(dict.fromkeys(values))):
+            for v in sorted(set(values), key=float) if numeric else list(dict.fromkeys(values)):
                 if numeric:
                     sub = g[g[col].apply(lambda x, v=v: _is_number(x) and float(x) == float(v))]
                 else:
                     sub = g[g[col].astype(str) == str(v)]
                 b = sub.loc[_best_index(sub, metric, higher)]
-                pts.append((float(v) if numeric else str(v), b[metric], b[f"{metric}_std"],
-                            b["setting"], b["n_seeds"], _ci(b, metric)))
+                pts.append(
+                    (
+                        float(v) if numeric else str(v),
+                        b[metric],
+                        b[f"{metric}_std"],
+                        b["setting"],
+                        b["n_seeds"],
+                        _ci(b, metric),
+                    )
+                )
             x, y, e, s, n, ci = zip(*pts)
-            fig.add_trace(go.Scatter(
-                x=list(x), y=list(y), mode="lines+markers", line=style,
-                marker=dict(size=8, color=colors[label]),
-                error_y=dict(type="data", array=list(e), visible=True, thickness=1.2,
-                             width=4),
-                customdata=list(zip(s, n, ci)),
-                hovertemplate=(f"<b>{name}</b><br>{h} = %{{x}}<br>%{{customdata[0]}}"
-                               f"<br>{metric} %{{y:.4f}}{_CI_HOVER}<br>seeds "
-                               "%{customdata[1]}<extra></extra>"), **common),
-                row=r, col=c)
+            fig.add_trace(
+                go.Scatter(
+                    x=list(x),
+                    y=list(y),
+                    mode="lines+markers",
+                    line=style,
+                    marker=dict(size=8, color=colors[label]),
+                    error_y=dict(type="data", array=list(e), visible=True, thickness=1.2, width=4),
+                    customdata=list(zip(s, n, ci)),
+                    hovertemplate=(
+                        f"<b>{name}</b><br>{h} = %{{x}}<br>%{{customdata[0]}}"
+                        f"<br>{metric} %{{y:.4f}}{_CI_HOVER}<br>seeds "
+                        "%{customdata[1]}<extra></extra>"
+                    ),
+                    **common,
+                ),
+                row=r,
+                col=c,
+            )
         elif span is not None:
             b = g.loc[_best_index(g, metric, higher)]
-            fig.add_trace(go.Scatter(
-                x=list(span), y=[b[metric]] * 2, mode="lines",
-                line=dict(color=colors[label], width=1.5, dash="dash"),
-                customdata=[[b["setting"], b["n_seeds"]]] * 2,
-                hovertemplate=(f"<b>{name}</b> (does not vary {h})<br>%{{customdata[0]}}"
-                               f"<br>{metric} %{{y:.4f}}<br>seeds %{{customdata[1]}}"
-                               "<extra></extra>"), **common),
-                row=r, col=c)
+            fig.add_trace(
+                go.Scatter(
+                    x=list(span),
+                    y=[b[metric]] * 2,
+                    mode="lines",
+                    line=dict(color=colors[label], width=1.5, dash="dash"),
+                    customdata=[[b["setting"], b["n_seeds"]]] * 2,
+                    hovertemplate=(
+                        f"<b>{name}</b> (does not vary {h})<br>%{{customdata[0]}}"
+                        f"<br>{metric} %{{y:.4f}}<br>seeds %{{customdata[1]}}"
+                        "<extra></extra>"
+                    ),
+                    **common,
+                ),
+                row=r,
+                col=c,
+            )
 
 
 __all__ = ["sweep_figure", "varying_hyperparameters", "METRIC_TEXT"]

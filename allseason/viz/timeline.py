@@ -31,8 +31,7 @@ def _axis_refs(fig: go.Figure, row, col) -> list[tuple[str, str]]:
     if fig._grid_ref is None:
         return [("x", "y")]
     if row is None and col is None:
-        cells = [(r + 1, c + 1) for r, line in enumerate(fig._grid_ref)
-                 for c, _ in enumerate(line)]
+        cells = [(r + 1, c + 1) for r, line in enumerate(fig._grid_ref) for c, _ in enumerate(line)]
     else:
         cells = [(row or 1, col or 1)]
     refs = []
@@ -40,15 +39,23 @@ def _axis_refs(fig: go.Figure, row, col) -> list[tuple[str, str]]:
         sub = fig.get_subplot(r, c)
         if sub is None or not hasattr(sub, "xaxis"):
             continue
-        refs.append((sub.xaxis.plotly_name.replace("axis", ""),
-                     sub.yaxis.plotly_name.replace("axis", "")))
+        refs.append(
+            (sub.xaxis.plotly_name.replace("axis", ""), sub.yaxis.plotly_name.replace("axis", ""))
+        )
     return refs
 
 
-def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: bool = True,
-                     opacity: float = BAND_OPACITY,
-                     ribbon: tuple[float, float] | None = None,
-                     numbers: str | None = "bottom") -> go.Figure:
+def add_season_bands(
+    fig: go.Figure,
+    pattern,
+    row=None,
+    col=None,
+    *,
+    legend: bool = True,
+    opacity: float = BAND_OPACITY,
+    ribbon: tuple[float, float] | None = None,
+    numbers: str | None = "bottom",
+) -> go.Figure:
     """Shade each segment of ``pattern`` in its state's light colour, below the traces.
 
     row/col: one subplot of a ``make_subplots`` figure; both None = every subplot (or the
@@ -66,19 +73,39 @@ def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: boo
     refs = _axis_refs(fig, row, col)
     shapes = list(fig.layout.shapes or ())
     for xref, yref in refs:
-        shapes.extend(dict(type="rect", xref=xref, yref=f"{yref} domain", x0=int(a), x1=int(b),
-                           y0=y0, y1=y1, fillcolor=state_color(s), opacity=opacity,
-                           layer="below" if ribbon is None else "above", line=dict(width=0))
-                      for s, a, b in zip(states, starts, stops))
+        shapes.extend(
+            dict(
+                type="rect",
+                xref=xref,
+                yref=f"{yref} domain",
+                x0=int(a),
+                x1=int(b),
+                y0=y0,
+                y1=y1,
+                fillcolor=state_color(s),
+                opacity=opacity,
+                layer="below" if ribbon is None else "above",
+                line=dict(width=0),
+            )
+            for s, a, b in zip(states, starts, stops)
+        )
     notes = None  # the annotations, if any are added
     if ribbon is not None and refs:  # the ribbon names its states (wide enough segments)
         xref, yref = refs[0]
         wide = (stops - starts) >= pattern.horizon / 40
         if wide.sum() <= 60:
             notes = list(fig.layout.annotations or ()) + [
-                dict(x=(a + b) / 2, y=(y0 + y1) / 2, xref=xref, yref=f"{yref} domain",
-                     text=state_label(s), showarrow=False, font=dict(size=11))
-                for s, a, b in zip(states[wide], starts[wide], stops[wide])]
+                dict(
+                    x=(a + b) / 2,
+                    y=(y0 + y1) / 2,
+                    xref=xref,
+                    yref=f"{yref} domain",
+                    text=state_label(s),
+                    showarrow=False,
+                    font=dict(size=11),
+                )
+                for s, a, b in zip(states[wide], starts[wide], stops[wide])
+            ]
             legend = False
     if ribbon is None and numbers and refs:  # each wide band names its state
         wide = (stops - starts) >= pattern.horizon / 30
@@ -86,23 +113,48 @@ def add_season_bands(fig: go.Figure, pattern, row=None, col=None, *, legend: boo
             notes = list(fig.layout.annotations or ())
             y = 0.0 if numbers == "bottom" else 1.0
             for xref, yref in refs:
-                notes.extend(dict(x=(a + b) / 2, y=y, xref=xref, yref=f"{yref} domain",
-                                  yanchor="bottom", text=str(int(s)), showarrow=False,
-                                  font=dict(size=10, color=state_color(s, strong=True)))
-                             for s, a, b in zip(states[wide], starts[wide], stops[wide]))
+                notes.extend(
+                    dict(
+                        x=(a + b) / 2,
+                        y=y,
+                        xref=xref,
+                        yref=f"{yref} domain",
+                        yanchor="bottom",
+                        text=str(int(s)),
+                        showarrow=False,
+                        font=dict(size=10, color=state_color(s, strong=True)),
+                    )
+                    for s, a, b in zip(states[wide], starts[wide], stops[wide])
+                )
     # one layout update and one add_traces: plotly validates on every call
     fig.update_layout(shapes=shapes, **({} if notes is None else {"annotations": notes}))
     if legend and refs:
         xref, yref = refs[0]
         present = sorted(set(states.tolist()))
         if len(present) <= MAX_STATE_LEGEND:
-            fig.add_traces([dict(
-                type="scatter", x=[None], y=[None], mode="markers", name=state_label(s),
-                xaxis=xref, yaxis=yref, hoverinfo="skip", legendgroup="seasons",
-                legendgrouptitle=dict(text="true state:") if i == 0 else None,
-                marker=dict(symbol="square", size=14, color=state_color(s),
-                            line=dict(width=1, color=state_color(s, strong=True))))
-                for i, s in enumerate(present)])
+            fig.add_traces(
+                [
+                    dict(
+                        type="scatter",
+                        x=[None],
+                        y=[None],
+                        mode="markers",
+                        name=state_label(s),
+                        xaxis=xref,
+                        yaxis=yref,
+                        hoverinfo="skip",
+                        legendgroup="seasons",
+                        legendgrouptitle=dict(text="true state:") if i == 0 else None,
+                        marker=dict(
+                            symbol="square",
+                            size=14,
+                            color=state_color(s),
+                            line=dict(width=1, color=state_color(s, strong=True)),
+                        ),
+                    )
+                    for i, s in enumerate(present)
+                ]
+            )
     return fig
 
 
@@ -142,35 +194,61 @@ def pattern_timeline(pattern, height: int = 160) -> go.Figure:
     for s in sorted(set(states.tolist())):
         m = states == s
         y = np.full(m.sum(), s if lanes else 0)
-        fig.add_trace(dict(
-            type="bar", orientation="h", base=starts[m], x=stops[m] - starts[m], y=y,
-            width=0.8, name=state_label(s), showlegend=False,
-            marker=dict(color=state_color(s), line=dict(width=1, color=state_color(s, True))),
-            text=None if lanes else [str(s)] * int(m.sum()), textposition="inside",
-            insidetextanchor="middle",
-            customdata=np.stack([starts[m], stops[m] - 1, stops[m] - starts[m]], axis=1),
-            hovertemplate=(f"<b>{state_label(s)}</b><br>steps %{{customdata[0]:,}}"
-                           "–%{customdata[1]:,}<br>%{customdata[2]:,} steps<extra></extra>")))
+        fig.add_trace(
+            dict(
+                type="bar",
+                orientation="h",
+                base=starts[m],
+                x=stops[m] - starts[m],
+                y=y,
+                width=0.8,
+                name=state_label(s),
+                showlegend=False,
+                marker=dict(color=state_color(s), line=dict(width=1, color=state_color(s, True))),
+                text=None if lanes else [str(s)] * int(m.sum()),
+                textposition="inside",
+                insidetextanchor="middle",
+                customdata=np.stack([starts[m], stops[m] - 1, stops[m] - starts[m]], axis=1),
+                hovertemplate=(
+                    f"<b>{state_label(s)}</b><br>steps %{{customdata[0]:,}}"
+                    "–%{customdata[1]:,}<br>%{customdata[2]:,} steps<extra></extra>"
+                ),
+            )
+        )
     bottom = (n_states - 0.5) if lanes else 0.5
     top = -0.5  # the y axis is reversed: state 0 on top, markers above the first lane
     add_change_points(fig, pattern, y=top, base=bottom, width=2.0)
-    fig.update_layout(**base_layout("Season pattern: the true state at each step", "step",
-                                    None, height=height, bargap=0.2, barmode="overlay",
-                                    margin=dict(l=70, r=20, t=36, b=40)))
-    fig.update_layout(title=dict(font=dict(size=15)),
-                      legend=dict(font=dict(size=12), tracegroupgap=2))
+    fig.update_layout(
+        **base_layout(
+            "Season pattern: the true state at each step",
+            "step",
+            None,
+            height=height,
+            bargap=0.2,
+            barmode="overlay",
+            margin=dict(l=70, r=20, t=36, b=40),
+        )
+    )
+    fig.update_layout(
+        title=dict(font=dict(size=15)), legend=dict(font=dict(size=12), tracegroupgap=2)
+    )
     fig.update_xaxes(range=[0, pattern.horizon], showgrid=False, ticks="outside")
     if lanes:
-        fig.update_yaxes(tickvals=list(range(n_states)),
-                         ticktext=[state_label(s) for s in range(n_states)],
-                         range=[n_states - 0.4, -0.6], showgrid=False, fixedrange=True)
+        fig.update_yaxes(
+            tickvals=list(range(n_states)),
+            ticktext=[state_label(s) for s in range(n_states)],
+            range=[n_states - 0.4, -0.6],
+            showgrid=False,
+            fixedrange=True,
+        )
     else:
         fig.update_yaxes(visible=False, range=[0.6, -0.6], fixedrange=True)
     return fig
 
 
-def add_change_points(fig: go.Figure, pattern, y: float = 1.0, base: float = 0.0,
-                      width: float = 1.5) -> go.Figure:
+def add_change_points(
+    fig: go.Figure, pattern, y: float = 1.0, base: float = 0.0, width: float = 1.5
+) -> go.Figure:
     """Mark the change points of ``pattern``: a vertical line each from ``base`` to ``y`` in
     data coordinates (solid grey where a state appears for the first time, dotted grey where
     one returns) and a marker at ``y`` (▼ new, ○ return) whose hover names the state."""
@@ -183,25 +261,56 @@ def add_change_points(fig: go.Figure, pattern, y: float = 1.0, base: float = 0.0
         xs = cps[sel]
         color = INK
         name = "change point: new state" if is_new else "change point: return"
-        fig.add_trace(dict(type="scatter", mode="lines", hoverinfo="skip", showlegend=False,
-                           x=np.column_stack([xs, xs, np.full(len(xs), np.nan)]).ravel(),
-                           y=np.tile([base, y, np.nan], len(xs)), legendgroup=name, name=name,
-                           line=dict(color=color, width=width if is_new else width - 0.5,
-                                     dash="solid" if is_new else "dot")))
+        fig.add_trace(
+            dict(
+                type="scatter",
+                mode="lines",
+                hoverinfo="skip",
+                showlegend=False,
+                x=np.column_stack([xs, xs, np.full(len(xs), np.nan)]).ravel(),
+                y=np.tile([base, y, np.nan], len(xs)),
+                legendgroup=name,
+                name=name,
+                line=dict(
+                    color=color,
+                    width=width if is_new else width - 0.5,
+                    dash="solid" if is_new else "dot",
+                ),
+            )
+        )
         verb = "first visit of" if is_new else "back to"
-        fig.add_trace(dict(
-            type="scatter", x=xs, y=np.full(len(xs), y), mode="markers", name=name,
-            legendgroup=name, cliponaxis=False,
-            marker=dict(symbol="triangle-down" if is_new else "circle-open", size=11,
-                        color=color, line=dict(width=2, color=color)),
-            customdata=np.stack([states[sel + 1], sel + 1], axis=1),
-            hovertemplate=(f"change point %{{customdata[1]}} at step %{{x:,}}<br>{verb} "
-                           "state %{customdata[0]}<extra></extra>")))
+        fig.add_trace(
+            dict(
+                type="scatter",
+                x=xs,
+                y=np.full(len(xs), y),
+                mode="markers",
+                name=name,
+                legendgroup=name,
+                cliponaxis=False,
+                marker=dict(
+                    symbol="triangle-down" if is_new else "circle-open",
+                    size=11,
+                    color=color,
+                    line=dict(width=2, color=color),
+                ),
+                customdata=np.stack([states[sel + 1], sel + 1], axis=1),
+                hovertemplate=(
+                    f"change point %{{customdata[1]}} at step %{{x:,}}<br>{verb} "
+                    "state %{customdata[0]}<extra></extra>"
+                ),
+            )
+        )
     return fig
 
 
-__all__ = ["pattern_timeline", "add_season_bands", "add_change_points", "segment_bounds",
-           "name_states"]
+__all__ = [
+    "pattern_timeline",
+    "add_season_bands",
+    "add_change_points",
+    "segment_bounds",
+    "name_states",
+]
 
 
 def date_ticks(fig: go.Figure, dates, every_months: int = 3, row=None, col=None) -> go.Figure:
@@ -214,12 +323,31 @@ def date_ticks(fig: go.Figure, dates, every_months: int = 3, row=None, col=None)
     first = np.flatnonzero(np.r_[True, months[1:] != months[:-1]])
     month_no = months[first].astype(int) % 12  # 0 = January
     keep = first[month_no % every_months == 0]
-    text = [(f"{str(months[i])[:4]}" if months[i].astype(int) % 12 == 0 else
-             ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov",
-              "Dec"][months[i].astype(int) % 12]) for i in keep]
+    text = [
+        (
+            f"{str(months[i])[:4]}"
+            if months[i].astype(int) % 12 == 0
+            else [
+                "Jan",
+                "Feb",
+                "Mar",
+                "Apr",
+                "May",
+                "Jun",
+                "Jul",
+                "Aug",
+                "Sep",
+                "Oct",
+                "Nov",
+                "Dec",
+            ][months[i].astype(int) % 12]
+        )
+        for i in keep
+    ]
     refs = _axis_refs(fig, row, col)
     for xref, _ in refs:
         name = "xaxis" if xref == "x" else f"xaxis{xref[1:]}"
-        fig.layout[name].update(tickmode="array", tickvals=keep.tolist(), ticktext=text,
-                                title_text="date")
+        fig.layout[name].update(
+            tickmode="array", tickvals=keep.tolist(), ticktext=text, title_text="date"
+        )
     return fig
