@@ -39,7 +39,7 @@ from .defaults import (
 )
 from .envs import PRESETS, preset
 from .envs.table import RewardTable, parse_reward_table
-from .offline import (
+from .logs.offline import (
     MIN_EVENTS,
     OFFLINE_POLICIES,
     Log,

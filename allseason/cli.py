@@ -248,7 +248,7 @@ def _out_path(name: str) -> Path:
 
 
 def cmd_replay(args) -> int:
-    from . import offline
+    from .logs import offline
 
     out_path = _out_path(args.out) if args.out else None
     limits = offline.LOG_LIMITS
@@ -272,7 +272,7 @@ def cmd_replay(args) -> int:
 
 
 def _replay_log(log, args):
-    from . import offline
+    from .logs import offline
 
     specs = api.offline_specs(args.policies)
     print(
@@ -564,8 +564,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] in (["sweep"], ["report"]):  # their own parsers: allseason/sweeps/cli.py
         return getattr(sweeps, f"cli_{argv[0]}")(argv[1:])
-    if argv[:1] == ["paper"]:  # its own parser: allseason/paper_cli.py
-        from . import paper_cli
+    if argv[:1] == ["paper"]:  # its own parser: allseason/paper/cli.py
+        from .paper import cli as paper_cli
 
         return paper_cli.cli(argv[1:])
     try:

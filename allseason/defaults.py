@@ -19,7 +19,7 @@ Hyperparameters (:func:`default_params`):
   discounted shadow gamma = 1 - 1/tau = 0.9 (the same mapping as the real-data protocol);
   n_max = 5. It is **not** tuned.
 - Every baseline takes its best grid point on **the paper's grid** (section 6; the grids of
-  :data:`allseason.reproduce.GRIDS`) by mean reward on a validation scenario: the paper's
+  :data:`allseason.paper.reproduce.GRIDS`) by mean reward on a validation scenario: the paper's
   synthetic experiment with scenario seed :data:`VALIDATION_SEED` (other true parameters and
   arms than the seeds 0-4 the default race is reported on), :data:`VALIDATION_RUNS` seeds;
   ties go to the first grid point. :data:`TUNED` stores the result of :func:`tune` so the app
@@ -86,8 +86,8 @@ def tune(
     A policy with :data:`CHOICES` (D-LinTS's ``covariance``) has its grid crossed with them,
     choice by choice (so ties go to the first choice, the class default); ``fixed``:
     hyperparameters added to every grid point instead (e.g. one covariance)."""
+    from .paper.reproduce import GRIDS  # the paper's protocol lives with the reproduction
     from .policies import policy_class
-    from .reproduce import GRIDS  # the paper's protocol lives with the reproduction
     from .sim import run_race
 
     scenario = scenario or validation_scenario()

@@ -1,6 +1,6 @@
 """Seconds per run of the paper's real-data policies (``python -m allseason paper``).
 
-Each case is one :func:`allseason.reproduce.run_job` (the policy's play time, as stored in
+Each case is one :func:`allseason.paper.reproduce.run_job` (the policy's play time, as stored in
 runs.csv; the data set-up is cached and not counted), median of ``--repeat`` runs after a
 short warm-up run that compiles the kernels. Sizes: ``full`` = the test run (30,000 steps),
 ``validation`` = the grid search's run (3,000 steps). Run it on two checkouts and compare::
@@ -36,7 +36,7 @@ SIZES = {"full": ("test", 30_000, 0), "validation": ("validation", 3_000, 1000)}
 
 def measure(table: str, pattern: str, labels, sizes, repeat: int) -> dict:
     """{size: {label: median seconds}}; prints each case as it is measured."""
-    from allseason import reproduce
+    from allseason.paper import reproduce
 
     out: dict = {}
     for size in sizes:

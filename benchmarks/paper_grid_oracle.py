@@ -18,8 +18,8 @@ import argparse
 import os
 import sys
 
-from allseason import reproduce as R
-from allseason.paper_tables import PATTERNS
+from allseason.paper import reproduce as R
+from allseason.paper.tables import PATTERNS
 
 POLICIES = (
     "allseason-sw",

@@ -20,7 +20,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from allseason import paper_tables, reproduce
+from allseason.paper import reproduce
+from allseason.paper import tables as paper_tables
 
 THRESHOLD = paper_tables.DIFF_THRESHOLD
 # within 0.03 on 2026-11-23 (printed rule, shrunk protocol), from the README of that day

@@ -1,6 +1,6 @@
 """Replaying a 1,000,000-row log with the default offline contestants (docs/your-data.md).
 
-The log is the OBD-shaped example of :mod:`allseason.examples` at 1,000,000 rows (10 items,
+The log is the OBD-shaped example of :mod:`allseason.logs.examples` at 1,000,000 rows (10 items,
 uniform logging, so about 100,000 kept events per policy and seed), written to a temporary
 file and run through ``python -m allseason replay`` as a user would: parsing and checking
 the file, then 6 policies x 5 seeds of fast replay on the machine's cores (threads).
@@ -18,7 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from allseason import api, examples
+from allseason import api
+from allseason.logs import examples
 
 
 def main() -> None:

@@ -40,7 +40,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from allseason import analysis, reproduce  # noqa: E402
+from allseason import analysis  # noqa: E402
+from allseason.paper import reproduce  # noqa: E402
 
 RULES = {"carried": {}, "printed": {"weighting": "batch"}}
 LABELS = {"carried": "carried weights", "printed": "the paper's printed rule"}

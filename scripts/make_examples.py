@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 
-from allseason import examples
+from allseason.logs import examples
 from allseason.sweeps import results_root
 
 

@@ -1,4 +1,5 @@
-"""Section 6's LinTS convergence figure (allseason/convergence.py): the "learnt" rule against a
+"""Section 6's LinTS convergence figure (allseason/paper/convergence.py): the "learnt" rule against
+a
 direct computation, the stationary setup, the tracked snapshot recomputed for one seed, the
 figure, and the Paper tables page showing it without an exception."""
 
@@ -10,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from allseason import convergence as conv
-from allseason.data import DataUnavailable
+from allseason.paper import convergence as conv
+from allseason.paper.data import DataUnavailable
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 
@@ -128,4 +129,4 @@ def test_the_snapshot_ships_with_the_package():
     import tomllib
 
     meta = tomllib.loads((Path(APP).parent / "pyproject.toml").read_text(encoding="utf-8"))
-    assert conv.PATH.name in meta["tool"]["setuptools"]["package-data"]["allseason"]
+    assert conv.PATH.name in meta["tool"]["setuptools"]["package-data"]["allseason.paper"]

@@ -1,5 +1,6 @@
 """The default race and the rule that sets its hyperparameters (allseason/defaults.py), the
-default weighting's evidence, and the tracked real-data snapshot (allseason/snapshot.py).
+default weighting's evidence, and the tracked real-data snapshot
+(allseason/paper/mnist_snapshot.py).
 
 The default race must tell the paper's story on every scenario seed it is reported on (0-4):
 an All-Season contestant first, with at most half the best baseline's regret, few bandits
@@ -14,8 +15,9 @@ import json
 import numpy as np
 import pytest
 
-from allseason import api, defaults, snapshot
-from allseason.data import DataUnavailable
+from allseason import api, defaults
+from allseason.paper import mnist_snapshot as snapshot
+from allseason.paper.data import DataUnavailable
 from allseason.policies import REGISTRY
 
 
@@ -59,7 +61,7 @@ def test_tuned_values_are_what_the_rule_gives(name):
 
 
 def test_tune_rule_takes_the_best_and_ties_go_first(monkeypatch):
-    from allseason import reproduce
+    from allseason.paper import reproduce
 
     monkeypatch.setitem(reproduce.GRIDS, "sw-lints", [{"tau": 5000}, {"tau": 50}, {"tau": 50}])
     best, scores = defaults.tune(

@@ -20,17 +20,17 @@ MODULES = [
     "allseason.policies",
     "allseason.policies.params",
     "allseason.policies.ridge",
-    "allseason.paper_tables",
+    "allseason.paper.tables",
     "allseason.sim.live",
 ]
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 # Your data
 MODULES += [
-    "allseason.usercsv",
-    "allseason.offline",
+    "allseason.logs.reader",
+    "allseason.logs.offline",
     "allseason.envs.table",
-    "allseason.examples",
+    "allseason.logs.examples",
     "allseason.viz.timeline",
 ]
 

@@ -335,8 +335,8 @@ def test_paper_tables_page_and_a_live_real_data_race(server, page):
     page.wait_for_selector(IDLE, timeout=TIMEOUT_MS)
     wait_idle(page)
     seconds = time.perf_counter() - t0
-    from allseason.data import DataUnavailable
     from allseason.envs.classification import paper_setup
+    from allseason.paper.data import DataUnavailable
 
     try:
         paper_setup("mnist", "2arm", "realistic", n=1000)

@@ -84,9 +84,9 @@ def test_the_cycle_finder_finds_a_cycle():
 
 
 def test_edges_resolve_relative_imports():
-    assert "allseason.paper_snapshot" in _edges("allseason.paper_cli", True)
-    assert "allseason.reproduce" in _edges("allseason.paper_snapshot", False)
-    assert "allseason.sweeps.store" in _edges("allseason.reproduce", True)
+    assert "allseason.paper.tables_snapshot" in _edges("allseason.paper.cli", True)
+    assert "allseason.paper.reproduce" in _edges("allseason.paper.tables_snapshot", False)
+    assert "allseason.sweeps.store" in _edges("allseason.paper.reproduce", True)
 
 
 @pytest.mark.parametrize("top_level_only", [True, False], ids=["module-level", "all imports"])
@@ -96,4 +96,4 @@ def test_no_import_cycle(top_level_only):
 
 
 def test_reproduce_and_paper_snapshot_do_not_import_each_other():
-    assert "allseason.paper_snapshot" not in _edges("allseason.reproduce", False)
+    assert "allseason.paper.tables_snapshot" not in _edges("allseason.paper.reproduce", False)

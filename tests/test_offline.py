@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from allseason import api, examples, offline
+from allseason import api
+from allseason.logs import examples, offline
 from allseason.policies import RandomPolicy
 from allseason.policies.base import Policy
 

@@ -17,10 +17,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from allseason import reproduce as R
 from allseason import sweeps
-from allseason.data import DataUnavailable
 from allseason.envs.classification import paper_setup
+from allseason.paper import reproduce as R
+from allseason.paper.data import DataUnavailable
 
 pytestmark = pytest.mark.usefixtures("private_data_cache")  # see conftest.py
 

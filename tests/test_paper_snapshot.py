@@ -1,4 +1,5 @@
-"""The tracked snapshot of the paper tables (allseason/paper_snapshot.json): one test cell per
+"""The tracked snapshot of the paper tables (allseason/paper/tables_snapshot.json): one test cell
+per
 table recomputed at its stored seed and params equals the snapshot's per-seed value exactly
 (skipped until the snapshot exists); the mechanism itself on a small store."""
 
@@ -8,10 +9,11 @@ import json
 
 import pytest
 
-from allseason import paper_snapshot, paper_tables
-from allseason import reproduce as R
-from allseason.data import DataUnavailable
 from allseason.envs.classification import paper_setup
+from allseason.paper import reproduce as R
+from allseason.paper import tables as paper_tables
+from allseason.paper import tables_snapshot as paper_snapshot
+from allseason.paper.data import DataUnavailable
 
 pytestmark = pytest.mark.usefixtures("private_data_cache")  # see conftest.py
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from allseason import paper_tables as P
+from allseason.paper import tables as P
 from allseason.policies import REGISTRY
 
 PAPER_TEX = Path(os.environ.get("ALLSEASON_PAPER_TEX", "/work/shared/paper/all-season-paper.tex"))

@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from allseason import reproduce as R
-from allseason.data import DataUnavailable
 from allseason.envs.classification import paper_setup
+from allseason.paper import reproduce as R
+from allseason.paper.data import DataUnavailable
 from allseason.sim.runner import play
 from allseason.specs import PolicySpec
 

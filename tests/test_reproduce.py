@@ -1,4 +1,4 @@
-"""The paper's real-data reproduction (allseason.reproduce): grids, choice, storage, resume,
+"""The paper's real-data reproduction (allseason.paper.reproduce): grids, choice, storage, resume,
 the comparison and the `paper` command. Real data, a few hundred steps; skips (with the
 install command) where the data sets are not installed."""
 
@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from allseason import paper_tables
-from allseason import reproduce as R
 from allseason.cli import main
-from allseason.data import DataUnavailable
 from allseason.envs.classification import paper_setup
+from allseason.paper import reproduce as R
+from allseason.paper import tables as paper_tables
+from allseason.paper.data import DataUnavailable
 
 SMALL = R.Protocol(n=600, seeds=2)
 
@@ -415,7 +415,7 @@ def test_cli_both_protocols_side_by_side(mnist_small, tmp_path, capsys):
 
 
 def test_cli_snapshot_flag_writes_it_from_the_store(mnist_small, tmp_path, monkeypatch, capsys):
-    from allseason import paper_snapshot
+    from allseason.paper import tables_snapshot as paper_snapshot
 
     out, frame = mnist_small
     monkeypatch.setattr(paper_snapshot, "PATH", tmp_path / "snap.json")

@@ -22,7 +22,8 @@ pytest.importorskip("plotly")
 from conftest import open_app_page
 from streamlit.testing.v1 import AppTest
 
-from allseason import api, snapshot
+from allseason import api
+from allseason.paper import mnist_snapshot as snapshot
 
 TOUR = "app_pages/6_Guided_tour.py"
 N_STEPS = 7

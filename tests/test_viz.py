@@ -9,10 +9,7 @@ import pytest
 
 pytest.importorskip("plotly")
 
-from allseason import (
-    api,
-    viz,
-)
+from allseason import api, viz
 from allseason.viz import style
 
 ROOT = Path(__file__).resolve().parents[1]

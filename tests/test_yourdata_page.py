@@ -14,7 +14,7 @@ pytest.importorskip("plotly")
 from conftest import open_app_page
 from streamlit.testing.v1 import AppTest
 
-from allseason import examples, offline
+from allseason.logs import examples, offline
 from allseason.ui import yourdata
 
 PAGE = "app_pages/7_Your_data.py"

@@ -107,7 +107,7 @@ HORIZON = 30_000
 BATCH_SIZE = 10
 N_STATES = 3
 PERMUTATION_SEED = 0
-# the paper's four tables -> (dataset, experiment), see allseason.paper_tables
+# the paper's four tables -> (dataset, experiment), see allseason.paper.tables
 TABLE_KEYS = {
     "mnist-2arm": ("mnist", "2arm"),
     "fmnist-2arm": ("fmnist", "2arm"),
@@ -283,7 +283,7 @@ def normalise_rows(Z: np.ndarray) -> np.ndarray:
 def _reduced(dataset: str, n_rows: int) -> tuple[np.ndarray, np.ndarray, float]:
     """(unit-norm PCA contexts of the first n_rows images, labels, explained variance), cached
     per process; read-only."""
-    from .. import data
+    from ..paper import data
 
     X, y = data.load(dataset, n_rows)
     Z, ratio = data.pca(X, N_COMPONENTS[dataset], fit_rows=data.PCA_ROWS)
@@ -352,7 +352,7 @@ def paper_setup(
 
     ``pattern_horizon`` (>= n): play the first n steps of the pattern scaled to that horizon
     instead (the paper's validation set: the first 3,000 steps of the 30,000-step pattern,
-    on the first 3,000 images). Raises :class:`allseason.data.DataUnavailable` if the data
+    on the first 3,000 images). Raises :class:`allseason.paper.data.DataUnavailable` if the data
     set is not installed."""
     _class_names(dataset)
     if experiment not in EXPERIMENTS:

@@ -40,9 +40,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import usercsv
 from ..errors import SpecError
-from ..usercsv import _show
+from ..logs import reader as usercsv
+from ..logs.reader import _show
 from .round import Round
 
 TABLE_LIMITS = dict(rows=200_000, columns=64, bytes=20_000_000)

@@ -71,7 +71,7 @@ clear SweepError naming that command.
 Results folder: :func:`results_root` (``$ALLSEASON_RESULTS``, else ``results/`` in the
 repository checkout, else ``./results``), the same for the CLI and the app.
 
-The paper's reproduction (:mod:`allseason.reproduce`) is a client of this package: its runs
+The paper's reproduction (:mod:`allseason.paper.reproduce`) is a client of this package: its runs
 go to the same store file (table ``paper_runs``) through the same executor
 (:func:`run_jobs`) under the same folder lock.
 

@@ -2,7 +2,7 @@
 and the tables read from it (runs, settings with mean and std over seeds, best settings).
 
 One file, two tables: ``runs`` (a sweep's runs, :class:`ResultStore` by default) and
-``paper_runs`` (the paper's real-data reproduction, :mod:`allseason.reproduce`, opened with
+``paper_runs`` (the paper's real-data reproduction, :mod:`allseason.paper.reproduce`, opened with
 ``ResultStore(folder, table=PAPER_TABLE)``: one row per run, its reward curve included).
 :func:`results_root` is the one default results folder of the CLI and the app."""
 
@@ -87,7 +87,7 @@ CREATE TABLE IF NOT EXISTS runs (
 ) WITHOUT ROWID;
 
 CREATE TABLE IF NOT EXISTS paper_runs (
-    key TEXT PRIMARY KEY,            -- sha256 of the run's identity (allseason.reproduce.Job)
+    key TEXT PRIMARY KEY,            -- sha256 of the run's identity (allseason.paper.reproduce.Job)
     protocol TEXT NOT NULL,          -- Protocol.key(): what fixes the numbers
     phase TEXT NOT NULL,             -- validation | test | oracle
     table_name TEXT NOT NULL,        -- mnist-2arm, ...

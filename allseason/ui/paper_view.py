@@ -1,10 +1,10 @@
 """The Paper tables page's glue: stored reproduction results beside the paper's numbers, the
 reward curves, and a small live race on real data.
 
-Results are read only from one server-side folder, :func:`allseason.reproduce.results_dir`
+Results are read only from one server-side folder, :func:`allseason.paper.reproduce.results_dir`
 (``$ALLSEASON_RESULTS/paper``, default ``results/paper`` in the checkout: the folder the
 ``paper`` command writes by default), never a path typed by the user. With nothing stored,
-the tracked snapshot (:mod:`allseason.paper_snapshot`) is shown, said to be one.
+the tracked snapshot (:mod:`allseason.paper.tables_snapshot`) is shown, said to be one.
 """
 
 from __future__ import annotations
@@ -17,8 +17,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from allseason import paper_snapshot, paper_tables, reproduce
-from allseason.data import DataUnavailable
+from allseason.paper import reproduce
+from allseason.paper import tables as paper_tables
+from allseason.paper import tables_snapshot as paper_snapshot
+from allseason.paper.data import DataUnavailable
 from allseason.sweeps.store import STORE_FILE
 from allseason.viz import paper as vpaper
 
@@ -141,7 +143,7 @@ def _from_snapshot(table: str) -> bool:
     commit = (snap.get("commit") or "")[:10] or "unknown"
     st.info(
         f"No results stored in `{FOLDER}`: these numbers come from the tracked "
-        f"snapshot (`allseason/paper_snapshot.json`, commit {commit}, made by "
+        f"snapshot (`allseason/paper/tables_snapshot.json`, commit {commit}, made by "
         f"`{snap.get('command', '')}`). Run `python -m allseason paper --table {table}` "
         f"to measure them here (and see the reward curves).",
         icon=":material/inventory_2:",
@@ -496,7 +498,7 @@ def inside_real() -> None:
 
 @st.cache_data(show_spinner=False)
 def _convergence_snapshot() -> dict:
-    from allseason import convergence as conv
+    from allseason.paper import convergence as conv
 
     return conv.load()
 
@@ -504,7 +506,7 @@ def _convergence_snapshot() -> dict:
 def convergence() -> None:
     """Section 6's LinTS convergence figure, from the tracked snapshot, beside the paper's
     statement."""
-    from allseason import convergence as conv
+    from allseason.paper import convergence as conv
     from allseason.viz.convergence import convergence_figure
 
     snap = _convergence_snapshot()

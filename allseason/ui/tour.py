@@ -10,7 +10,8 @@ Every number in the texts is read from results computed here, never typed in:
 - the default race (``api.default_race()``: the paper's synthetic experiment), computed once
   per server through the app's race cache (:func:`allseason.ui.runs.run_race`), the kernels
   warmed up once per process;
-- the tracked real-data snapshot (:func:`allseason.snapshot.load`: MNIST, ten arms), read,
+- the tracked real-data snapshot (:func:`allseason.paper.mnist_snapshot.load`: MNIST, ten arms),
+read,
   never recomputed (a fresh clone has no real data installed).
 
 :func:`facts` gathers those numbers; :func:`build` turns one step into its title, text,
@@ -26,7 +27,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from allseason import api, snapshot
+from allseason import api
+from allseason.paper import mnist_snapshot as snapshot
 from allseason.viz import export, inside, timeline
 from allseason.viz import race as vrace
 from allseason.viz import tour as vtour

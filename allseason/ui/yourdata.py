@@ -4,7 +4,7 @@ then evaluated offline (a log) or raced on (a table).
 The file a user brings is hostile until :func:`allseason.api.read_user_file` has checked it;
 a problem is ONE ``st.error`` under the upload, naming the row or the column, and the page
 keeps working. The file's bytes live in ``st.session_state[SOURCE]`` (an upload, or an example
-made from a seed by :mod:`allseason.examples`); results in ``st.session_state[RESULT]``,
+made from a seed by :mod:`allseason.logs.examples`); results in ``st.session_state[RESULT]``,
 keyed by the file's sha256 and the options, so changing page and coming back shows them
 again. Nothing is written to disk.
 """
@@ -16,8 +16,9 @@ import json
 
 import streamlit as st
 
-from allseason import api, examples, offline
+from allseason import api
 from allseason.envs import table as table_mod
+from allseason.logs import examples, offline
 from allseason.viz import offline as voffline
 from allseason.viz import race as vrace
 from allseason.viz.style import policy_name

@@ -1,5 +1,5 @@
 """The LinTS convergence figure of the paper's section 6: reward per batch on stationary
-MNIST, from the snapshot of :mod:`allseason.convergence` (a dict in, a figure out)."""
+MNIST, from the snapshot of :mod:`allseason.paper.convergence` (a dict in, a figure out)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..offline import METHOD_TITLES, MIN_EVENTS
+from ..logs.offline import METHOD_TITLES, MIN_EVENTS
 from .style import INK, base_layout, empty_figure, policy_colors, policy_name, policy_symbol
 
 

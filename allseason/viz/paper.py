@@ -1,5 +1,5 @@
 """Figures of the paper's real-data reproduction: our table against the paper's, cell by
-cell, and the reward curves per pattern. Tables in (from :mod:`allseason.reproduce`), figures
+cell, and the reward curves per pattern. Tables in (from :mod:`allseason.paper.reproduce`), figures
 out."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from allseason.paper_tables import PRINTED_ROWS
+from allseason.paper.tables import PRINTED_ROWS
 
 from .style import INK, base_layout, policy_colors, policy_line
 from .style import policy_name as _policy_name
@@ -31,7 +31,7 @@ MAX_CHANGE_LINES = 20
 
 def comparison_figure(frame: pd.DataFrame, title: str, threshold: float = 0.03) -> go.Figure:
     """Heatmap of ours minus the paper's mean reward (rows: algorithms in the paper's order,
-    columns: patterns), from :func:`allseason.paper_tables.compare`'s frame. Each cell says
+    columns: patterns), from :func:`allseason.paper.tables.compare`'s frame. Each cell says
     both numbers; cells marked ``differs`` (|diff| > ``threshold``) are boxed and their
     difference in bold."""
     algs = list(dict.fromkeys(frame["algorithm"]))

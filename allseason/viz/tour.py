@@ -107,7 +107,8 @@ def snapshot_curves(snapshot: dict) -> pd.DataFrame:
 
 def real_data_figure(snapshot: dict, title: str, height: int = HEIGHT) -> go.Figure:
     """Mean reward so far of every policy of the real-data snapshot
-    (:func:`allseason.snapshot.load`), legend best first, change points as grey lines."""
+    (:func:`allseason.paper.mnist_snapshot.load`), legend best first, change points as grey
+    lines."""
     fig = curves_figure(
         snapshot_curves(snapshot),
         title,

@@ -1,8 +1,9 @@
 """``python -m allseason paper``: the command line of the paper's real-data tables.
 
-It runs :func:`allseason.reproduce.reproduce_protocols` and, with ``--snapshot``, writes the
-tracked snapshot with :func:`allseason.paper_snapshot.write`. It lives in a module of its own so
-that :mod:`allseason.reproduce` (the protocol) and :mod:`allseason.paper_snapshot` (the
+It runs :func:`allseason.paper.reproduce.reproduce_protocols` and, with ``--snapshot``, writes the
+tracked snapshot with :func:`allseason.paper.tables_snapshot.write`. It lives in a module of its
+own so
+that :mod:`allseason.paper.reproduce` (the protocol) and :mod:`allseason.paper.tables_snapshot` (the
 snapshot, which reads the reproduction's store) never import each other: the imports go
 ``paper_cli -> paper_snapshot -> reproduce`` and ``paper_cli -> reproduce``.
 """
@@ -13,8 +14,8 @@ import os
 import sys
 import time
 
-from . import paper_snapshot
-from .envs.classification import HORIZON, TABLE_KEYS
+from ..envs.classification import HORIZON, TABLE_KEYS
+from . import tables_snapshot as paper_snapshot
 from .reproduce import (
     SEEDS,
     STORE_FILE,
@@ -104,7 +105,7 @@ def cli(argv: list[str]) -> int:
         "--snapshot",
         action="store_true",
         help="then write the tracked snapshot of the test cells "
-        "(allseason/paper_snapshot.json) from the store",
+        "(allseason/paper/tables_snapshot.json) from the store",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     try:

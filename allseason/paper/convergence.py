@@ -9,7 +9,7 @@ contains 10 observations." The figure itself is missing from the source we have.
 Setting (the paper's, through :func:`allseason.envs.classification.paper_setup`): the
 ten-arm digit task (arms e_k (x) c_t, d = 10 x 44), the first :data:`N` = 30,000 MNIST
 training images in order, unit-norm PCA contexts, batches of 10, lam = 1 and sigma2 = 0.25
-(:data:`allseason.reproduce.LAM`, :data:`~allseason.reproduce.SIGMA2`). Stationary: one
+(:data:`allseason.paper.reproduce.LAM`, :data:`~allseason.paper.reproduce.SIGMA2`). Stationary: one
 state only, the identity task (arm k is right for digit k) for the whole run. The seeds
 drive LinTS's own sampling (the data order is fixed, as in the paper).
 
@@ -18,7 +18,7 @@ over the last third (steps 20,001-30,000); the run has learnt at the first step 
 mean reward over the trailing window of :data:`WINDOW` = 500 observations (50 batches),
 ending at t, reaches :data:`LEVEL` = 95% of the plateau. Reported per seed, with the median.
 
-``python -m allseason.convergence`` recomputes the tracked snapshot ``convergence.json``
+``python -m allseason.paper.convergence`` recomputes the tracked snapshot ``convergence.json``
 (about a minute, needs ``make data``); ``tests/test_convergence.py`` recomputes a seed and
 checks it equals the tracked numbers, so they cannot drift.
 """
@@ -33,13 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
-from .envs.classification import paper_setup
-from .envs.patterns import Pattern
-from .policies import make_policy
-from .sim.runner import play
+from ..envs.classification import paper_setup
+from ..envs.patterns import Pattern
+from ..policies import make_policy
+from ..sim.runner import play
 
 PATH = Path(__file__).with_name("convergence.json")
-COMMAND = "python -m allseason.convergence"
+COMMAND = "python -m allseason.paper.convergence"
 N = 30_000
 SEEDS = 5
 WINDOW = 500  # observations in the trailing mean that decides "learnt"

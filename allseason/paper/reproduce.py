@@ -61,14 +61,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import paper_tables
-from .envs.classification import HORIZON, TABLE_KEYS, paper_setup
-from .policies import hyperparameters, policy_class
-from .sim.runner import play
-from .specs import PolicySpec
-from .sweeps.execute import SweepError, _folder_lock, audit, check_executor, run_missing
-from .sweeps.spec import _engine_version, canonical_json
-from .sweeps.store import PAPER_TABLE, STORE_FILE, ResultStore, results_root
+from ..envs.classification import HORIZON, TABLE_KEYS, paper_setup
+from ..policies import hyperparameters, policy_class
+from ..sim.runner import play
+from ..specs import PolicySpec
+from ..sweeps.execute import SweepError, _folder_lock, audit, check_executor, run_missing
+from ..sweeps.spec import _engine_version, canonical_json
+from ..sweeps.store import PAPER_TABLE, STORE_FILE, ResultStore, results_root
+from . import tables as paper_tables
 
 __all__ = [
     "play_job",
@@ -612,7 +612,7 @@ def table_status(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()
 
 def table_frame(table: str, runs: pd.DataFrame, protocol: Protocol = Protocol()) -> pd.DataFrame:
     """Our test results beside the paper's, one row per cell of :data:`ROWS` (see
-    :func:`allseason.paper_tables.compare`), plus the chosen ``params``, ``seeds`` run,
+    :func:`allseason.paper.tables.compare`), plus the chosen ``params``, ``seeds`` run,
     mean ``seconds`` per run, the ``per_seed`` mean rewards and their seeds
     (``seed_list``). Cells not measured yet (validation or test unfinished) are NaN."""
     t = runs[
@@ -813,8 +813,8 @@ LIVE_DEFAULTS: dict[str, dict] = {  # used where no grid search is stored for th
 
 def change_points(n: int = HORIZON) -> dict[str, list[int]]:
     """{pattern: the steps where the state changes} of the paper's patterns at horizon n."""
-    from .envs.classification import N_STATES
-    from .envs.patterns import preset
+    from ..envs.classification import N_STATES
+    from ..envs.patterns import preset
 
     return {
         p: [int(c) for c in preset(p, n, N_STATES).change_points()] for p in paper_tables.PATTERNS

@@ -67,13 +67,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import usercsv
-from .defaults import default_params
-from .envs.arms import BlockArms
-from .errors import SpecError
-from .specs import LIMITS, PolicySpec, policy_specs
-from .stats import ci95_halfwidth, t_quantile
-from .usercsv import _show
+from ..defaults import default_params
+from ..envs.arms import BlockArms
+from ..errors import SpecError
+from ..specs import LIMITS, PolicySpec, policy_specs
+from ..stats import ci95_halfwidth, t_quantile
+from . import reader as usercsv
+from .reader import _show
 
 #: what one log may hold (the command line; the app uses :data:`APP_LIMITS`)
 LOG_LIMITS = dict(rows=1_000_000, columns=64, bytes=200_000_000, context=16)
@@ -298,7 +298,7 @@ def _context_columns(header, context, used) -> list[str]:
 
 # --- replay -----------------------------------------------------------------------------------
 def _check_policy(spec: PolicySpec) -> None:
-    from .policies import policy_class
+    from ..policies import policy_class
 
     if getattr(policy_class(spec.name), "needs_state", False):
         raise SpecError(
@@ -404,7 +404,7 @@ def _trial_copy(policy):
     the random streams, whose states are saved here and rewound after the trial (much
     faster than a deep copy, measured: about 10x). Any other policy is deep-copied
     (states None)."""
-    from .policies import AllSeason, LinTS, RandomPolicy
+    from ..policies import AllSeason, LinTS, RandomPolicy
 
     if not isinstance(policy, (LinTS, AllSeason, RandomPolicy)):
         return copy.deepcopy(policy), None
@@ -563,7 +563,7 @@ def offline_specs(names=None) -> tuple[PolicySpec, ...]:
     names = OFFLINE_POLICIES if names is None else names
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
-    from .policies import REGISTRY
+    from ..policies import REGISTRY
 
     items = []
     for n in names:
@@ -623,7 +623,7 @@ def evaluate(
         policy = build_policy(spec, log, seed, k)
         return job, estimates(replay(policy, log), log)
 
-    from .sim.runner import default_workers
+    from ..sim.runner import default_workers
 
     n_workers = default_workers(len(jobs)) if workers is None else max(1, int(workers))
     t0 = time.perf_counter()

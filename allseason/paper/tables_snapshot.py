@@ -1,9 +1,9 @@
 """A small tracked snapshot of the paper tables' test cells, so the Paper tables page shows
 our numbers on a fresh clone (no results folder, no data sets).
 
-``python -m allseason.paper_snapshot [--out DIR] [--validation prefix|shrunk|both] [--n N]
+``python -m allseason.paper.tables_snapshot [--out DIR] [--validation prefix|shrunk|both] [--n N]
 [--seeds S]`` (or ``python -m allseason paper ... --snapshot``) reads the results store
-(nothing is run) and writes :data:`PATH` (``allseason/paper_snapshot.json``): per
+(nothing is run) and writes :data:`PATH` (``allseason/paper/tables_snapshot.json``): per
 (protocol, table, pattern, row) the chosen params, the seeds and their mean rewards, mean and
 std, the paper's numbers; plus the commit, the command and each protocol.
 ``tests/test_paper_snapshot.py`` reruns one test cell per table at its stored seed and
@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-PATH = Path(__file__).with_name("paper_snapshot.json")
+PATH = Path(__file__).with_name("tables_snapshot.json")
 FORMAT = 1
 
 
@@ -38,13 +38,13 @@ def _commit() -> str:
 
 
 def compute(out=None, protocols=None, command: str = "") -> dict:
-    """The snapshot of the store in ``out`` (default :func:`allseason.reproduce.results_dir`)
+    """The snapshot of the store in ``out`` (default :func:`allseason.paper.reproduce.results_dir`)
     for ``protocols`` (default: the paper's n and seeds, both validation protocols): the
     measured test cells only. Raises ValueError if no cell is measured."""
     import pandas as pd
 
-    from . import paper_tables
     from . import reproduce as R
+    from . import tables as paper_tables
 
     protocols = (
         list(protocols)
@@ -55,7 +55,7 @@ def compute(out=None, protocols=None, command: str = "") -> dict:
     snap = {
         "format": FORMAT,
         "commit": _commit(),
-        "command": command or "python -m allseason.paper_snapshot",
+        "command": command or "python -m allseason.paper.tables_snapshot",
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "protocols": {},
         "cells": [],
@@ -125,11 +125,11 @@ def load(path=None) -> dict | None:
 
 
 def frame(snap: dict, table: str, validation: str):
-    """One table of the snapshot as :func:`allseason.reproduce.table_frame` lays it out
+    """One table of the snapshot as :func:`allseason.paper.reproduce.table_frame` lays it out
     (every row of the table; cells not in the snapshot are NaN)."""
     import pandas as pd
 
-    from . import paper_tables
+    from . import tables as paper_tables
 
     cells = [c for c in snap["cells"] if c["table"] == table and c["protocol"] == validation]
     measured = pd.DataFrame(
@@ -160,16 +160,16 @@ def main(argv=None) -> int:
     """The command line: one line and exit 2 on a bad flag or an empty store."""
     import argparse
 
+    from ..envs.classification import HORIZON
     from . import reproduce as R
-    from .envs.classification import HORIZON
 
     class _Parser(argparse.ArgumentParser):
         def error(self, message):
             raise ValueError(message)
 
     p = _Parser(
-        prog="python -m allseason.paper_snapshot",
-        description="Write allseason/paper_snapshot.json from the stored paper runs.",
+        prog="python -m allseason.paper.tables_snapshot",
+        description="Write allseason/paper/tables_snapshot.json from the stored paper runs.",
     )
     p.add_argument("--out", default=None, help="results folder (as for the paper command)")
     p.add_argument("--validation", choices=[*R.VALIDATIONS, "both"], default="both")
@@ -182,7 +182,10 @@ def main(argv=None) -> int:
         names = list(R.VALIDATIONS) if args.validation == "both" else [args.validation]
         protocols = [R.Protocol(n=args.n, seeds=args.seeds, validation=v) for v in names]
         path = write(
-            args.out, protocols, " ".join(["python -m allseason.paper_snapshot", *argv]), args.path
+            args.out,
+            protocols,
+            " ".join(["python -m allseason.paper.tables_snapshot", *argv]),
+            args.path,
         )
     except (ValueError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)

@@ -26,8 +26,8 @@ import re
 
 import numpy as np
 
-from .errors import SpecError
-from .errors import show as _show_value
+from ..errors import SpecError
+from ..errors import show as _show_value
 
 MAX_LABEL = 40  # characters of an arm label
 _LABEL_OK = re.compile(r"^[\w .:/()+#&'-]+$")

@@ -3,12 +3,14 @@ fresh clone without the data sets: MNIST digit recognition (ten arms, d = 440), 
 regular pattern, 30,000 steps, one seed, All-Season with carried weights beside All-Season with
 the paper's printed rule and the baselines.
 
-``python -m allseason.snapshot`` recomputes it (about 15 s, needs ``make data``) and writes
-``real_data_snapshot.json`` next to this file; ``tests/test_snapshot.py`` recomputes it and
+``python -m allseason.paper.mnist_snapshot`` recomputes it (about 15 s, needs ``make data``) and
+writes
+``mnist_snapshot.json`` next to this file; ``tests/test_snapshot.py`` recomputes it and
 checks that it equals the tracked file, so it cannot drift from the code.
 
 Hyperparameters: All-Season tau = 500, n_max = 5 (a point of the paper's grid); the baselines
-the live-race defaults of :data:`allseason.reproduce.LIVE_DEFAULTS`. They are not tuned on this
+the live-race defaults of :data:`allseason.paper.reproduce.LIVE_DEFAULTS`. They are not tuned on
+this
 data: the snapshot illustrates the weighting, it is not a row of the paper's tables.
 """
 
@@ -19,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-PATH = Path(__file__).with_name("real_data_snapshot.json")
+PATH = Path(__file__).with_name("mnist_snapshot.json")
 TABLE, PATTERN, N, SEED = "mnist-10arm", "regular", 30_000, 0
 CURVE_EVERY = 500
 CONTESTANTS = (  # (label, policy, params)
@@ -29,7 +31,7 @@ CONTESTANTS = (  # (label, policy, params)
     ("sw-lints", "sw-lints", {"tau": 500}),
     ("lints", "lints", {}),
 )
-COMMAND = "python -m allseason.snapshot"
+COMMAND = "python -m allseason.paper.mnist_snapshot"
 
 
 def compute(n: int = N) -> dict:
