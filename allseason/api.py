@@ -38,7 +38,6 @@ from .defaults import (
     default_specs,
 )
 from .envs import PRESETS, preset
-from .envs.table import RewardTable, parse_reward_table
 from .logs.offline import (
     MIN_EVENTS,
     OFFLINE_POLICIES,
@@ -49,6 +48,7 @@ from .logs.offline import (
     offline_specs,
     parse_log,
 )
+from .logs.table import RewardTable, parse_reward_table
 from .policies import REGISTRY, PolicyInfo, hyperparameters
 from .policies import describe as describe_policy
 from .sim import RaceResult, iter_race, run_race

@@ -1,4 +1,5 @@
-"""The default race: who races, with which hyperparameters, and the one rule that set them.
+"""The default race: who races, and with which hyperparameters (set by the rule of
+:mod:`allseason.paper.tuning`, stored here).
 
 Contestants (:data:`DEFAULT_POLICIES`): All-Season with a sliding-window shadow and with a
 discounted shadow, both with carried weights (fixed share, the package default); All-Season
@@ -22,8 +23,9 @@ Hyperparameters (:func:`default_params`):
   :data:`allseason.paper.reproduce.GRIDS`) by mean reward on a validation scenario: the paper's
   synthetic experiment with scenario seed :data:`VALIDATION_SEED` (other true parameters and
   arms than the seeds 0-4 the default race is reported on), :data:`VALIDATION_RUNS` seeds;
-  ties go to the first grid point. :data:`TUNED` stores the result of :func:`tune` so the app
-  need not recompute it; ``tests/test_defaults.py`` recomputes it.
+  ties go to the first grid point. :data:`TUNED` stores the result of the rule
+  (:func:`allseason.paper.tuning.tune`) so the app need not recompute it;
+  ``tests/test_defaults.py`` recomputes it.
 
 D-LinTS's grid is crossed with its two covariances (:data:`CHOICES`): Kim & Tewari's
 M^-1 Mt M^-1 wins on validation and on seeds 0-4 (benchmarks/dlints_covariance.py,
@@ -70,38 +72,6 @@ TUNED: dict[str, dict] = {  # tune(name) for every baseline with a grid; recompu
 }
 
 
-def validation_scenario() -> Scenario:
-    """The paper's synthetic experiment on the validation seed (batch 1, d = 5, K = 5)."""
-    return Scenario(seed=VALIDATION_SEED)
-
-
-def tune(
-    name: str,
-    scenario: Scenario | None = None,
-    n_seeds: int = VALIDATION_RUNS,
-    fixed: dict | None = None,
-) -> tuple[dict, list[tuple[dict, float]]]:
-    """The rule: the grid point of the paper's grid with the highest mean reward on the
-    validation scenario (ties: the first point). Returns (best params, [(params, score)]).
-    A policy with :data:`CHOICES` (D-LinTS's ``covariance``) has its grid crossed with them,
-    choice by choice (so ties go to the first choice, the class default); ``fixed``:
-    hyperparameters added to every grid point instead (e.g. one covariance)."""
-    from .paper.reproduce import GRIDS  # the paper's protocol lives with the reproduction
-    from .policies import policy_class
-    from .sim import run_race
-
-    scenario = scenario or validation_scenario()
-    if policy_class(name).deterministic:  # its seeds would all score the same
-        n_seeds = 1
-    scores = []
-    extras = (fixed,) if fixed is not None else CHOICES.get(name, ({},))
-    for params in [{**p, **e} for e in extras for p in GRIDS[name]]:
-        race = Race(scenario, (PolicySpec(name, params),), n_seeds)
-        scores.append((dict(params), run_race(race).summary()[name]["mean_reward"]))
-    best = max(range(len(scores)), key=lambda i: (scores[i][1], -i))
-    return scores[best][0], scores
-
-
 def default_params(name: str) -> dict:
     """The default race's hyperparameters for a policy (the tuned or paper values; {} when
     it keeps its class defaults)."""
@@ -132,8 +102,6 @@ __all__ = [
     "ALLSEASON_PARAMS",
     "CHOICES",
     "TUNED",
-    "validation_scenario",
-    "tune",
     "default_params",
     "default_specs",
     "default_race",

@@ -12,6 +12,7 @@ import argparse
 import time
 
 from allseason import defaults
+from allseason.paper import tuning
 
 
 def main() -> int:
@@ -21,7 +22,7 @@ def main() -> int:
     differ = 0
     for name in args.policies.split(","):
         t0 = time.perf_counter()
-        best, scores = defaults.tune(name)
+        best, scores = tuning.tune(name)
         same = best == defaults.TUNED.get(name)
         differ += not same
         print(

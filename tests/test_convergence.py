@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from allseason.envs.datasets import DataUnavailable
 from allseason.paper import convergence as conv
-from allseason.paper.data import DataUnavailable
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 

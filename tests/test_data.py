@@ -18,11 +18,11 @@ import numpy as np
 import pytest
 
 from allseason.envs import classification as C
+from allseason.envs import datasets as data
 from allseason.envs.arms import BlockArms
 from allseason.envs.classification import ClassificationEnv, Task, paper_setup, permutation_tasks
+from allseason.envs.datasets import DataUnavailable
 from allseason.envs.patterns import Pattern, preset
-from allseason.paper import data
-from allseason.paper.data import DataUnavailable
 from allseason.policies import make_policy
 
 # label counts of the first 30,000 training images (computed once, pinned)

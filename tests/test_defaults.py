@@ -16,8 +16,9 @@ import numpy as np
 import pytest
 
 from allseason import api, defaults
+from allseason.envs.datasets import DataUnavailable
 from allseason.paper import mnist_snapshot as snapshot
-from allseason.paper.data import DataUnavailable
+from allseason.paper import tuning
 from allseason.policies import REGISTRY
 
 
@@ -49,7 +50,7 @@ def test_default_race_contestants_and_params():
 def test_tuned_values_are_what_the_rule_gives(name):
     """The stored TUNED values equal the rule recomputed (BoB and DenBand take ~3 minutes:
     benchmarks/tune_baselines.py recomputes them)."""
-    best, scores = defaults.tune(name)
+    best, scores = tuning.tune(name)
     assert best == defaults.TUNED[name]
     assert len(scores) >= 4  # the paper's grid, every point scored
     assert (
@@ -64,7 +65,7 @@ def test_tune_rule_takes_the_best_and_ties_go_first(monkeypatch):
     from allseason.paper import reproduce
 
     monkeypatch.setitem(reproduce.GRIDS, "sw-lints", [{"tau": 5000}, {"tau": 50}, {"tau": 50}])
-    best, scores = defaults.tune(
+    best, scores = tuning.tune(
         "sw-lints", api.Scenario.from_preset("paper-synthetic", horizon=600), 1
     )
     assert best == {"tau": 50} and scores[1][1] == scores[2][1] > scores[0][1]

@@ -161,14 +161,15 @@ def test_the_rule_crosses_the_grid_with_both_covariances():
     """defaults.tune scores each covariance on the paper's grid; the default race runs the
     winner (recomputed in full by tests/test_defaults.py)."""
     from allseason import defaults
+    from allseason.paper import tuning
 
     sc = api.Scenario.from_preset("paper-synthetic", horizon=1500)
-    best, scores = defaults.tune("d-lints", sc, 1)
+    best, scores = tuning.tune("d-lints", sc, 1)
     assert [p["covariance"] for p, _ in scores] == ["precision"] * 4 + ["kim-tewari"] * 4
     assert (
         max(s for _, s in scores)
         == dict((str(sorted(p.items())), s) for p, s in scores)[str(sorted(best.items()))]
     )
-    one, only = defaults.tune("d-lints", sc, 1, fixed={"covariance": "precision"})
+    one, only = tuning.tune("d-lints", sc, 1, fixed={"covariance": "precision"})
     assert only == scores[:4] and one["covariance"] == "precision"
     assert api.default_params("d-lints") == defaults.TUNED["d-lints"]

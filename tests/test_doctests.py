@@ -29,7 +29,7 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 MODULES += [
     "allseason.logs.reader",
     "allseason.logs.offline",
-    "allseason.envs.table",
+    "allseason.logs.table",
     "allseason.logs.examples",
     "allseason.viz.timeline",
 ]

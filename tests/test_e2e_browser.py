@@ -336,7 +336,7 @@ def test_paper_tables_page_and_a_live_real_data_race(server, page):
     wait_idle(page)
     seconds = time.perf_counter() - t0
     from allseason.envs.classification import paper_setup
-    from allseason.paper.data import DataUnavailable
+    from allseason.envs.datasets import DataUnavailable
 
     try:
         paper_setup("mnist", "2arm", "realistic", n=1000)

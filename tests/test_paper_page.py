@@ -14,9 +14,9 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest
 
 from allseason.envs.classification import paper_setup
+from allseason.envs.datasets import DataUnavailable
 from allseason.paper import reproduce
 from allseason.paper import tables_snapshot as paper_snapshot
-from allseason.paper.data import DataUnavailable
 from allseason.ui import paper_view
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")

@@ -19,8 +19,8 @@ import pytest
 
 from allseason import sweeps
 from allseason.envs.classification import paper_setup
+from allseason.envs.datasets import DataUnavailable
 from allseason.paper import reproduce as R
-from allseason.paper.data import DataUnavailable
 
 pytestmark = pytest.mark.usefixtures("private_data_cache")  # see conftest.py
 

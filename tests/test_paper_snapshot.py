@@ -10,10 +10,10 @@ import json
 import pytest
 
 from allseason.envs.classification import paper_setup
+from allseason.envs.datasets import DataUnavailable
 from allseason.paper import reproduce as R
 from allseason.paper import tables as paper_tables
 from allseason.paper import tables_snapshot as paper_snapshot
-from allseason.paper.data import DataUnavailable
 
 pytestmark = pytest.mark.usefixtures("private_data_cache")  # see conftest.py
 

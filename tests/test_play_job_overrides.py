@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from allseason.envs.classification import paper_setup
+from allseason.envs.datasets import DataUnavailable
 from allseason.paper import reproduce as R
-from allseason.paper.data import DataUnavailable
 from allseason.sim.runner import play
 from allseason.specs import PolicySpec
 

@@ -10,8 +10,8 @@ import sys
 import pytest
 
 from allseason.cli import main
-from allseason.envs import table as table_mod
 from allseason.logs import examples, offline
+from allseason.logs import table as table_mod
 
 LOG = "timestamp,arm,reward\n1,0,1\n2,1,0\n3,1,1\n4,0,0\n"
 TABLE = "time,arm,reward\n2024-01-01,a,0.9\n2024-01-01,b,0.1\n2024-01-08,a,0.2\n2024-01-08,b,0.7\n"

@@ -11,9 +11,9 @@ import pytest
 
 from allseason.cli import main
 from allseason.envs.classification import paper_setup
+from allseason.envs.datasets import DataUnavailable
 from allseason.paper import reproduce as R
 from allseason.paper import tables as paper_tables
-from allseason.paper.data import DataUnavailable
 
 SMALL = R.Protocol(n=600, seeds=2)
 

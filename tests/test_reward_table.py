@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from allseason import api
-from allseason.envs.table import TableEnv, parse_reward_table
 from allseason.logs import examples
+from allseason.logs.table import TableEnv, parse_reward_table
 
 TABLE = (
     b"time,arm,reward\n2024-01-01,a,0.9\n2024-01-01,b,0.1\n2024-01-08,a,0.2\n"

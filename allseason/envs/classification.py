@@ -283,7 +283,7 @@ def normalise_rows(Z: np.ndarray) -> np.ndarray:
 def _reduced(dataset: str, n_rows: int) -> tuple[np.ndarray, np.ndarray, float]:
     """(unit-norm PCA contexts of the first n_rows images, labels, explained variance), cached
     per process; read-only."""
-    from ..paper import data
+    from . import datasets as data
 
     X, y = data.load(dataset, n_rows)
     Z, ratio = data.pca(X, N_COMPONENTS[dataset], fit_rows=data.PCA_ROWS)
@@ -352,7 +352,7 @@ def paper_setup(
 
     ``pattern_horizon`` (>= n): play the first n steps of the pattern scaled to that horizon
     instead (the paper's validation set: the first 3,000 steps of the 30,000-step pattern,
-    on the first 3,000 images). Raises :class:`allseason.paper.data.DataUnavailable` if the data
+    on the first 3,000 images). Raises :class:`allseason.envs.datasets.DataUnavailable` if the data
     set is not installed."""
     _class_names(dataset)
     if experiment not in EXPERIMENTS:

@@ -5,5 +5,5 @@
 - :mod:`.examples`: example files made from a seed.
 
 The per-arm reward table, which becomes a world the policies race on, is a world like the
-others: :mod:`allseason.envs.table`.
+others: :mod:`allseason.logs.table`.
 """

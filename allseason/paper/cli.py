@@ -37,7 +37,7 @@ def cli(argv: list[str]) -> int:
     import argparse
     import re
 
-    from .data import DataUnavailable
+    from ..envs.datasets import DataUnavailable
 
     class _Parser(argparse.ArgumentParser):
         def error(self, message):

@@ -17,10 +17,10 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from allseason.envs.datasets import DataUnavailable
 from allseason.paper import reproduce
 from allseason.paper import tables as paper_tables
 from allseason.paper import tables_snapshot as paper_snapshot
-from allseason.paper.data import DataUnavailable
 from allseason.sweeps.store import STORE_FILE
 from allseason.viz import paper as vpaper
 

@@ -17,8 +17,8 @@ import json
 import streamlit as st
 
 from allseason import api
-from allseason.envs import table as table_mod
 from allseason.logs import examples, offline
+from allseason.logs import table as table_mod
 from allseason.viz import offline as voffline
 from allseason.viz import race as vrace
 from allseason.viz.style import policy_name

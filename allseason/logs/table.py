@@ -40,10 +40,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..envs.round import Round
 from ..errors import SpecError
-from ..logs import reader as usercsv
-from ..logs.reader import _show
-from .round import Round
+from . import reader as usercsv
+from .reader import _show
 
 TABLE_LIMITS = dict(rows=200_000, columns=64, bytes=20_000_000)
 STEPS = 10  # customers per period by default
