@@ -17,10 +17,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .envs.patterns import Pattern
 from .sim.trace import Trace
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SHADOW = 0
 
@@ -34,8 +39,23 @@ def top_bandit(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     return ends, ids[np.arange(len(ends)), np.argmax(w, axis=1)]
 
 
-def recall_table(trace: Trace, pattern: Pattern):
-    """One row per change point (pandas DataFrame); see the module docstring."""
+def recall_table(trace: Trace, pattern: Pattern) -> pd.DataFrame:
+    """How fast the right bandit took over after each change point.
+
+    Parameters
+    ----------
+    trace : Trace
+        An All-Season run (one with weights).
+    pattern : Pattern
+        The seasons the run was played on.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per change point: whether the state is new or returning, the bandit that should
+        take over, the steps until it (or which one) held the top weight, the bandit on top most
+        often in the segment, and the base bandits spawned in it (see the module docstring).
+    """
     import pandas as pd
 
     ends, top = top_bandit(trace)
@@ -101,8 +121,19 @@ def top_live_ids(trace: Trace, step: int) -> np.ndarray:
     return row[row >= 0]
 
 
-def state_table(trace: Trace):
-    """Share of each true state's steps played by each bandit: rows bandit id, columns state."""
+def state_table(trace: Trace) -> pd.DataFrame:
+    """Share of each true state's steps played by each bandit.
+
+    Parameters
+    ----------
+    trace : Trace
+        An All-Season run.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Rows: bandit id (0 is the shadow); columns: true state; each column sums to 1.
+    """
     import pandas as pd
 
     n = trace.n_done
@@ -115,9 +146,23 @@ def state_table(trace: Trace):
 
 
 def learnt_by(trace: Trace, pattern: Pattern, min_share: float = 0.1) -> dict[int, list[int]]:
-    """For each true state (in order of first appearance), the base bandits that played at
-    least ``min_share`` of that state's steps, by id -- the paper's "theta*_1 is learnt by
-    bandits 1, 2, 3". The shadow (id 0) is left out: it is nobody's long-term memory."""
+    """Which base bandits learnt which state: the paper's "theta*_1 is learnt by bandits 1, 2, 3".
+
+    Parameters
+    ----------
+    trace : Trace
+        An All-Season run.
+    pattern : Pattern
+        The seasons the run was played on.
+    min_share : float, default 0.1
+        A bandit learnt a state when it played at least this share of the state's steps.
+
+    Returns
+    -------
+    dict of int to list of int
+        For each true state, in order of first appearance, the ids of the base bandits that
+        learnt it. The shadow (id 0) is left out: it is nobody's long-term memory.
+    """
     n = trace.n_done
     states, player = trace.state[:n], trace.player[:n]
     out = {}
@@ -131,7 +176,18 @@ def learnt_by(trace: Trace, pattern: Pattern, min_share: float = 0.1) -> dict[in
 
 
 def learnt_by_text(learnt: dict[int, list[int]]) -> str:
-    """'θ*1 by bandits 1, 2, 3; θ*2 by bandit 4; ...' (states numbered from 1, as the paper)."""
+    """:func:`learnt_by`'s result in the paper's words.
+
+    Parameters
+    ----------
+    learnt : dict of int to list of int
+        As :func:`learnt_by` returns it.
+
+    Returns
+    -------
+    str
+        'θ*1 by bandits 1, 2, 3; θ*2 by bandit 4; ...' (states numbered from 1, as the paper).
+    """
     parts = []
     for state, ids in learnt.items():
         who = (
@@ -146,12 +202,25 @@ def learnt_by_text(learnt: dict[int, list[int]]) -> str:
 def ensemble_summary(trace: Trace, pattern: Pattern, threshold: float = 0.9) -> dict:
     """What an All-Season run did, in the numbers that tell the weightings apart.
 
-    bandits_created: base bandits ever created (bandit 1, there from step 0, plus one per
-    spawn); top_share: share of batches whose top weight exceeds ``threshold``; mean_reward;
-    regret: cumulative pseudo-regret; recall_delays: for each returning change point, the
-    steps until its old bandit held the top weight (NaN: never in that season); recall_hold:
-    for each returning change point, the share of that season's batches with its old bandit
-    on top."""
+    Parameters
+    ----------
+    trace : Trace
+        An All-Season run (one with weights).
+    pattern : Pattern
+        The seasons the run was played on.
+    threshold : float, default 0.9
+        A batch counts in ``top_share`` when its top weight exceeds this.
+
+    Returns
+    -------
+    dict
+        ``bandits_created``: base bandits ever created (bandit 1, there from step 0, plus one
+        per spawn); ``top_share``: share of batches whose top weight exceeds ``threshold``;
+        ``mean_reward``; ``regret``: cumulative pseudo-regret; ``recall_delays``: for each
+        returning change point, the steps until its old bandit held the top weight (NaN: never
+        in that season); ``recall_hold``: for each returning change point, the share of that
+        season's batches with its old bandit on top.
+    """
     bw = trace.batch_weights()
     if bw is None:
         raise ValueError(f"{trace.label}: not an ensemble policy, it has no weights")
@@ -169,13 +238,26 @@ def ensemble_summary(trace: Trace, pattern: Pattern, threshold: float = 0.9) -> 
     )
 
 
-def season_year_table(trace: Trace, dates: np.ndarray, state_names=None):
-    """On real dates (``dates``: the date of each step, datetime64), one row per (year, true
-    state) with batches: ``n_batches`` ending in that state and year, ``top_bandit`` the
-    bandit most often holding the top weight after them (ties: the lowest id), ``share``
-    the share of those batches it held it, and ``bandits_on_top`` how many bandits ever did.
-    A batch counts in the state and year of its last step. ``state_names`` (optional) label
-    the states (column ``season``)."""
+def season_year_table(trace: Trace, dates: np.ndarray, state_names=None) -> pd.DataFrame:
+    """Which bandit held the top weight in each season of each year, on real dates.
+
+    Parameters
+    ----------
+    trace : Trace
+        An All-Season run (one with weights).
+    dates : numpy.ndarray of datetime64
+        The date of each step.
+    state_names : sequence of str, optional
+        Labels of the states (column ``season``).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (year, true state) with batches: ``n_batches`` ending in that state and
+        year, ``top_bandit`` the bandit most often holding the top weight after them (ties: the
+        lowest id), ``share`` the share of those batches it held it, and ``bandits_on_top`` how
+        many bandits ever did. A batch counts in the state and year of its last step.
+    """
     import pandas as pd
 
     ends, top = top_bandit(trace)

@@ -77,10 +77,20 @@ def policy_names() -> list[str]:
 
 
 def step_dates(scenario: Scenario, world=None):
-    """The real date of each step (numpy datetime64[D], shape (horizon,)) of a scenario on a
-    preset built from dated data (``seattle-weather``: step t is on day t // 10), or of a
-    scenario run in a ``world`` that knows its dates (a world factory with a
-    ``step_dates(scenario)`` method, e.g. a user's :class:`RewardTable`), else None.
+    """The real date of each step of a scenario, where it has one.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A preset built from dated data (``seattle-weather``: step t is on day t // 10), or any
+        scenario when ``world`` knows its dates.
+    world : world factory, optional
+        One with a ``step_dates(scenario)`` method, e.g. a user's :class:`RewardTable`.
+
+    Returns
+    -------
+    numpy.ndarray of datetime64[D], shape (horizon,), or None
+        None when neither the preset nor the world has dates.
 
         >>> [str(d) for d in step_dates(Scenario.from_preset("seattle-weather"))[[0, 9, 10, -1]]]
         ['2012-01-01', '2012-01-01', '2012-01-02', '2015-12-31']
@@ -98,9 +108,21 @@ def step_dates(scenario: Scenario, world=None):
 
 
 def state_names(scenario: Scenario, world=None) -> list[str] | None:
-    """Names of the true states of a preset from data (the weather regimes), or of a
-    ``world`` that names them (``state_names_for(scenario)``; a reward table: "<arm> best"),
-    else None."""
+    """Names of the true states, where they have names.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        A preset from data (``seattle-weather``: the weather regimes), or any scenario when
+        ``world`` names its states.
+    world : world factory, optional
+        One with a ``state_names_for(scenario)`` method (a reward table: "<arm> best").
+
+    Returns
+    -------
+    list of str, or None
+        One name per state, or None when nothing names them.
+    """
     if world is not None:
         names = getattr(world, "state_names_for", None)
         return None if names is None else names(scenario)
@@ -111,12 +133,26 @@ def state_names(scenario: Scenario, world=None) -> list[str] | None:
     return None
 
 
-def read_user_file(source, kind: str | None = None, **options):
-    """A user's CSV (bytes or text) as a :class:`Log` (``kind="log"``: timestamp, arm,
-    reward, ...) or a :class:`RewardTable` (``kind="table"``: time, arm, reward); ``kind``
-    None detects it from the header (a ``timestamp`` or a ``time`` column). ``options``:
-    see :func:`parse_log` and :func:`parse_reward_table` (``context``, ``arms``, ``scale``,
-    ``limits``). Any problem: ONE SpecError naming the row or column."""
+def read_user_file(source: bytes | str, kind: str | None = None, **options) -> Log | RewardTable:
+    """A user's CSV as a logged bandit or as a reward table.
+
+    Parameters
+    ----------
+    source : bytes or str
+        The file's content.
+    kind : {"log", "table"}, optional
+        ``"log"``: a :class:`Log` (timestamp, arm, reward, ...); ``"table"``: a
+        :class:`RewardTable` (time, arm, reward). None detects it from the header (a
+        ``timestamp`` or a ``time`` column).
+    **options
+        Passed on: see :func:`parse_log` and :func:`parse_reward_table` (``context``,
+        ``arms``, ``scale``, ``limits``).
+
+    Raises
+    ------
+    SpecError
+        For any problem in the file, naming its row or column.
+    """
     if kind is None:
         head = _head(source)
         kind = "log" if "timestamp" in head else "table" if "time" in head else "log"
@@ -143,8 +179,15 @@ def _head(source) -> list[str]:
 
 
 def warm_up() -> float:
-    """Compile (or load from numba's on-disk cache) every compiled kernel with a tiny race, so
-    that a user's first run is not the one that pays for it. Returns the seconds it took."""
+    """Compile (or load from numba's on-disk cache) every compiled kernel with a tiny race.
+
+    A user's first run is then not the one that pays for compilation.
+
+    Returns
+    -------
+    float
+        The seconds it took.
+    """
     import time
 
     t0 = time.perf_counter()

@@ -1,5 +1,14 @@
-"""The walls: the engine imports neither streamlit nor plotly; viz imports no streamlit; pages
-import only streamlit, allseason.api, allseason.ui and allseason.viz."""
+"""The walls, declared once (:data:`LAYERS`) and checked over every import statement, those inside
+functions included:
+
+- a room (a top-level module or subpackage of ``allseason``) imports only rooms of its own layer
+  or of layers below it: no upward import, even a lazy one;
+- the engine (every room below ``viz``) imports neither streamlit nor plotly, and importing
+  ``allseason`` loads neither; ``viz`` imports no streamlit;
+- pages import only streamlit, ``allseason.api``, ``allseason.ui`` and ``allseason.viz``.
+
+tests/test_import_graph.py checks that no two modules import each other, in any room.
+docs/where-to-change-what.md draws the same layers for a reader."""
 
 import ast
 import subprocess
@@ -7,40 +16,95 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "allseason"
+
+# bottom to top: a room may import from its own layer and the layers before it
+LAYERS: list[tuple[str, set[str]]] = [
+    ("foundations", {"errors", "_version", "stats", "links", "models", "kernels", "_kernels"}),
+    ("worlds", {"envs"}),
+    ("policies", {"policies"}),
+    ("validated settings", {"specs"}),
+    ("the default race", {"defaults"}),
+    ("simulation", {"sim"}),
+    ("analysis of a run", {"analysis"}),
+    ("clients of the engine", {"logs", "paper", "sweeps", "worldmap"}),
+    ("the facade", {"api"}),
+    ("figures", {"viz"}),
+    ("entry points", {"cli", "__main__", "ui"}),
+]
+LAYER_OF = {room: i for i, (_, rooms) in enumerate(LAYERS) for room in rooms}
+ENGINE = {room for room, i in LAYER_OF.items() if i < LAYER_OF["viz"]} | {"cli", "__main__"}
 
 
-def _imports(path):
-    tree = ast.parse(path.read_text())
-    for node in ast.walk(tree):
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in PKG.rglob("*.py"):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path):
+    """Every module an import statement of ``name`` names, absolute, anywhere in the file."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             yield from (a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom):
-            yield ("." * node.level) + (node.module or "")
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                yield ".".join(base + ([node.module] if node.module else []))
+            else:
+                yield node.module or ""
 
 
-def test_engine_imports_neither_streamlit_nor_plotly():
-    for path in (ROOT / "allseason").rglob("*.py"):
-        rel = path.relative_to(ROOT / "allseason").parts
-        if rel[0] in ("viz", "ui"):
+def _room(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "allseason" and len(parts) > 1 else None
+
+
+def test_every_room_is_declared_in_a_layer():
+    rooms = {_room(m) for m in MODULES} - {None}
+    assert rooms <= set(LAYER_OF), f"declare these rooms in LAYERS: {sorted(rooms - set(LAYER_OF))}"
+
+
+def test_no_upward_import_even_inside_a_function():
+    upward = []
+    for name, path in MODULES.items():
+        here = _room(name)
+        if here is None:  # the package's face (allseason/__init__.py) re-exports the facade
             continue
-        for name in _imports(path):
-            assert not name.startswith(("streamlit", "plotly")), (path, name)
+        for target in _imports(name, path):
+            there = _room(target)
+            if there in LAYER_OF and LAYER_OF[there] > LAYER_OF[here]:
+                upward.append(f"{name} ({LAYERS[LAYER_OF[here]][0]}) imports {target}")
+    assert not upward, "\n".join(upward)
+
+
+def test_engine_imports_neither_streamlit_nor_plotly_even_lazily():
+    for name, path in MODULES.items():
+        if _room(name) in ENGINE or _room(name) is None:
+            for target in _imports(name, path):
+                assert not target.startswith(("streamlit", "plotly")), (name, target)
 
 
 def test_viz_imports_no_streamlit():
-    for path in (ROOT / "allseason" / "viz").rglob("*.py"):
-        for name in _imports(path):
-            assert not name.startswith("streamlit"), (path, name)
+    for name, path in MODULES.items():
+        if _room(name) == "viz":
+            for target in _imports(name, path):
+                assert not target.startswith("streamlit"), (name, target)
 
 
 def test_pages_import_only_the_facade():
     allowed = ("streamlit", "allseason.api", "allseason.ui", "allseason.viz", "__future__")
-    pages = [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py"))]
-    for path in pages:
-        if not path.exists():
-            continue
-        for name in _imports(path):
-            assert name.startswith(allowed) or name in ("allseason",), (path, name)
+    for path in [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py"))]:
+        for target in _imports("app_pages.page", path):
+            assert target.startswith(allowed) or target == "allseason", (path.name, target)
 
 
 def test_importing_allseason_loads_no_ui_library():
@@ -50,3 +114,17 @@ def test_importing_allseason_loads_no_ui_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_readme_layout_matches_the_tree():
+    """Every room of allseason/ named in the README's Layout section exists, and every room
+    (a subpackage, or a module a page or a person opens) is named there."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    layout = text[text.index("## Layout") :].split("```")[1]
+    rooms = sorted(p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+    missing = [r for r in rooms if f"{r}/" not in layout]
+    assert not missing, f"rooms missing from the README's Layout: {missing}"
+    for word in layout.split():
+        if word.endswith("/") and word[:-1].isidentifier() and word[:-1] not in ("allseason",):
+            top = ROOT / word if (ROOT / word).exists() else PKG / word
+            assert top.exists(), f"the README's Layout names {word}, which is not in the tree"

@@ -205,13 +205,22 @@ class ClassificationEnv:
 
     Parameters
     ----------
-    X_reduced : array, shape (N, p). The contexts (e.g. PCA scores), used as given.
-    y : array of int, shape (N,). Labels.
-    tasks : sequence of :class:`Task`, one per state; all with the same number of arms.
-    pattern : :class:`Pattern` with ``pattern.horizon <= N`` and ``n_states <= len(tasks)``.
-    rng : only used when ``shuffle=True`` (the order in which the first ``horizon`` images are
+    X_reduced : array, shape (N, p)
+        The contexts (e.g. PCA scores), used as given.
+    y : array of int, shape (N,)
+        Labels.
+    tasks : sequence of Task
+        One per state; all with the same number of arms.
+    pattern : Pattern
+        With ``pattern.horizon <= N`` and ``n_states <= len(tasks)``.
+    rng : numpy.random.Generator or seed, optional
+        Only used when ``shuffle=True`` (the order in which the first ``horizon`` images are
         shown); by default they are shown in the data set's order, as in the paper.
+    shuffle : bool, default False
+        Show the images in a random order.
 
+    Notes
+    -----
     ``next_round(n)`` returns a :class:`Round`: arms = BlockArms(contexts, K) (n, K, K p),
     expected (n, K) in {0, 1} with one 1 per row, noise zeros (n,), state (n,).
     """
