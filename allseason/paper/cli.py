@@ -15,19 +15,12 @@ import sys
 import time
 
 from ..envs.classification import HORIZON, TABLE_KEYS
+from ..sweeps.execute import SweepError
+from ..sweeps.store import STORE_FILE
 from . import tables_snapshot as paper_snapshot
-from .reproduce import (
-    SEEDS,
-    STORE_FILE,
-    VALIDATIONS,
-    Protocol,
-    RunsFailed,
-    SweepError,
-    format_comparison,
-    format_side_by_side,
-    reproduce_protocols,
-    results_dir,
-)
+from .protocol import SEEDS, VALIDATIONS, Protocol
+from .report import format_comparison, format_side_by_side
+from .runs import RunsFailed, reproduce_protocols, results_dir
 
 
 def cli(argv: list[str]) -> int:
