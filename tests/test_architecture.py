@@ -20,7 +20,10 @@ PKG = ROOT / "allseason"
 
 # bottom to top: a room may import from its own layer and the layers before it
 LAYERS: list[tuple[str, set[str]]] = [
-    ("foundations", {"errors", "_version", "stats", "links", "models", "kernels", "_kernels"}),
+    (
+        "foundations",
+        {"errors", "_version", "stats", "links", "limits", "models", "kernels", "_kernels"},
+    ),
     ("worlds", {"envs"}),
     ("policies", {"policies"}),
     ("validated settings", {"specs"}),

@@ -1,21 +1,20 @@
 """``python -m allseason paper``: the command line of the paper's real-data tables.
 
-It runs :func:`allseason.paper.reproduce.reproduce_protocols` and, with ``--snapshot``, writes the
+It runs :func:`allseason.paper.runs.reproduce_protocols` and, with ``--snapshot``, writes the
 tracked snapshot with :func:`allseason.paper.tables_snapshot.write`. It lives in a module of its
-own so
-that :mod:`allseason.paper.reproduce` (the protocol) and :mod:`allseason.paper.tables_snapshot` (the
-snapshot, which reads the reproduction's store) never import each other: the imports go
-``paper_cli -> paper_snapshot -> reproduce`` and ``paper_cli -> reproduce``.
+own so that the reproduction and the snapshot (which reads the reproduction's store) never
+import each other: the imports go ``cli -> tables_snapshot -> reproduce`` and ``cli -> runs``.
 """
 
 from __future__ import annotations
 
-import os
+import argparse
 import sys
 import time
 
 from ..envs.classification import HORIZON, TABLE_KEYS
 from ..sweeps.execute import SweepError
+from ..sweeps.flags import add_executor_flags, executor_from_args
 from ..sweeps.store import STORE_FILE
 from . import tables_snapshot as paper_snapshot
 from .protocol import SEEDS, VALIDATIONS, Protocol
@@ -27,118 +26,15 @@ def cli(argv: list[str]) -> int:
     """``python -m allseason paper --table T [--table T2 ...] | --all``: one line and exit 2
     on a user error (including missing data, with the command that installs it, and another
     run writing into the same folder); 1 if some runs failed; 130 if interrupted."""
-    import argparse
-    import re
-
     from ..envs.datasets import DataUnavailable
 
-    class _Parser(argparse.ArgumentParser):
-        def error(self, message):
-            raise ValueError(message)
-
-    def positive(text):
-        try:
-            n = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-        if n < 1:
-            raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-        return n
-
-    p = _Parser(
-        prog="python -m allseason paper",
-        description="Reproduce the paper's section 6 tables: grid search on the first "
-        "10% of the data, then the seeds; print ours beside the paper's.",
-    )
-    p.add_argument(
-        "--table",
-        action="append",
-        choices=list(TABLE_KEYS),
-        help="a table to reproduce (repeat for several)",
-    )
-    p.add_argument("--all", action="store_true", help="all four tables")
-    p.add_argument("--seeds", type=int, default=SEEDS, help=f"test seeds (default {SEEDS})")
-    p.add_argument(
-        "--n",
-        type=int,
-        default=HORIZON,
-        help=f"observations (default {HORIZON:,}, the paper's; fewer for a quick look)",
-    )
-    p.add_argument(
-        "--validation",
-        choices=[*VALIDATIONS, "both"],
-        default="prefix",
-        help="grid search on the first 10%% of the pattern itself (prefix, the "
-        "paper's text; default) or on the pattern shrunk to 10%% (shrunk); "
-        "both: the two, printed side by side",
-    )
-    where = p.add_mutually_exclusive_group()
-    where.add_argument(
-        "--processes",
-        type=positive,
-        metavar="N",
-        help="local worker processes (default: every usable core)",
-    )
-    where.add_argument(
-        "--workers",
-        type=positive,
-        metavar="N",
-        help="a Dask LocalCluster of N single-threaded worker processes",
-    )
-    where.add_argument(
-        "--scheduler", metavar="ADDR", help="a running Dask scheduler, e.g. tcp://host:8786"
-    )
-    p.add_argument(
-        "--out",
-        default=None,
-        help="results folder (default RESULTS/paper; RESULTS = $ALLSEASON_RESULTS, "
-        "else results/ in the repository checkout, else ./results)",
-    )
-    p.add_argument(
-        "--snapshot",
-        action="store_true",
-        help="then write the tracked snapshot of the test cells "
-        "(allseason/paper/tables_snapshot.json) from the store",
-    )
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     try:
-        args = p.parse_args(argv)
-        if bool(args.all) == bool(args.table):
-            raise ValueError("give --table NAME (one or more) or --all")
-        if not 1 <= args.seeds <= 100:
-            raise ValueError(f"--seeds: must be in 1..100, got {args.seeds}")
-        if not 500 <= args.n <= HORIZON:
-            raise ValueError(f"--n: must be in 500..{HORIZON}, got {args.n}")
-        if args.processes is not None and args.processes > 64:
-            raise ValueError(f"--processes: must be in 1..64, got {args.processes}")
-        if args.scheduler is not None and not re.fullmatch(
-            r"(tcp|tls|inproc|ucx|ws|wss)://"
-            r"\S+",
-            args.scheduler,
-        ):
-            raise ValueError(
-                f"--scheduler: expected an address like tcp://host:8786, got {args.scheduler!r}"
-            )
-        tables = list(TABLE_KEYS) if args.all else list(dict.fromkeys(args.table))
-        names = list(VALIDATIONS) if args.validation == "both" else [args.validation]
-        protocols = [Protocol(n=args.n, seeds=args.seeds, validation=v) for v in names]
-        processes = args.processes
-        if processes is None and args.workers is None and args.scheduler is None:
-            processes = min(
-                len(os.sched_getaffinity(0))
-                if hasattr(os, "sched_getaffinity")
-                else os.cpu_count() or 1,
-                64,
-            )
+        args = _parser().parse_args(argv)
+        tables, names, protocols = _settings(args)
+        executor = executor_from_args(args, default_all_cores=True)
         t0 = time.perf_counter()
         frames = reproduce_protocols(
-            tables,
-            protocols,
-            out=args.out,
-            processes=processes,
-            workers=args.workers,
-            scheduler=args.scheduler,
-            progress=not args.quiet,
+            tables, protocols, out=args.out, progress=not args.quiet, **executor
         )
     except RunsFailed as e:
         print(f"error: {e}", file=sys.stderr)
@@ -170,3 +66,66 @@ def cli(argv: list[str]) -> int:
         )
         print(f"snapshot: {path}")
     return 0
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise ValueError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="python -m allseason paper",
+        description="Reproduce the paper's section 6 tables: grid search on the first "
+        "10% of the data, then the seeds; print ours beside the paper's.",
+    )
+    p.add_argument(
+        "--table",
+        action="append",
+        choices=list(TABLE_KEYS),
+        help="a table to reproduce (repeat for several)",
+    )
+    p.add_argument("--all", action="store_true", help="all four tables")
+    p.add_argument("--seeds", type=int, default=SEEDS, help=f"test seeds (default {SEEDS})")
+    p.add_argument(
+        "--n",
+        type=int,
+        default=HORIZON,
+        help=f"observations (default {HORIZON:,}, the paper's; fewer for a quick look)",
+    )
+    p.add_argument(
+        "--validation",
+        choices=[*VALIDATIONS, "both"],
+        default="prefix",
+        help="grid search on the first 10%% of the pattern itself (prefix, the "
+        "paper's text; default) or on the pattern shrunk to 10%% (shrunk); "
+        "both: the two, printed side by side",
+    )
+    add_executor_flags(p)
+    p.add_argument(
+        "--out",
+        default=None,
+        help="results folder (default RESULTS/paper; RESULTS = $ALLSEASON_RESULTS, "
+        "else results/ in the repository checkout, else ./results)",
+    )
+    p.add_argument(
+        "--snapshot",
+        action="store_true",
+        help="then write the tracked snapshot of the test cells "
+        "(allseason/paper/tables_snapshot.json) from the store",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def _settings(args: argparse.Namespace) -> tuple[list[str], list[str], list[Protocol]]:
+    """(tables, validation names, protocols) from the parsed flags; ValueError naming a bad one."""
+    if bool(args.all) == bool(args.table):
+        raise ValueError("give --table NAME (one or more) or --all")
+    if not 1 <= args.seeds <= 100:
+        raise ValueError(f"--seeds: must be in 1..100, got {args.seeds}")
+    if not 500 <= args.n <= HORIZON:
+        raise ValueError(f"--n: must be in 500..{HORIZON}, got {args.n}")
+    tables = list(TABLE_KEYS) if args.all else list(dict.fromkeys(args.table))
+    names = list(VALIDATIONS) if args.validation == "both" else [args.validation]
+    return tables, names, [Protocol(n=args.n, seeds=args.seeds, validation=v) for v in names]
