@@ -92,10 +92,12 @@ def step_dates(scenario: Scenario, world=None):
     numpy.ndarray of datetime64[D], shape (horizon,), or None
         None when neither the preset nor the world has dates.
 
-        >>> [str(d) for d in step_dates(Scenario.from_preset("seattle-weather"))[[0, 9, 10, -1]]]
-        ['2012-01-01', '2012-01-01', '2012-01-02', '2015-12-31']
-        >>> step_dates(Scenario()) is None
-        True
+    Examples
+    --------
+    >>> [str(d) for d in step_dates(Scenario.from_preset("seattle-weather"))[[0, 9, 10, -1]]]
+    ['2012-01-01', '2012-01-01', '2012-01-02', '2015-12-31']
+    >>> step_dates(Scenario()) is None
+    True
     """
     if world is not None:
         dates = getattr(world, "step_dates", None)
