@@ -30,13 +30,9 @@ from .inside import (
     weights_animation,
     weights_area_figure,
 )
-from .race import (
-    cumulative_figure,
-    final_regret_figure,
-    leaderboard_figure,
-    leaderboard_table,
-    reward_by_state_figure,
-)
+from .leaderboard import final_regret_figure, leaderboard_figure, leaderboard_table
+from .per_state import reward_by_state_figure
+from .race import cumulative_figure
 from .style import SHADOW_COLOR, bandit_colors, base_layout, policy_colors, policy_name, state_color
 from .timeline import add_season_bands, date_ticks, pattern_timeline
 
