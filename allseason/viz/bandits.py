@@ -6,6 +6,8 @@ returned by** ``to_frames()`` and pick the run with ``policy=`` and ``seed=``
 (:func:`one_run`). All-Season may spawn hundreds of base bandits in a run, most of them
 pruned within a few steps: the weight figures show the shadow and the bandits with the
 largest total weight over the run one by one (:func:`key_bandits`), the others summed.
+Batches are sampled for display, never averaged: evenly spaced (:func:`sampled_batches`), or
+keeping each bin's lowest and highest value (:func:`minmax_index`).
 """
 
 from __future__ import annotations
@@ -98,6 +100,23 @@ def wide_weights(w: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def minmax_index(values: np.ndarray, max_points: int) -> np.ndarray:
+    """Indices of at most ``max_points`` points keeping, in each of ``max_points // 2``
+    consecutive bins, the smallest and the largest value (so dips and spikes stay visible;
+    every point shown is a real one)."""
+    n = len(values)
+    if n <= max_points:
+        return np.arange(n)
+    n_bins = max(max_points // 2, 1)
+    edges = np.linspace(0, n, n_bins + 1).round().astype(np.int64)
+    out = []
+    for a, b in zip(edges[:-1], edges[1:]):
+        if b > a:
+            seg = values[a:b]
+            out.extend((a + int(np.argmin(seg)), a + int(np.argmax(seg))))
+    return np.unique(np.array(out, dtype=np.int64))
+
+
 __all__ = [
     "OTHERS_COLOR",
     "NO_WEIGHTS",
@@ -107,4 +126,5 @@ __all__ = [
     "key_bandits",
     "sampled_batches",
     "wide_weights",
+    "minmax_index",
 ]

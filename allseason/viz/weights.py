@@ -21,6 +21,7 @@ from .bandits import (
     NO_WEIGHTS,
     OTHERS_COLOR,
     key_bandits,
+    minmax_index,
     one_run,
     sampled_batches,
     state_at,
@@ -253,23 +254,6 @@ def weights_animation(
 
 
 # -- the top weight ----------------------------------------------------------------------------
-def minmax_index(values: np.ndarray, max_points: int) -> np.ndarray:
-    """Indices of at most ``max_points`` points keeping, in each of ``max_points // 2``
-    consecutive bins, the smallest and the largest value (so dips and spikes stay visible;
-    every point shown is a real one)."""
-    n = len(values)
-    if n <= max_points:
-        return np.arange(n)
-    n_bins = max(max_points // 2, 1)
-    edges = np.linspace(0, n, n_bins + 1).round().astype(np.int64)
-    out = []
-    for a, b in zip(edges[:-1], edges[1:]):
-        if b > a:
-            seg = values[a:b]
-            out.extend((a + int(np.argmin(seg)), a + int(np.argmax(seg))))
-    return np.unique(np.array(out, dtype=np.int64))
-
-
 def top_of_each_batch(w: pd.DataFrame) -> pd.DataFrame:
     """One row per batch: the bandit with the largest weight (batch, step, bandit, weight)."""
     w = w.sort_values(["batch", "weight"], kind="stable")
