@@ -5,18 +5,31 @@ They read the tables of ``RaceResult.to_frames()`` (steps, weights, events, summ
 ``analysis.recall_table`` and ``api.posterior_history``. This package imports only numpy,
 pandas and plotly (never streamlit), so the figures work in the app, a notebook or a script.
 
-- ``style``: colours keyed by identity (state, policy label, bandit id), human policy names,
-  the base layout;
+One module per thing a person comes to change:
+
+- ``style``: colours keyed by identity (state, policy label, bandit id), human policy names;
+- ``layout``: the base layout every figure shares, and legends as HTML keys (``swatch``,
+  ``key_html``);
 - ``timeline``: the season pattern and the state bands behind every time-axis figure, and
   real dates on a step axis (``date_ticks``);
-- ``race``: cumulative reward/regret, leaderboard (table and figure), final regret over
-  seeds, reward per state; the oracles (references) drawn and ranked apart;
-- ``inside``: All-Season's weights (animated, top weight, stacked), the bandits' lives,
-  who played which state, recall after change points, animated posteriors, which bandit
-  held the weight in each season of each year (real dates);
+- ``race``: cumulative reward/regret over time, with a band over seeds; the oracles
+  (references) drawn apart; a figure's legend as an HTML key;
+- ``leaderboard``: the leaderboard (table and figure) and the final regret over seeds, the
+  oracles ranked apart; ``per_state``: the reward per true state;
+- ``inside``: All-Season from the inside, gathered under one name from
+  ``weights`` (animated bars, the top bandit's weight, stacked areas), ``lifelines`` (the
+  bandits' lives), ``learnt`` (who played which state, which bandit held the weight in each
+  season of each year, recall after change points) and ``posterior`` (animated
+  posteriors); ``bandits`` (one run of a table, the bandits shown one by one) and
+  ``animation`` (play button and slider) are what they share;
 - ``live``: the Live page's figures, from an ``api.LiveFrame`` (rolling reward rate,
   who holds the top weight, regret since the switch);
+- ``sweep``: a sweep's results as small multiples; ``paper`` and ``convergence``: the
+  paper's reproduction; ``tour``: the guided tour's cuts; ``offline``: a log's estimates;
 - ``export``: standalone HTML and CSV downloads.
+
+Figures moved between modules stay importable from their old one (``viz.inside``,
+``viz.race``, ``viz.style``).
 """
 
 from .export import figure_html, frames_csv
@@ -30,13 +43,9 @@ from .inside import (
     weights_animation,
     weights_area_figure,
 )
-from .race import (
-    cumulative_figure,
-    final_regret_figure,
-    leaderboard_figure,
-    leaderboard_table,
-    reward_by_state_figure,
-)
+from .leaderboard import final_regret_figure, leaderboard_figure, leaderboard_table
+from .per_state import reward_by_state_figure
+from .race import cumulative_figure
 from .style import SHADOW_COLOR, bandit_colors, base_layout, policy_colors, policy_name, state_color
 from .timeline import add_season_bands, date_ticks, pattern_timeline
 

@@ -223,85 +223,77 @@ def _segments(first: np.ndarray, last: np.ndarray, ids: np.ndarray, lane: str):
     return out, starts, stops
 
 
-def ribbon_figure(
-    frame, *, window: int | None = None, scale: float = 1.0, height: int = 190
-) -> go.Figure:
-    """Two lanes over the steps in the window: the true season (its light colour, "season
-    k"), and which bandit of the featured All-Season held the top weight after each batch
-    (colour by bandit id, stable across the show; the shadow pink with white dots,
-    "shadow", drawn at least ``SHADOW_MIN_SHARE`` of the window wide). Segments wider than
-    an eighth of the window are named in place (a bandit
-    with its top weight at the segment's end)."""
-    lane_w = 20 * scale
-    season, top = "season", "top weight"
-    traces, notes = [], []
-    segs, starts, stops = _segments(frame.steps, frame.steps, frame.state, season)
+def _lane(xs: list, ys: list, name: str, color: str, width: float, **kw) -> dict:
+    """One thick line of a lane (its segments separated by None)."""
+    return dict(
+        type="scatter",
+        x=xs,
+        y=ys,
+        mode="lines",
+        name=name,
+        **kw,
+        hoverinfo="skip",
+        line=dict(color=color, width=width),
+    )
+
+
+def _season_lane(frame, lane: str, lane_w: float, wide: float) -> tuple[list, list]:
+    """(traces, notes) of the true season's lane: one line per season in its light
+    colour; a note (a, b, lane, text) for each segment at least ``wide`` steps long."""
+    traces = []
+    segs, starts, stops = _segments(frame.steps, frame.steps, frame.state, lane)
     for s, (xs, ys) in sorted(segs.items()):
-        traces.append(
-            dict(
-                type="scatter",
-                x=xs,
-                y=ys,
-                mode="lines",
-                name=season_label(s),
-                showlegend=False,
-                hoverinfo="skip",
-                line=dict(color=state_color(s), width=lane_w),
-            )
-        )
-    wide = max(window or len(frame.steps), 1) / 8  # steps a segment needs to be named
-    notes += [
-        (frame.steps[a], frame.steps[b - 1], season, season_label(frame.state[a]))
+        traces.append(_lane(xs, ys, season_label(s), state_color(s), lane_w, showlegend=False))
+    notes = [
+        (frame.steps[a], frame.steps[b - 1], lane, season_label(frame.state[a]))
         for a, b in zip(starts.tolist(), stops.tolist())
         if frame.steps[b - 1] - frame.steps[a] >= wide
     ]
-    if frame.featured is not None and len(frame.top_step):
-        # a batch's holder holds it from the step after the previous batch's end
-        first = np.r_[frame.top_step[0], frame.top_step[:-1] + 1]
-        segs, starts, stops = _segments(first, frame.top_step, frame.top_bandit, top)
-        # the shadow holds the weight for a few steps after a new season (then a bandit is
-        # spawned from it): its segments are drawn at least SHADOW_MIN_SHARE of the window
-        # wide, on top, so the room sees the moment (the other lanes are to scale)
-        min_w = max(window or len(frame.steps), 1) * SHADOW_MIN_SHARE
-        if 0 in segs:
-            xs = segs[0][0]
-            for i in range(0, len(xs), 3):
-                xs[i + 1] = max(xs[i + 1], xs[i] + min_w)
-        for bid in sorted(segs, key=lambda b: (b == 0, b)):  # the shadow last: on top
-            xs, ys = segs[bid]
+    return traces, notes
+
+
+def _top_weight_lane(frame, lane: str, lane_w: float, wide: float, min_w: float, scale: float):
+    """(traces, notes) of the lane of who holds the top weight: one line per bandit, the
+    shadow last (on top) with white dots over its pink, its segments at least ``min_w``
+    steps wide; a note for each segment at least ``wide`` steps long."""
+    # a batch's holder holds it from the step after the previous batch's end
+    first = np.r_[frame.top_step[0], frame.top_step[:-1] + 1]
+    segs, starts, stops = _segments(first, frame.top_step, frame.top_bandit, lane)
+    # the shadow holds the weight for a few steps after a new season (then a bandit is
+    # spawned from it): its segments are drawn at least SHADOW_MIN_SHARE of the window
+    # wide, on top, so the room sees the moment (the other lanes are to scale)
+    if 0 in segs:
+        xs = segs[0][0]
+        for i in range(0, len(xs), 3):
+            xs[i + 1] = max(xs[i + 1], xs[i] + min_w)
+    traces = []
+    for bid in sorted(segs, key=lambda b: (b == 0, b)):  # the shadow last: on top
+        xs, ys = segs[bid]
+        traces.append(_lane(xs, ys, bandit_label(bid), bandit_color(bid), lane_w))
+        if bid == 0:  # not colour alone: white dots over the shadow's pink
             traces.append(
                 dict(
                     type="scatter",
                     x=xs,
                     y=ys,
                     mode="lines",
-                    name=bandit_label(bid),
+                    showlegend=False,
                     hoverinfo="skip",
-                    line=dict(color=bandit_color(bid), width=lane_w),
+                    name="shadow (dots)",
+                    line=dict(color="white", width=3 * scale, dash="dot"),
                 )
             )
-            if bid == 0:  # not colour alone: white dots over the shadow's pink
-                traces.append(
-                    dict(
-                        type="scatter",
-                        x=xs,
-                        y=ys,
-                        mode="lines",
-                        showlegend=False,
-                        hoverinfo="skip",
-                        name="shadow (dots)",
-                        line=dict(color="white", width=3 * scale, dash="dot"),
-                    )
-                )
-        notes += [
-            (first[a], frame.top_step[b - 1], top, bandit_label(frame.top_bandit[a]))
-            for a, b in zip(starts.tolist(), stops.tolist())
-            if frame.top_step[b - 1] - first[a] >= wide
-        ]
-        title = f"Who holds the top weight in {policy_name(frame.featured)}"
-    else:
-        title = "The true season (no All-Season among the contestants)"
-    annotations = [
+    notes = [
+        (first[a], frame.top_step[b - 1], lane, bandit_label(frame.top_bandit[a]))
+        for a, b in zip(starts.tolist(), stops.tolist())
+        if frame.top_step[b - 1] - first[a] >= wide
+    ]
+    return traces, notes
+
+
+def _lane_names(notes: list, scale: float) -> list[dict]:
+    """The segments' names, written in place on a light box."""
+    return [
         dict(
             x=(float(a) + float(b)) / 2,
             y=lane,
@@ -314,11 +306,50 @@ def ribbon_figure(
         )
         for a, b, lane, text in notes
     ]
+
+
+def ribbon_figure(
+    frame, *, window: int | None = None, scale: float = 1.0, height: int = 190
+) -> go.Figure:
+    """Two lanes over the steps in the window: the true season (its light colour, "season
+    k"), and which bandit of the featured All-Season held the top weight after each batch
+    (colour by bandit id, stable across the show; the shadow pink with white dots,
+    "shadow", drawn at least ``SHADOW_MIN_SHARE`` of the window wide). Segments wider than
+    an eighth of the window are named in place (a bandit
+    with its top weight at the segment's end).
+
+    Parameters
+    ----------
+    frame : LiveFrame
+        The show's state (``api.LiveRun.frame()``).
+    window : int, optional
+        Steps shown (default: the frame's).
+    scale : float, default 1.0
+        Text and line size (presenter mode: larger).
+    height : int, default 190
+        The figure's height in pixels.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    lane_w = 20 * scale
+    season, top = "season", "top weight"
+    n = max(window or len(frame.steps), 1)
+    wide = n / 8  # steps a segment needs to be named
+    traces, notes = _season_lane(frame, season, lane_w, wide)
+    if frame.featured is not None and len(frame.top_step):
+        more, more_notes = _top_weight_lane(frame, top, lane_w, wide, n * SHADOW_MIN_SHARE, scale)
+        traces += more
+        notes += more_notes
+        title = f"Who holds the top weight in {policy_name(frame.featured)}"
+    else:
+        title = "The true season (no All-Season among the contestants)"
     layout = _layout(
         title,
         scale,
         height,
-        annotations=annotations,
+        annotations=_lane_names(notes, scale),
         hovermode=False,
         xaxis=dict(range=x_range(frame, window), showgrid=False),
         yaxis=dict(

@@ -144,8 +144,10 @@ def _ci(row, metric: str) -> float:
     return ci95_halfwidth(row[f"{metric}_std"], int(row["n_seeds"]))
 
 
-def _panel(fig, rows, labels, colors, metric, higher, h, r, c, in_legend):
-    col = None if h is None else f"hp.{h}"
+def _panel_axis(fig, rows: pd.DataFrame, col: str | None, r: int, c: int):
+    """The values a panel's hyperparameter takes, and its x axis: numbers on a linear or
+    log axis with ticks at the grid's values only, else categories. Returns (numeric,
+    span): whether they are numbers, and the first and last value (None if none)."""
     present = rows[col].dropna().tolist() if col in rows else []
     numeric = bool(present) and all(_is_number(v) for v in present)
     if numeric:
@@ -164,94 +166,113 @@ def _panel(fig, rows, labels, colors, metric, higher, h, r, c, in_legend):
     else:
         xs = list(dict.fromkeys(str(v) for v in present))
         span = (xs[0], xs[-1]) if xs else None
+    return numeric, span
+
+
+def _best_marker(g: pd.DataFrame, name: str, color: str, metric: str, higher: bool, common):
+    """Nothing varies: one marker at the algorithm's best setting, ± 1 std."""
+    b = g.loc[_best_index(g, metric, higher)]
+    return go.Scatter(
+        x=[name],
+        y=[b[metric]],
+        mode="markers",
+        marker=dict(color=color, size=11),
+        error_y=dict(type="data", array=[b[f"{metric}_std"]], visible=True),
+        customdata=[[b["setting"], b["n_seeds"], _ci(b, metric)]],
+        hovertemplate=(
+            f"<b>{name}</b><br>%{{customdata[0]}}<br>{metric} %{{y:.4f}}"
+            f"{_CI_HOVER}<br>seeds %{{customdata[1]}}<extra></extra>"
+        ),
+        **common,
+    )
+
+
+def _best_per_value(g, col: str, values, numeric: bool, metric: str, higher: bool) -> list:
+    """At each value of the hyperparameter, the best setting among those with that value:
+    (value, mean, std, setting, seeds, 95% half-width)."""
+    pts = []
+    for v in sorted(set(values), key=float) if numeric else list(dict.fromkeys(values)):
+        if numeric:
+            sub = g[g[col].apply(lambda x, v=v: _is_number(x) and float(x) == float(v))]
+        else:
+            sub = g[g[col].astype(str) == str(v)]
+        b = sub.loc[_best_index(sub, metric, higher)]
+        pts.append(
+            (
+                float(v) if numeric else str(v),
+                b[metric],
+                b[f"{metric}_std"],
+                b["setting"],
+                b["n_seeds"],
+                _ci(b, metric),
+            )
+        )
+    return pts
+
+
+def _varying_line(pts: list, name: str, h: str, style: dict, metric: str, common):
+    """The algorithm's best setting at each value, a line with ± 1 std error bars."""
+    x, y, e, s, n, ci = zip(*pts)
+    return go.Scatter(
+        x=list(x),
+        y=list(y),
+        mode="lines+markers",
+        line=style,
+        marker=dict(size=8, color=style["color"]),
+        error_y=dict(type="data", array=list(e), visible=True, thickness=1.2, width=4),
+        customdata=list(zip(s, n, ci)),
+        hovertemplate=(
+            f"<b>{name}</b><br>{h} = %{{x}}<br>%{{customdata[0]}}"
+            f"<br>{metric} %{{y:.4f}}{_CI_HOVER}<br>seeds "
+            "%{customdata[1]}<extra></extra>"
+        ),
+        **common,
+    )
+
+
+def _reference_line(g, span, name: str, h: str, color: str, metric: str, higher: bool, common):
+    """An algorithm that does not vary ``h``: a dashed line at its best setting."""
+    b = g.loc[_best_index(g, metric, higher)]
+    return go.Scatter(
+        x=list(span),
+        y=[b[metric]] * 2,
+        mode="lines",
+        line=dict(color=color, width=1.5, dash="dash"),
+        customdata=[[b["setting"], b["n_seeds"]]] * 2,
+        hovertemplate=(
+            f"<b>{name}</b> (does not vary {h})<br>%{{customdata[0]}}"
+            f"<br>{metric} %{{y:.4f}}<br>seeds %{{customdata[1]}}"
+            "<extra></extra>"
+        ),
+        **common,
+    )
+
+
+def _panel(fig, rows, labels, colors, metric, higher, h, r, c, in_legend):
+    """One panel: ``metric`` against hyperparameter ``h`` (None: nothing varies), one trace
+    per algorithm (each algorithm in the legend once, in its first panel)."""
+    col = None if h is None else f"hp.{h}"
+    numeric, span = _panel_axis(fig, rows, col, r, c)
     for label in labels:
         g = rows[rows["label"] == label]
         if g.empty:
             continue
         name = policy_name(label)
-        style = dict(color=colors[label], **policy_line(label))
         show = label not in in_legend
         in_legend.add(label)
         common = dict(name=name, legendgroup=label, showlegend=show)
         if h is None:  # nothing varies: one marker per algorithm
-            b = g.loc[_best_index(g, metric, higher)]
-            fig.add_trace(
-                go.Scatter(
-                    x=[name],
-                    y=[b[metric]],
-                    mode="markers",
-                    marker=dict(color=colors[label], size=11),
-                    error_y=dict(type="data", array=[b[f"{metric}_std"]], visible=True),
-                    customdata=[[b["setting"], b["n_seeds"], _ci(b, metric)]],
-                    hovertemplate=(
-                        f"<b>{name}</b><br>%{{customdata[0]}}<br>{metric} %{{y:.4f}}"
-                        f"{_CI_HOVER}<br>seeds %{{customdata[1]}}<extra></extra>"
-                    ),
-                    **common,
-                ),
-                row=r,
-                col=c,
-            )
+            trace = _best_marker(g, name, colors[label], metric, higher, common)
+            fig.add_trace(trace, row=r, col=c)
             continue
         values = g[col].dropna() if col in g else pd.Series(dtype=object)
-        varies = values.astype(str).nunique() > 1
-        if varies:
-            pts = []
-            for v in sorted(set(values), key=float) if numeric else list(dict.fromkeys(values)):
-                if numeric:
-                    sub = g[g[col].apply(lambda x, v=v: _is_number(x) and float(x) == float(v))]
-                else:
-                    sub = g[g[col].astype(str) == str(v)]
-                b = sub.loc[_best_index(sub, metric, higher)]
-                pts.append(
-                    (
-                        float(v) if numeric else str(v),
-                        b[metric],
-                        b[f"{metric}_std"],
-                        b["setting"],
-                        b["n_seeds"],
-                        _ci(b, metric),
-                    )
-                )
-            x, y, e, s, n, ci = zip(*pts)
-            fig.add_trace(
-                go.Scatter(
-                    x=list(x),
-                    y=list(y),
-                    mode="lines+markers",
-                    line=style,
-                    marker=dict(size=8, color=colors[label]),
-                    error_y=dict(type="data", array=list(e), visible=True, thickness=1.2, width=4),
-                    customdata=list(zip(s, n, ci)),
-                    hovertemplate=(
-                        f"<b>{name}</b><br>{h} = %{{x}}<br>%{{customdata[0]}}"
-                        f"<br>{metric} %{{y:.4f}}{_CI_HOVER}<br>seeds "
-                        "%{customdata[1]}<extra></extra>"
-                    ),
-                    **common,
-                ),
-                row=r,
-                col=c,
-            )
+        if values.astype(str).nunique() > 1:
+            pts = _best_per_value(g, col, values, numeric, metric, higher)
+            style = dict(color=colors[label], **policy_line(label))
+            fig.add_trace(_varying_line(pts, name, h, style, metric, common), row=r, col=c)
         elif span is not None:
-            b = g.loc[_best_index(g, metric, higher)]
-            fig.add_trace(
-                go.Scatter(
-                    x=list(span),
-                    y=[b[metric]] * 2,
-                    mode="lines",
-                    line=dict(color=colors[label], width=1.5, dash="dash"),
-                    customdata=[[b["setting"], b["n_seeds"]]] * 2,
-                    hovertemplate=(
-                        f"<b>{name}</b> (does not vary {h})<br>%{{customdata[0]}}"
-                        f"<br>{metric} %{{y:.4f}}<br>seeds %{{customdata[1]}}"
-                        "<extra></extra>"
-                    ),
-                    **common,
-                ),
-                row=r,
-                col=c,
-            )
+            trace = _reference_line(g, span, name, h, colors[label], metric, higher, common)
+            fig.add_trace(trace, row=r, col=c)
 
 
 __all__ = ["sweep_figure", "varying_hyperparameters", "METRIC_TEXT"]

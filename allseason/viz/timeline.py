@@ -45,6 +45,105 @@ def _axis_refs(fig: go.Figure, row, col) -> list[tuple[str, str]]:
     return refs
 
 
+def _band_shapes(refs, states, starts, stops, y0, y1, opacity, ribbon) -> list[dict]:
+    """A rectangle per segment in its state's light colour, on every subplot of ``refs``:
+    full height below the traces, or an opaque ribbon from ``y0`` to ``y1`` above them."""
+    shapes = []
+    for xref, yref in refs:
+        shapes.extend(
+            dict(
+                type="rect",
+                xref=xref,
+                yref=f"{yref} domain",
+                x0=int(a),
+                x1=int(b),
+                y0=y0,
+                y1=y1,
+                fillcolor=state_color(s),
+                opacity=opacity,
+                layer="below" if ribbon is None else "above",
+                line=dict(width=0),
+            )
+            for s, a, b in zip(states, starts, stops)
+        )
+    return shapes
+
+
+def _ribbon_names(ref, states, starts, stops, y0, y1, horizon) -> list[dict] | None:
+    """ "state k" written on the ribbon's wide enough segments (None: too many to write)."""
+    xref, yref = ref
+    wide = (stops - starts) >= horizon / 40
+    if wide.sum() > 60:
+        return None
+    return [
+        dict(
+            x=(a + b) / 2,
+            y=(y0 + y1) / 2,
+            xref=xref,
+            yref=f"{yref} domain",
+            text=state_label(s),
+            showarrow=False,
+            font=dict(size=11),
+        )
+        for s, a, b in zip(states[wide], starts[wide], stops[wide])
+    ]
+
+
+def _band_numbers(refs, states, starts, stops, numbers, horizon) -> list[dict] | None:
+    """Each wide band's state number, at the bottom of the plot or just above it, on every
+    subplot of ``refs`` (None: too many bands to number)."""
+    wide = (stops - starts) >= horizon / 30
+    if wide.sum() > 40:
+        return None
+    y = 0.0 if numbers == "bottom" else 1.0
+    notes = []
+    for xref, yref in refs:
+        notes.extend(
+            dict(
+                x=(a + b) / 2,
+                y=y,
+                xref=xref,
+                yref=f"{yref} domain",
+                yanchor="bottom",
+                text=str(int(s)),
+                showarrow=False,
+                font=dict(size=10, color=state_color(s, strong=True)),
+            )
+            for s, a, b in zip(states[wide], starts[wide], stops[wide])
+        )
+    return notes
+
+
+def _state_legend(ref, states) -> list[dict]:
+    """A legend entry per state present (a square, no data), under "true state:"; none
+    above ``MAX_STATE_LEGEND`` states."""
+    xref, yref = ref
+    present = sorted(set(states.tolist()))
+    if len(present) > MAX_STATE_LEGEND:
+        return []
+    return [
+        dict(
+            type="scatter",
+            x=[None],
+            y=[None],
+            mode="markers",
+            name=state_label(s),
+            xaxis=xref,
+            yaxis=yref,
+            hoverinfo="skip",
+            legendgroup="seasons",
+            legendgrouptitle=dict(text="true state:") if i == 0 else None,
+            marker=dict(
+                symbol="square",
+                size=14,
+                color=state_color(s),
+                line=dict(width=1, color=state_color(s, strong=True)),
+            ),
+        )
+        for i, s in enumerate(present)
+    ]
+
+
 def add_season_bands(
     fig: go.Figure,
     pattern,
@@ -65,96 +164,53 @@ def add_season_bands(
     whose traces fill the plot, e.g. a stacked area), labelled "state k" in place of the
     legend. Without a ribbon each band wide enough carries its state's number, so the state
     never rests on colour alone: ``numbers`` "bottom" (inside the plot), "top" (just above
-    it) or None. Returns ``fig`` (modified in place)."""
+    it) or None. Returns ``fig`` (modified in place).
+
+    Parameters
+    ----------
+    fig : plotly.graph_objects.Figure
+        The figure to decorate (changed in place).
+    pattern : Pattern
+        The season pattern.
+    row, col : int, optional
+        One subplot of a ``make_subplots`` figure (both None: every subplot).
+    legend : bool, default True
+        Whether to add a legend entry per state.
+    opacity : float, default BAND_OPACITY
+        The bands' opacity (a ribbon is opaque).
+    ribbon : tuple of float, optional
+        (y0, y1): draw the states as a strip there, in fractions of the plot's height.
+    numbers : {"bottom", "top", None}, default "bottom"
+        Where each wide band writes its state's number (no ribbon only).
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+        ``fig``.
+    """
     y0, y1 = ribbon if ribbon is not None else (0, 1)
     if ribbon is not None:
         opacity = 1.0
     states, starts, stops = segment_bounds(pattern)
     refs = _axis_refs(fig, row, col)
     shapes = list(fig.layout.shapes or ())
-    for xref, yref in refs:
-        shapes.extend(
-            dict(
-                type="rect",
-                xref=xref,
-                yref=f"{yref} domain",
-                x0=int(a),
-                x1=int(b),
-                y0=y0,
-                y1=y1,
-                fillcolor=state_color(s),
-                opacity=opacity,
-                layer="below" if ribbon is None else "above",
-                line=dict(width=0),
-            )
-            for s, a, b in zip(states, starts, stops)
-        )
+    shapes += _band_shapes(refs, states, starts, stops, y0, y1, opacity, ribbon)
     notes = None  # the annotations, if any are added
     if ribbon is not None and refs:  # the ribbon names its states (wide enough segments)
-        xref, yref = refs[0]
-        wide = (stops - starts) >= pattern.horizon / 40
-        if wide.sum() <= 60:
-            notes = list(fig.layout.annotations or ()) + [
-                dict(
-                    x=(a + b) / 2,
-                    y=(y0 + y1) / 2,
-                    xref=xref,
-                    yref=f"{yref} domain",
-                    text=state_label(s),
-                    showarrow=False,
-                    font=dict(size=11),
-                )
-                for s, a, b in zip(states[wide], starts[wide], stops[wide])
-            ]
+        names = _ribbon_names(refs[0], states, starts, stops, y0, y1, pattern.horizon)
+        if names is not None:
+            notes = list(fig.layout.annotations or ()) + names
             legend = False
     if ribbon is None and numbers and refs:  # each wide band names its state
-        wide = (stops - starts) >= pattern.horizon / 30
-        if wide.sum() <= 40:
-            notes = list(fig.layout.annotations or ())
-            y = 0.0 if numbers == "bottom" else 1.0
-            for xref, yref in refs:
-                notes.extend(
-                    dict(
-                        x=(a + b) / 2,
-                        y=y,
-                        xref=xref,
-                        yref=f"{yref} domain",
-                        yanchor="bottom",
-                        text=str(int(s)),
-                        showarrow=False,
-                        font=dict(size=10, color=state_color(s, strong=True)),
-                    )
-                    for s, a, b in zip(states[wide], starts[wide], stops[wide])
-                )
+        numbered = _band_numbers(refs, states, starts, stops, numbers, pattern.horizon)
+        if numbered is not None:
+            notes = list(fig.layout.annotations or ()) + numbered
     # one layout update and one add_traces: plotly validates on every call
     fig.update_layout(shapes=shapes, **({} if notes is None else {"annotations": notes}))
     if legend and refs:
-        xref, yref = refs[0]
-        present = sorted(set(states.tolist()))
-        if len(present) <= MAX_STATE_LEGEND:
-            fig.add_traces(
-                [
-                    dict(
-                        type="scatter",
-                        x=[None],
-                        y=[None],
-                        mode="markers",
-                        name=state_label(s),
-                        xaxis=xref,
-                        yaxis=yref,
-                        hoverinfo="skip",
-                        legendgroup="seasons",
-                        legendgrouptitle=dict(text="true state:") if i == 0 else None,
-                        marker=dict(
-                            symbol="square",
-                            size=14,
-                            color=state_color(s),
-                            line=dict(width=1, color=state_color(s, strong=True)),
-                        ),
-                    )
-                    for i, s in enumerate(present)
-                ]
-            )
+        entries = _state_legend(refs[0], states)
+        if entries:
+            fig.add_traces(entries)
     return fig
 
 
