@@ -16,7 +16,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest
 
 from allseason import api
-from allseason.ui import runs, state
+from allseason.ui import runcache, state
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -35,9 +35,9 @@ SMALL = api.Scenario(
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    runs.store().clear()
+    runcache.store().clear()
     yield
-    runs.store().clear()
+    runcache.store().clear()
 
 
 def open_page(page: str, query: dict) -> AppTest:

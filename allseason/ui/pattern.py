@@ -1,28 +1,36 @@
-"""Input forms: the scenario builder and the race settings.
+"""The Pattern builder page: design the seasons (a preset scaled to a horizon, or a table of
+segments) and the environment; keep, download, upload and share the scenario.
 
-Each form seeds its widgets from the canonical state (:mod:`allseason.ui.state`), reads them,
-validates through ``allseason.api`` (``parse_scenario`` for whole scenarios and uploaded files,
-``Scenario`` and ``PolicySpec`` for single fields: every bad value raises a ``SpecError``
-naming its field) and writes the result back. A rejected value is reported with
-``st.error`` directly under the input it came from; the last valid settings stay in force.
+The inputs seed themselves from the session's scenario (:mod:`allseason.ui.state`) and only
+collect values; the validator is the engine's (``api.Scenario`` for a single field,
+``api.parse_scenario(..., limits=api.APP_LIMITS)`` for the whole scenario and for an uploaded
+file), and each message is shown under the input it names. A valid change becomes the
+session's scenario; after an invalid one the last valid scenario stays in force.
 """
 
 from __future__ import annotations
 
 import math
-import re
 
 import pandas as pd
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
 
 from allseason import api
 
-from . import runs, state
+from . import state
+from .frame import errors_here, literal
+
+
+def _paper_synthetic_help() -> str:
+    p = api.preset("paper-synthetic")
+    return (
+        f"The paper's section 5 experiment: {p.n_states} states, {len(p.change_points())} "
+        f"change points ({p.horizon:,} steps unless you change the horizon)."
+    )
+
 
 PRESET_HELP = {
-    "paper-synthetic": "The paper's section 5 experiment: 4 states, 8 change points "
-    "(10,000 steps unless you change the horizon).",
+    "paper-synthetic": _paper_synthetic_help(),
     "regular": "Few long seasons: every state in turn, each twice.",
     "realistic": "A long usual state interrupted by short events and medium seasons.",
     "extreme": "Fifty short periods: e.g. day and night.",
@@ -33,18 +41,25 @@ PRESET_HELP = {
 }
 FIXED_PRESETS = ("seattle-weather",)  # the data fix the pattern and the environment
 
-AUTO_PARAMS = ("sigma2", "horizon")  # set from the scenario: correct specification
-
-
-def _errors_here(placeholder, messages):
-    if messages:
-        with placeholder.container():
-            for m in messages:
-                st.error(m, icon=":material/error:")
-
 
 def _n_states(segments) -> int:
     return max(int(s) for s, _ in segments) + 1
+
+
+class _Messages:
+    """The validator's messages by input (``errors``) and the slot under each input
+    (``where``; the segment table's catches the others)."""
+
+    def __init__(self):
+        self.where: dict[str, object] = {}
+        self.errors: dict[str, list[str]] = {}
+
+    def add(self, group: str, message: str) -> None:
+        self.errors.setdefault(group, []).append(message)
+
+    def show(self) -> None:
+        for group, messages in self.errors.items():
+            errors_here(self.where.get(group, self.where["segments"]), messages)
 
 
 # --- scenario builder -----------------------------------------------------------------------
@@ -101,11 +116,6 @@ def _on_table_edit(key: str, shown: list) -> None:
     ss["pb_preset"] = "custom"
 
 
-def _literal(text: str) -> str:
-    """Text a user sent (a file name, a cell) shown as itself, not as Markdown/LaTeX."""
-    return re.sub(r"([\\`*_\[\]<>$~|])", r"\\\1", text)
-
-
 def _on_upload() -> None:
     """file_uploader callback (runs before the script): apply a valid JSON scenario or CSV
     segment table; a bad file leaves the pattern as it is and says why."""
@@ -126,22 +136,22 @@ def _on_upload() -> None:
             up.getvalue(),
             api.file_kind(name),
             defaults=state.scenario(),
-            check=state.check_app_limits,
+            limits=state.APP_LIMITS,
         )
     except api.SpecError as e:
-        ss["pb_upload_error"] = _literal(
+        ss["pb_upload_error"] = literal(
             f"{name} was not loaded; the pattern was not changed. {state.explain(e)}"
         )
         return
     except Exception as e:
-        ss["pb_upload_error"] = _literal(
+        ss["pb_upload_error"] = literal(
             f"{name} was not loaded; the pattern was not changed ({type(e).__name__})."
         )
         return
     ss[state.SCENARIO] = sc
     ss.pop(state.URL_ERRORS, None)
     _seed_builder(sc, force=True)
-    ss["pb_upload_ok"] = _literal(f"Loaded {name}.")
+    ss["pb_upload_ok"] = literal(f"Loaded {name}.")
 
 
 def _is_empty(v) -> bool:
@@ -172,62 +182,100 @@ def scenario_builder():
     """Render the Pattern builder's inputs; return the scenario in force (always valid) and
     the container beside the segment table meant for its preview.
 
-    A valid change becomes the session's scenario (and goes to the URL); an invalid one is
-    reported under its input and the previous scenario stays."""
-    ss = st.session_state
+    A valid change becomes the session's scenario (the page puts it in the URL); an invalid
+    one is reported under its input and the previous scenario stays."""
     sc = state.scenario()
-    _seed_builder(sc, force=ss.pop("pb_reseed", False))
-    lim = state.APP_LIMITS
-    where: dict[str, object] = {}
-    errors: dict[str, list[str]] = {}
-
+    _seed_builder(sc, force=st.session_state.pop("pb_reseed", False))
+    msg = _Messages()
     st.subheader("1 · Seasons")
+    preset, fixed_sc = _seasons_inputs(sc, msg)
+    rows = _segment_rows(preset, sc, fixed_sc, msg)
+    preview_col = _segment_table(rows, msg)
+    segs, empty_cells = _table_segments(rows)
+    for message in empty_cells:
+        msg.add("segments", message)
+    st.subheader("2 · Environment")
+    fields = _environment_inputs(preset in FIXED_PRESETS, msg)
+    candidate = None
+    if not msg.errors:
+        try:
+            candidate = api.parse_scenario(
+                dict(segments=segs, preset=preset, **fields), "dict", limits=state.APP_LIMITS
+            )
+        except api.SpecError as e:
+            group = state.field_group(e.field)
+            if preset == "custom" and group == "horizon":
+                group = "segments"
+            msg.add(group, state.explain(e))
+    msg.show()
+    if candidate is not None:
+        state.set_scenario(candidate)
+        return candidate, preview_col
+    with preview_col:
+        st.warning(
+            "The preview shows the last valid scenario; fix the input marked with an "
+            "error to update it.",
+            icon=":material/undo:",
+        )
+    return sc, preview_col
+
+
+def _fixed_scenario(preset: str, msg: _Messages) -> api.Scenario | None:
+    """A preset from data: its pattern and environment, shown in the (disabled) inputs; the
+    seed stays free."""
+    ss = st.session_state
+    try:
+        fixed_sc = api.Scenario.from_preset(preset, seed=int(ss.get("pb_seed", 0)))
+    except api.SpecError as e:
+        msg.add("preset", state.explain(e))
+        return None
+    ss.update(
+        pb_horizon=fixed_sc.horizon,
+        pb_n_states=_n_states(fixed_sc.segments),
+        pb_d=fixed_sc.d,
+        pb_n_arms=fixed_sc.n_arms,
+        pb_sigma2=float(fixed_sc.sigma2),
+        pb_batch=state.encode_batch(fixed_sc.batch_size),
+    )
+    return fixed_sc
+
+
+def _seasons_inputs(sc: api.Scenario, msg: _Messages) -> tuple[str, api.Scenario | None]:
+    """The preset, the number of states and the horizon; the preset chosen, and the scenario
+    of a preset from data (None for the others)."""
+    ss = st.session_state
+    lim = state.APP_LIMITS
     c1, c2, c3 = st.columns(3)
     with c1:
-        presets = list(api.PRESETS) + ["custom"]
         preset = st.selectbox(
             "Preset",
-            presets,
+            list(api.PRESETS) + ["custom"],
             key="pb_preset",
             on_change=_on_preset,
             help="\n\n".join(f"**{k}**: {v}" for k, v in PRESET_HELP.items()),
         )
         st.caption(PRESET_HELP[preset])
-        where["preset"] = st.empty()
-    custom = preset == "custom"
-    fixed = preset in FIXED_PRESETS
-    fixed_sc = None
-    if fixed:  # the data's pattern and environment: shown, not editable (seed stays free)
-        try:
-            fixed_sc = api.Scenario.from_preset(preset, seed=int(ss.get("pb_seed", 0)))
-        except api.SpecError as e:
-            errors.setdefault("preset", []).append(state.explain(e))
-        if fixed_sc is not None:
-            ss.update(
-                pb_horizon=fixed_sc.horizon,
-                pb_n_states=_n_states(fixed_sc.segments),
-                pb_d=fixed_sc.d,
-                pb_n_arms=fixed_sc.n_arms,
-                pb_sigma2=float(fixed_sc.sigma2),
-                pb_batch=state.encode_batch(fixed_sc.batch_size),
-            )
+        msg.where["preset"] = st.empty()
+    custom, fixed = preset == "custom", preset in FIXED_PRESETS
+    fixed_sc = _fixed_scenario(preset, msg) if fixed else None
     if custom:  # horizon and number of states follow the table
         ss["pb_horizon"] = sc.horizon
         ss["pb_n_states"] = min(_n_states(sc.segments), lim["n_states"])
+    paper_states = api.preset("paper-synthetic").n_states
     with c2:
-        n_states = st.slider(
+        st.slider(
             "Distinct states",
             1,
             lim["n_states"],
             key="pb_n_states",
             disabled=custom or fixed or preset == "paper-synthetic",
             help="How many different reward parameters θ the seasons use."
-            + (" Fixed at 4 for paper-synthetic." if not custom else "")
+            + (f" Fixed at {paper_states} for paper-synthetic." if not custom else "")
             + (" With custom, it follows the table." if custom else ""),
         )
-        where["n_states"] = st.empty()
+        msg.where["n_states"] = st.empty()
     with c3:
-        horizon = st.number_input(
+        st.number_input(
             "Horizon (steps)",
             1,
             lim["horizon"],
@@ -238,24 +286,32 @@ def scenario_builder():
             f"here. With a preset the segments scale to it; with "
             f"custom it is the sum of the lengths.",
         )
-        where["horizon"] = st.empty()
+        msg.where["horizon"] = st.empty()
+    return preset, fixed_sc
 
-    if custom:
-        rows = [list(r) for r in ss["pb_table"]]
-    elif fixed:
-        rows = [list(seg) for seg in (fixed_sc or sc).segments]
-    else:
-        rows = [list(seg) for seg in sc.segments]
-        try:
-            rows = [
-                list(seg)
-                for seg in api.Scenario.from_preset(
-                    preset, horizon=horizon, n_states=n_states
-                ).segments
-            ]
-        except api.SpecError as e:
-            errors.setdefault(state.field_group(e.field), []).append(state.explain(e))
 
+def _segment_rows(preset: str, sc: api.Scenario, fixed_sc, msg: _Messages) -> list[list]:
+    """The segment table's rows: the custom draft, the data's pattern, or the preset scaled to
+    the horizon and number of states (the scenario's own while those are invalid)."""
+    ss = st.session_state
+    if preset == "custom":
+        return [list(r) for r in ss["pb_table"]]
+    if preset in FIXED_PRESETS:
+        return [list(seg) for seg in (fixed_sc or sc).segments]
+    try:
+        scaled = api.Scenario.from_preset(
+            preset, horizon=ss["pb_horizon"], n_states=ss["pb_n_states"]
+        )
+    except api.SpecError as e:
+        msg.add(state.field_group(e.field), state.explain(e))
+        return [list(seg) for seg in sc.segments]
+    return [list(seg) for seg in scaled.segments]
+
+
+def _segment_table(rows: list, msg: _Messages):
+    """The segment table (edits make the scenario custom); returns the column beside it."""
+    ss = st.session_state
+    lim = state.APP_LIMITS
     table_col, preview_col = st.columns([1.25, 2], gap="medium")
     with table_col:
         st.markdown("**Segments** — one row per stretch of steps in one state")
@@ -294,12 +350,14 @@ def scenario_builder():
             "Edit a cell, add a row at the bottom, or select rows and delete them. "
             "Editing a preset turns it into *custom*."
         )
-        where["segments"] = st.empty()
-    segs, empty_cells = _table_segments(rows)
-    if empty_cells:
-        errors.setdefault("segments", []).extend(empty_cells)
+        msg.where["segments"] = st.empty()
+    return preview_col
 
-    st.subheader("2 · Environment")
+
+def _environment_inputs(fixed: bool, msg: _Messages) -> dict:
+    """d, K, σ², the batch size and the seed; the values the validator accepts one by one
+    (``api.Scenario`` of that field alone), by field."""
+    lim = state.APP_LIMITS
     e1, e2, e3, e4, e5 = st.columns(5)
     with e1:
         d = st.slider(
@@ -311,7 +369,7 @@ def scenario_builder():
             help="Length of θ and of every arm's feature vector. "
             "d = 2 unlocks the posterior animation.",
         )
-        where["d"] = st.empty()
+        msg.where["d"] = st.empty()
     with e2:
         n_arms = st.slider(
             "Arms K",
@@ -321,7 +379,7 @@ def scenario_builder():
             disabled=fixed,
             help="Arms offered at every step (random unit vectors).",
         )
-        where["n_arms"] = st.empty()
+        msg.where["n_arms"] = st.empty()
     with e3:
         sigma2 = st.number_input(
             "Noise σ²",
@@ -332,7 +390,7 @@ def scenario_builder():
             disabled=fixed,
             help="Variance of the reward noise; > 0.",
         )
-        where["sigma2"] = st.empty()
+        msg.where["sigma2"] = st.empty()
     with e4:
         batch = st.text_input(
             "Batch size",
@@ -341,7 +399,7 @@ def scenario_builder():
             help="Steps between two updates. A list such as 10, 20, 5 "
             "repeats those (inhomogeneous) batch sizes in turn.",
         )
-        where["batch_size"] = st.empty()
+        msg.where["batch_size"] = st.empty()
     with e5:
         seed = st.number_input(
             "Seed",
@@ -350,43 +408,19 @@ def scenario_builder():
             key="pb_seed",
             help="Root of every random stream: same seed, same run.",
         )
-        where["seed"] = st.empty()
-
+        msg.where["seed"] = st.empty()
     fields = dict(d=d, n_arms=n_arms, sigma2=sigma2, seed=seed)
     try:
         fields["batch_size"] = state.decode_batch(batch)
     except api.SpecError as e:
-        errors.setdefault("batch_size", []).append(state.explain(e))
+        msg.add("batch_size", state.explain(e))
     for name, value in list(fields.items()):
         try:
             api.Scenario(**{name: value})
         except api.SpecError as e:
-            errors.setdefault(name, []).append(state.explain(e))
+            msg.add(name, state.explain(e))
             fields.pop(name)
-    candidate = None
-    if not errors:
-        try:
-            candidate = api.parse_scenario(
-                dict(segments=segs, preset=preset, **fields), "dict", check=state.check_app_limits
-            )
-        except api.SpecError as e:
-            group = state.field_group(e.field)
-            if custom and group == "horizon":
-                group = "segments"
-            errors.setdefault(group, []).append(state.explain(e))
-    for group, messages in errors.items():
-        _errors_here(where.get(group, where["segments"]), messages)
-    if candidate is not None:
-        state.set_scenario(candidate)
-        return candidate, preview_col
-    state.sync_url()
-    with preview_col:
-        st.warning(
-            "The preview shows the last valid scenario; fix the input marked with an "
-            "error to update it.",
-            icon=":material/undo:",
-        )
-    return sc, preview_col
+    return fields
 
 
 def scenario_files(sc: api.Scenario) -> None:
@@ -444,291 +478,3 @@ def scenario_files(sc: api.Scenario) -> None:
         language=None,
         wrap_lines=True,
     )
-
-
-# --- race settings --------------------------------------------------------------------------
-def _policy_label(name: str) -> str:
-    return api.describe_policy(name).title
-
-
-def _seed_race(choice: dict) -> None:
-    ss = st.session_state
-    ss.setdefault("race_policies", [p for p in choice["policies"] if p in api.policy_names()])
-    ss.setdefault("race_seeds", int(choice["n_seeds"]))
-
-
-def _param_input(name: str, param: str, value, key: str):
-    """One hyperparameter input, chosen by its declaration (choices, lower bound, help) and
-    the type of its default."""
-    ss = st.session_state
-    if key not in ss:
-        ss[key] = value
-    declared = api.describe_policy(name).params.get(param)
-    help_ = declared.help if declared is not None else None
-    low = declared.low if declared is not None else None
-    if isinstance(value, bool):
-        return st.checkbox(param, key=key, help=help_)
-    if declared is not None and declared.choices and isinstance(value, str):
-        return st.selectbox(param, declared.choices, key=key, help=help_)
-    if isinstance(value, int):
-        return st.number_input(
-            param, min_value=int(low) if low is not None else None, step=1, key=key, help=help_
-        )
-    if isinstance(value, float):
-        step = 0.01 if 0 < value < 1 else 0.1
-        return st.number_input(
-            param,
-            min_value=float(low) if low is not None else None,
-            step=step,
-            format="%g",
-            key=key,
-            help=help_,
-        )
-    return st.text_input(param, key=key, help=help_)
-
-
-SETTINGS_SEEN = "race_settings_seen"  # the settings as the page's last full run saw them
-
-
-def _settings_now(keys) -> tuple:
-    """The scenario, the race choice and the values of the settings' widgets ``keys``, as
-    they are now."""
-    ss = st.session_state
-    return ss.get(state.SCENARIO), ss.get(state.RACE_CHOICE), {k: ss.get(k) for k in keys}
-
-
-def request_run() -> None:
-    """The Run button's callback: ask for the race. When no setting changed since the page's
-    last full run (the race that run built is the one to run), only the results section
-    (the fragment ``state.RACE_SECTION``) reruns: the settings, the timeline and the rest of
-    the page are not redrawn. A setting changed in the same interaction (a number typed, then
-    the button pressed at once) reruns the whole page, so the race is built from it."""
-    ss = st.session_state
-    ss[state.RUN_REQUESTED] = True
-    seen = ss.get(SETTINGS_SEEN)
-    if seen is not None and seen == _settings_now(seen[2]):
-        try:
-            st.rerun(state.RACE_SECTION)
-        except StreamlitAPIException:  # the section was not drawn yet: the whole page runs
-            pass
-
-
-def race_settings() -> api.Race | None:
-    """Render the race settings and the Run button (:func:`request_run`); return the race,
-    or None if a setting is invalid (the message is under the setting)."""
-    lim = state.APP_LIMITS
-    choice = state.race_choice()
-    _seed_race(choice)
-    sc = state.scenario()
-    c1, c2 = st.columns([4, 1], gap="medium")
-    with c1:
-        names = st.multiselect(
-            "Policies",
-            api.policy_names(),
-            key="race_policies",
-            format_func=_policy_label,
-            max_selections=lim["n_policies"],
-            help="Every policy plays the same arms and noise (common random numbers).\n\n"
-            + "\n".join(
-                f"- **{_policy_label(n)}** (`{n}`): {api.describe_policy(n).help}"
-                for n in api.policy_names()
-            ),
-        )
-        policies_error = st.empty()
-        for message in state.link_race_errors():
-            st.error(message, icon=":material/link_off:")
-    with c2:
-        n_seeds = st.slider(
-            "Seeds",
-            1,
-            lim["n_seeds"],
-            key="race_seeds",
-            help="Independent repetitions; bands and intervals are over seeds.",
-        )
-        seeds_error = st.empty()
-    params: dict[str, dict] = {}
-    param_errors: dict[str, object] = {}
-    keys = ["race_policies", "race_seeds"]  # the settings' widgets drawn in this run
-    shown = [
-        n
-        for n in names
-        if any(p not in AUTO_PARAMS and v is not None for p, v in state.policy_defaults(n).items())
-    ]
-    with st.expander("Hyperparameters", expanded=False):
-        st.caption(
-            "Every policy uses the scenario's noise σ² (a correctly specified model). "
-            "Hover a ? for what a hyperparameter does."
-        )
-        for name in names:
-            defaults = {
-                k: v
-                for k, v in state.policy_defaults(name).items()
-                if k not in AUTO_PARAMS and v is not None
-            }
-            saved = choice["params"].get(name, {})
-            params[name] = {}
-            if name not in shown:
-                continue
-            st.markdown(f"**{_policy_label(name)}** · `{name}`")
-            cols = st.columns(max(len(defaults), 6))
-            for col, (param, default) in zip(cols, defaults.items()):
-                with col:
-                    value = saved.get(param, default)
-                    if isinstance(default, float) and isinstance(value, int):
-                        value = float(value)
-                    params[name][param] = _param_input(name, param, value, f"hp_{name}_{param}")
-                    keys.append(f"hp_{name}_{param}")
-            param_errors[name] = st.empty()
-    st.button("▶ Run race", type="primary", key="race_run", on_click=request_run)
-    st.caption(
-        f"Limits in this app: horizon ≤ {lim['horizon']:,} steps, ≤ {lim['n_seeds']} "
-        f"seeds, ≤ {lim['n_policies']} policies, and horizon × seeds × policies ≤ "
-        f"{lim['budget']:,}. Larger runs: use the Python API (`allseason.api`). "
-        f"The server is shared: at most {runs.MAX_CONCURRENT} races compute at once; "
-        f"yours starts when a slot frees up."
-    )
-    for name in names:  # policies that take the scenario's horizon get it
-        if "horizon" in api.hyperparameters(name):
-            params[name]["horizon"] = sc.horizon
-    valid, bad = {}, False
-    for name in names:
-        try:
-            api.PolicySpec(name, params[name])
-            valid[name] = params[name]
-        except api.SpecError as e:
-            bad = True
-            _errors_here(param_errors.get(name, policies_error), [state.explain(e)])
-    # only valid hyperparameters are kept: a page revisit starts from the last good ones
-    new_choice = {
-        "policies": list(names),
-        "n_seeds": int(n_seeds),
-        "params": {**choice["params"], **valid},
-    }
-    state.set_race_choice(new_choice)
-    state.sync_url()  # the link holds the race settings too
-    st.session_state[SETTINGS_SEEN] = _settings_now(keys)
-    if bad:
-        return None
-    try:
-        return state.race(new_choice, sc)
-    except api.SpecError as e:
-        target = seeds_error if e.field == "n_seeds" else policies_error
-        _errors_here(target, [state.explain(e)])
-        return None
-
-
-# --- a race JSON sent back ------------------------------------------------------------------
-RACE_UPLOAD = "race_upload"
-
-
-def race_as_choice(race: api.Race) -> dict:
-    """The Race page's settings for ``race``; SpecError("race", ...) if the form cannot show
-    it: the form has one contestant per policy, named by the policy, and every policy
-    takes the scenario's σ² (and horizon)."""
-    names = [p.name for p in race.policies]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise api.SpecError(
-            "race",
-            f"it has two contestants of the policy {twice[0]}; the "
-            f"Race page runs each policy once. Run this race with "
-            f"the Python API: api.Race.from_dict(json.load(file))",
-        )
-    params = {}
-    sc = race.scenario
-    for p in race.policies:
-        if p.label != p.name:
-            raise api.SpecError(
-                "race",
-                f"its contestant “{p.label[:40]}” is labelled "
-                f"differently from its policy {p.name}; the Race "
-                f"page names each contestant by its policy. Rename "
-                f"it to “{p.name}”, or use the Python API",
-            )
-        given = dict(p.params)
-        for auto, value in (("sigma2", sc.sigma2), ("horizon", sc.horizon)):
-            if auto in given and (mine := given.pop(auto)) != value:
-                raise api.SpecError(
-                    "race",
-                    f"{p.name} has {auto} = {mine}, but here "
-                    f"every policy takes the scenario's {auto} "
-                    f"({value}); use the Python API",
-                )
-        defaults = {
-            k: v
-            for k, v in api.hyperparameters(p.name).items()
-            if k not in AUTO_PARAMS and v is not None
-        }
-        extra = sorted(set(given) - set(state.policy_defaults(p.name)))
-        if extra:
-            raise api.SpecError(
-                "race",
-                f"{p.name} sets {extra[0]}, which the Race page does not offer; use the Python API",
-            )
-        params[p.name] = {
-            k: given.get(k, defaults.get(k))
-            for k in state.policy_defaults(p.name)
-            if k not in AUTO_PARAMS
-        }
-    return {"policies": names, "n_seeds": race.n_seeds, "params": params}
-
-
-def _on_race_upload() -> None:
-    """file_uploader callback: a valid race JSON becomes the scenario and race settings."""
-    import json
-
-    ss = st.session_state
-    up = ss.get(RACE_UPLOAD)
-    ss.pop("race_upload_error", None)
-    if up is None:
-        return
-    name = str(up.name)[-80:]
-    failed = f"{name} was not loaded; the settings were not changed."
-    try:
-        if up.size > api.MAX_INPUT_BYTES:
-            raise api.SpecError(
-                "file", f"is {up.size:,} bytes; at most {api.MAX_INPUT_BYTES:,} bytes (1 MB)"
-            )
-        try:
-            data = json.loads(up.getvalue().decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as e:
-            raise api.SpecError("file", f"is not JSON text ({str(e)[:80]})") from None
-        race = api.Race.from_dict(data)
-        sc = state.check_app_limits(race.scenario)
-        choice = race_as_choice(race)
-        state.race(choice, sc)  # this app's limits on seeds, policies and work
-    except api.SpecError as e:
-        ss["race_upload_error"] = _literal(f"{failed} {state.explain(e)}.")
-        return
-    except Exception as e:
-        ss["race_upload_error"] = _literal(f"{failed} ({type(e).__name__}: {str(e)[:120]})")
-        return
-    for key in [k for k in ss if str(k).startswith(("race_policies", "race_seeds", "hp_"))]:
-        del ss[key]
-    state.set_race_choice(choice)
-    state.set_scenario(sc)
-    ss["pb_reseed"] = True  # the Pattern builder's inputs follow the new scenario
-    ss["race_upload_ok"] = _literal(
-        f"Loaded {name}: {len(choice['policies'])} policies, "
-        f"{choice['n_seeds']} seeds, and its scenario."
-    )
-
-
-def race_upload() -> None:
-    """Upload a race JSON (the "Race JSON" download) to set the scenario and the race."""
-    ss = st.session_state
-    error, ok = ss.get("race_upload_error"), ss.pop("race_upload_ok", None)
-    with st.expander("Load a race (JSON)", icon=":material/upload:", expanded=bool(error or ok)):
-        st.file_uploader(
-            "A race JSON saved with the **Race JSON** button, at most 1 MB",
-            type=["json"],
-            key=RACE_UPLOAD,
-            on_change=_on_race_upload,
-            help="It sets the scenario, the policies, their hyperparameters "
-            "and the number of seeds; then press ▶ Run race (a race "
-            "already computed on this server is shown at once).",
-        )
-        if error:
-            st.error(error, icon=":material/error:")
-        elif ok:
-            st.success(ok, icon=":material/check_circle:")
