@@ -39,6 +39,7 @@ from .defaults import (
 )
 from .envs import PRESETS, preset
 from .envs.datasets import DataUnavailable
+from .envs.patterns import Pattern
 from .links import QUERY_FIELDS, decode_batch, encode_batch
 from .logs.offline import (
     MIN_EVENTS,
@@ -171,9 +172,18 @@ def warm_up() -> float:
 
 
 def race_in_words(race: Race | None = None) -> dict[str, str]:
-    """How a text quotes a race (default: :func:`default_race`), derived from it, never typed:
-    ``scenario`` (its steps, states and change points), ``contestants`` (its policies and
-    references) and ``seeds``.
+    """How a text quotes a race, derived from it, never typed.
+
+    Parameters
+    ----------
+    race
+        The race (default: :func:`default_race`).
+
+    Returns
+    -------
+    dict
+        ``scenario`` (its steps, states and change points), ``contestants`` (its policies
+        and references) and ``seeds``, as words.
 
         >>> words = race_in_words()
         >>> words["scenario"], words["contestants"], words["seeds"]
@@ -202,15 +212,27 @@ def race_in_words(race: Race | None = None) -> dict[str, str]:
 def real_data_snapshot() -> dict:
     """The tracked ten-arm MNIST race that the tour shows without the data sets
     (:mod:`allseason.paper.mnist_snapshot`: its pattern, change points and each policy's mean
-    reward)."""
+    reward), read from its JSON file."""
     from .paper import mnist_snapshot
 
     return mnist_snapshot.load()
 
 
-def real_data_pattern(name: str, n: int):
-    """The season pattern ``name`` of the real-data experiments over ``n`` images (the tasks
-    of :mod:`allseason.envs.classification` as its states); SpecError if there is none."""
+def real_data_pattern(name: str, n: int) -> Pattern:
+    """The season pattern of the real-data experiments (the tasks of
+    :mod:`allseason.envs.classification` as its states).
+
+    Parameters
+    ----------
+    name
+        A preset pattern's name (``regular``, ``realistic``, ``extreme``).
+    n
+        Its length in images (steps).
+
+    Raises
+    ------
+    SpecError
+        If there is no such pattern of that length."""
     from .envs.classification import N_STATES
 
     return preset(name, n, N_STATES)

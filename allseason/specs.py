@@ -37,10 +37,19 @@ from .policies import check_params, hyperparameters, policy_class
 
 
 class Limits(dict):
-    """Bounds on what one request may ask, by name (a dict: ``LIMITS["horizon"]``), and the
-    words of the messages that quote them: ``where`` (" in this app") and ``hint`` (what to do
-    instead). Checked by :func:`check_limits`, :meth:`Race.checked` and
-    ``parse_scenario(limits=...)``."""
+    """Bounds on what one request may ask, by name (a dict: ``LIMITS["horizon"]``).
+
+    Checked by :func:`check_limits`, :meth:`Race.checked` and ``parse_scenario(limits=...)``.
+
+    Parameters
+    ----------
+    where
+        Ends the messages that quote them (``" in this app"``).
+    hint
+        What to do instead, said after a bound on the size of a run.
+    **bounds
+        ``horizon``, ``d``, ``n_arms``, ``n_states``, ``n_segments``, ``n_seeds``,
+        ``batch_size``, ``n_policies``; ``budget`` (horizon x seeds x policies) if any."""
 
     def __init__(self, where: str = "", hint: str = "", **bounds: int):
         super().__init__(**bounds)
@@ -390,8 +399,15 @@ def parse_scenario(
 
 
 def check_limits(scenario: Scenario, limits: Limits = LIMITS) -> Scenario:
-    """``scenario`` if it is within ``limits`` (e.g. :data:`APP_LIMITS`; a Scenario is always
-    within the engine's), else a SpecError naming the field and quoting the bound.
+    """``scenario`` if it is within ``limits``, else a SpecError naming the field and quoting
+    the bound.
+
+    Parameters
+    ----------
+    scenario
+        A valid scenario (so within the engine's :data:`LIMITS`).
+    limits
+        The bounds, e.g. the app's :data:`APP_LIMITS`.
 
         >>> check_limits(Scenario(d=30), APP_LIMITS)
         Traceback (most recent call last):
@@ -753,12 +769,29 @@ class Race:
         object.__setattr__(self, "n_seeds", _int("n_seeds", self.n_seeds, 1, LIMITS["n_seeds"]))
 
     @classmethod
-    def checked(cls, scenario: Scenario, policies, n_seeds=1, limits: Limits = LIMITS) -> Race:
-        """The race of these settings within ``limits`` (e.g. :data:`APP_LIMITS`), or the
-        SpecError of the first setting that is not: ``policies`` (none, or too many),
-        ``n_seeds`` (out of range, or over the budget of horizon x seeds x policies), a
-        hyperparameter (``"<policy>.<name>"``) or a field of the scenario. The one check of a
-        race's settings: the app's forms and links collect values and show its message.
+    def checked(
+        cls, scenario: Scenario, policies, n_seeds: int = 1, limits: Limits = LIMITS
+    ) -> Race:
+        """The race of these settings within ``limits``: the one check of a race's settings
+        (the app's forms and links collect values and show its message).
+
+        Parameters
+        ----------
+        scenario
+            A valid scenario.
+        policies
+            PolicySpecs, policy names or dicts (as :func:`policy_specs` takes them).
+        n_seeds
+            Independent seeds.
+        limits
+            The bounds, e.g. the app's :data:`APP_LIMITS`.
+
+        Raises
+        ------
+        SpecError
+            For the first setting that is not valid: ``policies`` (none, or too many),
+            ``n_seeds`` (out of range, or over the budget of horizon x seeds x policies), a
+            hyperparameter (``"<policy>.<name>"``) or a field of the scenario.
 
             >>> Race.checked(Scenario(), ["lints"], 12, APP_LIMITS)
             Traceback (most recent call last):
