@@ -38,6 +38,9 @@ from .defaults import (
     default_specs,
 )
 from .envs import PRESETS, preset
+from .envs.datasets import DataUnavailable
+from .envs.patterns import Pattern
+from .links import QUERY_FIELDS, decode_batch, encode_batch
 from .logs.offline import (
     MIN_EVENTS,
     OFFLINE_POLICIES,
@@ -55,12 +58,16 @@ from .sim import RaceResult, iter_race, run_race
 from .sim.live import LIVE_POLICIES, LiveFrame, LiveRun
 from .sim.runner import posterior_history
 from .specs import (
+    APP_LIMITS,
     LIMITS,
     MAX_INPUT_BYTES,
+    Limits,
     PolicySpec,
     Race,
+    Rejected,
     Scenario,
     SpecError,
+    check_limits,
     file_kind,
     parse_scenario,
     policy_specs,
@@ -199,6 +206,83 @@ def warm_up() -> float:
     return time.perf_counter() - t0
 
 
+# --- for the app's pages (allseason.ui) and the CLI's help ------------------------------------
+# What the Streamlit glue needs of the engine beyond the names above, so that it reaches the
+# engine through this facade alone (the rule: allseason/ui/__init__.py): the app's limits
+# (APP_LIMITS, Limits, check_limits), a scenario in a link (QUERY_FIELDS, encode_batch,
+# decode_batch, Rejected: a link parameter left out, and why), DataUnavailable (a run on real
+# data without the data sets), all imported above, and the three functions below. The page of a
+# subpackage with a public face of its own reads that face instead (Paper tables:
+# allseason.paper; Sweep results: allseason.sweeps; Your data: allseason.logs).
+
+
+def race_in_words(race: Race | None = None) -> dict[str, str]:
+    """How a text quotes a race, derived from it, never typed.
+
+    Parameters
+    ----------
+    race
+        The race (default: :func:`default_race`).
+
+    Returns
+    -------
+    dict
+        ``scenario`` (its steps, states and change points), ``contestants`` (its policies
+        and references) and ``seeds``, as words.
+
+        >>> words = race_in_words()
+        >>> words["scenario"], words["contestants"], words["seeds"]
+        ('10,000 steps, 4 states, 8 change points', '7 policies and 2 oracles', '5 seeds')
+    """
+    race = default_race() if race is None else race
+    pattern = race.scenario.pattern
+    refs = [p for p in race.policies if p.name in REFERENCES]
+    n_pol, n_ref, n_cp = len(race.policies) - len(refs), len(refs), len(pattern.change_points())
+
+    def count(n: int, one: str, many: str) -> str:
+        return f"{n:,} {one if n == 1 else many}"
+
+    contestants = count(n_pol, "policy", "policies")
+    if n_ref:
+        contestants += " and " + count(n_ref, "oracle", "oracles")
+    return {
+        "scenario": f"{count(race.scenario.horizon, 'step', 'steps')}, "
+        f"{count(pattern.n_states, 'state', 'states')}, "
+        f"{count(n_cp, 'change point', 'change points')}",
+        "contestants": contestants,
+        "seeds": count(race.n_seeds, "seed", "seeds"),
+    }
+
+
+def real_data_snapshot() -> dict:
+    """The tracked ten-arm MNIST race that the tour shows without the data sets
+    (:mod:`allseason.paper.mnist_snapshot`: its pattern, change points and each policy's mean
+    reward), read from its JSON file."""
+    from .paper import mnist_snapshot
+
+    return mnist_snapshot.load()
+
+
+def real_data_pattern(name: str, n: int) -> Pattern:
+    """The season pattern of the real-data experiments (the tasks of
+    :mod:`allseason.envs.classification` as its states).
+
+    Parameters
+    ----------
+    name
+        A preset pattern's name (``regular``, ``realistic``, ``extreme``).
+    n
+        Its length in images (steps).
+
+    Raises
+    ------
+    SpecError
+        If there is no such pattern of that length."""
+    from .envs.classification import N_STATES
+
+    return preset(name, n, N_STATES)
+
+
 __all__ = [
     # configuration
     "Scenario",
@@ -257,6 +341,18 @@ __all__ = [
     "MIN_EVENTS",
     "OFFLINE_POLICIES",
     "MAX_USER_BYTES",
+    # for the app's pages and the CLI's help (the block above)
+    "APP_LIMITS",
+    "Limits",
+    "check_limits",
+    "Rejected",
+    "QUERY_FIELDS",
+    "encode_batch",
+    "decode_batch",
+    "DataUnavailable",
+    "race_in_words",
+    "real_data_snapshot",
+    "real_data_pattern",
 ]
 
 MAX_USER_BYTES = 200_000_000  # the largest user CSV read at all (the CLI's log limit)

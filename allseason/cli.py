@@ -414,7 +414,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="All-Season bandit: seasonal linear bandit experiments.",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    run = sub.add_parser("run", help="race policies on a seasonal pattern, print a leaderboard")
+    words = api.race_in_words()  # the default race's numbers, never typed
+    run = sub.add_parser(
+        "run",
+        help="race policies on a seasonal pattern, print a leaderboard",
+        description="Race policies on a seasonal pattern and print a leaderboard. With no "
+        f"flags, the default race: the paper's synthetic experiment ({words['scenario']}), "
+        f"{words['contestants']}, {words['seeds']}.",
+    )
     run.add_argument(
         "--pattern",
         default="paper-synthetic",

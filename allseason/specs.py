@@ -35,8 +35,32 @@ from .errors import show as _show
 from .links import QUERY_FIELDS, decode_batch, decode_segments, encode_batch, encode_segments
 from .policies import check_params, hyperparameters, policy_class
 
-# bounds that keep one request from taking a machine down; the app may tighten them
-LIMITS = dict(
+
+class Limits(dict):
+    """Bounds on what one request may ask, by name (a dict: ``LIMITS["horizon"]``).
+
+    Checked by :func:`check_limits`, :meth:`Race.checked` and ``parse_scenario(limits=...)``.
+
+    Parameters
+    ----------
+    where
+        Ends the messages that quote them (``" in this app"``).
+    hint
+        What to do instead, said after a bound on the size of a run.
+    **bounds
+        ``horizon``, ``d``, ``n_arms``, ``n_states``, ``n_segments``, ``n_seeds``,
+        ``batch_size``, ``n_policies``; ``budget`` (horizon x seeds x policies) if any."""
+
+    def __init__(self, where: str = "", hint: str = "", **bounds: int):
+        super().__init__(**bounds)
+        self.where, self.hint = where, hint
+
+
+# The bounds, in one place. The engine's keep one request from taking a machine down; the
+# app's are what one session of the shared web app may ask (tighter, and a budget of
+# horizon x seeds x policies). The app's forms and links only collect values: these checks
+# (Scenario, PolicySpec, Race.checked, check_limits) say what is wrong.
+LIMITS = Limits(
     horizon=200_000,
     d=500,
     n_arms=100,
@@ -45,6 +69,19 @@ LIMITS = dict(
     n_seeds=50,
     batch_size=10_000,
     n_policies=12,
+)
+APP_LIMITS = Limits(
+    " in this app",
+    "use the Python API for larger runs",
+    horizon=50_000,
+    d=20,
+    n_arms=50,
+    n_states=12,
+    n_segments=500,
+    n_seeds=10,
+    batch_size=1_000,
+    n_policies=11,
+    budget=1_000_000,  # horizon x seeds x policies
 )
 MAX_INPUT_BYTES = 1_000_000  # the largest text (file, upload, link) parse_scenario reads
 INPUT_KINDS = ("json", "csv", "query", "dict")
@@ -290,7 +327,7 @@ def parse_scenario(
     kind: str = "json",
     *,
     defaults=None,
-    check=None,
+    limits: Limits = LIMITS,
     rejected: list | None = None,
     max_bytes: int = MAX_INPUT_BYTES,
 ) -> Scenario:
@@ -319,9 +356,10 @@ def parse_scenario(
         ``sigma2``, ``batch_size``, ``seed``; None values are skipped) that the source leaves
         out. The pattern always comes from the source; for "query" in lenient mode a Scenario
         here is also the fallback when the link's pattern is unusable.
-    check
-        A callable raising SpecError for a valid scenario that is still not acceptable
-        here (e.g. the app's tighter limits); applied to the result.
+    limits
+        The bounds the result must be within (default: the engine's :data:`LIMITS`; the app
+        passes :data:`APP_LIMITS`). A value beyond them is a SpecError that quotes them, also
+        when it is beyond the engine's too (:func:`check_limits`).
     rejected
         "query" only. None (default): the first bad parameter raises. A list: lenient mode,
         as for a link: every parameter is checked on its own, a bad one is appended as a
@@ -332,7 +370,7 @@ def parse_scenario(
         raise SpecError("kind", f"must be one of {', '.join(INPUT_KINDS)}, got {_show(kind)}")
     env = _environment(defaults)
     if kind == "query":
-        return _from_query(source, env, defaults, check, rejected, max_bytes)
+        return _from_query(source, env, defaults, limits, rejected, max_bytes)
     lines = None
     if kind == "json":
         data = _load_json(source, max_bytes)
@@ -350,15 +388,81 @@ def parse_scenario(
     try:
         sc = Scenario.from_dict({**env, **data})
     except SpecError as e:
+        e = _said_within(e, limits)
         m = re.match(r"segments\[(\d+)\]", e.field)
         if lines and m and 1 <= int(m[1]) <= len(lines):
             raise SpecError(
                 e.field, f"{e.message} (line {lines[int(m[1]) - 1]} of the file)"
             ) from None
-        raise
-    if check is not None:
-        check(sc)
-    return sc
+        raise e from None
+    return check_limits(sc, limits)
+
+
+def check_limits(scenario: Scenario, limits: Limits = LIMITS) -> Scenario:
+    """``scenario`` if it is within ``limits``, else a SpecError naming the field and quoting
+    the bound.
+
+    Parameters
+    ----------
+    scenario
+        A valid scenario (so within the engine's :data:`LIMITS`).
+    limits
+        The bounds, e.g. the app's :data:`APP_LIMITS`.
+
+        >>> check_limits(Scenario(d=30), APP_LIMITS)
+        Traceback (most recent call last):
+        ...
+        allseason.errors.SpecError: d: at most 20 in this app, got 30
+    """
+    where, hint = limits.where, (f"; {limits.hint}" if limits.hint else "")
+    horizon, top = scenario.horizon, limits["horizon"]
+    if horizon > top:
+        raise SpecError(
+            "horizon",
+            f"at most {top:,} steps{where} (got {horizon:,}){hint}",
+            bounds=(1, top),
+            got=horizon,
+        )
+    if len(scenario.segments) > limits["n_segments"]:
+        raise SpecError("segments", f"at most {limits['n_segments']:,} segments{where}")
+    n_states = max(s for s, _ in scenario.segments) + 1
+    if n_states > limits["n_states"]:
+        raise SpecError(
+            "segments",
+            f"states are numbered 0 to {limits['n_states'] - 1}{where} (got state {n_states - 1})",
+        )
+    for name in ("d", "n_arms"):
+        value = getattr(scenario, name)
+        if value > limits[name]:
+            raise SpecError(
+                name,
+                f"at most {limits[name]}{where}, got {value}",
+                bounds=(1 if name == "d" else 2, limits[name]),
+                got=value,
+            )
+    sizes = (
+        scenario.batch_size if isinstance(scenario.batch_size, tuple) else (scenario.batch_size,)
+    )
+    if max(sizes) > limits["batch_size"]:
+        raise SpecError("batch_size", f"at most {limits['batch_size']:,}{where}")
+    return scenario
+
+
+def _said_within(err: SpecError, limits: Limits) -> SpecError:
+    """A number of steps beyond the engine's bounds is beyond tighter ``limits`` too: the error
+    quotes theirs (a link's horizon of 10**6 in the app: the app's 50,000, not 200,000)."""
+    steps = err.field == "horizon" or err.field.endswith(".length")
+    if limits is LIMITS or not steps or not isinstance(err.got, int):
+        return err
+    top, where = limits["horizon"], limits.where
+    if err.got > top:
+        hint = f"; {limits.hint}" if limits.hint else ""
+        message = f"at most {top:,} steps{where} (got {err.got:,}){hint}"
+    elif err.got < 1:
+        message = f"must be between 1 and {top:,}{where}, got {err.got:,}"
+    else:
+        return err
+    return SpecError(err.field, message, bounds=(1, top), got=err.got)
 
 
 def _environment(defaults) -> dict:
@@ -499,7 +603,7 @@ def _looks_numeric(text: str) -> bool:
     return True
 
 
-def _from_query(query, env, defaults, check, rejected, max_bytes) -> Scenario:
+def _from_query(query, env, defaults, limits, rejected, max_bytes) -> Scenario:
     base = defaults if isinstance(defaults, Scenario) else None
 
     def drop(param, value, err):
@@ -509,10 +613,7 @@ def _from_query(query, env, defaults, check, rejected, max_bytes) -> Scenario:
 
     def fallback(good):  # lenient mode: the defaults' pattern with the usable parameters
         try:
-            sc = Scenario(**{**(_pattern(base) if base else {}), **good})
-            if check is not None:
-                check(sc)
-            return sc
+            return check_limits(Scenario(**{**(_pattern(base) if base else {}), **good}), limits)
         except SpecError:
             return base if base is not None else Scenario()
 
@@ -550,7 +651,7 @@ def _from_query(query, env, defaults, check, rejected, max_bytes) -> Scenario:
         value = query[key]
         try:
             v = decode_batch(value) if key == "batch_size" and isinstance(value, str) else value
-            Scenario(**{key: v})
+            check_limits(Scenario(**{key: v}), limits)
             good[key] = v
         except SpecError as e:
             drop(key, value, e)
@@ -577,10 +678,9 @@ def _from_query(query, env, defaults, check, rejected, max_bytes) -> Scenario:
         else:
             kw = {k: query[k] for k in ("horizon", "n_states") if k in query}
             sc = Scenario.from_preset(preset_, **kw, **good)
-        if check is not None:
-            check(sc)
+        check_limits(sc, limits)
     except SpecError as e:
-        drop(None, None, e)
+        drop(None, None, _said_within(e, limits))
         return fallback(good)
     return sc
 
@@ -668,6 +768,53 @@ class Race:
         object.__setattr__(self, "policies", policy_specs(self.policies))
         object.__setattr__(self, "n_seeds", _int("n_seeds", self.n_seeds, 1, LIMITS["n_seeds"]))
 
+    @classmethod
+    def checked(
+        cls, scenario: Scenario, policies, n_seeds: int = 1, limits: Limits = LIMITS
+    ) -> Race:
+        """The race of these settings within ``limits``: the one check of a race's settings
+        (the app's forms and links collect values and show its message).
+
+        Parameters
+        ----------
+        scenario
+            A valid scenario.
+        policies
+            PolicySpecs, policy names or dicts (as :func:`policy_specs` takes them).
+        n_seeds
+            Independent seeds.
+        limits
+            The bounds, e.g. the app's :data:`APP_LIMITS`.
+
+        Raises
+        ------
+        SpecError
+            For the first setting that is not valid: ``policies`` (none, or too many),
+            ``n_seeds`` (out of range, or over the budget of horizon x seeds x policies), a
+            hyperparameter (``"<policy>.<name>"``) or a field of the scenario.
+
+            >>> Race.checked(Scenario(), ["lints"], 12, APP_LIMITS)
+            Traceback (most recent call last):
+            ...
+            allseason.errors.SpecError: n_seeds: must be between 1 and 10, got 12
+        """
+        policies = tuple(policies)
+        if not policies:
+            raise SpecError("policies", "choose at least one policy")
+        if len(policies) > limits["n_policies"]:
+            raise SpecError("policies", f"at most {limits['n_policies']} policies{limits.where}")
+        n_seeds = _int("n_seeds", n_seeds, 1, limits["n_seeds"])
+        race = cls(check_limits(scenario, limits), policy_specs(policies), n_seeds)
+        budget = limits.get("budget")
+        work = scenario.horizon * n_seeds * len(race.policies)
+        if budget is not None and work > budget:
+            raise SpecError(
+                "n_seeds",
+                f"horizon × seeds × policies is {work:,}; at most {budget:,}{limits.where}. "
+                f"Use fewer seeds or policies, or a shorter horizon",
+            )
+        return race
+
     def to_dict(self) -> dict:
         return {
             "scenario": self.scenario.to_dict(),
@@ -679,11 +826,13 @@ class Race:
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
 
     @classmethod
-    def from_dict(cls, data) -> Race:
+    def from_dict(cls, data, limits: Limits = LIMITS) -> Race:
+        """The race of a plain dict (``to_dict``'s, e.g. a race JSON sent back), checked
+        within ``limits`` (:meth:`checked`)."""
         if not isinstance(data, dict):
             raise SpecError("race", "must be a JSON object")
-        return cls(
-            Scenario.from_dict(data.get("scenario", {})),
-            policy_specs(data.get("policies", [])),
-            data.get("n_seeds", 1),
-        )
+        try:
+            scenario = Scenario.from_dict(data.get("scenario", {}))
+        except SpecError as e:
+            raise _said_within(e, limits) from None
+        return cls.checked(scenario, data.get("policies", []), data.get("n_seeds", 1), limits)

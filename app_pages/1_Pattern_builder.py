@@ -1,10 +1,13 @@
-"""Pattern builder: design the seasons and the environment; keep, download, share them."""
+"""Pattern builder: design the seasons and the environment; keep, download, share them.
+
+From the top: the seasons (preset, states, horizon, the segment table) beside their timeline,
+the environment, then the scenario's files and its link."""
 
 import streamlit as st
 
-from allseason.ui import forms, views
+from allseason.ui import frame, pattern, state
 
-views.page(
+frame.page(
     "Pattern builder",
     "Design the **seasons** (which state is in force, and for how long) and the "
     "**environment** the bandits play in. The scenario is kept when you change "
@@ -12,12 +15,13 @@ views.page(
     icon=":material/calendar_month:",
 )
 
-with views.guard("the pattern builder"):
-    views.url_errors()
-    scenario, preview = forms.scenario_builder()
-    views.pattern_preview(scenario, preview)
+with frame.guard("the pattern builder"):
+    frame.url_errors()
+    scenario, preview = pattern.scenario_builder()
+    state.sync_url()  # the link holds the scenario in force
+    frame.pattern_preview(scenario, preview)
     st.subheader("3 · Save, load, share")
-    forms.scenario_files(scenario)
+    pattern.scenario_files(scenario)
     st.divider()
     st.page_link(
         "app_pages/2_Race.py",

@@ -1,8 +1,11 @@
-"""Inside All-Season: its bandits' weights, lives and seasons in the last race."""
+"""Inside All-Season: its bandits' weights, lives and seasons in the last race.
 
-from allseason.ui import runs, views
+The session's last race; without an All-Season in it, an offer to run the default race; else
+the contestant and seed pickers and the chosen view (they rerun only that part)."""
 
-views.page(
+from allseason.ui import frame, inside, runcache
+
+frame.page(
     "Inside All-Season",
     "How All-Season decided, in your last race: which bandit held the weight, when "
     "bandits were born and pruned, which bandit played which season, and how fast "
@@ -10,10 +13,10 @@ views.page(
     icon=":material/troubleshoot:",
 )
 
-with views.guard("Inside All-Season"):
-    views.url_errors()
-    run = runs.last_run()
-    if not views.allseason_labels(run):
-        views.inside_needs_race(run)
+with frame.guard("Inside All-Season"):
+    frame.url_errors()
+    run = runcache.last_run()
+    if not inside.allseason_labels(run):
+        inside.inside_needs_race(run)
     else:
-        views.inside_views(run.key)  # the pickers rerun only this part
+        inside.inside_views(run.key)  # the pickers rerun only this part

@@ -1,8 +1,10 @@
-"""Sweep results: a stored sweep's reward against each hyperparameter, as small multiples."""
+"""Sweep results: a stored sweep's reward against each hyperparameter, as small multiples.
 
-from allseason.ui import sweep_view, views
+A sweep and a metric to pick, the small multiples, and the best setting per algorithm."""
 
-views.page(
+from allseason.ui import frame, sweeps
+
+frame.page(
     "Sweep results",
     "How sensitive is each algorithm to its hyperparameters? Pick a sweep run with "
     "`python -m allseason sweep`; each panel shows the metric against one "
@@ -10,5 +12,5 @@ views.page(
     icon=":material/tune:",
 )
 
-with views.guard("the sweep results"):
-    sweep_view.show()
+with frame.guard("the sweep results"):
+    sweeps.show()

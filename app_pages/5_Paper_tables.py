@@ -1,10 +1,14 @@
-"""Paper tables: the real-data experiments of the paper's section 6, ours beside theirs."""
+"""Paper tables: the real-data experiments of the paper's section 6, ours beside theirs.
+
+Four tabs: our tables against the paper's, LinTS's convergence (both read from stored
+results), All-Season looked inside on real data, and a small race on real data (both run
+now)."""
 
 import streamlit as st
 
-from allseason.ui import paper_view, views
+from allseason.ui import frame, paper, paper_runs
 
-views.page(
+frame.page(
     "Paper tables",
     "Does All-Season beat the baselines on real data, as the paper says? Images of "
     "digits (MNIST) and clothes (Fashion-MNIST) become a bandit: the algorithm sees an "
@@ -22,14 +26,14 @@ tab_tables, tab_conv, tab_inside, tab_live = st.tabs(
     ]
 )
 with tab_tables:
-    with views.guard("the paper tables"):
-        paper_view.tables()
+    with frame.guard("the paper tables"):
+        paper.tables()
 with tab_conv:
-    with views.guard("the LinTS convergence figure"):
-        paper_view.convergence()
+    with frame.guard("the LinTS convergence figure"):
+        paper.convergence()
 with tab_inside:
-    with views.guard("All-Season on real data"):
-        paper_view.inside_real()
+    with frame.guard("All-Season on real data"):
+        paper_runs.inside_real()
 with tab_live:
-    with views.guard("the real-data race"):
-        paper_view.live_race()
+    with frame.guard("the real-data race"):
+        paper_runs.live_race()

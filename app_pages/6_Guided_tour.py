@@ -1,9 +1,10 @@
 """Guided tour: All-Season in seven steps, one figure and three sentences each, for a workshop
 or a stakeholder meeting. The step is in the URL (``?step=3``), so a presenter can open any
-step directly. The steps are built in :mod:`allseason.ui.tour`."""
+step directly. The page is :mod:`allseason.ui.tour`, its steps :mod:`allseason.ui.tour_steps`.
+"""
 
-from allseason.ui import tour, views
+from allseason.ui import frame, tour
 
 tour.page_frame()
-with views.guard("the guided tour"):
+with frame.guard("the guided tour"):
     tour.show()

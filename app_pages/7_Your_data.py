@@ -1,8 +1,8 @@
 """Your data: a logged-bandit CSV evaluated offline, or a reward table raced on."""
 
-from allseason.ui import views, yourdata
+from allseason.ui import frame, yourdata
 
-views.page(
+frame.page(
     "Your data",
     "Would All-Season help on **your** data? Bring a **log** of a bandit's past "
     "decisions (evaluated offline: replay and IPS) or a **table of reward rates** per "
@@ -11,5 +11,5 @@ views.page(
     icon=":material/upload_file:",
 )
 
-with views.guard("Your data"):
+with frame.guard("Your data"):
     yourdata.page_body()

@@ -22,7 +22,7 @@ pytest.importorskip("plotly")
 from streamlit.testing.v1 import AppTest
 
 from allseason import api
-from allseason.ui import runs, state
+from allseason.ui import runcache, state
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -110,9 +110,9 @@ SMALL = api.Scenario(
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    runs.store().clear()
+    runcache.store().clear()
     yield
-    runs.store().clear()
+    runcache.store().clear()
 
 
 # --- URL encoding (no Streamlit run needed) -------------------------------------------------
@@ -169,7 +169,7 @@ def test_home_button_runs_the_paper_experiment_on_the_race_page():
     race = api.Race.from_dict(json.loads(key))
     assert [p.name for p in race.policies] == list(api.DEFAULT_POLICIES)
     assert race.n_seeds == api.DEFAULT_SEEDS and race.scenario == api.Scenario()
-    assert runs.store().get(key) is not None
+    assert runcache.store().get(key) is not None
     board = at.table[0].value
     assert len(board) == len(api.DEFAULT_POLICIES)
     assert set(board["Policy"]) >= {
@@ -500,10 +500,10 @@ def test_inside_says_how_to_get_the_posterior_animation_when_d_is_not_2():
 def test_sweep_results_page_without_and_with_a_sweep(tmp_path, monkeypatch):
     """No sweep: instructions. A real small sweep: the small-multiples figure and best table."""
     from allseason import sweeps
-    from allseason.ui import sweep_view
+    from allseason.ui import sweeps as sweeps_page
 
     page = "app_pages/4_Sweep_results.py"
-    monkeypatch.setattr(sweep_view, "ROOT", tmp_path)
+    monkeypatch.setattr(sweeps_page, "ROOT", tmp_path)
     at = open_app(page)
     assert not at.exception
     assert any("No sweep results" in i.value for i in at.info)
@@ -542,83 +542,3 @@ def test_links_over_the_engine_limit_quote_the_app_limit():
     for query in ({"horizon": "1000000"}, {"preset": "custom", "segments": "0x300000"}):
         _, errors = state.scenario_from_query(query)
         assert len(errors) == 1 and "50,000" in errors[0] and "200000" not in errors[0]
-
-
-def test_result_cache_is_bounded_in_measured_bytes():
-    race = api.Race(
-        api.Scenario.from_preset("regular", horizon=600),
-        api.policy_specs(["allseason-sw", "lints"]),
-        2,
-    )
-    run = runs.RaceRun(runs.key_of(race), race, api.run_race(race))
-    traces_only = run.nbytes
-    steps = run.frames["steps"]  # built when first read: the run now holds it too
-    assert run.nbytes >= traces_only + steps.memory_usage(deep=False).sum()
-    assert steps.memory_usage(deep=False).sum() > 600 * 4 * 8
-    for name in ("weights", "events", "summary", "states"):
-        run.frames[name]
-    store = runs.RunCache(max_entries=10, max_bytes=int(2.5 * run.nbytes))
-    for seed in range(4):
-        other = api.Race(
-            api.Scenario.from_preset("regular", horizon=600, seed=seed), race.policies, 2
-        )
-        store.put(runs.RaceRun(runs.key_of(other), other, run.result, run.frames))
-    assert len(store) == 2  # the byte budget, not the entry count, evicted the oldest
-
-
-def test_a_runs_tables_are_built_once_when_first_read_and_equal_to_frames():
-    race = api.Race(
-        api.Scenario.from_preset("regular", horizon=300),
-        api.policy_specs(["allseason-sw", "lints"]),
-        2,
-    )
-    run = runs.RaceRun(runs.key_of(race), race, api.run_race(race))
-    assert run.frames.built() == {}
-    full = run.result.to_frames()
-    for name in ("steps", "weights", "events", "summary"):
-        assert run.frames[name].equals(full[name])
-        assert run.frames[name] is run.frames[name]  # built once
-    with pytest.raises(KeyError):
-        run.frames["nothing"]
-
-
-def test_compute_slots_bound_concurrent_races():
-    import threading
-    import time
-
-    inside, peak, lock = [0], [0], threading.Lock()
-
-    def work():
-        with runs.compute_slot():
-            with lock:
-                inside[0] += 1
-                peak[0] = max(peak[0], inside[0])
-            time.sleep(0.2)
-            with lock:
-                inside[0] -= 1
-
-    threads = [threading.Thread(target=work) for _ in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert peak[0] == runs.MAX_CONCURRENT
-
-
-def test_the_warm_up_computes_homes_race():
-    """The server's warm-up computes the default race into the cache, and Home's button asks
-    for exactly that race, so its first visitor gets it at once."""
-    from allseason.ui import runs
-
-    cache = runs.RunCache()
-    runs._warm(cache)
-    homes = runs.key_of(state.race(state.default_choice(), api.Scenario()))
-    run = cache.get(homes)
-    assert run is not None and run.precomputed
-    assert run.race.to_dict() == api.Race.from_dict(json.loads(homes)).to_dict()
-    assert runs.done_text(run).startswith("Done: 10,000 steps × 5 seeds × 9 policies in ")
-    assert runs.done_text(run).endswith(" (computed when the server started)")
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.run()
-    at.button(key="home_run").click().run()
-    assert at.session_state[state.LAST_RACE] == homes

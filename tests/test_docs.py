@@ -202,3 +202,29 @@ def test_the_figure_is_the_default_races():
     race = api.default_race()
     full = api.run_race(api.Race(race.scenario, race.policies[:2], 1))
     assert (full.traces["allseason-sw", 0].arm == result.traces["allseason-sw", 0].arm).all()
+
+
+def test_the_default_race_is_quoted_as_it_is():
+    """The README and the docs quote the default race's numbers (steps, states, change points;
+    policies, oracles, seeds) as ``api.race_in_words()`` derives them from
+    ``api.default_race()``: the app and the CLI's help derive them at run time, and a
+    change of the default race fails here until the texts follow."""
+    from allseason import api
+
+    words = api.race_in_words()
+    scenario = re.compile(r"[\d,]+ steps, \d+ states, \d+ change points")
+    contestants = re.compile(r"\d+ polic(?:y|ies)(?: and \d+ oracles?)?, \d+ seeds?")
+    found = 0
+    for path in _sources():
+        text = re.sub(r"\s+", " ", path.read_text(encoding="utf-8"))
+        for m in scenario.finditer(text):
+            assert m.group() == words["scenario"], (path.name, m.group())
+            found += 1
+        for m in contestants.finditer(text):
+            if "default race" in text[max(0, m.start() - 120) : m.start()]:
+                assert m.group() == f"{words['contestants']}, {words['seeds']}", (
+                    path.name,
+                    m.group(),
+                )
+                found += 1
+    assert found >= 3

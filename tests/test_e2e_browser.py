@@ -248,7 +248,7 @@ def test_deep_link_on_a_fresh_server_gets_the_apps_own_sidebar(browser):
     """The case that once kept the sidebar hand-drawn: the first visitor of a fresh server
     arrives by a deep link. Every page must be listed with its title, and nothing else (a
     legacy multipage sidebar would list ``app`` and pages without icons)."""
-    from allseason.ui.views import PAGES
+    from allseason.ui.frame import PAGES
 
     with streamlit_server() as fresh:
         context = browser.new_context(viewport=VIEWPORT)

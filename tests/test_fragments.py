@@ -7,7 +7,7 @@ runner. The element tree of such a run holds only what that run sent: a part of 
 is not in it was neither rerun nor re-sent. Spies count the page-level calls and the engine's
 races; the figures' numbers are checked against the engine's run of the same race.
 
-The Run button needs no such help: its callback (``forms.request_run``) asks for a rerun of
+The Run button needs no such help: its callback (``race_settings.request_run``) asks for a rerun of
 the results section by key (``st.rerun(key)``), which AppTest's runner carries out as the
 server does.
 """
@@ -29,7 +29,8 @@ from conftest import run_fragment
 from streamlit.testing.v1 import AppTest
 
 from allseason import api
-from allseason.ui import forms, runs, state, tour, views
+from allseason.ui import frame, race_settings, runcache, state, tour
+from allseason.ui import race as race_results
 from allseason.viz.style import policy_name
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,9 +123,9 @@ def last_points(fig: dict) -> dict[str, tuple[float, float]]:
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    runs.store().clear()
+    runcache.store().clear()
     yield
-    runs.store().clear()
+    runcache.store().clear()
 
 
 @pytest.fixture
@@ -146,8 +147,8 @@ def race_page(monkeypatch):
 # --- the Race page --------------------------------------------------------------------------
 def test_run_reruns_only_the_results_section(race_page, monkeypatch):
     at, race = race_page
-    settings = counting(monkeypatch, forms, "race_settings")
-    timeline = counting(monkeypatch, views, "pattern_preview")
+    settings = counting(monkeypatch, race_settings, "race_settings")
+    timeline = counting(monkeypatch, frame, "pattern_preview")
     raced = counting(monkeypatch, api, "iter_race")
     at.button(key="race_run").click().run()
     assert_clean(at)
@@ -164,8 +165,8 @@ def test_run_reruns_only_the_results_section(race_page, monkeypatch):
     assert sum('aria-label="legend"' in m.value for m in at.markdown) == 1
     assert not [t for t in figures(at)[0]["data"] if t["x"] == [None]]  # no legend-only trace
     # its HTML download is the figure with its legend (no key beside it there)
-    spec = views.RACE_CHARTS["regret"]
-    full = spec.download(runs.run_of(race.to_json()))
+    spec = race_results.RACE_CHARTS["regret"]
+    full = spec.download(runcache.run_of(race.to_json()))
     assert full.layout.showlegend is not False and len(full.data) > len(figures(at)[0]["data"])
     assert len(at.table) == 1 and len(at.table[0].value) == len(POLICIES)
     assert at.session_state[state.LAST_RACE] == race.to_json()
@@ -183,7 +184,7 @@ def test_a_setting_changed_with_the_click_reruns_the_whole_page(race_page, monke
     """A value typed and the button pressed in one interaction: the race is built from the
     new value (the whole page reruns, not the section with the old race)."""
     at, _ = race_page
-    settings = counting(monkeypatch, forms, "race_settings")
+    settings = counting(monkeypatch, race_settings, "race_settings")
     at.slider(key="race_seeds").set_value(3)
     at.button(key="race_run").click().run()
     assert_clean(at)
@@ -196,15 +197,15 @@ def test_the_chart_picker_reruns_only_the_chart(race_page, monkeypatch):
     at.button(key="race_run").click().run()
     assert_clean(at)
     no_engine(monkeypatch)
-    settings = counting(monkeypatch, forms, "race_settings")
-    section = counting(monkeypatch, runs, "cached")  # the results section looks the race up
+    settings = counting(monkeypatch, race_settings, "race_settings")
+    section = counting(monkeypatch, runcache, "cached")  # the results section looks the race up
     for key, title in (
         ("reward", "Cumulative reward"),
         ("board", "Leaderboard"),
         ("states", "each true state"),
         ("regret", "Cumulative regret"),
     ):
-        at.segmented_control(key=views.RACE_CHART_PICK).set_value(key)
+        at.segmented_control(key=race_results.RACE_CHART_PICK).set_value(key)
         run_fragment(at, "race_chart", monkeypatch)
         assert_clean(at)
         # what this run sent: the picker, one chart (the regret curves: with the final regret
@@ -214,10 +215,10 @@ def test_the_chart_picker_reruns_only_the_chart(race_page, monkeypatch):
         assert len(figures(at)) == n and title in title_of(figures(at)[0])
         assert not at.table and not at.title and not at.get("multiselect")
         assert [b.label for b in at.get("download_button")] == ["HTML"] * n
-        assert at.session_state[views.RACE_CHART] == key
+        assert at.session_state[race_results.RACE_CHART] == key
     assert (len(settings), len(section)) == (0, 0)
     # the choice is kept: a whole-page rerun shows the chart last picked
-    at.segmented_control(key=views.RACE_CHART_PICK).set_value("reward")
+    at.segmented_control(key=race_results.RACE_CHART_PICK).set_value("reward")
     run_fragment(at, "race_chart", monkeypatch)
     at.run()
     assert_clean(at)
@@ -232,12 +233,12 @@ def test_the_charts_show_the_engines_numbers(race_page, monkeypatch):
     at.button(key="race_run").click().run()
     want = mean_final(race, "reward")
     no_engine(monkeypatch)
-    at.segmented_control(key=views.RACE_CHART_PICK).set_value("reward")
+    at.segmented_control(key=race_results.RACE_CHART_PICK).set_value("reward")
     run_fragment(at, "race_chart", monkeypatch)
     got = last_points(figures(at)[0])
     for label, value in want.items():
         assert got[policy_name(label)][1] == pytest.approx(value, rel=1e-12)
-    at.segmented_control(key=views.RACE_CHART_PICK).set_value("board")
+    at.segmented_control(key=race_results.RACE_CHART_PICK).set_value("board")
     run_fragment(at, "race_chart", monkeypatch)
     board = figures(at)[0]
     bars = {t["name"]: float(values(t["x"])[0]) for t in board["data"] if t["type"] == "bar"}
@@ -249,15 +250,15 @@ def test_every_chart_of_the_picker_builds_from_a_finished_race():
     """The registry's contract: every chart builds from a finished race, and the live ones
     from a race still running (a new chart is one more entry)."""
     race = api.Race(SMALL, api.policy_specs(POLICIES), 2)
-    run = runs.RaceRun(race.to_json(), race, api.run_race(race))
-    steps = runs.partial_steps(run.result, runs.LIVE_POINTS)
-    for key, chart in views.RACE_CHARTS.items():
+    run = runcache.RaceRun(race.to_json(), race, api.run_race(race))
+    steps = runcache.partial_steps(run.result, runcache.LIVE_POINTS)
+    for key, chart in race_results.RACE_CHARTS.items():
         fig = chart.build(run)
         assert fig.layout.title.text and chart.caption and chart.name, key
         if chart.live:
             assert chart.live(steps, run.result.summary(), SMALL.pattern).data, key
-    assert next(iter(views.RACE_CHARTS)) == "regret"  # shown first
-    assert runs.final_curves(run) is runs.final_curves(run)  # sampled once per run
+    assert next(iter(race_results.RACE_CHARTS)) == "regret"  # shown first
+    assert runcache.final_curves(run) is runcache.final_curves(run)  # sampled once per run
 
 
 # --- Inside All-Season ----------------------------------------------------------------------
@@ -269,7 +270,7 @@ def test_inside_view_picker_reruns_only_the_views(race_page, monkeypatch):
     assert_clean(at)
     assert at.radio(key="inside_view").value == "Weights"
     no_engine(monkeypatch)
-    page_calls = counting(monkeypatch, runs, "last_run")
+    page_calls = counting(monkeypatch, runcache, "last_run")
     at.radio(key="inside_view").set_value("Births & prunings")
     run_fragment(at, "inside_views", monkeypatch)
     assert_clean(at)

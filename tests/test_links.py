@@ -16,7 +16,7 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest
 
 from allseason import api
-from allseason.ui import runs, state
+from allseason.ui import runcache, state
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "app.py")
@@ -35,9 +35,9 @@ SMALL = api.Scenario(
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    runs.store().clear()
+    runcache.store().clear()
     yield
-    runs.store().clear()
+    runcache.store().clear()
 
 
 def open_page(page: str, query: dict) -> AppTest:
@@ -201,3 +201,21 @@ def test_inside_link_bad_values_get_messages():
     assert at.radio(key="inside_view").value == "Weights"
     assert at.selectbox(key="inside_label").value == "allseason-sw"
     assert at.selectbox(key="inside_seed").value == 0
+
+
+@pytest.mark.parametrize("page", ["app_pages/1_Pattern_builder.py", RACE])
+def test_the_link_is_written_once_per_page_run(page, monkeypatch):
+    """The page that owns the settings writes them to its URL once per run, after its
+    inputs: a page run calls ``state.sync_url`` once."""
+    at = open_page(page, {"seed": "2", "policies": "lints,sw-lints"})
+    calls, real = [], state.sync_url
+
+    def counted(*args, **kwargs):
+        calls.append(args)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(state, "sync_url", counted)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(calls) == 1
+    assert query(at)["seed"] == "2"

@@ -39,8 +39,8 @@ def _runs_constants(env_value):
         env[settings.ENV] = env_value
     env["PYTHONPATH"] = str(ROOT)
     code = (
-        "from allseason.ui import runs; print(runs.MAX_ENTRIES, runs.MAX_BYTES, "
-        "runs.MAX_CONCURRENT, runs.RACE_WORKERS)"
+        "from allseason.ui import runcache; print(runcache.MAX_ENTRIES, runcache.MAX_BYTES, "
+        "runcache.MAX_CONCURRENT, runcache.RACE_WORKERS)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -92,12 +92,12 @@ def test_the_warm_up_freezes_the_heap(monkeypatch):
     of the cyclic collector's reach, so its full collections stop walking them."""
     import gc
 
-    from allseason.ui import runs
+    from allseason.ui import runcache
 
-    monkeypatch.setattr(runs, "_warm_default_race", lambda cache: None)
+    monkeypatch.setattr(runcache, "_warm_default_race", lambda cache: None)
     before = gc.get_freeze_count()
     try:
-        runs._warm(runs.RunCache())
+        runcache._warm(runcache.RunCache())
         assert gc.get_freeze_count() > max(before, 10_000)
     finally:
         gc.unfreeze()

@@ -17,14 +17,14 @@ from allseason.envs.classification import paper_setup
 from allseason.envs.datasets import DataUnavailable
 from allseason.paper import reproduce
 from allseason.paper import tables_snapshot as paper_snapshot
-from allseason.ui import paper_view
+from allseason.ui import paper as paper_page
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGE = "app_pages/5_Paper_tables.py"
 
 
 def _open(monkeypatch, folder: Path, snapshot: Path | None = None) -> AppTest:
-    monkeypatch.setattr(paper_view, "FOLDER", folder)
+    monkeypatch.setattr(paper_page, "FOLDER", folder)
     monkeypatch.setattr(paper_snapshot, "PATH", snapshot or folder / "no-snapshot.json")
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()
@@ -77,7 +77,7 @@ def small_store(tmp_path_factory):
 def test_with_stored_results_the_comparison_and_curves(monkeypatch, small_store):
     tmp_path, protocols = small_store
     small = protocols["prefix"]
-    monkeypatch.setattr(paper_view, "protocols", lambda: {"prefix": small})  # n=600 results
+    monkeypatch.setattr(paper_page, "protocols", lambda: {"prefix": small})  # n=600 results
     at = _open(monkeypatch, tmp_path)
     assert not at.exception and not at.error
     assert any("30 of 30 cells measured" in m.value for m in at.markdown)
@@ -108,7 +108,7 @@ def test_with_stored_results_the_comparison_and_curves(monkeypatch, small_store)
 
 def test_both_protocols_side_by_side_and_the_default_named(monkeypatch, small_store):
     tmp_path, protocols = small_store
-    monkeypatch.setattr(paper_view, "protocols", lambda: dict(protocols))
+    monkeypatch.setattr(paper_page, "protocols", lambda: dict(protocols))
     at = _open(monkeypatch, tmp_path)
     assert not at.exception and not at.error
     side = at.dataframe[0].value  # the first table: both protocols
@@ -124,7 +124,7 @@ def test_both_protocols_side_by_side_and_the_default_named(monkeypatch, small_st
 def test_fresh_clone_shows_the_snapshot(monkeypatch, small_store, tmp_path):
     out, protocols = small_store
     snap = paper_snapshot.write(out, protocols.values(), "test", path=tmp_path / "snap.json")
-    monkeypatch.setattr(paper_view, "protocols", lambda: dict(protocols))
+    monkeypatch.setattr(paper_page, "protocols", lambda: dict(protocols))
     at = _open(monkeypatch, tmp_path / "none", snapshot=snap)
     assert not at.exception and not at.error
     assert any("tracked snapshot" in i.value for i in at.info)

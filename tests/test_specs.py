@@ -209,3 +209,49 @@ def test_out_of_range_integers_carry_their_bounds():
     with pytest.raises(SpecError) as e:
         api.Scenario(d="x")
     assert e.value.got is None and e.value.bounds is None
+
+
+# --- limits: the engine's and the app's, one validator -----------------------------------------
+def test_race_checked_is_the_one_check_of_a_races_settings():
+    from allseason.specs import APP_LIMITS, Race, Scenario, policy_specs
+
+    def field_of(*args) -> str:
+        with pytest.raises(SpecError) as err:
+            Race.checked(*args)
+        return err.value.field
+
+    sc = Scenario()
+    assert field_of(sc, [], 1, APP_LIMITS) == "policies"
+    assert field_of(sc, ["lints"] * 12, 1, APP_LIMITS) == "policies"  # counted before labels
+    assert field_of(sc, ["lints"], 11, APP_LIMITS) == "n_seeds"
+    assert field_of(sc, [{"name": "sw-lints", "params": {"tau": 0}}], 1, APP_LIMITS) == (
+        "sw-lints.tau"
+    )
+    assert field_of(Scenario(d=30), ["lints"], 1, APP_LIMITS) == "d"
+    big = Scenario.from_preset("regular", horizon=50_000)
+    with pytest.raises(SpecError, match=r"is 1,500,000; at most 1,000,000 in this app") as err:
+        Race.checked(big, ["lints", "sw-lints", "random"], 10, APP_LIMITS)
+    assert err.value.field == "n_seeds"
+    # within the engine's own limits it is the race the constructor makes
+    race = Race.checked(sc, ["lints", "sw-lints"], 11)
+    assert race.to_json() == Race(sc, policy_specs(["lints", "sw-lints"]), 11).to_json()
+
+
+def test_the_limits_given_are_the_limits_quoted():
+    from allseason.specs import APP_LIMITS, Race, Scenario, check_limits, parse_scenario
+
+    with pytest.raises(SpecError, match="at most 50,000 steps in this app") as err:
+        parse_scenario({"preset": "regular", "horizon": "1000000"}, "query", limits=APP_LIMITS)
+    assert err.value.field == "horizon" and "200000" not in str(err.value)
+    with pytest.raises(SpecError, match="200000"):  # the engine's own, without tighter ones
+        parse_scenario({"preset": "regular", "horizon": "1000000"}, "query")
+    with pytest.raises(SpecError, match=r"between 1 and 50,000 in this app.*line 3") as err:
+        parse_scenario("state,length\n0,400\n1,0\n", "csv", limits=APP_LIMITS)
+    assert err.value.field == "segments[2].length"
+    assert check_limits(Scenario(d=30)).d == 30
+    with pytest.raises(SpecError, match="at most 20 in this app, got 30"):
+        check_limits(Scenario(d=30), APP_LIMITS)
+    data = Race(Scenario(segments=((0, 60_000),), preset="custom"), ("lints",)).to_dict()
+    assert Race.from_dict(data).scenario.horizon == 60_000
+    with pytest.raises(SpecError, match="at most 50,000 steps in this app"):
+        Race.from_dict(data, APP_LIMITS)

@@ -254,9 +254,9 @@ def test_builder_and_inside_page_with_dates():
     pytest.importorskip("streamlit")
     from streamlit.testing.v1 import AppTest
 
-    from allseason.ui import runs, state
+    from allseason.ui import runcache, state
 
-    runs.store().clear()
+    runcache.store().clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
     at.run()
     at.switch_page("app_pages/1_Pattern_builder.py")
@@ -286,4 +286,4 @@ def test_builder_and_inside_page_with_dates():
     top = figs[next(i for i, t in enumerate(titles) if "most likely bandit" in t)]
     assert top["layout"]["xaxis"]["ticktext"][:2] == ["2012", "Apr"]
     assert any("Real dates" in m.value and "2015-12-31" in m.value for m in at.markdown)
-    runs.store().clear()
+    runcache.store().clear()

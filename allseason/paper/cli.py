@@ -45,7 +45,10 @@ def cli(argv: list[str]) -> int:
             file=sys.stderr,
         )
         return 130
-    except (DataUnavailable, ValueError, OSError, SweepError) as e:
+    except DataUnavailable as e:  # one line: what is missing, and the command that installs it
+        print(f"error: {e.dataset}: {e.problem}; install it with: {e.install}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError, SweepError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     for table in tables:

@@ -258,6 +258,25 @@ def _report_parser() -> argparse.ArgumentParser:
     return p
 
 
+PLOTLY_MISSING = "the HTML plot needs plotly: pip install 'allseason[app]' (or plotly)"
+
+
+def _figure_maker(html: str | None):
+    """``viz.sweep.sweep_figure``, imported here only (it needs plotly, the app's extra).
+    Without plotly: None and one line on stderr when the plot was only the default (the table
+    is the report); a _CliError when ``--html`` asked for it."""
+    try:
+        from ..viz.sweep import sweep_figure
+    except ModuleNotFoundError as e:
+        if (e.name or "").partition(".")[0] != "plotly":
+            raise
+        if html:
+            raise _CliError(f"--html: {PLOTLY_MISSING}, or leave --html out") from None
+        print(f"no plot: {PLOTLY_MISSING}; --no-html to say none", file=sys.stderr)
+        return None
+    return sweep_figure
+
+
 def cli_report(argv) -> int:
     """``python -m allseason report DIR``: print the best settings, write DIR/report.html."""
     try:
@@ -270,9 +289,8 @@ def cli_report(argv) -> int:
         if args.csv and len(settings):
             settings.drop(columns=["params"]).to_csv(args.csv, index=False)
             print(f"settings table: {args.csv}")
-        if not args.no_html and len(settings):
-            from ..viz.sweep import sweep_figure  # plotly: only here, never at import
-
+        sweep_figure = None if args.no_html or not len(settings) else _figure_maker(args.html)
+        if sweep_figure is not None:
             spec = _saved_spec(folder)
             metric = args.metric or (spec.metric if spec else "mean_reward")
             title = f"Sweep {spec.name!r}" if spec else f"Sweep in {folder}"

@@ -9,6 +9,7 @@ import itertools
 import json
 import math
 import re
+import tomllib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -476,25 +477,11 @@ class SweepSpec:
             except ValueError as e:
                 raise SpecError("file", f"{str(path)!r} is not valid JSON ({e})") from None
         elif path.suffix.lower() == ".toml":
-            toml = _toml()
             try:
-                data = toml.loads(text)
-            except toml.TOMLDecodeError as e:
+                data = tomllib.loads(text)
+            except tomllib.TOMLDecodeError as e:
                 raise SpecError("file", f"{str(path)!r} is not valid TOML ({e})") from None
         else:
             raise SpecError("file", f"{str(path)!r}: use a .toml or .json file")
         stem = re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem)[:64] or "sweep"
         return cls.from_dict(data, name=stem)
-
-
-def _toml():
-    try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        try:
-            import tomli as tomllib
-        except ImportError:
-            raise SpecError(
-                "file", "reading TOML needs Python 3.11+ (or tomli); use a JSON file"
-            ) from None
-    return tomllib

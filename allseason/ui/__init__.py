@@ -1,18 +1,37 @@
 """Streamlit glue for the app: the only code outside ``app_pages/`` and ``app.py`` that imports
-streamlit.
+streamlit. One module per page, plus the pieces every page shares.
 
-- :mod:`.state`: the canonical scenario and race settings in ``st.session_state``, the URL
-  encoding of the scenario, the app's limits;
-- :mod:`.forms`: the Pattern builder and race settings inputs, validated through
-  ``allseason.api`` with errors shown under the input that caused them;
-- :mod:`.runs`: the bounded cache of finished races, streamed runs, small cached extras;
-- :mod:`.views`: page frame, error boundary, charts with caption and HTML download, result
-  panels;
-- :mod:`.yourdata`: the Your data page (a user's log or reward table);
-- :mod:`.live`: the Live page (a show stepped by hand in a ``run_every`` fragment);
+Shared:
+
+- :mod:`.frame`: the page frame (config, header, sidebar note), the error boundary, the
+  link's messages, the navigation (``PAGES``), and the small widgets of every page (a chart
+  with its caption and downloads, a CSV button, the scenario's line and timeline);
+- :mod:`.state`: the session's scenario and race settings, and the link (query parameters);
+- :mod:`.runcache`: the bounded cache of finished races, the server's warm-up, streamed runs;
 - :mod:`.settings`: the server's settings from the environment (``ALLSEASON_LOW_MEMORY``).
+
+The pages (``app_pages/N_*.py`` reads like a description of its screen and calls its module
+and the frame):
+
+- Home: :mod:`.home`; Pattern builder: :mod:`.pattern`;
+- Race: :mod:`.race` (the results) and :mod:`.race_settings` (the settings, a race JSON);
+- Inside All-Season: :mod:`.inside` and :mod:`.weighting` (carried weights vs the printed
+  rule);
+- Sweep results: :mod:`.sweeps`; Paper tables: :mod:`.paper` and :mod:`.paper_runs` (the tabs
+  that run on real data);
+- Guided tour: :mod:`.tour` and :mod:`.tour_steps`; Your data: :mod:`.yourdata`;
+- Live: :mod:`.live` and :mod:`.live_analyse` (the show as a race).
+
+The rule for reaching the engine: **through** ``allseason.api`` **only**, and the figures
+through ``allseason.viz``. The one exception is the page of a subpackage that has a public
+face of its own, which reads that subpackage: :mod:`.paper` and :mod:`.paper_runs` read
+``allseason.paper`` (the reproduction's modules), :mod:`.sweeps` reads ``allseason.sweeps``
+(its package), :mod:`.yourdata` reads ``allseason.logs``. What the glue needs of the engine
+beyond the facade's first names is in api.py's commented block "for the app's pages";
+tests/test_architecture.py checks the rule, imports inside functions included.
+
+Validation is the engine's, never the glue's: ``api.Scenario``, ``api.PolicySpec``,
+``api.parse_scenario(..., limits=api.APP_LIMITS)`` and ``api.Race.checked``, with the app's
+limits declared beside the engine's in :mod:`allseason.specs`. The forms and the link only
+collect values and show the validator's message under the input it names.
 """
-
-from . import forms, runs, state, views, yourdata
-
-__all__ = ["forms", "runs", "state", "views", "yourdata"]

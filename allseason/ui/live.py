@@ -1,4 +1,5 @@
-"""The Live page: a show whose season the presenter switches by hand (``api.LiveRun``).
+"""The Live page: a show whose season the presenter switches by hand (``api.LiveRun``); the
+show turned into a race to analyse is :mod:`allseason.ui.live_analyse`.
 
 The run lives in ``st.session_state`` (:data:`RUN`). The stage -- the season buttons, the
 status line, the ticker and the three figures -- is one fragment (:func:`stage`, key
@@ -16,14 +17,14 @@ driven by the browser's timer).
 from __future__ import annotations
 
 import time
-from urllib.parse import urlencode
 
 import streamlit as st
 
 from allseason import api
 from allseason.viz import live as vlive
 
-from . import runs, state, views
+from . import state
+from .frame import PLOTLY_CONFIG, alt_text, guard
 
 INTERVAL = 0.25  # seconds between two frames while the show plays (4 frames a second)
 IDLE_MINUTES = 5  # the show pauses after this long without a control touched
@@ -43,7 +44,7 @@ SPEED_W, POLICIES_W, SEED_W = "live_speed_w", "live_policies_w", "live_seed_w"
 
 # the stage's figures redraw four times a second: no toolbar, no hover, no zoom (a static
 # plot is lighter for the browser; the figures of a race are on the Race page)
-PLOTLY = {**views.PLOTLY_CONFIG, "displayModeBar": False, "staticPlot": True}
+PLOTLY = {**PLOTLY_CONFIG, "displayModeBar": False, "staticPlot": True}
 
 
 # --- state ------------------------------------------------------------------------------------
@@ -328,20 +329,17 @@ def _contestant_name(name: str) -> str:
     return policy_name(name)
 
 
-def show() -> None:
-    """The page below its frame: header, settings, the stage, analyse this show."""
+def style() -> None:
+    """The page's style (in presenter mode, sized for the chosen screen)."""
     st.html(CSS)
     if presenter():
         st.html(PRESENTER_CSS.replace("* K)", f"* {screen()['text']})"))
-    with views.guard("the live page"):
-        the_run()
-        checked_speed()
-        header()
-        if not presenter():
-            settings()
-        stage()
-        if not presenter():
-            analyse()
+
+
+def start() -> None:
+    """The session's show (a new one at first) and its speed, checked."""
+    the_run()
+    checked_speed()
 
 
 def stage() -> None:
@@ -354,7 +352,7 @@ def stage() -> None:
 
 def _stage(defined_playing: bool, defined_presenter: bool, defined_screen: dict) -> None:
     ss = st.session_state
-    with views.guard("the live show"):
+    with guard("the live show"):
         run: api.LiveRun = ss[RUN]
         playing = not ss.get(PAUSED, False)
         if (playing, presenter(), screen()) != (defined_playing, defined_presenter, defined_screen):
@@ -496,127 +494,7 @@ def draw(run: api.LiveRun, frame: api.LiveFrame, speed: int, playing: bool) -> N
     }
     with left:
         for fig, name in ((rate, "rate"), (ribbon, "ribbon")):
-            st.plotly_chart(fig, key=f"live_{name}", config=PLOTLY, alt=views.alt_text(fig))
+            st.plotly_chart(fig, key=f"live_{name}", config=PLOTLY, alt=alt_text(fig))
             st.markdown(keys[name], unsafe_allow_html=True)
     with right:
-        st.plotly_chart(since, key="live_since", config=PLOTLY, alt=views.alt_text(since))
-
-
-# --- analyse this show ------------------------------------------------------------------------
-def show_race(run: api.LiveRun) -> api.Race:
-    """The show as the app's race (its schedule as a custom pattern, one seed), within the
-    app's limits; SpecError (naming the limit) if not."""
-    race = run.race()
-    state.check_app_limits(race.scenario)
-    return race
-
-
-def race_choice(run: api.LiveRun) -> dict:
-    names = [s.name for s in run.specs]
-    return {"policies": names, "params": {n: state.policy_defaults(n) for n in names}, "n_seeds": 1}
-
-
-def show_link(run: api.LiveRun) -> str:
-    """The Race page's address with the show's scenario and contestants."""
-    race = show_race(run)
-    query = {
-        **race.scenario.to_query(),
-        "policies": ",".join(s.name for s in run.specs),
-        "n_seeds": "1",
-    }
-    base = (st.context.url or "").split("?", 1)[0].rstrip("/")
-    base = base.rsplit("/", 1)[0] if base.endswith("/Live") else base
-    return f"{base}/Race?{urlencode(query)}"
-
-
-def _analyse(page: str) -> None:
-    st.session_state[PAUSED] = True
-    st.session_state[ANALYSE] = page
-
-
-@st.fragment(key="live_analyse")
-def analyse() -> None:
-    """The recorded schedule as a race: open it in Race or Inside All-Season, or copy a
-    link. A fragment: its buttons rerun this part only (they read the show as it is then)."""
-    ss = st.session_state
-    with views.guard("analyse this show"):
-        st.subheader("Analyse this show")
-        run: api.LiveRun = ss[RUN]
-        target = ss.pop(ANALYSE, None)
-        if run.t == 0:
-            st.caption("Nothing played yet.")
-            return
-        try:
-            race = show_race(run)
-        except api.SpecError as e:
-            st.warning(
-                f"This show can not become a race of the app: {state.explain(e)}. "
-                f"Restart for a shorter show (the app's races have at most "
-                f"{state.APP_LIMITS['horizon']:,} steps and "
-                f"{state.APP_LIMITS['n_segments']} segments).",
-                icon=":material/block:",
-            )
-            return
-        if target is not None:
-            ss[state.SCENARIO] = race.scenario
-            ss.pop(state.URL_ERRORS, None)
-            ss[state.RACE_CHOICE] = race_choice(run)
-            if target == "race":
-                ss[state.AUTORUN] = True
-                st.switch_page("app_pages/2_Race.py")
-            with st.spinner("Running the show's race…"):
-                runs.remember(runs.run_race(state.race()))
-            st.switch_page("app_pages/3_Inside_All-Season.py")
-        sc = race.scenario
-        paused = ss.get(PAUSED, False)
-        if paused:
-            st.markdown(
-                f"The show so far: **{sc.horizon:,} steps**, {len(sc.segments)} "
-                f"segments, {max(s for s, _ in sc.segments) + 1} seasons."
-            )
-        st.markdown(
-            "Its seasons, as played, become a race: replayed with the same seed, "
-            "every contestant makes the same decisions, bit for bit. *Season k* "
-            "here is *state k − 1* there."
-        )
-        c1, c2, _ = st.columns([1, 1, 2])
-        c1.button(
-            "Open in Race",
-            key="live_to_race",
-            on_click=_analyse,
-            args=("race",),
-            icon=":material/sports_score:",
-            width="stretch",
-            help="Pauses the show and runs its race on the Race page.",
-        )
-        c2.button(
-            "Open in Inside All-Season",
-            key="live_to_inside",
-            on_click=_analyse,
-            args=("inside",),
-            icon=":material/troubleshoot:",
-            width="stretch",
-            help="Pauses the show, runs its race and opens Inside All-Season.",
-        )
-        if paused:
-            st.caption("A link to the show's race (the seasons played up to now), to share:")
-            st.code(show_link(run), language=None, wrap_lines=True)
-        else:
-            st.caption("Pause the show for a link to its race, to share.")
-
-
-__all__ = [
-    "show",
-    "stage",
-    "analyse",
-    "INTERVAL",
-    "IDLE_MINUTES",
-    "SPEED_MIN",
-    "SPEED_MAX",
-    "SPEED_DEFAULT",
-    "ticker_lines",
-    "status_html",
-    "steps_per_frame",
-    "show_race",
-    "show_link",
-]
+        st.plotly_chart(since, key="live_since", config=PLOTLY, alt=alt_text(since))

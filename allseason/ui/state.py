@@ -1,4 +1,5 @@
-"""Canonical app state: the scenario and the race choice, kept across pages and in the URL.
+"""The session's state and its link: the scenario and the race settings, kept across pages and
+in the page's address.
 
 Streamlit drops a widget's value when its page is left, so the truth lives in two
 non-widget keys of ``st.session_state``:
@@ -8,10 +9,16 @@ non-widget keys of ``st.session_state``:
   hyperparameters, number of seeds), turned into an ``api.Race`` by :func:`race`.
 
 Widgets are seeded from these keys when they are (re)created and write back to them after
-validation. The scenario is also written to the page URL (``st.query_params``) on every page,
-so a copied link reproduces it: ``?preset=regular&horizon=5000&n_states=3&d=5&...``, or for a
-hand-made pattern ``?preset=custom&segments=0x1500_1x1000_0x800&...`` (state ``x`` length,
-joined by ``_``). A link is read once, when a session starts; every parameter it holds is
+validation. Validation is the engine's, within the app's limits (``api.APP_LIMITS``, declared
+beside the engine's in :mod:`allseason.specs`): ``api.parse_scenario(..., limits=...)`` for
+a scenario, :func:`race` (``api.Race.checked``) for the race settings. The forms and the link
+only collect values and show the validator's message, worded by :func:`explain`.
+
+The link: the page that owns the settings writes them to its URL once per run
+(:func:`sync_url`), so a copied link reproduces them: ``?preset=regular&horizon=5000&
+n_states=3&d=5&...``, or for a hand-made pattern ``?preset=custom&segments=0x1500_1x1000_
+0x800&...`` (state ``x`` length, joined by ``_``), plus the race settings that differ from
+the default race's. A link is read once, when a session starts; every parameter it holds is
 checked on its own, so one bad value is reported by name and the others still apply.
 """
 
@@ -22,8 +29,7 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from allseason import api, links
-from allseason.specs import Rejected
+from allseason import api
 
 SCENARIO = "scenario"
 RACE_CHOICE = "race_choice"
@@ -33,20 +39,9 @@ AUTORUN = "autorun"  # set by Home's button: the Race page runs on arrival
 RUN_REQUESTED = "run_requested"  # set by the Race page's Run button: its results section runs it
 RACE_SECTION = "race_section"  # the key of the Race page's results fragment (st.fragment)
 
-# What one session may ask of this app; tighter than the engine's api.LIMITS.
-APP_LIMITS = dict(
-    horizon=50_000,
-    n_seeds=10,
-    n_policies=11,
-    d=20,
-    n_arms=50,
-    n_states=12,
-    n_segments=500,
-    batch_size=1_000,
-    budget=1_000_000,  # budget: horizon x seeds x policies
-)
+APP_LIMITS = api.APP_LIMITS  # what one session may ask of this app (declared in specs.py)
 
-SCENARIO_FIELDS = links.QUERY_FIELDS  # the parameters of a link
+SCENARIO_FIELDS = api.QUERY_FIELDS  # the parameters of a link
 # The race settings in a link: ``policies=lints,sw-lints``, ``n_seeds=3`` and one
 # ``<policy>.<hyperparameter>=value`` per hyperparameter that differs from its default;
 # each is written only when it differs from the default race, to keep links short.
@@ -88,15 +83,6 @@ def explain(err: api.SpecError) -> str:
     message = str(err)
     if field and message.startswith(field + ": "):
         message = message[len(field) + 2 :]
-    got = getattr(err, "got", None)
-    if (field == "horizon" or field.endswith(".length")) and got is not None:
-        if got > APP_LIMITS["horizon"]:  # quote this app's limit, not the engine's
-            message = (
-                f"this app runs at most {APP_LIMITS['horizon']:,} steps in all, got "
-                f"{got:,}; use the Python API for longer runs"
-            )
-        elif got < 1:
-            message = f"must be at least 1 step, got {got}"
     if field.startswith("segments["):
         idx, _, part = field[len("segments[") :].partition("]")
         part = part.lstrip(".")
@@ -110,41 +96,14 @@ def explain(err: api.SpecError) -> str:
 
 
 def check_app_limits(scenario: api.Scenario) -> api.Scenario:
-    """Raise SpecError if the scenario is valid for the engine but too big for this app."""
-    lim = APP_LIMITS
-    if scenario.horizon > lim["horizon"]:
-        raise api.SpecError(
-            "horizon",
-            f"this app runs at most {lim['horizon']:,} steps "
-            f"(got {scenario.horizon:,}); use the Python API "
-            f"for longer runs",
-        )
-    if len(scenario.segments) > lim["n_segments"]:
-        raise api.SpecError("segments", f"this app takes at most {lim['n_segments']} segments")
-    n_states = max(s for s, _ in scenario.segments) + 1
-    if n_states > lim["n_states"]:
-        raise api.SpecError(
-            "segments",
-            f"states are numbered 0 to {lim['n_states'] - 1} in "
-            f"this app (got state {n_states - 1})",
-        )
-    for name in ("d", "n_arms"):
-        if getattr(scenario, name) > lim[name]:
-            raise api.SpecError(
-                name, f"at most {lim[name]} in this app, got {getattr(scenario, name)}"
-            )
-    sizes = (
-        scenario.batch_size if isinstance(scenario.batch_size, tuple) else (scenario.batch_size,)
-    )
-    if max(sizes) > lim["batch_size"]:
-        raise api.SpecError("batch_size", f"at most {lim['batch_size']:,} in this app")
-    return scenario
+    """``scenario`` if this app runs it (:data:`APP_LIMITS`), else the SpecError saying why."""
+    return api.check_limits(scenario, APP_LIMITS)
 
 
-# --- URL encoding ---------------------------------------------------------------------------
+# --- the scenario in a link -----------------------------------------------------------------
 # The parsing and decoding are the engine's (api.parse_scenario, kind "query"); this module
-# keeps the wording of the messages and the app's limits. Re-exported for the forms and views.
-encode_batch, decode_batch = links.encode_batch, links.decode_batch
+# words the messages. Re-exported for the pages.
+encode_batch, decode_batch = api.encode_batch, api.decode_batch
 
 
 def scenario_to_query(scenario: api.Scenario) -> dict[str, str]:
@@ -157,7 +116,7 @@ def _cut(value, n: int = 60) -> str:
     return text if len(text) <= n else text[:n] + "…"
 
 
-def _link_message(r: Rejected) -> str:
+def _link_message(r: api.Rejected) -> str:
     if r.param is None:
         return f"Link: {explain(r.error)}. The pattern was not changed."
     if r.param not in SCENARIO_FIELDS:
@@ -173,18 +132,16 @@ def scenario_from_query(
     query: Mapping[str, str], base: api.Scenario | None = None
 ) -> tuple[api.Scenario, list[str]]:
     """Rebuild a scenario from URL parameters, checking each on its own
-    (``api.parse_scenario(query, "query", rejected=[...])`` with this app's limits).
+    (``api.parse_scenario(query, "query", rejected=[...])`` within this app's limits).
 
     Returns the scenario (``base`` or the default where nothing usable was given) and the
     list of messages about the parameters that were not used."""
-    rejected: list[Rejected] = []
-    sc = api.parse_scenario(
-        query, "query", defaults=base, check=check_app_limits, rejected=rejected
-    )
+    rejected: list[api.Rejected] = []
+    sc = api.parse_scenario(query, "query", defaults=base, limits=APP_LIMITS, rejected=rejected)
     return sc, [_link_message(r) for r in rejected]
 
 
-# --- the race settings and Inside's view in a link --------------------------------------------
+# --- the race settings in a link --------------------------------------------------------------
 def _is_race_param(key: str) -> bool:
     return key in RACE_FIELDS or ("." in key and key.split(".", 1)[0] in api.policy_names())
 
@@ -212,7 +169,8 @@ def race_to_query(choice: dict) -> dict[str, str]:
 
 
 def _param_value(text: str, default):
-    """A hyperparameter's link text as the type of its default; ValueError if it is not."""
+    """A link's text as the type of ``default``; ValueError if it is not one (the text of a
+    link is only typed here: its value is the validator's to judge)."""
     text = str(text).strip()
     if isinstance(default, bool):
         if text.lower() not in ("true", "false", "1", "0"):
@@ -234,82 +192,95 @@ def _param_value(text: str, default):
     return text
 
 
+def _refused(choice: dict, sc: api.Scenario, fields: tuple[str, ...]) -> str | None:
+    """The validator's message if it refuses the race ``choice`` describes because of one of
+    ``fields``, else None (a refusal for another setting is not this parameter's doing)."""
+    try:
+        race(choice, sc)
+    except api.SpecError as e:
+        if e.field in fields:
+            return explain(e)
+    return None
+
+
+def _link_policies(raw: str, choice: dict, sc: api.Scenario, errors: list[str]) -> None:
+    """The link's ``policies`` into ``choice``: unknown names left out, the rest if valid."""
+    names = [n.strip() for n in raw.split(",") if n.strip()]
+    known = list(dict.fromkeys(n for n in names if n in api.policy_names()))
+    unknown = [n for n in names if n not in api.policy_names()]
+    if unknown:
+        errors.append(
+            f"Link parameter “policies={_cut(raw)}”: unknown polic"
+            f"{'y' if len(unknown) == 1 else 'ies'} "
+            f"{', '.join('“' + _cut(n, 30) + '”' for n in unknown[:5])} left "
+            f"out (known: {', '.join(api.policy_names())})."
+        )
+    if not known:
+        what = "no known policy" if unknown else "empty"
+        errors.append(f"Link parameter “policies”: {what}; the default race's policies are used.")
+        return
+    params = {**{n: policy_defaults(n) for n in known}, **choice["params"]}
+    candidate = {**choice, "policies": known, "params": params}
+    why = _refused(candidate, sc, ("policies",))
+    if why:
+        errors.append(f"Link parameter “policies”: {why}; the default race's policies are used.")
+        return
+    choice.update(candidate)
+
+
+def _link_param(key: str, raw: str, choice: dict, sc: api.Scenario, errors: list[str]) -> None:
+    """A link's ``<policy>.<hyperparameter>`` into ``choice``, if the validator accepts it."""
+    name, param = key.split(".", 1)
+    where = f"Link parameter “{_cut(key, 40)}={_cut(raw, 30)}”"
+    defaults = policy_defaults(name)
+    if name not in choice["policies"]:
+        errors.append(f"{where}: {name} is not among the race's policies; ignored.")
+        return
+    if param not in defaults or param in AUTO_PARAMS:
+        takes = ", ".join(p for p in defaults if p not in AUTO_PARAMS) or "none"
+        errors.append(
+            f"{where}: {name} has no hyperparameter “{_cut(param, 30)}” here "
+            f"(it takes {takes}); ignored."
+        )
+        return
+    try:
+        value = _param_value(raw, defaults[param])
+    except ValueError as e:
+        errors.append(f"{where}: {name}, {param}: {e}; the default {defaults[param]} is used.")
+        return
+    params = {**choice["params"][name], param: value}
+    candidate = {**choice, "params": {**choice["params"], name: params}}
+    why = _refused(candidate, sc, (key,))
+    if why:
+        errors.append(f"{where}: {why}; the default {defaults[param]} is used.")
+        return
+    choice["params"][name] = params
+
+
 def race_from_query(query: Mapping[str, str]) -> tuple[dict, list[str]]:
-    """The race settings a link asks for, each parameter checked on its own: a bad one is
-    reported by name and left out, the others apply (over the default race)."""
+    """The race settings a link asks for, over the default race's: each parameter is applied
+    on its own and kept if the validator (:func:`race`) accepts the settings with it; a
+    refused one is reported by name, with the validator's message, and left out."""
     choice = default_choice()
     errors: list[str] = []
-    lim = APP_LIMITS
+    sc = scenario_if_set()
     if "policies" in query:
-        raw = str(query["policies"])
-        names = [n.strip() for n in raw.split(",") if n.strip()]
-        known = [n for n in names if n in api.policy_names()]
-        unknown = [n for n in names if n not in api.policy_names()]
-        known = list(dict.fromkeys(known))
-        if unknown:
-            errors.append(
-                f"Link parameter “policies={_cut(raw)}”: unknown polic"
-                f"{'y' if len(unknown) == 1 else 'ies'} "
-                f"{', '.join('“' + _cut(n, 30) + '”' for n in unknown[:5])} left "
-                f"out (known: {', '.join(api.policy_names())})."
-            )
-        if len(known) > lim["n_policies"]:
-            errors.append(
-                f"Link parameter “policies”: at most {lim['n_policies']} policies "
-                f"in this app; the default race's policies are used."
-            )
-        elif known:
-            choice["policies"] = known
-        elif not unknown:
-            errors.append("Link parameter “policies”: empty; the default race's policies are used.")
-        else:
-            errors.append(
-                "Link parameter “policies”: no known policy; the default race's policies are used."
-            )
-    for name in choice["policies"]:
-        choice["params"].setdefault(name, policy_defaults(name))
+        _link_policies(str(query["policies"]), choice, sc, errors)
     if "n_seeds" in query:
         raw = str(query["n_seeds"]).strip()
+        where = f"Link parameter “n_seeds={_cut(raw, 30)}”"
         try:
-            n = int(raw)
-            if not 1 <= n <= lim["n_seeds"]:
-                raise ValueError
-            choice["n_seeds"] = n
-        except ValueError:
-            errors.append(
-                f"Link parameter “n_seeds={_cut(raw, 30)}”: Seeds: a whole number "
-                f"between 1 and {lim['n_seeds']} in this app; "
-                f"{choice['n_seeds']} is used."
-            )
+            n_seeds = _param_value(raw, 0)
+        except ValueError as e:
+            why = f"{LABELS['n_seeds']}: {e}"
+        else:
+            why = _refused({**choice, "n_seeds": n_seeds}, sc, ("n_seeds",))
+        if why:
+            errors.append(f"{where}: {why}; {choice['n_seeds']} is used.")
+        else:
+            choice["n_seeds"] = n_seeds
     for key in sorted(k for k in query if "." in k and k.split(".", 1)[0] in api.policy_names()):
-        name, param = key.split(".", 1)
-        raw = query[key]
-        where = f"Link parameter “{_cut(key, 40)}={_cut(raw, 30)}”"
-        defaults = policy_defaults(name)
-        if name not in choice["policies"]:
-            errors.append(f"{where}: {name} is not among the race's policies; ignored.")
-            continue
-        if param not in defaults or param in AUTO_PARAMS:
-            takes = ", ".join(p for p in defaults if p not in AUTO_PARAMS) or "none"
-            errors.append(
-                f"{where}: {name} has no hyperparameter “{_cut(param, 30)}” here "
-                f"(it takes {takes}); ignored."
-            )
-            continue
-        try:
-            value = _param_value(raw, defaults[param])
-            params = {**choice["params"][name], param: value}
-            api.PolicySpec(name, params)
-        except ValueError as e:  # SpecError is a ValueError
-            msg = explain(e) if isinstance(e, api.SpecError) else f"{name}, {param}: {e}"
-            errors.append(f"{where}: {msg}; the default {defaults[param]} is used.")
-            continue
-        choice["params"][name] = params
-    try:
-        race(choice, scenario_if_set())
-    except api.SpecError as e:
-        errors.append(f"Link: {explain(e)}; the default race's number of seeds is used.")
-        choice["n_seeds"] = default_choice()["n_seeds"]
+        _link_param(key, query[key], choice, sc, errors)
     return choice, errors
 
 
@@ -318,44 +289,49 @@ def scenario_if_set() -> api.Scenario:
 
 
 # --- the scenario ---------------------------------------------------------------------------
+def _read_link() -> None:
+    """A session's first page: the scenario from the link (with the race settings and Inside
+    All-Season's view, which are kept for their pages)."""
+    ss = st.session_state
+    query = st.query_params.to_dict()
+    scen_q = {k: v for k, v in query.items() if not _is_race_param(k) and k not in INSIDE_FIELDS}
+    sc, errors = scenario_from_query(scen_q)
+    ss[URL_ERRORS] = errors
+    ss[SCENARIO] = sc
+    if any(_is_race_param(k) for k in query) and RACE_CHOICE not in ss:
+        choice, race_errors = race_from_query(query)
+        ss[RACE_CHOICE] = choice
+        if race_errors:
+            ss[LINK_RACE_ERRORS] = (race_errors, choice)
+    inside = {k: query[k] for k in INSIDE_FIELDS if k in query}
+    if inside:
+        ss[LINK_INSIDE] = inside
+
+
 def scenario() -> api.Scenario:
-    """The session's scenario; on the first page a session opens, read from the link (with
-    the race settings and Inside All-Season's view, which are kept for their pages)."""
+    """The session's scenario; on the first page a session opens, read from the link."""
     ss = st.session_state
     if SCENARIO not in ss:
-        query = st.query_params.to_dict()
-        if query:
-            scen_q = {
-                k: v for k, v in query.items() if not _is_race_param(k) and k not in INSIDE_FIELDS
-            }
-            sc, errors = scenario_from_query(scen_q)
-            ss[URL_ERRORS] = errors
-            ss[SCENARIO] = sc
-            if any(_is_race_param(k) for k in query) and RACE_CHOICE not in ss:
-                choice, race_errors = race_from_query(query)
-                ss[RACE_CHOICE] = choice
-                if race_errors:
-                    ss[LINK_RACE_ERRORS] = (race_errors, choice)
-            inside = {k: query[k] for k in INSIDE_FIELDS if k in query}
-            if inside:
-                ss[LINK_INSIDE] = inside
+        if st.query_params.to_dict():
+            _read_link()
         else:
             ss[SCENARIO] = api.Scenario()
     return ss[SCENARIO]
 
 
 def set_scenario(sc: api.Scenario) -> None:
-    """Make ``sc`` the session's scenario (already validated) and put it in the URL."""
+    """Make ``sc`` the session's scenario (already validated); the page's :func:`sync_url`
+    puts it in the link."""
     ss = st.session_state
     if ss.get(SCENARIO) != sc:
         ss[SCENARIO] = sc
         ss.pop(URL_ERRORS, None)
-    sync_url()
 
 
 def sync_url(extra: Mapping[str, str] | None = None) -> None:
     """Write the current scenario and race settings (and ``extra``, a page's own settings)
-    to the page URL; pages are left with a clean URL."""
+    to the page URL, once per run of the page that owns them; pages are left with a clean
+    URL."""
     want = {**scenario_to_query(scenario()), **race_to_query(race_choice()), **(extra or {})}
     if st.query_params.to_dict() != want:
         st.query_params.from_dict(want)
@@ -416,31 +392,18 @@ def set_race_choice(choice: dict) -> None:
 
 
 def race(choice: dict | None = None, sc: api.Scenario | None = None) -> api.Race:
-    """The race the choice describes on the session's scenario; SpecError if invalid."""
+    """The race the choice describes on the session's scenario, within this app's limits
+    (``api.Race.checked``); the SpecError of the first setting that is not valid."""
     choice = race_choice() if choice is None else choice
     sc = scenario() if sc is None else sc
-    names = list(choice["policies"])
-    lim = APP_LIMITS
-    if not names:
-        raise api.SpecError("policies", "choose at least one policy")
-    if len(names) > lim["n_policies"]:
-        raise api.SpecError("policies", f"at most {lim['n_policies']} policies in this app")
-    n_seeds = choice["n_seeds"]
-    if not isinstance(n_seeds, int) or not 1 <= n_seeds <= lim["n_seeds"]:
-        raise api.SpecError("n_seeds", f"between 1 and {lim['n_seeds']} in this app")
-    work = sc.horizon * n_seeds * len(names)
-    if work > lim["budget"]:
-        raise api.SpecError(
-            "n_seeds",
-            f"horizon × seeds × policies is {work:,}; this app runs "
-            f"at most {lim['budget']:,}. Use fewer seeds or "
-            f"policies, or a shorter horizon",
-        )
     specs = [
-        api.PolicySpec(n, {k: v for k, v in choice["params"].get(n, {}).items() if v is not None})
-        for n in names
+        {
+            "name": n,
+            "params": {k: v for k, v in choice["params"].get(n, {}).items() if v is not None},
+        }
+        for n in choice["policies"]
     ]
-    return api.Race(sc, api.policy_specs(specs), n_seeds)
+    return api.Race.checked(sc, specs, choice["n_seeds"], APP_LIMITS)
 
 
 def start_default_race() -> None:

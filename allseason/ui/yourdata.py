@@ -24,7 +24,9 @@ from allseason.viz import race as vrace
 from allseason.viz.style import policy_name
 from allseason.viz.timeline import date_ticks
 
-from . import runs, state, views
+from . import frame as views  # the page's frame and widgets (views.py before issue 25)
+from . import runcache as runs  # the compute slots (runs.py before issue 25)
+from . import state
 
 SOURCE = "yd_source"  # {"name", "data" (bytes), "origin": "upload" | "example"}
 RESULT = "yd_result"  # (key, kind, result)

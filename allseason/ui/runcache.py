@@ -1,4 +1,4 @@
-"""Runs for the app: a bounded cache of finished races, streamed runs, small cached extras.
+"""The app's races: a bounded cache of finished races, the server's warm-up, streamed runs.
 
 Cache: every finished race is kept in one process-wide LRU (``st.cache_resource``) keyed by
 ``Race.to_json()`` (the canonical JSON of scenario + policies + seeds), with its tables
@@ -23,7 +23,7 @@ Warm-up: :func:`warm_up` starts, once per process, a background thread that load
 kernels and does once what a fresh process pays on its first race (pandas tables, Plotly
 figures and their JSON) while a second thread computes Home's default race into the cache (the
 same race for every visitor), so ``streamlit run app.py`` alone is warm for the first visitor;
-pages call it through ``views.page``, and a race waits for it before computing. It ends by
+pages call it through ``frame.page``, and a race waits for it before computing. It ends by
 freezing the heap (:func:`freeze_heap`): the garbage collector no longer walks the objects
 that live as long as the process.
 
@@ -47,13 +47,14 @@ import time
 from collections import OrderedDict
 from collections.abc import Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from allseason import api
+from allseason.viz.race import sample_index
 
 from . import settings, state
 
@@ -126,26 +127,25 @@ class Frames(Mapping):
 
 @dataclass
 class RaceRun:
-    """A finished race, its tables (built when first read) and how long it took."""
+    """A finished race, its tables (:class:`Frames`, built when first read) and how long it
+    took."""
 
     key: str
     race: api.Race
     result: api.RaceResult
-    frames: Mapping = None
     seconds: float = 0.0
     precomputed: bool = False  # by the server's warm-up (the default race)
+    frames: Frames = field(init=False)
 
     def __post_init__(self):
-        if self.frames is None:
-            self.frames = Frames(self.result)
+        self.frames = Frames(self.result)
         self._extras, self._extra_lock = {}, threading.Lock()
 
     @property
     def nbytes(self) -> int:
         """Bytes held: the traces' arrays and the tables built so far."""
-        frames = self.frames.built() if isinstance(self.frames, Frames) else self.frames
         extras = {f"extra {k}": v for k, v in self._extras.items()}
-        return measure_bytes(self.result, {**frames, **extras})
+        return measure_bytes(self.result, {**self.frames.built(), **extras})
 
     def extra(self, name: str, build):
         """A small derived table of this run (e.g. the sampled curves), built once by
@@ -157,13 +157,7 @@ class RaceRun:
 
     def frames_for(self, label: str, seed: int) -> dict[str, pd.DataFrame]:
         """The steps, weights and events of one (policy, seed)."""
-        if isinstance(self.frames, Frames):
-            return self.frames.of(label, seed)
-        out = {}
-        for name in ("steps", "weights", "events"):
-            df = self.frames[name]
-            out[name] = df[(df["policy"] == label) & (df["seed"] == seed)].reset_index(drop=True)
-        return out
+        return self.frames.of(label, seed)
 
 
 def measure_bytes(result: api.RaceResult, frames: dict) -> int:
@@ -205,10 +199,6 @@ class RunCache:
                 or sum(r.nbytes for r in self._runs.values()) > self.max_bytes
             ):
                 self._runs.popitem(last=False)
-
-    def __contains__(self, key: str) -> bool:
-        with self._lock:
-            return key in self._runs
 
     def __len__(self) -> int:
         return len(self._runs)
@@ -439,7 +429,7 @@ def partial_steps(result: api.RaceResult, max_points: int | None = None) -> pd.D
         cols = {"reward": t.reward[:n], "best": t.best[:n], "regret": np.asarray(t.regret)}
         step, state = np.arange(n), t.state[:n]
         if max_points is not None and n > max_points:
-            idx = np.unique(np.linspace(0, n - 1, max_points).round().astype(np.int64))
+            idx = sample_index(n, max_points)
             for name, v in cols.items():
                 cum = np.cumsum(v, dtype=np.float64)[idx]
                 cols[name] = np.diff(cum, prepend=0.0)
@@ -456,7 +446,7 @@ def partial_steps(result: api.RaceResult, max_points: int | None = None) -> pd.D
     return pd.DataFrame({name: np.concatenate(v) for name, v in parts.items()})
 
 
-def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:
+def stream_race(race: api.Race, slots: dict, on_update) -> RaceRun:
     """Run ``race`` chunk by chunk, showing progress in ``slots["progress"]`` and redrawing
     the live charts through ``on_update(slots, steps, summary, tick)``; return the stored run."""
     horizon = race.scenario.horizon
@@ -491,7 +481,7 @@ def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:
                 last_bar = now
             # a live chart only when it would stay up a while (the race not about to end)
             left = (now - t0) * (horizon - progress.done) / max(progress.done, 1)
-            if on_update and now - last_draw >= REDRAW_SECONDS and left >= REDRAW_SECONDS:
+            if now - last_draw >= REDRAW_SECONDS and left >= REDRAW_SECONDS:
                 on_update(
                     slots,
                     partial_steps(progress.result, LIVE_POINTS),
@@ -505,159 +495,3 @@ def stream_race(race: api.Race, slots: dict, on_update=None) -> RaceRun:
     bar.progress(1.0, text=done_text(run))
     log.info("race %s done in %.2f s (compute %.2f s)", run.key[:60], seconds, compute)
     return run
-
-
-# --- small extra runs for Inside All-Season -------------------------------------------------
-PRINTED = "allseason-sw-printed"
-CARRIED_TITLE = "Carried weights (fixed share, the default)"
-PRINTED_TITLE = "The paper's printed rule (last batch alone)"
-
-
-def weighting_pair(run: RaceRun, label: str) -> tuple[RaceRun, list[tuple[str, str]], int]:
-    """Two All-Season runs to compare the weightings: (run, [(title, label), ...], seeds).
-
-    The race itself when it holds a carried-weights All-Season (SW) and the printed rule
-    (the default race does): the same race, every seed. Otherwise the chosen contestant with
-    each weighting on the race's scenario, first seed only (one small race, cached)."""
-    names = {p.label: p for p in run.race.policies}
-    spec = names[label]
-    carried = next(
-        (
-            p.label
-            for p in run.race.policies
-            if p.name == "allseason-sw"
-            and dict(p.params).get("weighting", "fixed-share") == "fixed-share"
-        ),
-        None,
-    )
-    if spec.name in ("allseason-sw", PRINTED) and PRINTED in names and carried is not None:
-        return run, [(CARRIED_TITLE, carried), (PRINTED_TITLE, PRINTED)], run.race.n_seeds
-    name = "allseason-sw" if spec.name == PRINTED else spec.name
-    params = {
-        k: v for k, v in dict(spec.params).items() if k not in ("weighting", "share", "spawn")
-    }
-    labels = [f"{name} · carried weights", f"{name} · printed rule"]
-    specs = (
-        api.PolicySpec(name, {**params, "weighting": "fixed-share"}, labels[0]),
-        api.PolicySpec(name, {**params, "weighting": "batch"}, labels[1]),
-    )
-    pair = run_race(api.Race(run.race.scenario, specs, 1))
-    return pair, [(CARRIED_TITLE, labels[0]), (PRINTED_TITLE, labels[1])], 1
-
-
-def weighting_table(run: RaceRun, rules: list[tuple[str, str]], n_seeds: int) -> pd.DataFrame:
-    """The numbers that tell the weightings apart, one column per rule, mean over seeds:
-    mean reward, cumulative regret, bandits created, share of batches with top weight > 0.9,
-    and the recall delay of each return (steps until its old bandit held the top weight)."""
-    pattern = run.race.scenario.pattern
-    cols = {}
-    for title, lab in rules:
-        ens = [api.ensemble_summary(run.result.traces[lab, k], pattern) for k in range(n_seeds)]
-        delays = pd.DataFrame([e["recall_delays"] for e in ens])
-        col = {
-            "mean reward per step": f"{np.mean([e['mean_reward'] for e in ens]):.3f}",
-            "cumulative regret": f"{np.mean([e['regret'] for e in ens]):,.0f}",
-            "bandits created per run": _span([e["bandits_created"] for e in ens]),
-            "batches with top weight > 0.9": f"{np.mean([e['top_share'] for e in ens]):.1%}",
-            "returning seasons: right bandit on top": "{:.0%} of their batches".format(
-                np.mean([h for e in ens for h in e["recall_hold"]])
-            )
-            if any(e["recall_hold"] for e in ens)
-            else "no return",
-        }
-        for i, c in enumerate(delays.columns):
-            v = delays[c]
-            col[f"recall delay, return {i + 1} (steps)"] = (
-                "never"
-                if v.isna().all()
-                else f"{v.median():,.0f}"
-                + ("" if v.notna().all() else f" ({int(v.isna().sum())} never)")
-            )
-        cols[title] = col
-    return pd.DataFrame(cols)
-
-
-def _span(values) -> str:
-    lo, hi = int(min(values)), int(max(values))
-    return f"{lo:,}" if lo == hi else f"{lo:,}–{hi:,}"
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def _posterior_history(scenario_json: str, spec_json: str, seed: int, every: int):
-    sc = api.Scenario.from_json(scenario_json)
-    spec_d = json.loads(spec_json)
-    spec = api.PolicySpec(spec_d["name"], spec_d["params"], spec_d["label"])
-    return api.posterior_history(sc, spec, seed, every=every)
-
-
-def posterior_history(
-    scenario: api.Scenario, spec: api.PolicySpec, seed: int, n_snapshots: int = 100
-):
-    """(table, thetas) of :func:`allseason.api.posterior_history`, about ``n_snapshots``
-    snapshots, cached."""
-    every = max(1, scenario.horizon // n_snapshots)
-    return _posterior_history(
-        scenario.to_json(), json.dumps(spec.to_dict(), sort_keys=True), int(seed), every
-    )
-
-
-def recall_verdict(recall: pd.DataFrame) -> str:
-    """One line on how well the right bandit was recalled at the change points."""
-    if recall is None or not len(recall):
-        return "No change point in this run: nothing to recall."
-    parts = []
-    for kind, who in (
-        ("returning", "its old base bandit"),
-        ("new", "the shadow (or a fresh copy of it)"),
-    ):
-        rows = recall[recall["kind"] == kind]
-        if not len(rows):
-            continue
-        hit = rows["steps_to_top"].notna()
-        med = rows.loc[hit, "steps_to_top"].median() if hit.any() else None
-        when = (
-            f", after {med:,.0f} step{'' if med == 1 else 's'} (median)" if med is not None else ""
-        )
-        kept = (
-            f", and held it {rows['share_top_right'].median():.0%} of the season (median)"
-            if kind == "returning"
-            else ""
-        )
-        parts.append(
-            f"{kind} states: {who} took the top weight at {int(hit.sum())} of "
-            f"{len(rows)} change points{when}{kept}"
-        )
-    spare = int(recall.loc[recall["kind"] == "returning", "spawns"].sum())
-    text = "; ".join(parts) + "."
-    text = text[0].upper() + text[1:]
-    if spare:
-        text += (
-            f" {spare:,} spawns happened in returning seasons (not needed; pruning removes them)."
-        )
-    return text
-
-
-__all__ = [
-    "RaceRun",
-    "Frames",
-    "FINAL_POINTS",
-    "RunCache",
-    "store",
-    "compute_slot",
-    "measure_bytes",
-    "MAX_CONCURRENT",
-    "cached",
-    "run_race",
-    "stream_race",
-    "warm_up",
-    "run_of",
-    "final_curves",
-    "partial_steps",
-    "remember",
-    "last_run",
-    "weighting_pair",
-    "weighting_table",
-    "posterior_history",
-    "recall_verdict",
-    "key_of",
-]

@@ -1,5 +1,6 @@
-"""The Sweep results page's glue: find stored sweeps, load them (cached), show them.
+"""The Sweep results page: find stored sweeps, load them (cached), show them.
 
+The page of :mod:`allseason.sweeps`, which it reads through that package's public face.
 Sweeps are looked for only under one server-side folder,
 :func:`allseason.sweeps.results_root` (``$ALLSEASON_RESULTS``, default ``results/`` in the
 checkout), the CLI's default: the user picks one by name from a list, never types a path.
@@ -9,12 +10,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from allseason.sweeps.store import SPEC_FILE, STORE_FILE, results_root
+from allseason import sweeps
 from allseason.viz import sweep as vsweep
 
-from . import views
+from . import frame
 
-ROOT = results_root()
+ROOT = sweeps.results_root()
 
 
 def available() -> list[str]:
@@ -23,14 +24,14 @@ def available() -> list[str]:
     if not ROOT.is_dir():
         return []
     return sorted(
-        p.name for p in ROOT.iterdir() if (p / STORE_FILE).is_file() and (p / SPEC_FILE).is_file()
+        p.name
+        for p in ROOT.iterdir()
+        if (p / sweeps.STORE_FILE).is_file() and (p / sweeps.SPEC_FILE).is_file()
     )
 
 
 @st.cache_data(show_spinner="Reading the sweep's results…", max_entries=8)
 def _settings(name: str, mtime: float):
-    from allseason import sweeps
-
     return sweeps.settings_table(sweeps.load_runs(ROOT / name))
 
 
@@ -49,12 +50,12 @@ def show() -> None:
     metric = c2.selectbox(
         "Metric", list(vsweep.METRIC_TEXT), format_func=lambda m: vsweep.METRIC_TEXT[m][0]
     )
-    settings = _settings(name, (ROOT / name / "results.sqlite").stat().st_mtime)
+    settings = _settings(name, (ROOT / name / sweeps.STORE_FILE).stat().st_mtime)
     if settings is None or not len(settings):
         st.warning("This sweep has no finished run yet.", icon=":material/hourglass:")
         return
     fig = vsweep.sweep_figure(settings, metric, title=f"Sweep “{name}”")
-    views.chart(
+    frame.chart(
         fig,
         "Each panel: the metric against one hyperparameter, one line per "
         "algorithm (at each value, the best setting of the others); a flat line "
@@ -62,13 +63,11 @@ def show() -> None:
         f"sweep-{name}",
         key=f"sweep_{name}",
     )
-    from allseason import sweeps
-
     best = sweeps.best_settings(settings, metric)
     cols = ["scenario", "label", "setting", metric, f"{metric}_std", "n_seeds"]
     st.subheader("Best setting per algorithm")
     st.dataframe(best[cols], hide_index=True, key="sweep_best_table")
-    views.csv_button(
+    frame.csv_button(
         "CSV of every setting",
         settings.drop(columns=["params"]),
         f"sweep-{name}-settings",
