@@ -199,7 +199,10 @@ def parse_reward_table(
     "minmax"; ``limits``: rows, columns, bytes (default :data:`TABLE_LIMITS`)."""
     lim = {**TABLE_LIMITS, **(limits or {})}
     header, cols = usercsv.read_table(
-        source, max_bytes=lim["bytes"], max_rows=lim["rows"], max_columns=lim["columns"]
+        source,
+        max_bytes=lim["bytes"],
+        max_rows=lim["rows"],
+        usecols=("time", *ALIASES["arm"], *ALIASES["reward"]),
     )
     if "time" not in header:
         raise SpecError(

@@ -36,9 +36,9 @@ TABLE_SPECS = offline.OFFLINE_POLICIES + api.REFERENCES
 
 def limits_text() -> str:
     return (
-        f"At most **{LIMITS['rows']:,} rows**, **{LIMITS['columns']} columns** and "
-        f"**{MAX_MB} MB** per file (the command line, `python -m allseason replay FILE`, "
-        f"reads {offline.LOG_LIMITS['rows']:,} rows); a reward table at most "
+        f"At most **{LIMITS['rows']:,} rows** and **{MAX_MB} MB** per file (the command "
+        f"line, `python -m allseason replay FILE`, reads {offline.LOG_LIMITS['rows']:,} "
+        f"rows); any number of columns (only those used are read); a reward table at most "
         f"{table_mod.MAX_ARMS} arms and {state.APP_LIMITS['horizon']:,} steps "
         f"(periods × customers)."
     )
