@@ -139,9 +139,8 @@ def _convert(f: CsvFile, cols, rows, roles, names, *, arms, scale) -> dict:
         code, arm_names = arm_codes(cols[roles["arm"]], rows, roles["arm"], p, arms)
     if roles["reward"]:
         reward = finite(cols[roles["reward"]], rows, roles["reward"], p, "a reward")
-        if reward is not None:
-            reward, note = unit(reward, rows, roles["reward"], p, scale)
-            notes += [note] if note else []
+        reward, note = unit(reward, rows, roles["reward"], p, scale)
+        notes += [note] if note else []
     if roles["propensity"]:
         prop = propensities(cols[roles["propensity"]], rows, roles["propensity"], p)
     K = len(arm_names) if arm_names else 0
@@ -163,9 +162,14 @@ def _convert(f: CsvFile, cols, rows, roles, names, *, arms, scale) -> dict:
         )
     if f.blank_rows:
         notes.append(f"{f.blank_rows:,} blank rows skipped")
-    unnamed = [i for i, c in enumerate(f.names) if not c]
-    if unnamed and unnamed[0] == 0:
+    unnamed = [i + 1 for i, c in enumerate(f.names) if not c]
+    if unnamed[:1] == [1]:
         notes.append("column 1 has no name (an index of row numbers): ignored")
+    if unnamed[1:] or unnamed[:1] not in ([], [1]):
+        rest = [str(i) for i in unnamed if i != 1]
+        notes.append(
+            f"column{'s' if len(rest) > 1 else ''} {', '.join(rest)} without a name: ignored"
+        )
     used = {c for c in roles.values() if c} | set(names)
     ignored = [c for c in dict.fromkeys(f.names) if c and c not in used]
     contexts = np.column_stack([*ctx, np.ones(len(code))])[order]
@@ -178,7 +182,7 @@ def _convert(f: CsvFile, cols, rows, roles, names, *, arms, scale) -> dict:
         row=rows[order],
         arm_names=arm_names,
         context_names=tuple(ctx_names),
-        ignored=tuple(ignored + [f"(column {i + 1}, no name)" for i in unnamed]),
+        ignored=tuple(ignored),
         notes=tuple(notes + ctx_notes),
         time_kind=kind,
         ties=ties,
@@ -186,15 +190,15 @@ def _convert(f: CsvFile, cols, rows, roles, names, *, arms, scale) -> dict:
     )
 
 
-def finite(col, rows, name: str, p: Problems, what: str) -> np.ndarray | None:
+def finite(col, rows, name: str, p: Problems, what: str) -> np.ndarray:
     """A column as floats; an empty cell, NaN, inf, text or a magnitude over :data:`MAX_ABS`
-    is a problem on its row. None if any."""
+    is a problem on its row, and NaN in the result."""
     import pandas as pd
 
-    values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float, na_value=np.nan, copy=True)
     bad = ~np.isfinite(values)
     p.add_rows(bad, rows, name, lambda i: cells.why_not_number(col.iloc[i], what))
-    huge = ~bad & (np.abs(np.where(bad, 0, values)) > MAX_ABS)
+    huge = np.abs(np.where(bad, 0, values)) > MAX_ABS
     p.add_rows(
         huge,
         rows,
@@ -204,12 +208,13 @@ def finite(col, rows, name: str, p: Problems, what: str) -> np.ndarray | None:
             f"value read; rescaling larger ones loses every digit or overflows)"
         ),
     )
-    return None if bad.any() or huge.any() else values
+    values[huge | bad] = np.nan
+    return values
 
 
 def unit(values, rows, name, p: Problems, scale) -> tuple[np.ndarray | None, str]:
     """Rewards in [0, 1], as they are or rescaled (:func:`.cells.check_unit`); every value
-    outside [0, 1] without a scaling is a problem on its row."""
+    outside [0, 1] without a scaling is a problem on its row. None when any is NaN."""
     if scale in (None, "", "none"):
         out = (values < 0) | (values > 1)
         p.add_rows(
@@ -222,8 +227,8 @@ def unit(values, rows, name, p: Problems, scale) -> tuple[np.ndarray | None, str
                 f"(max - min))"
             ),
         )
-        return (None, "") if out.any() else (values, "")
-    if scale == "max" and values.min() < 0:
+        return (None, "") if out.any() or np.isnan(values).any() else (values, "")
+    if scale == "max" and np.nanmin(values, initial=0) < 0:
         p.add_rows(
             values < 0,
             rows,
@@ -234,13 +239,13 @@ def unit(values, rows, name, p: Problems, scale) -> tuple[np.ndarray | None, str
             ),
         )
         return None, ""
+    if np.isnan(values).any():
+        return None, ""
     return cells.check_unit(values, name, scale)
 
 
 def propensities(col, rows, name: str, p: Problems) -> np.ndarray | None:
     values = finite(col, rows, name, p, "a probability")
-    if values is None:
-        return None
     bad = (values < MIN_PROPENSITY) | (values > 1)
     p.add_rows(
         bad,
@@ -252,7 +257,7 @@ def propensities(col, rows, name: str, p: Problems) -> np.ndarray | None:
             f"outweigh a billion others)"
         ),
     )
-    return None if bad.any() else values
+    return None if bad.any() or np.isnan(values).any() else values
 
 
 def times(col, rows, name: str, p: Problems) -> tuple[np.ndarray | None, str, str]:
@@ -270,7 +275,7 @@ def times(col, rows, name: str, p: Problems) -> tuple[np.ndarray | None, str, st
     if exact is not None:
         return _epoch(exact)
     values = finite(col, rows, name, p, "a number (the column's first cell is one)")
-    if values is None:
+    if np.isnan(values).any():
         return None, "number", ""
     return _epoch(values)
 
@@ -368,7 +373,7 @@ def context(cols, rows, names: Sequence[str], p: Problems, n_arms: int):
             f"context {c}: text, one-hot on its {len(uniq)} most frequent values of "
             f"{int(cols[c].nunique()):,} ({share:.0%} of events; the others all 0)"
         )
-    if any(v is None for v in out):
+    if any(np.isnan(v).any() for v in out):
         return [], [], []
     return out, out_names, notes
 
