@@ -65,12 +65,55 @@ def _use_example(kind: str) -> None:
     st.session_state["yd_scale"] = "none"
 
 
+def _use_obd() -> None:
+    from allseason.logs import obd
+
+    policy, campaign = st.session_state["yd_obd"].split("/")
+    st.session_state[SOURCE] = {
+        "name": f"obd-{policy}-{campaign}.csv",
+        "data": obd.log_path(policy, campaign).read_bytes(),
+        "origin": "example",
+    }
+    st.session_state["yd_kind"] = "auto"
+    st.session_state["yd_scale"] = "none"
+
+
+def real_log_section() -> None:
+    """ "Try a real log": the Open Bandit Dataset's sample logs (when ``make data`` fetched
+    them), with their source, licence and citation."""
+    from allseason.logs import obd
+
+    st.markdown(f"**Try a real log: {obd.TITLE}**")
+    have = [f"{p}/{c}" for p, c in obd.available()]
+    if not have:
+        st.caption(f"Not on this server: `make data` fetches it ({obd.WHEEL} from PyPI).")
+        return
+    words = {"random": "uniform random logging", "bts": "Thompson-sampling logging"}
+    st.selectbox(
+        "Open Bandit Dataset sample",
+        have,
+        key="yd_obd",
+        format_func=lambda v: f"{words[v.split('/')[0]]}, {v.split('/')[1]} items",
+        help="10,000 real impressions each: items shown on ZOZOTOWN and whether they were "
+        "clicked, with the logger's propensities.",
+    )
+    st.button(
+        "Load this real log",
+        key="yd_obd_load",
+        icon=":material/storefront:",
+        on_click=_use_obd,
+        use_container_width=True,
+    )
+    st.caption(f"**Source**: {obd.SOURCE}. **Licence**: {obd.LICENCE} **Cite**: {obd.CITATION}")
+
+
 def _message(err: api.SpecError) -> str:
-    """A SpecError as one sentence: a row message stands alone, others name the input."""
+    """A SpecError as one sentence per problem (a line break between): a row or column
+    message stands alone, others name the input."""
     msg = err.message
-    if msg.startswith(("row ", "time ")):
-        return msg[0].upper() + msg[1:]
-    return state.explain(err)
+    if msg.startswith(("row ", "time ", "column ")):
+        return (msg[0].upper() + msg[1:]).replace("\n", "  \n")
+    return state.explain(err).replace("\n", "  \n")
 
 
 def format_help() -> None:
@@ -111,6 +154,7 @@ def upload_section():
             f"({', '.join(examples.PRODUCTS)}): each season of the year has its "
             f"best seller, and the seasons come back every year.",
         )
+        real_log_section()
         format_help()
     with left:
         st.file_uploader(
@@ -195,14 +239,15 @@ def _parse(source: dict):
                 f"({LIMITS['bytes'] / 1e6:g} MB)",
             )
         kind = None if opts["kind"] == "auto" else opts["kind"]
-        data = api.read_user_file(
-            source["data"],
-            kind,
-            arms=opts["arms"] or None,
-            scale=None if opts["scale"] == "none" else opts["scale"],
-            context=opts["context"] or None,
-            limits=LIMITS,
-        )
+        with runs.compute_slot():  # parsing holds a slot: N visitors cannot multiply it
+            data = api.read_user_file(
+                source["data"],
+                kind,
+                arms=opts["arms"] or None,
+                scale=None if opts["scale"] == "none" else opts["scale"],
+                context=opts["context"] or None,
+                limits=LIMITS,
+            )
     except api.SpecError as e:
         st.error(f"**{source['name'][:80]}**: {_message(e)}", icon=":material/error:")
         return None
