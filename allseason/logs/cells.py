@@ -72,6 +72,8 @@ def numbers(col, name: str, *, what: str = "a number") -> np.ndarray:
 
 def why_not_number(cell: str, what: str) -> str:
     """Why a cell is not a finite number, as the end of a problem's line."""
+    if not isinstance(cell, str):  # a float column: NaN or inf
+        cell = "nan" if cell != cell else str(cell)
     if cell == "":
         return f"is empty; every row needs {what}"
     if cell.lower() in ("nan", "na", "n/a", "null", "none"):

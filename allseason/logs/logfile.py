@@ -120,12 +120,22 @@ def read_log(
             f.problems.add(
                 f"the column {cells._show(name)} appears twice in the header", column=name
             )
-    cols, rows = f.read(wanted)
+    first = dict(zip(f.names, f.first_row()))
+    floats = [roles["reward"], roles["propensity"]] + [c for c in names if _number(first.get(c))]
+    cols, rows = f.read(wanted, floats=[c for c in floats if c])
     if not len(rows) and not f.problems:
         raise SpecError("rows", "no rows under the header")
     out = _convert(f, cols, rows, roles, names, arms=arms, scale=scale)
     f.problems.raise_if_any()
     return out
+
+
+def _number(cell: str | None) -> bool:
+    try:
+        float(cell)
+        return True
+    except (TypeError, ValueError):
+        return False
 
 
 def _convert(f: CsvFile, cols, rows, roles, names, *, arms, scale) -> dict:
@@ -350,10 +360,12 @@ def context(cols, rows, names: Sequence[str], p: Problems, n_arms: int):
     per_arm = LIMITS["d"] // max(n_arms, 1) - 1 - len(numeric)  # columns left per arm
     levels = min(MAX_LEVELS, per_arm // len(text)) if text else 0
     if n_arms and (per_arm < 0 or (text and levels < 1)):
+        least = len(numeric) + len(text) + 1
         p.add(
-            f"{n_arms} arms x ({len(numeric)} numeric context columns + {len(text)} text "
-            f"columns (one value at least each) + 1) is more than d = {LIMITS['d']}; use "
-            f"fewer context columns",
+            f"{n_arms} arms x ({len(numeric)} numeric context columns"
+            + (f" + {len(text)} text columns, one value each at least" if text else "")
+            + f" + 1) = {n_arms * least} dimensions; at most d = {LIMITS['d']}: use fewer "
+            f"context columns",
             field="context",
         )
         return [], [], []

@@ -202,33 +202,41 @@ class CsvFile:
         self.n_rows = 0
         self.blank_rows = 0
 
-    def read(self, names: Sequence[str]) -> tuple[dict, np.ndarray]:
-        """({name: pandas Series of stripped text}, rows): the columns ``names`` only (the
-        first column of each name), rows blank in all of them dropped; ``rows`` are their
-        spreadsheet rows. A cell longer than :data:`MAX_CELL` is a problem."""
+    def first_row(self) -> list[str]:
+        """The cells of the first row under the header that is not blank ([] if none)."""
+        begin = _BLANK.match(self.raw, min(self.data_start, len(self.raw))).end()
+        ends = [i for i in (self.raw.find(b"\n", begin), self.raw.find(b"\r", begin)) if i >= 0]
+        line = self.raw[begin : min(ends) if ends else len(self.raw)]
+        try:
+            return next(csv.reader([line.decode("utf-8")]), [])
+        except csv.Error:
+            return []
+
+    def read(self, names: Sequence[str], floats: Sequence[str] = ()) -> tuple[dict, np.ndarray]:
+        """({name: pandas Series}, rows): the columns ``names`` only (the first column of
+        each name), as stripped text, or as float64 for those in ``floats`` when every cell
+        of them is a number (else all as text, so that the bad cells can be named); rows
+        blank in all of them dropped; ``rows`` are their spreadsheet rows. A cell of text
+        longer than :data:`MAX_CELL` is a problem. Floats first: a number costs 8 bytes,
+        not a Python string's 50 on its way to pandas' text column."""
         import pandas as pd
 
         pos = [self.names.index(n) for n in names]
         if not pos or not self.n_rows:
             return {n: pd.Series([], dtype=str) for n in names}, np.zeros(0, np.int64)
+        as_float = {p for n, p in zip(names, pos) if n in floats}
         try:
-            df = pd.read_csv(
-                io.BytesIO(self.raw),
-                header=None,
-                skiprows=self.header_row,
-                names=list(range(len(self.names))),
-                usecols=pos,
-                dtype=str,
-                keep_default_na=False,
-                na_filter=False,
-                skip_blank_lines=False,
-                index_col=False,
-                engine="c",
-                encoding="utf-8",
-            )
-        except (ValueError, MemoryError, pd.errors.ParserError) as e:
-            raise SpecError("file", f"not a readable CSV file ({str(e)[:120]})") from None
-        cols = {n: df[p].str.strip() for n, p in zip(names, pos)}
+            df = self._read(pos, {p: (float if p in as_float else str) for p in pos})
+        except ValueError:  # a cell that is not a number: read as text, name it later
+            df = None
+        if df is None:
+            try:
+                df = self._read(pos, str)
+            except (ValueError, MemoryError, pd.errors.ParserError) as e:
+                raise SpecError("file", f"not a readable CSV file ({str(e)[:120]})") from None
+        cols = {
+            n: (df[p] if df[p].dtype.kind == "f" else df[p].str.strip()) for n, p in zip(names, pos)
+        }
         del df
         blank = np.ones(len(next(iter(cols.values()))), dtype=bool)
         for s in cols.values():
@@ -239,6 +247,8 @@ class CsvFile:
             keep = ~blank
             cols = {n: s[keep].reset_index(drop=True) for n, s in cols.items()}
         for n, s in cols.items():
+            if s.dtype.kind == "f":
+                continue
             long = (s.str.len() > MAX_CELL).to_numpy()
             self.problems.add_rows(
                 long,
@@ -250,6 +260,24 @@ class CsvFile:
                 ),
             )
         return cols, rows
+
+    def _read(self, pos: list[int], dtype):
+        import pandas as pd
+
+        return pd.read_csv(
+            io.BytesIO(self.raw),
+            header=None,
+            skiprows=self.header_row,
+            names=list(range(len(self.names))),
+            usecols=pos,
+            dtype=dtype,
+            keep_default_na=False,
+            na_filter=False,
+            skip_blank_lines=False,
+            index_col=False,
+            engine="c",
+            encoding="utf-8",
+        )
 
 
 def open_csv(source: bytes | str, *, max_bytes: int, max_rows: int) -> CsvFile:
