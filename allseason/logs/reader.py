@@ -428,6 +428,37 @@ def _quoted_counts(f: CsvFile):
     yield np.array(n_fields, dtype=np.int64), np.array(blank, dtype=bool)
 
 
+def columns_text(names: Sequence[str]) -> str:
+    """Column names for one line: a run of 3 or more names that differ only by a number
+    counting up by one is shortened ("a_0 … a_79 (80 columns)").
+
+    >>> columns_text(["position", "f_0", "f_1", "f_2", "f_3", "g"])
+    'position, f_0 … f_3 (4 columns), g'
+    """
+    out, run = [], []
+
+    def flush():
+        if len(run) >= 3:
+            out.append(f"{run[0][2]} … {run[-1][2]} ({len(run)} columns)")
+        else:
+            out.extend(r[2] for r in run)
+        run.clear()
+
+    for name in names:
+        m = re.fullmatch(r"(.*?)(\d+)", name)
+        key = (m.group(1), int(m.group(2)), name) if m else None
+        if run and key and key[0] == run[-1][0] and key[1] == run[-1][1] + 1:
+            run.append(key)
+            continue
+        flush()
+        if key:
+            run.append(key)
+        else:
+            out.append(name)
+    flush()
+    return ", ".join(out)
+
+
 def read_path(name: str, max_bytes: int) -> bytes:
     """The bytes of a user's file named on the command line: a regular file only (a FIFO, a
     device or a folder is refused without being read: opened non-blocking, checked with
@@ -514,6 +545,7 @@ __all__ = [
     "CsvFile",
     "open_csv",
     "header_names",
+    "columns_text",
     "check_bytes",
     "read_path",
     "read_table",

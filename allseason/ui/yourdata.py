@@ -19,6 +19,7 @@ import streamlit as st
 from allseason import api
 from allseason.envs import table as table_mod
 from allseason.logs import examples, offline
+from allseason.logs.reader import columns_text
 from allseason.viz import offline as voffline
 from allseason.viz import race as vrace
 from allseason.viz.style import policy_name
@@ -282,8 +283,8 @@ def show_log(source: dict, log: api.Log) -> None:
             else "no context (one-hot arms)"
         )
         + f"; {logging}."
-        + (f" Ignored columns: {', '.join(log.ignored)}." if log.ignored else "")
-        + (f" {'; '.join(log.notes).capitalize()}." if log.notes else "")
+        + (f" Ignored columns: {columns_text(log.ignored)}." if log.ignored else "")
+        + (f" {'; '.join(log.notes)[:1].upper()}{'; '.join(log.notes)[1:]}." if log.notes else "")
     )
     key = _key(source, "log")
     result = _stored(key)
