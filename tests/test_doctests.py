@@ -28,6 +28,7 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 # Your data
 MODULES += [
     "allseason.logs.reader",
+    "allseason.logs.cells",
     "allseason.logs.offline",
     "allseason.envs.table",
     "allseason.logs.examples",

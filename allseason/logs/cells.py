@@ -46,7 +46,11 @@ def _is_int(s) -> bool:
 
 def natural_key(label: str) -> tuple:
     """The sort key of an arm label: digit runs as numbers (``item_2`` < ``item_10``), the
-    label itself last, so the order is total. An integer label (``-3``) is its value."""
+    label itself last, so the order is total. An integer label (``-3``) is its value.
+
+    >>> sorted(["item_10", "item_2", "item_1"], key=natural_key)
+    ['item_1', 'item_2', 'item_10']
+    """
     s = str(label)
     if _INT.match(s):
         return (0, int(s), (), s)
