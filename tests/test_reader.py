@@ -53,6 +53,10 @@ def test_offsets_and_z_are_converted_to_utc():
     ]
     assert log.row.tolist() == [2, 4, 3, 5] and log.ties == 0
     assert any("converted to UTC" in n for n in log.notes)
+    # plain dates have no offset (2019-11-24 does not end in an offset "-24")
+    plain = parse(HEAD + "2019-11-24,a,1\n2019-11-25 10:00,b,0\n")
+    assert not any("UTC" in n for n in plain.notes) and plain.time_kind == "date"
+    assert "is not a date" in error_of(HEAD + "2019-11-24,a,1\n2019-11-25-05,b,0\n")
 
 
 @pytest.mark.parametrize("scale,word", [(1, "seconds"), (1000, "milliseconds")])
@@ -188,6 +192,16 @@ HOSTILE = {
     ),
     "reward inf": (HEAD + "1,a,0\n2,b,inf\n", [], "row 3, column reward: 'inf' is not a reward"),
     "header only after blank lines": ("\n\n\n" + HEAD, [], "no rows under the header"),
+    "CR-only line endings, a bad cell": (
+        (HEAD + "1,a,0\n2,b,x\n").replace("\n", "\r"),
+        [],
+        "row 3, column reward: 'x' is not a reward",
+    ),
+    "leading blank lines, a bad cell": (
+        "\n \n" + HEAD + "1,a,0\n2,b,2\n",
+        [],
+        "row 5, column reward: 2 is outside [0, 1]",
+    ),
 }
 
 

@@ -186,3 +186,21 @@ def test_try_a_real_log_loads_an_obd_sample_with_source_licence_and_citation():
     assert "obd-bts-men.csv" in summary and "10,000 events" in summary and "34 arms" in summary
     assert "2 events share their time" in summary.lower()
     assert len(at.table[0].value) == len(offline.OFFLINE_POLICIES)
+
+
+def test_a_file_is_read_once_not_on_every_rerun(monkeypatch):
+    from allseason import api
+
+    calls = []
+    real = api.read_user_file
+    monkeypatch.setattr(api, "read_user_file", lambda *a, **k: calls.append(1) or real(*a, **k))
+    at = open_page()
+    at.number_input(key="yd_seeds").set_value(2)
+    upload(at, "mine.csv", examples.obd_log(n_rows=800))
+    assert_clean(at)
+    assert len(calls) == 1 and len(at.table) >= 1
+    at.radio(key="yd_method").set_value("ips").run()  # a rerun: the same file, not read again
+    assert_clean(at)
+    assert len(calls) == 1
+    at.selectbox(key="yd_scale").set_value("max").run()  # another option: read again
+    assert len(calls) == 2

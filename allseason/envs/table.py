@@ -248,7 +248,7 @@ def parse_reward_table(
                 f"the arms are those of the earliest period, and a bandit "
                 f"needs at least 2",
             )
-        arms = sorted(arms, key=lambda a: (0, int(a), a) if usercsv._is_int(a) else (1, 0, a))
+        arms = sorted(arms, key=usercsv.natural_key)  # item_2 before item_10
     code, arm_names = usercsv.labels(cols[c_arm], c_arm, arms)
     K = len(arm_names)
     if K < 2:

@@ -25,8 +25,9 @@ _LABEL_OK = re.compile(r"^[\w .:/()+#&'-]+$")
 _DIGITS = re.compile(r"(\d+)")
 _INT = re.compile(r"^-?\d{1,19}$")
 _ISO = re.compile(
-    r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}(:?\d{2})?)?$"
+    r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$"
 )
+_OFFSET = r"[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}(?::?\d{2})?)$"
 
 
 def _show(value) -> str:
@@ -211,7 +212,7 @@ def parse_dates(col):
     iso = s.str.fullmatch(_ISO.pattern).to_numpy(dtype=bool, na_value=False)
     parsed = pd.to_datetime(s.where(iso, ""), format="ISO8601", errors="coerce", utc=True)
     bad = parsed.isna().to_numpy()
-    offset = bool(s.str.contains(r"(?:Z|[+-]\d{2}:?\d{2}|[+-]\d{2})$", regex=True).any())
+    offset = bool(s.str.contains(_OFFSET, regex=True).any())
     values = parsed.dt.tz_localize(None).to_numpy(dtype="datetime64[us]")
     return values, bad, offset
 

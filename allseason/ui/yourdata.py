@@ -30,6 +30,7 @@ from . import runs, state, views
 SOURCE = "yd_source"  # {"name", "data" (bytes), "origin": "upload" | "example"}
 RESULT = "yd_result"  # (key, kind, result)
 UPLOAD = "yd_upload"
+PARSED = "yd_parsed"  # (key, the parsed file): read once per file and options, not per rerun
 LIMITS = offline.APP_LIMITS  # rows, columns, bytes (the reward table: the same)
 MAX_MB = LIMITS["bytes"] // 1_000_000
 TABLE_SPECS = offline.OFFLINE_POLICIES + api.REFERENCES
@@ -231,6 +232,10 @@ def options() -> dict:
 
 def _parse(source: dict):
     opts = options()
+    key = _key(source, "parsed")
+    parsed = st.session_state.get(PARSED)
+    if parsed and parsed[0] == key:  # a rerun (a widget moved): the file was read already
+        return parsed[1]
     try:
         if source.get("size", len(source["data"])) > LIMITS["bytes"]:
             raise api.SpecError(
@@ -252,6 +257,7 @@ def _parse(source: dict):
     except api.SpecError as e:
         st.error(f"**{source['name'][:80]}**: {_message(e)}", icon=":material/error:")
         return None
+    st.session_state[PARSED] = (key, data)
     return data
 
 
