@@ -93,6 +93,12 @@ def shapes(folder: Path) -> dict[str, tuple[str, Path]]:
         lambda i: f"{i},{'a' * 19_000_000 if i == 1 else 'b'},0",
         3,
     )
+    _big_shapes(make)
+    return out
+
+
+def _big_shapes(make) -> None:
+    """The shapes near the app's limits of rows and bytes."""
     make(
         "labels",
         "200,000 rows, each a distinct arm label (refused: over 100 arms)",
@@ -140,7 +146,6 @@ def shapes(folder: Path) -> dict[str, tuple[str, Path]]:
         lambda i: f"{i % 10},{i % 2},0",
         1_900_000,
     )
-    return out
 
 
 def measure(path: Path) -> dict:

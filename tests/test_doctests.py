@@ -29,6 +29,7 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 MODULES += [
     "allseason.logs.reader",
     "allseason.logs.cells",
+    "allseason.logs.problems",
     "allseason.logs.offline",
     "allseason.envs.table",
     "allseason.logs.examples",

@@ -271,3 +271,15 @@ def test_the_wheel_is_checked_before_anything_is_extracted(tmp_path):
         obd.extract(fake, tmp_path / "out")
     assert not (tmp_path / "out").exists()
     assert obd.main(["--extract", str(fake)]) == 2
+
+
+def test_too_many_arms_and_one_arm_are_named():
+    many = HEAD + "".join(f"{t},item_{t},0\n" for t in range(150))
+    assert error_of(many) == "column arm: 150 distinct arms; at most 100"
+    assert error_of(HEAD + "1,a,0\n2,a,1\n").startswith("column arm: only one arm ('a')")
+    # declared arms: every label outside them is named with its row
+    msg = error_of(HEAD + "1,0,0\n2,7,1\n3,1.5,0\n", arms=2)
+    assert msg.splitlines() == [
+        "row 3, column arm: unknown arm '7'; the arms are the integers 0 to 1",
+        "row 4, column arm: unknown arm '1.5'; the arms are the integers 0 to 1",
+    ]

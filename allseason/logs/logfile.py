@@ -314,17 +314,14 @@ def arm_codes(col, rows, name: str, p: Problems, arms) -> tuple[np.ndarray | Non
     import pandas as pd
 
     codes, found = pd.factorize(col)
+    empty = np.flatnonzero(np.asarray(found == ""))
+    p.add_rows(np.isin(codes, empty), rows, name, lambda i: "is empty; every row needs an arm")
+    n_labels = len(found) - len(empty)
+    if cells.declared_arms(arms) is None and n_labels > LIMITS["n_arms"]:
+        p.add(f"{n_labels:,} distinct arms; at most {LIMITS['n_arms']}", column=name)
+        return None, ()  # before a Python string is made of each label
     uniq = [str(u) for u in found]
-    p.add_rows(
-        np.isin(codes, [k for k, u in enumerate(uniq) if not u]),
-        rows,
-        name,
-        lambda i: "is empty; every row needs an arm",
-    )
     labels = [u for u in uniq if u]
-    if cells.declared_arms(arms) is None and len(labels) > LIMITS["n_arms"]:
-        p.add(f"{len(labels):,} distinct arms; at most {LIMITS['n_arms']}", column=name)
-        return None, ()
     why = [cells.bad_label(u) if u else None for u in uniq]
     names, canon = cells.arm_order([u for u, w in zip(uniq, why) if u and not w], arms)
     bad_code = np.array(
