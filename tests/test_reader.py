@@ -98,6 +98,13 @@ def test_the_usual_column_names(header):
     assert log.n_arms == 2 and log.propensity is not None and log.reward.tolist() == [1, 0]
 
 
+def test_the_plain_name_wins_and_two_other_names_are_a_problem():
+    log = parse("timestamp,arm,reward,label,item_id\n1,a,1,shoe,3\n2,b,0,hat,4\n")
+    assert log.arm_names == ("a", "b") and log.ignored == ("label", "item_id")
+    msg = error_of("timestamp,item_id,action,click\n1,a,b,1\n2,b,a,0\n")
+    assert msg == "the columns item_id and action both give the arm; keep one"
+
+
 def test_natural_order_and_a_prefix_changes_nothing_bit_for_bit():
     rng = np.random.default_rng(4)
     arms, clicks = rng.integers(0, 12, 1500), (rng.random(1500) < 0.3).astype(int)

@@ -50,6 +50,8 @@ _EPOCH_LO, _EPOCH_HI = 946_684_800, 4_102_444_800  # 2000-01-01 .. 2100-01-01 in
 
 def _role(f: CsvFile, role: str, required: bool) -> str | None:
     found = [c for c in ALIASES[role] if c in f.names]
+    if found[:1] == [ALIASES[role][0]]:  # the plain name wins; another is just ignored
+        return found[0]
     if len(found) > 1:
         f.problems.add(f"the columns {found[0]} and {found[1]} both give the {role}; keep one")
     if not found and required:
