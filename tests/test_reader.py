@@ -6,6 +6,7 @@ at once, and the hostile files, each one line and exit code 2 on the command lin
 from __future__ import annotations
 
 import os
+import re
 import stat
 
 import numpy as np
@@ -290,3 +291,22 @@ def test_too_many_arms_and_one_arm_are_named():
         "row 3, column arm: unknown arm '7'; the arms are the integers 0 to 1",
         "row 4, column arm: unknown arm '1.5'; the arms are the integers 0 to 1",
     ]
+
+
+@needs_obd
+def test_an_obd_log_through_the_command_line_and_a_prefix_on_real_items(tmp_path, capsys):
+    path = obd.log_path("bts", "men")
+    rc = main(["replay", str(path), "--policies", "random,lints", "--seeds", "1"])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    assert "log: 10,000 events, 34 arms, d = 34" in out.out
+    assert "2 events share their time with the one before: kept in file order" in out.out
+    # the same log with every item renamed item_<id>: the same replay, bit for bit
+    raw = path.read_bytes()
+    renamed = re.sub(rb"(?m)^(\d+,[^,]+,)(\d+),", rb"\1item_\2,", raw)
+    assert renamed.count(b",item_") == 10_000 + 1  # every row, and the header's item_id
+    a, b = offline.parse_log(raw), offline.parse_log(renamed)
+    assert b.arm_names[:3] == ("item_0", "item_1", "item_2") and b.arm_names[10] == "item_10"
+    ra = api.evaluate(a, ["allseason-sw", "random"], n_seeds=1, workers=1)
+    rb = api.evaluate(b, ["allseason-sw", "random"], n_seeds=1, workers=1)
+    assert ra.runs == rb.runs
