@@ -11,6 +11,8 @@ import stat
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hs
 
 from allseason import api
 from allseason.cli import main
@@ -310,3 +312,36 @@ def test_an_obd_log_through_the_command_line_and_a_prefix_on_real_items(tmp_path
     ra = api.evaluate(a, ["allseason-sw", "random"], n_seeds=1, workers=1)
     rb = api.evaluate(b, ["allseason-sw", "random"], n_seeds=1, workers=1)
     assert ra.runs == rb.runs
+
+
+CELLS = [
+    *("0", "1", "0.5", "2", "-1", "nan", "inf", "1e308", "1e-300", "5e-324", "", " "),
+    *("a", "b", "item_2", "item_10", "=cmd", '"q,uoted"', '"', "é", "x" * 1_200),
+    *("2019-11-24", "2019-11-24 00:00:01+00:00", "2019-02-30", "1574553634", "1574553634000"),
+]
+
+
+@settings(max_examples=300, deadline=None, database=None)  # writes nothing
+@given(
+    header=hs.lists(
+        hs.sampled_from(["timestamp", "arm", "reward", "propensity", "x0", "", "click", "time"]),
+        min_size=1,
+        max_size=5,
+    ),
+    rows=hs.lists(hs.lists(hs.sampled_from(CELLS), max_size=6), max_size=6),
+    eol=hs.sampled_from(["\n", "\r\n", "\r"]),
+    lead=hs.integers(0, 2),
+    scale=hs.sampled_from([None, "max", "minmax"]),
+)
+def test_any_file_is_read_or_refused_with_named_problems(header, rows, eol, lead, scale):
+    text = "\n" * lead + eol.join([",".join(header)] + [",".join(r) for r in rows]) + eol
+    try:
+        data = api.read_user_file(text.encode(), scale=scale)
+    except api.SpecError as e:
+        lines = e.message.splitlines()
+        assert lines and all(lines) and len(lines) <= reader.MAX_PROBLEMS + 1
+        return
+    if isinstance(data, offline.Log):  # nothing downstream can become NaN
+        assert np.all((data.reward >= 0) & (data.reward <= 1))
+        assert np.all(np.isfinite(data.contexts)) and data.n_arms >= 2
+        assert data.propensity is None or np.all(data.propensity >= 1e-9)

@@ -125,8 +125,9 @@ def read_log(
     first = dict(zip(f.names, f.first_row()))
     floats = [roles["reward"], roles["propensity"]] + [c for c in names if _number(first.get(c))]
     cols, rows = f.read(wanted, floats=[c for c in floats if c])
-    if not len(rows) and not f.problems:
-        raise SpecError("rows", "no rows under the header")
+    if not len(rows):  # nothing to convert: the header's problems, and this one
+        f.problems.add("no rows under the header", field="rows")
+        f.problems.raise_if_any()
     out = _convert(f, cols, rows, roles, names, arms=arms, scale=scale)
     f.problems.raise_if_any()
     return out
@@ -335,7 +336,7 @@ def arm_codes(col, rows, name: str, p: Problems, arms) -> tuple[np.ndarray | Non
     )
     if bad.any() or len(labels) < len(uniq):
         return None, ()
-    if len(names) < 2:
+    if len(names) == 1:
         p.add(
             f"only one arm ({cells._show(names[0])}) in the log; a bandit needs at least 2",
             column=name,

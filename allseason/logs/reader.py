@@ -165,12 +165,12 @@ class CsvFile:
         as_float = {p for n, p in zip(names, pos) if n in floats}
         try:
             df = self._read(pos, {p: (float if p in as_float else str) for p in pos})
-        except ValueError:  # a cell that is not a number: read as text, name it later
+        except (ValueError, IndexError):  # a cell that is not a number: as text, named later
             df = None
         if df is None:
             try:
                 df = self._read(pos, str)
-            except (ValueError, MemoryError, pd.errors.ParserError) as e:
+            except (ValueError, IndexError, MemoryError, pd.errors.ParserError) as e:
                 raise SpecError("file", f"not a readable CSV file ({str(e)[:120]})") from None
         cols = {
             n: (df[p] if df[p].dtype.kind == "f" else df[p].str.strip()) for n, p in zip(names, pos)
@@ -227,6 +227,8 @@ def open_csv(source: bytes | str, *, max_bytes: int, max_rows: int) -> CsvFile:
     if begin >= len(raw):
         raise SpecError("file", "the file is empty")
     line = raw[begin:end].decode("utf-8")
+    if line.count('"') % 2:
+        raise SpecError("columns", f'row {lead + 1}: the header has a quote (") that is not closed')
     try:
         names = _names(line)
     except csv.Error as e:
