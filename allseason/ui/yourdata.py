@@ -31,7 +31,7 @@ SOURCE = "yd_source"  # {"name", "data" (bytes), "origin": "upload" | "example"}
 RESULT = "yd_result"  # (key, kind, result)
 UPLOAD = "yd_upload"
 PARSED = "yd_parsed"  # (key, the parsed file): read once per file and options, not per rerun
-LIMITS = offline.APP_LIMITS  # rows, columns, bytes (the reward table: the same)
+LIMITS = offline.APP_LIMITS  # rows, bytes, context columns (the reward table: rows, bytes)
 MAX_MB = LIMITS["bytes"] // 1_000_000
 TABLE_SPECS = offline.OFFLINE_POLICIES + api.REFERENCES
 
@@ -81,8 +81,8 @@ def _use_obd() -> None:
 
 
 def real_log_section() -> None:
-    """ "Try a real log": the Open Bandit Dataset's sample logs (when ``make data`` fetched
-    them), with their source, licence and citation."""
+    """The "Try a real log" entry: the Open Bandit Dataset's sample logs (when ``make data``
+    fetched them), with their source, licence and citation."""
     from allseason.logs import obd
 
     st.markdown(f"**Try a real log: {obd.TITLE}**")
@@ -193,7 +193,9 @@ def upload_section():
             c2.text_input(
                 "Context columns (log, optional)",
                 key="yd_context",
-                help="Numeric columns, separated by commas. Empty: x0, x1, ….",
+                help="Columns separated by commas: numbers as they are; text (hashed user "
+                "features, say) one-hot on its most frequent values, within d ≤ 500. "
+                "Empty: x0, x1, ….",
             )
             c1.number_input(
                 "Seeds",
