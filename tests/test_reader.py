@@ -230,7 +230,8 @@ def test_hostile_file_is_one_line_and_exit_2(tmp_path, capsys, case):
 
 def test_cr_only_line_endings_and_leading_blank_lines_are_read():
     text = HEAD + "1,a,1\n2,b,0\n3,a,0\n"
-    for variant in (text.replace("\n", "\r"), "\n\n \r\n" + text, text.replace("\n", "\r\n")):
+    cr = text.replace("\n", "\r")
+    for variant in (cr, "\r\r" + cr, "\n\n \r\n" + text, text.replace("\n", "\r\n")):
         log = parse(variant)
         assert log.n_events == 3 and log.arm_names == ("a", "b"), repr(variant[:12])
     msg = error_of("\n\n" + HEAD + "1,a,1\n\n2,b,x\n")
@@ -345,3 +346,15 @@ def test_any_file_is_read_or_refused_with_named_problems(header, rows, eol, lead
         assert np.all((data.reward >= 0) & (data.reward <= 1))
         assert np.all(np.isfinite(data.contexts)) and data.n_arms >= 2
         assert data.propensity is None or np.all(data.propensity >= 1e-9)
+
+
+def test_a_reward_table_names_rows_as_in_the_file_after_blank_lines():
+    table = "time,arm,reward\n2024-01-01,a,0.9\n\n2024-01-01,b,0.1\n2024-01-08,a,0.2\n"
+    with pytest.raises(api.SpecError) as e:
+        api.read_user_file(("\n\n" + table + "2024-01-08,b,7\n").encode())
+    assert e.value.message.startswith("row 8, column reward: 7 is outside [0, 1]")
+    with pytest.raises(api.SpecError) as e:
+        api.read_user_file(("\n" + table + "2024-02-30,b,0.5\n").encode())
+    assert e.value.message.startswith("row 7, column time: '2024-02-30' is not a date")
+    t = api.read_user_file(("\r\n" + table + "2024-01-08,b,0.7\n").replace("\n", "\r").encode())
+    assert t.arm_names == ("a", "b") and t.n_periods == 2

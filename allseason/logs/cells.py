@@ -35,8 +35,12 @@ def _show(value) -> str:
     return _show_value(value.item() if isinstance(value, np.generic) else value)
 
 
-def rows_of(index) -> np.ndarray:
-    """Spreadsheet rows of 0-based record indices (the header is row 1, no blank lines)."""
+def rows_of(index, rows: np.ndarray | None = None) -> np.ndarray:
+    """Spreadsheet rows of 0-based record indices: ``rows[index]`` (the rows
+    :func:`.reader.read_table` gives), or with no ``rows`` index + 2 (the header is row 1
+    and no line is blank)."""
+    if rows is not None:
+        return np.asarray(rows, dtype=np.int64)[index]
     return np.asarray(index, dtype=np.int64) + 2
 
 
@@ -59,7 +63,7 @@ def natural_key(label: str) -> tuple:
     return (1, 0, tuple((int(p), "") if k % 2 else (-1, p) for k, p in enumerate(parts)), s)
 
 
-def numbers(col, name: str, *, what: str = "a number") -> np.ndarray:
+def numbers(col, name: str, *, what: str = "a number", rows=None) -> np.ndarray:
     """A column as floats: an empty cell, NaN, inf or text is a SpecError naming the first
     bad row and the column."""
     import pandas as pd
@@ -70,7 +74,7 @@ def numbers(col, name: str, *, what: str = "a number") -> np.ndarray:
     if bad.any():
         i = int(np.argmax(bad))
         raise SpecError(
-            name, f"row {int(rows_of(i))}, column {name}: {why_not_number(col[i], what)}"
+            name, f"row {int(rows_of(i, rows))}, column {name}: {why_not_number(col[i], what)}"
         )
     return values
 
@@ -86,7 +90,9 @@ def why_not_number(cell: str, what: str) -> str:
     return f"{_show(cell)} is not {what}"
 
 
-def check_unit(values: np.ndarray, name: str, scale: str | None) -> tuple[np.ndarray, str]:
+def check_unit(
+    values: np.ndarray, name: str, scale: str | None, rows=None
+) -> tuple[np.ndarray, str]:
     """Rewards (or rates) in [0, 1]: as they are (``scale`` None), or rescaled: "max"
     (divided by the largest; needs no negative value) or "minmax" ((v - min) / (max -
     min)). Returns (values, a note on what was done). A value outside [0, 1] with no
@@ -97,7 +103,7 @@ def check_unit(values: np.ndarray, name: str, scale: str | None) -> tuple[np.nda
             i = int(np.argmax(out))
             raise SpecError(
                 name,
-                f"row {int(rows_of(i))}, column {name}: {values[i]:g} is "
+                f"row {int(rows_of(i, rows))}, column {name}: {values[i]:g} is "
                 f"outside [0, 1]; rescale the column, or choose a scaling "
                 f"(scale = max: divide by the largest value; minmax: "
                 f"(value - min) / (max - min))",
@@ -109,7 +115,7 @@ def check_unit(values: np.ndarray, name: str, scale: str | None) -> tuple[np.nda
             i = int(np.argmin(values))
             raise SpecError(
                 name,
-                f"row {int(rows_of(i))}, column {name}: {values[i]:g} is "
+                f"row {int(rows_of(i, rows))}, column {name}: {values[i]:g} is "
                 f"negative, so dividing by the largest value cannot bring "
                 f"it into [0, 1]; choose scale = minmax",
             )
@@ -131,7 +137,7 @@ def bad_label(label: str) -> str | None:
     return None
 
 
-def labels(col, name: str, arms=None) -> tuple[np.ndarray, tuple[str, ...]]:
+def labels(col, name: str, arms=None, rows=None) -> tuple[np.ndarray, tuple[str, ...]]:
     """Arm labels as integer codes 0..K-1 and the labels in natural order
     (:func:`natural_key`). ``arms``: None (every label seen is an arm), an int N (the arms
     are the integers 0..N-1), or a list of labels; a label outside the declared arms is an
@@ -141,20 +147,20 @@ def labels(col, name: str, arms=None) -> tuple[np.ndarray, tuple[str, ...]]:
     if empty.any():
         i = int(np.argmax(empty))
         raise SpecError(
-            name, f"row {int(rows_of(i))}, column {name}: is empty; every row needs an arm"
+            name, f"row {int(rows_of(i, rows))}, column {name}: is empty; every row needs an arm"
         )
     uniq, inverse = np.unique(col, return_inverse=True)
     for u in uniq:
         why = bad_label(u)
         if why:
             i = int(np.argmax(col == u))
-            raise SpecError(name, f"row {int(rows_of(i))}, column {name}: {why}")
+            raise SpecError(name, f"row {int(rows_of(i, rows))}, column {name}: {why}")
     names, canon = arm_order(list(uniq), arms)
     for u in uniq:
         if canon(u) is None:
             i = int(np.argmax(col == u))
             raise SpecError(
-                name, f"row {int(rows_of(i))}, column {name}: {unknown(u, names, arms)}"
+                name, f"row {int(rows_of(i, rows))}, column {name}: {unknown(u, names, arms)}"
             )
     pos = {a: k for k, a in enumerate(names)}
     codes = np.array([pos[canon(u)] for u in uniq], dtype=np.int64)[inverse]
@@ -217,7 +223,7 @@ def parse_dates(col):
     return values, bad, offset
 
 
-def dates_or_numbers(col, name: str) -> tuple[np.ndarray, str]:
+def dates_or_numbers(col, name: str, rows=None) -> tuple[np.ndarray, str]:
     """A time column: ("number", array) when the first cell is a number (int64 when every
     cell is an integer: nanosecond stamps stay distinct), else ("date", datetime64[us] in
     UTC) from ISO 8601 dates or date-times, with or without an offset. A cell of the other
@@ -233,11 +239,13 @@ def dates_or_numbers(col, name: str) -> tuple[np.ndarray, str]:
         exact = integers(col)
         if exact is not None:
             return exact, "number"
-        return numbers(col, name, what="a number (the column's first cell is one)"), "number"
+        return numbers(col, name, what="a number (the column's first cell is one)", rows=rows), (
+            "number"
+        )
     values, bad, _ = parse_dates(col)
     if bad.any():
         i = int(np.argmax(bad))
-        raise SpecError(name, f"row {int(rows_of(i))}, column {name}: {not_a_date(col[i])}")
+        raise SpecError(name, f"row {int(rows_of(i, rows))}, column {name}: {not_a_date(col[i])}")
     return values, "date"
 
 

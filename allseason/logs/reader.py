@@ -133,9 +133,11 @@ class CsvFile:
     no name), ``header_row`` (1-based), ``n_rows`` (rows under the header, blank lines
     included), ``problems`` (what was found so far)."""
 
-    def __init__(self, raw: bytes, names: list[str], header_row: int, data_start: int):
+    def __init__(
+        self, raw: bytes, names: list[str], header_row: int, data_start: int, header_start: int
+    ):
         self.raw, self.names, self.header_row = raw, names, header_row
-        self.data_start = data_start
+        self.data_start, self.header_start = data_start, header_start
         self.problems = Problems()
         self.n_rows = 0
         self.blank_rows = 0
@@ -202,10 +204,10 @@ class CsvFile:
     def _read(self, pos: list[int], dtype):
         import pandas as pd
 
-        return pd.read_csv(
-            io.BytesIO(self.raw),
+        return pd.read_csv(  # from the header on: pandas miscounts leading "\r\r" lines
+            _Slice(self.raw, self.header_start),
             header=None,
-            skiprows=self.header_row,
+            skiprows=1,
             names=list(range(len(self.names))),
             usecols=pos,
             dtype=dtype,
@@ -216,6 +218,22 @@ class CsvFile:
             engine="c",
             encoding="utf-8",
         )
+
+
+class _Slice(io.RawIOBase):
+    """The bytes from ``start`` on, read as a file without a copy of them."""
+
+    def __init__(self, raw: bytes, start: int):
+        self._view, self._pos = memoryview(raw), start
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        n = min(len(buf), len(self._view) - self._pos)
+        buf[:n] = self._view[self._pos : self._pos + n]
+        self._pos += n
+        return n
 
 
 def open_csv(source: bytes | str, *, max_bytes: int, max_rows: int) -> CsvFile:
@@ -239,7 +257,7 @@ def open_csv(source: bytes | str, *, max_bytes: int, max_rows: int) -> CsvFile:
             "the header has one column: the file must be comma-separated (not semicolons or tabs)",
         )
     data = end + (2 if raw[end : end + 2] == b"\r\n" else 1)
-    f = CsvFile(raw, names, lead + 1, data)
+    f = CsvFile(raw, names, lead + 1, data, begin)
     _count_fields(f, max_rows)
     return f
 
@@ -446,11 +464,14 @@ def read_table(
     max_rows: int = 200_000,
     max_columns: int = 64,
     usecols: Sequence[str] | None = None,
-) -> tuple[list[str], dict]:
+    with_rows: bool = False,
+):
     """(header, {column name: numpy array of str}) of a comma-separated file: the columns
     named in ``usecols`` that the header has (None: every named column, then at most
-    ``max_columns`` of them). Column names are stripped and lower-cased; duplicated names
-    among the columns read are refused. Every problem at once, in one SpecError."""
+    ``max_columns`` of them). ``with_rows``: also the spreadsheet row of each record, for
+    messages (blank lines are skipped, so record i is not always row i + 2). Column names
+    are stripped and lower-cased; duplicated names among the columns read are refused.
+    Every problem at once, in one SpecError."""
     f = open_csv(source, max_bytes=max_bytes, max_rows=max_rows)
     names = f.names
     if usecols is None:
@@ -477,7 +498,8 @@ def read_table(
     f.problems.raise_if_any()
     if not len(rows):
         raise SpecError("rows", "no rows under the header")
-    return names, {n: s.to_numpy(dtype=object) for n, s in cols.items()}
+    out = {n: s.to_numpy(dtype=object) for n, s in cols.items()}
+    return (names, out, rows) if with_rows else (names, out)
 
 
 __all__ = [
