@@ -73,6 +73,20 @@ def shapes(folder: Path) -> dict[str, tuple[str, Path]]:
         19_000,
     )
     make(
+        "widest",
+        "100,000 columns (the most read), 180 rows",  # 3 + 99,997
+        "timestamp,arm,reward," + ",".join(f"c{k}" for k in range(99_997)),
+        lambda i: f"{i},{i % 10},{i % 2}," + ",".join("" for _ in range(99_997)),
+        180,
+    )
+    make(
+        "too_wide",
+        "a header of 2,000,000 columns (refused: over 100,000)",
+        "timestamp,arm,reward," + ",".join("c" for _ in range(2_000_000)),
+        lambda i: f"{i},{i % 10},{i % 2}",
+        3,
+    )
+    make(
         "huge",
         "1,000 rows, one 1 MB cell in an unused column (issue 27: 8 GB before)",
         "timestamp,arm,reward,notes",

@@ -88,6 +88,12 @@ def test_the_unnamed_index_column_and_extra_columns_are_ignored():
     assert any("column 1 has no name" in n for n in log.notes)
 
 
+def test_a_header_wider_than_the_limit_is_refused_before_it_is_split():
+    text = HEAD.strip() + "," * reader.MAX_COLUMNS + "\n1,a,0\n"
+    msg = error_of(text)
+    assert msg.startswith("row 1: the header has 100,003 columns; at most 100,000 are read")
+
+
 @pytest.mark.parametrize(
     "header",
     [

@@ -53,7 +53,7 @@ def titles(at: AppTest) -> list[str]:
 def test_page_states_its_limits_and_offers_examples():
     at = open_page()
     text = " ".join(c.value for c in at.caption)
-    assert f"{offline.APP_LIMITS['rows']:,} rows" in text and "any number of columns" in text
+    assert f"{offline.APP_LIMITS['rows']:,} rows" in text and "up to 100,000 columns" in text
     assert f"{offline.APP_LIMITS['bytes'] // 1_000_000} MB" in text
     assert {b.key for b in at.button} >= {"yd_ex_log", "yd_ex_table"}
     assert not at.error

@@ -8,7 +8,7 @@ The steps, with memory bounded by the file's size (``docs/your-data.md`` has the
 2. :func:`open_csv`: the header is the first line that is not blank (leading blank lines are
    skipped); lines end in ``\\n``, ``\\r\\n`` or ``\\r`` alone. One pass over the bytes counts
    each row's fields: a row with more or fewer fields than the header is a problem naming
-   its row. No column count is refused: extra columns cost nothing, since
+   its row. Up to :data:`MAX_COLUMNS` columns (100,000): extra columns cost nothing, since
 3. :meth:`CsvFile.read` reads **only the columns used** (pandas' C reader with ``usecols``,
    cells as text, nothing evaluated, nothing used as a path). A cell of a column that is read
    may hold at most :data:`MAX_CELL` characters. Rows that are blank in every column read
@@ -57,6 +57,7 @@ from .cells import (
 from .problems import MAX_PROBLEMS, Problems
 
 MAX_CELL = 1_000  # characters in one cell of a column that is read
+MAX_COLUMNS = 100_000  # columns in the header (3 x the file's memory at most, measured)
 _CHUNK = 1 << 22  # bytes per step of the field count
 _CSV_LIMIT = 131_072  # Python's csv field limit (a quoted file's field count uses it)
 _BLANK = re.compile(rb"(?:[ \t]*(?:\r\n|\r|\n))*")
@@ -245,6 +246,15 @@ def open_csv(source: bytes | str, *, max_bytes: int, max_rows: int) -> CsvFile:
     if begin >= len(raw):
         raise SpecError("file", "the file is empty")
     line = raw[begin:end].decode("utf-8")
+    if line.count(",") >= MAX_COLUMNS:  # before a string is made of each name
+        raise SpecError(
+            "columns",
+            f"row {lead + 1}: the header has {line.count(',') + 1:,} columns; at most "
+            f"{MAX_COLUMNS:,} are read (only the columns used are read, but a wider header "
+            f"costs memory of its own)",
+            bounds=(1, MAX_COLUMNS),
+            got=line.count(",") + 1,
+        )
     if line.count('"') % 2:
         raise SpecError("columns", f'row {lead + 1}: the header has a quote (") that is not closed')
     try:
@@ -521,6 +531,7 @@ __all__ = [
     "first_duplicate",
     "rows_of",
     "MAX_CELL",
+    "MAX_COLUMNS",
     "MAX_LABEL",
     "MAX_PROBLEMS",
     "_is_int",

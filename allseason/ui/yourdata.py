@@ -19,7 +19,7 @@ import streamlit as st
 from allseason import api
 from allseason.envs import table as table_mod
 from allseason.logs import examples, offline
-from allseason.logs.reader import columns_text
+from allseason.logs.reader import MAX_COLUMNS, columns_text
 from allseason.viz import offline as voffline
 from allseason.viz import race as vrace
 from allseason.viz.style import policy_name
@@ -40,7 +40,7 @@ def limits_text() -> str:
     return (
         f"At most **{LIMITS['rows']:,} rows** and **{MAX_MB} MB** per file (the command "
         f"line, `python -m allseason replay FILE`, reads {offline.LOG_LIMITS['rows']:,} "
-        f"rows); any number of columns (only those used are read); a reward table at most "
+        f"rows); up to {MAX_COLUMNS:,} columns (only those used are read); a reward table at most "
         f"{table_mod.MAX_ARMS} arms and {state.APP_LIMITS['horizon']:,} steps "
         f"(periods × customers)."
     )
