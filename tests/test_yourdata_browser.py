@@ -10,6 +10,8 @@ import pytest
 from conftest import CHROMIUM, SCREENS
 from test_e2e_browser import check, go, shot, wait_idle
 
+from allseason.logs import obd
+
 VIEWPORT = {"width": 1280, "height": 1400}
 TIMEOUT_MS = 120_000
 
@@ -51,3 +53,24 @@ def test_your_data_examples_and_a_bad_upload(server, page, tmp_path):
     page.mouse.move(5, 5)
     page.wait_for_timeout(300)
     page.screenshot(path=str(SCREENS / "yourdata-bad-upload.png"))
+
+
+@pytest.mark.skipif(
+    len(obd.available()) < 6, reason=f"the Open Bandit Dataset is not in {obd.obd_dir()}"
+)
+def test_a_real_open_bandit_dataset_log(server, page):
+    """'Try a real log': bts/men (10,000 real impressions, 40 columns, an unnamed index,
+    UTC offsets, ties), as shipped; its source, licence and citation on the page."""
+    go(page, server, "Your_data")
+    assert page.get_by_text("Apache License 2.0", exact=False).count() >= 1
+    page.get_by_role("button", name="Load this real log").click()
+    page.get_by_text("a log of", exact=False).first.wait_for()
+    page.locator('[data-testid="stTable"]').first.wait_for()
+    wait_idle(page)
+    check(page)
+    text = page.locator('[data-testid="stMain"]').inner_text()
+    assert "obd-random-all.csv" in text and "10,000 events" in text and "80 arms" in text
+    assert "user-item_affinity_0 … user-item_affinity_79 (80 columns)" in text
+    assert "9 events share their time with the one before" in text
+    page.mouse.move(5, 5)
+    shot(page, "yourdata-obd")

@@ -14,7 +14,7 @@ pytest.importorskip("plotly")
 from conftest import open_app_page
 from streamlit.testing.v1 import AppTest
 
-from allseason.logs import examples, offline
+from allseason.logs import examples, obd, offline
 from allseason.ui import yourdata
 
 PAGE = "app_pages/7_Your_data.py"
@@ -53,7 +53,7 @@ def titles(at: AppTest) -> list[str]:
 def test_page_states_its_limits_and_offers_examples():
     at = open_page()
     text = " ".join(c.value for c in at.caption)
-    assert f"{offline.APP_LIMITS['rows']:,} rows" in text and "64 columns" in text
+    assert f"{offline.APP_LIMITS['rows']:,} rows" in text and "up to 100,000 columns" in text
     assert f"{offline.APP_LIMITS['bytes'] // 1_000_000} MB" in text
     assert {b.key for b in at.button} >= {"yd_ex_log", "yd_ex_table"}
     assert not at.error
@@ -115,7 +115,16 @@ def test_good_upload():
 BAD = {
     "rewards.csv": ("timestamp,arm,reward\n1,0,1\n2,1,7\n", "Row 3, column reward"),
     "dates.csv": ("time,arm,reward\n2024-01-01,a,0.5\n2024-02-30,b,0.5\n", "Row 3, column time"),
-    "dup.csv": ("timestamp,arm,reward\n1,0,1\n1,1,0\n", "Row 3, column timestamp"),
+    "tiny.csv": (
+        "timestamp,arm,reward,propensity\n1,0,1,0.5\n2,1,0,1e-300\n",
+        "Row 3, column propensity: 1e-300 is not a probability",
+    ),
+    "subnormal.csv": (
+        "timestamp,arm,reward,propensity\n1,0,1,0.5\n2,1,0,5e-324\n",
+        "Row 3, column propensity: 4.94066e-324 is not a probability",
+    ),
+    "cr.csv": ("timestamp,arm,reward\r1,0,1\r2,1,x\r", "Row 3, column reward: 'x'"),
+    "blank.csv": ("\n\n\ntimestamp,arm,reward\n", "no rows under the header"),
     "empty.csv": ("", "the file is empty"),
     "latin1.csv": ("timestamp,arm,reward\n1,caf\xe9,1\n".encode("latin-1"), "not UTF-8"),
     "cols.csv": ("timestamp,arm\n1,0\n", "missing column 'reward'"),
@@ -143,3 +152,55 @@ def test_a_file_over_the_byte_limit_is_refused(monkeypatch):
     upload(at, "big.csv", examples.obd_log(n_rows=100))
     assert_clean(at)
     assert "at most 500 bytes" in at.error[0].value
+
+
+def test_a_huge_reward_with_minmax_and_many_problems_are_named():
+    at = open_page()
+    at.selectbox(key="yd_scale").set_value("minmax")
+    upload(at, "huge.csv", "timestamp,arm,reward\n1,0,0\n2,1,1e308\n3,0,0.5\n")
+    assert_clean(at)
+    assert len(at.error) == 1
+    assert "Row 3, column reward: 1e+308 is larger than 1e+15" in at.error[0].value
+    # every problem at once, one per line, the first 20 then a count
+    rows = "".join(f"{t},{t % 2},{'x' if t % 2 else 0}\n" for t in range(1, 61))
+    upload(at, "many.csv", "timestamp,arm,reward\n" + rows)
+    assert_clean(at)
+    lines = at.error[0].value.split("  \n")
+    assert len(lines) == 21 and lines[-1].startswith("... and 10 more problems (30 in all)")
+
+
+@pytest.mark.skipif(
+    len(obd.available()) < 6, reason=f"the Open Bandit Dataset is not in {obd.obd_dir()}"
+)
+def test_try_a_real_log_loads_an_obd_sample_with_source_licence_and_citation():
+    at = open_page()
+    text = " ".join(c.value for c in at.caption)
+    assert "Apache License 2.0" in text and "Saito" in text and "ZOZO" in text
+    at.number_input(key="yd_seeds").set_value(2)
+    at.selectbox(key="yd_obd").set_value("bts/men")
+    at.button(key="yd_obd_load").click()
+    at.run()
+    assert_clean(at)
+    assert not at.error
+    summary = " ".join(m.value for m in at.markdown)
+    assert "obd-bts-men.csv" in summary and "10,000 events" in summary and "34 arms" in summary
+    assert "2 events share their time" in summary.lower()
+    assert len(at.table[0].value) == len(offline.OFFLINE_POLICIES)
+
+
+def test_a_file_is_read_once_not_on_every_rerun(monkeypatch):
+    from allseason import api
+
+    calls = []
+    real = api.read_user_file
+    monkeypatch.setattr(api, "read_user_file", lambda *a, **k: calls.append(1) or real(*a, **k))
+    at = open_page()
+    at.number_input(key="yd_seeds").set_value(2)
+    upload(at, "mine.csv", examples.obd_log(n_rows=800))
+    assert_clean(at)
+    assert len(calls) == 1 and len(at.table) >= 1
+    at.radio(key="yd_method").set_value("ips").run()  # a rerun: the same file, not read again
+    assert_clean(at)
+    assert len(calls) == 1
+    at.selectbox(key="yd_scale").set_value("max").run()  # another option: read again
+    assert len(calls) == 2

@@ -2,18 +2,23 @@
 
 A **logged-bandit CSV** has one row per event (a user was shown one arm and gave a reward):
 
-- ``timestamp``: when (a number, e.g. Unix seconds or an event counter, or an ISO 8601
-  date-time such as ``2019-11-24 00:00:33.474``); events are replayed in time order, and
-  two events at the same time are refused (their order would be arbitrary);
-- ``arm``: the arm shown (any label; also read from a column ``item_id``, ``item`` or
-  ``action``, the Open Bandit Dataset's name);
-- ``reward``: a number in [0, 1] (also ``click``); or any number with ``scale="max"``
-  (divided by the largest) or ``scale="minmax"``;
-- ``propensity`` (optional; also ``propensity_score`` or ``pscore``): the probability, in
-  (0, 1], that the logging policy showed that arm;
+- ``timestamp``: when (a number: an event counter, or Unix seconds or milliseconds; or an
+  ISO 8601 date-time such as ``2019-11-24 00:00:33.474+00:00``, converted to UTC); events
+  are replayed in time order, and events at the same time keep their file order (a stable
+  sort; they are counted and reported);
+- ``arm``: the arm shown (any label, in natural order: ``item_2`` before ``item_10``; also
+  read from ``item_id``, ``item``, ``action`` or ``action_id``);
+- ``reward``: a number in [0, 1] (also ``click``, ``clicked``, ``conversion`` or ``label``);
+  or any number with ``scale="max"`` (divided by the largest) or ``scale="minmax"``;
+- ``propensity`` (optional; also ``propensity_score``, ``pscore`` or ``action_prob``): the
+  probability, in [1e-9, 1], that the logging policy showed that arm;
 - context (optional): the columns named ``x0``, ``x1``, ... (all of them, in number order),
-  or the numeric columns named in ``context=``. Any other column (e.g. ``position``) is
-  ignored, and :attr:`Log.ignored` lists it.
+  or the columns named in ``context=`` (a text column, such as a hashed user feature, is
+  one-hot on its most frequent values). Any other column (e.g. ``position``, or pandas'
+  unnamed index) is ignored, and :attr:`Log.ignored` lists it.
+
+How a file is read (only the columns used, every problem reported at once, the limits):
+:mod:`allseason.logs.logfile` and :mod:`allseason.logs.reader`.
 
 **Arms as vectors.** Arm k at event t is ``e_k (x) [c_t, 1]``: each arm has its own weights
 on the context and a constant (the *disjoint* linear model of Li et al. 2010). With no
@@ -72,25 +77,20 @@ from ..envs.arms import BlockArms
 from ..errors import SpecError
 from ..specs import LIMITS, PolicySpec, policy_specs
 from ..stats import ci95_halfwidth, t_quantile
-from . import reader as usercsv
-from .reader import _show
+from . import logfile
 
-#: what one log may hold (the command line; the app uses :data:`APP_LIMITS`)
-LOG_LIMITS = dict(rows=1_000_000, columns=64, bytes=200_000_000, context=16)
+#: what one log may hold (the command line; the app uses :data:`APP_LIMITS`); no limit on
+#: the number of columns: only the columns used are read
+LOG_LIMITS = dict(rows=1_000_000, bytes=200_000_000, context=16)
 #: the app's tighter limits (an upload)
-APP_LIMITS = dict(rows=200_000, columns=64, bytes=20_000_000, context=16)
+APP_LIMITS = dict(rows=200_000, bytes=20_000_000, context=16)
 MIN_EVENTS = 500  # fewer kept events (or a smaller ESS) than this: "too sparse"
 SIGMA2 = 0.25  # the noise variance the policies assume: the largest a reward in [0, 1] has
 #: the contestants by default: the default race without the oracles (no true seasons in a
 #: log) and without the printed rule (at a batch of one it spawns a bandit on most kept
 #: events: slow, and the default race already shows how it fares)
 OFFLINE_POLICIES = ("allseason-sw", "allseason-disc", "lints", "sw-lints", "d-lints", "random")
-ALIASES = {
-    "timestamp": ("timestamp",),
-    "arm": ("arm", "item_id", "item", "action"),
-    "reward": ("reward", "click"),
-    "propensity": ("propensity", "propensity_score", "pscore"),
-}
+ALIASES = logfile.ALIASES  # the names each column is read from
 METHODS = ("replay", "ips", "snips")
 METHOD_TITLES = {"replay": "replay", "ips": "IPS", "snips": "self-normalised IPS"}
 
@@ -101,7 +101,9 @@ class Log:
     ``arm`` (codes 0..K-1 into ``arm_names``), ``reward`` (in [0, 1]), ``propensity`` (or
     None), ``row`` (the event's row in the file, header = 1); ``contexts`` (n, p): the
     context and a constant 1 (p = 1: none). ``ignored``: columns not used; ``notes``: what
-    was done to the data (scaling, sorting)."""
+    was done to the data (scaling, sorting, ties, time zones). ``time_kind``: "number" or
+    "date" (datetime64[us], UTC); ``ties``: events at the same time as the one before
+    them (kept in file order); ``out_of_order``: events the sort by time moved."""
 
     timestamp: np.ndarray
     arm: np.ndarray
@@ -114,6 +116,8 @@ class Log:
     ignored: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     time_kind: str = "number"
+    ties: int = 0
+    out_of_order: int = 0
 
     @property
     def n_events(self) -> int:
@@ -136,22 +140,6 @@ class Log:
         """True when the logging is taken as uniform: no propensities, or all equal."""
         p = self.propensity
         return p is None or bool(np.all(p == p[0]))
-
-
-def _role(header: list[str], role: str, required: bool) -> str | None:
-    found = [c for c in ALIASES[role] if c in header]
-    if len(found) > 1:
-        raise SpecError(
-            found[1], f"the columns {found[0]} and {found[1]} both give the {role}; keep one"
-        )
-    if not found and required:
-        raise SpecError(
-            role,
-            f"missing column {role!r} (also read from "
-            f"{', '.join(ALIASES[role][1:]) or 'no other name'}); the "
-            f"header has {', '.join(header[:12])}",
-        )
-    return found[0] if found else None
 
 
 def detect_kind(header: Sequence[str]) -> str:
@@ -177,123 +165,15 @@ def parse_log(
     scale: str | None = None,
     limits: dict | None = None,
 ) -> Log:
-    """Read and check a logged-bandit CSV (see the module docstring). ``context``: None
-    (the ``x0``, ``x1``, ... columns) or column names (a list or comma-separated text);
-    ``arms``: None, a number N (arms 0..N-1) or the list of arm labels (any other label is
-    an unknown arm); ``scale``: None, "max" or "minmax" for the reward. ``limits``: rows,
-    columns, bytes, context (default :data:`LOG_LIMITS`). Any problem is ONE SpecError
-    naming the row or column."""
+    """Read and check a logged-bandit CSV as it comes (see the module docstring and
+    :mod:`allseason.logs.logfile`). ``context``: None (the ``x0``, ``x1``, ... columns) or
+    column names (a list or comma-separated text); ``arms``: None, a number N (arms 0..N-1)
+    or the list of arm labels (any other label is an unknown arm); ``scale``: None, "max" or
+    "minmax" for the reward. ``limits``: rows, bytes, context (default
+    :data:`LOG_LIMITS`). Every problem of the file in ONE SpecError, a line per problem
+    naming its row and column (the first 20, then a count)."""
     lim = {**LOG_LIMITS, **(limits or {})}
-    header, cols = usercsv.read_table(
-        source, max_bytes=lim["bytes"], max_rows=lim["rows"], max_columns=lim["columns"]
-    )
-    if "timestamp" not in header:
-        detect_kind(header)  # says which columns are missing
-        raise SpecError(
-            "timestamp",
-            "missing column 'timestamp'; a 'time' column makes this a "
-            "per-arm reward table, not a log",
-        )
-    c_time = "timestamp"
-    c_arm = _role(header, "arm", True)
-    c_reward = _role(header, "reward", True)
-    c_prop = _role(header, "propensity", False)
-    used = {c_time, c_arm, c_reward, c_prop}
-    names = _context_columns(header, context, used)
-    if len(names) > lim["context"]:
-        raise SpecError(
-            "context",
-            f"{len(names)} context columns; at most {lim['context']}",
-            bounds=(0, lim["context"]),
-            got=len(names),
-        )
-    ts, kind = usercsv.dates_or_numbers(cols[c_time], c_time)
-    code, arm_names = usercsv.labels(cols[c_arm], c_arm, arms)
-    if len(arm_names) < 2:
-        raise SpecError(
-            c_arm, f"only one arm ({_show(arm_names[0])}) in the log; a bandit needs at least 2"
-        )
-    if len(arm_names) > LIMITS["n_arms"]:
-        raise SpecError(
-            c_arm,
-            f"{len(arm_names)} arms; at most {LIMITS['n_arms']}",
-            bounds=(2, LIMITS["n_arms"]),
-            got=len(arm_names),
-        )
-    reward = usercsv.numbers(cols[c_reward], c_reward)
-    reward, note = usercsv.check_unit(reward, c_reward, scale)
-    notes = [note] if note else []
-    prop = None
-    if c_prop is not None:
-        prop = usercsv.numbers(cols[c_prop], c_prop, what="a probability")
-        bad = (prop <= 0) | (prop > 1)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise SpecError(
-                c_prop,
-                f"row {i + 2}, column {c_prop}: {prop[i]:g} is not a "
-                f"probability in (0, 1] (the chance the logger showed "
-                f"that arm)",
-            )
-    ctx = [usercsv.numbers(cols[c], c) for c in names]
-    d = len(arm_names) * (len(names) + 1)
-    if d > LIMITS["d"]:
-        raise SpecError(
-            "context",
-            f"{len(arm_names)} arms x ({len(names)} context columns + "
-            f"1) = {d} dimensions; at most {LIMITS['d']}",
-            bounds=(1, LIMITS["d"]),
-            got=d,
-        )
-    dup = usercsv.first_duplicate(ts)
-    if dup is not None:
-        a, b = dup
-        raise SpecError(
-            c_time,
-            f"row {b + 2}, column {c_time}: {_show(cols[c_time][b])} "
-            f"repeats the time of row {a + 2}; each event needs its own "
-            f"time, or their order is arbitrary (add seconds, or use an "
-            f"event counter)",
-        )
-    order = np.argsort(ts, kind="stable")
-    if np.any(order != np.arange(len(order))):
-        notes.append("events sorted by timestamp")
-    contexts = np.column_stack([*ctx, np.ones(len(code))])[order]
-    return Log(
-        ts[order],
-        code[order],
-        reward[order],
-        np.ascontiguousarray(contexts),
-        None if prop is None else prop[order],
-        usercsv.rows_of(order),
-        arm_names,
-        tuple(names),
-        tuple(c for c in header if c not in used and c not in names),
-        tuple(notes),
-        kind,
-    )
-
-
-def _context_columns(header, context, used) -> list[str]:
-    if context is None or (isinstance(context, str) and not context.strip()):
-        xs = [c for c in header if len(c) > 1 and c[0] == "x" and c[1:].isdigit()]
-        return sorted(xs, key=lambda c: int(c[1:]))
-    items = context.split(",") if isinstance(context, str) else list(context)
-    names = [str(c).strip().lower() for c in items if str(c).strip()]
-    for c in names:
-        if c not in header:
-            raise SpecError(
-                "context",
-                f"no column {_show(c)} in the file; the header has {', '.join(header[:12])}",
-            )
-        if c in used:
-            raise SpecError(
-                "context",
-                f"{_show(c)} is the time, arm, reward or propensity; it cannot also be context",
-            )
-    if len(set(names)) != len(names):
-        raise SpecError("context", "a column is named twice")
-    return names
+    return Log(**logfile.read_log(source, context=context, arms=arms, scale=scale, limits=lim))
 
 
 # --- replay -----------------------------------------------------------------------------------

@@ -1,18 +1,27 @@
-"""Reading a CSV file a user brings: everything in it is hostile until checked.
+"""Reading a CSV file a user brings, as it comes: everything in it is hostile until checked.
 
-One entry point, :func:`read_table`, turns bytes into a header and columns of text, or raises
-a :class:`~allseason.errors.SpecError` with ONE message naming the row (1-based, as in a
-spreadsheet: the header is row 1) or the column. The checks, in order: size in bytes (before
-anything is decoded), binary content (NUL bytes, an Excel workbook), the encoding (UTF-8,
-with or without a byte-order mark), an empty file, the header (names, duplicates, at most
-``max_columns`` columns), fields per row, and at most ``max_rows`` rows. Cells are parsed
-by pandas' C reader as text only (``dtype=str``): nothing is evaluated, nothing is used as a
-path. Converting columns to numbers, dates and labels is done by the helpers below, each
-naming the first bad row.
+The steps, with memory bounded by the file's size (``docs/your-data.md`` has the measurements):
 
-    >>> header, cols = read_table(b"timestamp,arm,reward\\n1,a,0\\n2,b,1\\n")
-    >>> header, cols["arm"].tolist()
-    (['timestamp', 'arm', 'reward'], ['a', 'b'])
+1. :func:`check_bytes`: the size (before anything is decoded), binary content (NUL bytes, an
+   Excel workbook), UTF-8 (with or without a byte-order mark), checked in 1 MiB pieces that
+   are decoded and dropped, never as one copy of the text.
+2. :func:`open_csv`: the header is the first line that is not blank (leading blank lines are
+   skipped); lines end in ``\\n``, ``\\r\\n`` or ``\\r`` alone. One pass over the bytes counts
+   each row's fields: a row with more or fewer fields than the header is a problem naming
+   its row. Up to :data:`MAX_COLUMNS` columns (100,000): extra columns cost nothing, since
+3. :meth:`CsvFile.read` reads **only the columns used** (pandas' C reader with ``usecols``,
+   cells as text, nothing evaluated, nothing used as a path). A cell of a column that is read
+   may hold at most :data:`MAX_CELL` characters. Rows that are blank in every column read
+   are dropped (and counted).
+
+Every problem goes to a :class:`Problems`, which reports them all at once (the first
+:data:`MAX_PROBLEMS` lines by row, then a count) in ONE :class:`~allseason.errors.SpecError`;
+each line names its row (1-based, as in a spreadsheet: the header is row 1) and column.
+
+    >>> f = open_csv(b"timestamp,arm,reward\\n1,a,0\\n2,b,1\\n", max_bytes=1000, max_rows=10)
+    >>> cols, rows = f.read(["arm"])
+    >>> f.names, cols["arm"].tolist(), rows.tolist()
+    (['timestamp', 'arm', 'reward'], ['a', 'b'], [2, 3])
     >>> read_table(b"")
     Traceback (most recent call last):
     ...
@@ -21,21 +30,38 @@ naming the first bad row.
 
 from __future__ import annotations
 
+import codecs
+import csv
 import io
+import os
 import re
+import stat
+from collections.abc import Sequence
 
 import numpy as np
 
 from ..errors import SpecError
-from ..errors import show as _show_value
+from .cells import (
+    MAX_LABEL,
+    _is_int,
+    _show,
+    check_unit,
+    dates_or_numbers,
+    declared_arms,
+    first_duplicate,
+    labels,
+    natural_key,
+    numbers,
+    rows_of,
+)
+from .problems import MAX_PROBLEMS, Problems
 
-MAX_LABEL = 40  # characters of an arm label
-_LABEL_OK = re.compile(r"^[\w .:/()+#&'-]+$")
-
-
-def _show(value) -> str:
-    """A short repr of a user's cell for a message (numpy scalars as plain Python values)."""
-    return _show_value(value.item() if isinstance(value, np.generic) else value)
+MAX_CELL = 1_000  # characters in one cell of a column that is read
+MAX_COLUMNS = 100_000  # columns in the header (3 x the file's memory at most, measured)
+_CHUNK = 1 << 22  # bytes per step of the field count
+_CSV_LIMIT = 131_072  # Python's csv field limit (a quoted file's field count uses it)
+_BLANK = re.compile(rb"(?:[ \t]*(?:\r\n|\r|\n))*")
+_SPACE = np.array([9, 13, 32], dtype=np.uint8)
 
 
 def _row_of_offset(raw: bytes, offset: int) -> int:
@@ -43,12 +69,15 @@ def _row_of_offset(raw: bytes, offset: int) -> int:
     return raw.count(b"\n", 0, offset) + 1
 
 
-def decode(raw: bytes | str, *, max_bytes: int) -> str:
-    """The text of a file: size and binary checks, then UTF-8 (a byte-order mark is
-    dropped). SpecError("file", ...) naming the row of the first undecodable byte."""
+def check_bytes(raw: bytes | str, *, max_bytes: int) -> bytes:
+    """The bytes of a file after the size, binary and UTF-8 checks; SpecError("file", ...)
+    otherwise, naming the row of the first bad byte. Text is encoded once (for tests and the
+    API); bytes are never copied."""
     if isinstance(raw, str):
         raw = raw.encode("utf-8", errors="surrogatepass")
-    if not isinstance(raw, (bytes, bytearray)):
+    if isinstance(raw, (bytearray, memoryview)):
+        raw = bytes(raw)
+    if not isinstance(raw, bytes):
         raise SpecError("file", f"must be bytes or text, got a {type(raw).__name__}")
     if len(raw) > max_bytes:
         raise SpecError(
@@ -58,7 +87,7 @@ def decode(raw: bytes | str, *, max_bytes: int) -> str:
             bounds=(0, max_bytes),
             got=len(raw),
         )
-    if not raw.strip():
+    if not raw or raw.isspace():
         raise SpecError("file", "the file is empty")
     if raw[:2] == b"PK" or raw[:4] == b"\xd0\xcf\x11\xe0":
         raise SpecError(
@@ -73,15 +102,369 @@ def decode(raw: bytes | str, *, max_bytes: int) -> str:
             f"row {_row_of_offset(raw, nul)}: a NUL byte; this is a "
             f"binary file (or UTF-16 text), not a UTF-8 CSV file",
         )
-    try:
-        return bytes(raw).decode("utf-8-sig")
-    except UnicodeDecodeError as e:
+    if not raw.isascii():
+        _check_utf8(raw)
+    return raw
+
+
+def _check_utf8(raw: bytes) -> None:
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    step = 1 << 20
+    for off in range(0, len(raw), step):
+        pending = len(decoder.getstate()[0])
+        try:
+            decoder.decode(raw[off : off + step], final=off + step >= len(raw))
+        except UnicodeDecodeError as e:
+            at = max(0, off - pending + e.start)
+            raise SpecError(
+                "file",
+                f"row {_row_of_offset(raw, at)}: byte 0x{raw[at]:02x} is not UTF-8 "
+                f"text; save the file as 'CSV UTF-8' (the encoding must be UTF-8)",
+            ) from None
+
+
+def decode(raw: bytes | str, *, max_bytes: int) -> str:
+    """The text of a small file (the checks of :func:`check_bytes`, then UTF-8; a
+    byte-order mark is dropped)."""
+    return check_bytes(raw, max_bytes=max_bytes).decode("utf-8-sig")
+
+
+class CsvFile:
+    """A checked file and its header: ``names`` (stripped, lower case; "" for a column with
+    no name), ``header_row`` (1-based), ``n_rows`` (rows under the header, blank lines
+    included), ``problems`` (what was found so far)."""
+
+    def __init__(
+        self, raw: bytes, names: list[str], header_row: int, data_start: int, header_start: int
+    ):
+        self.raw, self.names, self.header_row = raw, names, header_row
+        self.data_start, self.header_start = data_start, header_start
+        self.problems = Problems()
+        self.n_rows = 0
+        self.blank_rows = 0
+
+    def first_row(self) -> list[str]:
+        """The cells of the first row under the header that is not blank ([] if none)."""
+        begin = _BLANK.match(self.raw, min(self.data_start, len(self.raw))).end()
+        ends = [i for i in (self.raw.find(b"\n", begin), self.raw.find(b"\r", begin)) if i >= 0]
+        line = self.raw[begin : min(ends) if ends else len(self.raw)]
+        try:
+            return next(csv.reader([line.decode("utf-8")]), [])
+        except csv.Error:
+            return []
+
+    def read(self, names: Sequence[str], floats: Sequence[str] = ()) -> tuple[dict, np.ndarray]:
+        """({name: pandas Series}, rows): the columns ``names`` only (the first column of
+        each name), as stripped text, or as float64 for those in ``floats`` when every cell
+        of them is a number (else all as text, so that the bad cells can be named); rows
+        blank in all of them dropped; ``rows`` are their spreadsheet rows. A cell of text
+        longer than :data:`MAX_CELL` is a problem. Floats first: a number costs 8 bytes,
+        not a Python string's 50 on its way to pandas' text column."""
+        import pandas as pd
+
+        pos = [self.names.index(n) for n in names]
+        if not pos or not self.n_rows:
+            return {n: pd.Series([], dtype=str) for n in names}, np.zeros(0, np.int64)
+        as_float = {p for n, p in zip(names, pos) if n in floats}
+        try:
+            df = self._read(pos, {p: (float if p in as_float else str) for p in pos})
+        except (ValueError, IndexError):  # a cell that is not a number: as text, named later
+            df = None
+        if df is None:
+            try:
+                df = self._read(pos, str)
+            except (ValueError, IndexError, MemoryError, pd.errors.ParserError) as e:
+                raise SpecError("file", f"not a readable CSV file ({str(e)[:120]})") from None
+        cols = {
+            n: (df[p] if df[p].dtype.kind == "f" else df[p].str.strip()) for n, p in zip(names, pos)
+        }
+        del df
+        blank = np.ones(len(next(iter(cols.values()))), dtype=bool)
+        for s in cols.values():
+            blank &= (s == "").to_numpy()
+        rows = self.header_row + 1 + np.flatnonzero(~blank)
+        self.blank_rows = int(blank.sum())
+        if self.blank_rows:
+            keep = ~blank
+            cols = {n: s[keep].reset_index(drop=True) for n, s in cols.items()}
+        for n, s in cols.items():
+            if s.dtype.kind == "f":
+                continue
+            long = (s.str.len() > MAX_CELL).to_numpy()
+            self.problems.add_rows(
+                long,
+                rows,
+                n,
+                lambda i, s=s: (
+                    f"a cell of {len(s.iloc[i]):,} characters; at most "
+                    f"{MAX_CELL:,} are read in a cell"
+                ),
+            )
+        return cols, rows
+
+    def _read(self, pos: list[int], dtype):
+        import pandas as pd
+
+        return pd.read_csv(  # from the header on: pandas miscounts leading "\r\r" lines
+            _Slice(self.raw, self.header_start),
+            header=None,
+            skiprows=1,
+            names=list(range(len(self.names))),
+            usecols=pos,
+            dtype=dtype,
+            keep_default_na=False,
+            na_filter=False,
+            skip_blank_lines=False,
+            index_col=False,
+            engine="c",
+            encoding="utf-8",
+        )
+
+
+class _Slice(io.RawIOBase):
+    """The bytes from ``start`` on, read as a file without a copy of them."""
+
+    def __init__(self, raw: bytes, start: int):
+        self._view, self._pos = memoryview(raw), start
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        n = min(len(buf), len(self._view) - self._pos)
+        buf[:n] = self._view[self._pos : self._pos + n]
+        self._pos += n
+        return n
+
+
+def open_csv(source: bytes | str, *, max_bytes: int, max_rows: int) -> CsvFile:
+    """The file's checks, its header and the count of fields in every row (module
+    docstring). Raises at once for the checks of the bytes and the header; a row's problem
+    (its number of fields) is kept in ``problems`` with the others to come."""
+    raw = check_bytes(source, max_bytes=max_bytes)
+    lead, begin, end = _header_line(raw)
+    if begin >= len(raw):
+        raise SpecError("file", "the file is empty")
+    line = raw[begin:end].decode("utf-8")
+    if line.count(",") >= MAX_COLUMNS:  # before a string is made of each name
         raise SpecError(
-            "file",
-            f"row {_row_of_offset(raw, e.start)}: byte "
-            f"0x{raw[e.start]:02x} is not UTF-8 text; save the file as "
-            f"'CSV UTF-8' (the encoding must be UTF-8)",
-        ) from None
+            "columns",
+            f"row {lead + 1}: the header has {line.count(',') + 1:,} columns; at most "
+            f"{MAX_COLUMNS:,} are read (only the columns used are read, but a wider header "
+            f"costs memory of its own)",
+            bounds=(1, MAX_COLUMNS),
+            got=line.count(",") + 1,
+        )
+    if line.count('"') % 2:
+        raise SpecError("columns", f'row {lead + 1}: the header has a quote (") that is not closed')
+    try:
+        names = _names(line)
+    except csv.Error as e:
+        raise SpecError("columns", f"row {lead + 1}: the header is not readable ({e})") from None
+    if len(names) < 2 and (";" in line or "\t" in line):
+        raise SpecError(
+            "columns",
+            "the header has one column: the file must be comma-separated (not semicolons or tabs)",
+        )
+    data = end + (2 if raw[end : end + 2] == b"\r\n" else 1)
+    f = CsvFile(raw, names, lead + 1, data, begin)
+    _count_fields(f, max_rows)
+    return f
+
+
+def _header_line(raw: bytes) -> tuple[int, int, int]:
+    """(blank lines before the header, its first byte, the byte after it)."""
+    start = 3 if raw.startswith(codecs.BOM_UTF8) else 0
+    begin = _BLANK.match(raw, start).end()
+    ends = [i for i in (raw.find(b"\n", begin), raw.find(b"\r", begin)) if i >= 0]
+    return _count_lines(raw, start, begin), begin, (min(ends) if ends else len(raw))
+
+
+def _names(line: str) -> list[str]:
+    return [c.strip().lower() for c in next(csv.reader([line]), [])]
+
+
+def header_names(source: bytes | str, limit: int = 65_536) -> list[str]:
+    """The column names of a file's header (its first line that is not blank), read from
+    its first ``limit`` bytes, lower case; [] when there are none to read. For telling a log
+    from a table; the checks are :func:`open_csv`'s."""
+    raw = source[: limit * 4].encode("utf-8", "replace") if isinstance(source, str) else source
+    raw = bytes(raw[:limit])
+    _, begin, end = _header_line(raw)
+    try:
+        return _names(raw[begin:end].decode("utf-8", errors="replace"))
+    except csv.Error:
+        return []
+
+
+def _count_lines(raw: bytes, start: int, end: int) -> int:
+    """Line ends (\\n, \\r\\n or \\r alone) between two offsets."""
+    return (
+        raw.count(b"\n", start, end) + raw.count(b"\r", start, end) - raw.count(b"\r\n", start, end)
+    )
+
+
+def _count_fields(f: CsvFile, max_rows: int) -> None:
+    """Count each row's fields (commas + 1; with quotes, Python's csv reader), note the
+    rows whose count differs from the header's, and the number of rows."""
+    raw, n_cols = f.raw, len(f.names)
+    if f.data_start >= len(raw):
+        return
+    has_cr, has_lf = b"\r" in raw, b"\n" in raw
+    mixed = has_cr and has_lf and raw.count(b"\r") != raw.count(b"\r\n")
+    if b'"' in raw or mixed:
+        counts = _quoted_counts(f)
+    else:
+        counts = _plain_counts(raw, f.data_start, b"\n" if has_lf else b"\r")
+    first = f.header_row + 1
+    n_rows = blank = 0
+    for n_fields, is_blank in counts:
+        rows = first + n_rows + np.arange(len(n_fields))
+        bad = (n_fields != n_cols) & ~is_blank
+        f.problems.add_rows(
+            bad,
+            rows,
+            None,
+            lambda i, n_fields=n_fields: (
+                f"{int(n_fields[i])} fields, but the header has {n_cols} columns"
+            ),
+        )
+        n_rows += len(n_fields)
+        blank += int(is_blank.sum())
+    f.n_rows = n_rows
+    if n_rows - blank > max_rows:
+        raise SpecError(
+            "rows",
+            f"more than {max_rows:,} rows under the header ({n_rows - blank:,}); at most "
+            f"{max_rows:,} are read",
+            bounds=(1, max_rows),
+            got=n_rows - blank,
+        )
+
+
+def _plain_counts(raw: bytes, start: int, eol: bytes):
+    """(fields per line, blank per line) of each piece of a file without quotes: commas
+    counted with numpy on about 4 MiB at a time (memory: a few times the piece)."""
+    buf = np.frombuffer(raw, dtype=np.uint8)
+    e = eol[0]
+    pos, n = start, len(raw)
+    while pos < n:
+        stop = min(n, pos + _CHUNK)
+        if stop < n:
+            j = raw.find(eol, stop)
+            stop = n if j < 0 else j + 1
+        piece = buf[pos:stop]
+        nl = np.flatnonzero(piece == e)
+        if not len(nl) or nl[-1] != len(piece) - 1:
+            nl = np.append(nl, len(piece))  # the last line has no line end
+        starts = np.concatenate(([0], nl[:-1] + 1))
+        commas = np.flatnonzero(piece == 44)
+        n_fields = np.diff(np.searchsorted(commas, np.concatenate(([0], nl)))) + 1
+        blank = n_fields == 1
+        if blank.any():  # one field: blank when every byte is a space, a tab or a \r
+            ink = np.concatenate(([0], np.cumsum(~np.isin(piece, _SPACE), dtype=np.int64)))
+            blank &= ink[nl] == ink[starts]
+        yield n_fields, blank
+        pos = stop
+
+
+def _quoted_counts(f: CsvFile):
+    """(fields per row, blank per row) from Python's csv reader, in pieces of 65,536 rows; a
+    field over its limit (131,072 characters) is a problem naming the row."""
+    text = io.TextIOWrapper(io.BytesIO(f.raw), encoding="utf-8", newline="")
+    text.buffer.seek(f.data_start)
+    reader = csv.reader(text)
+    n_fields, blank = [], []
+    row = f.header_row
+    while True:
+        try:
+            rec = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as e:
+            row += 1
+            f.problems.add(f"not a readable CSV row ({str(e)[:80]})", row=row)
+            n_fields.append(len(f.names))
+            blank.append(False)
+            continue
+        row += 1
+        n_fields.append(len(rec))
+        blank.append(not rec or (len(rec) == 1 and not rec[0].strip()))
+        if len(n_fields) == 65_536:
+            yield np.array(n_fields), np.array(blank)
+            n_fields, blank = [], []
+    yield np.array(n_fields, dtype=np.int64), np.array(blank, dtype=bool)
+
+
+def columns_text(names: Sequence[str]) -> str:
+    """Column names for one line: a run of 3 or more names that differ only by a number
+    counting up by one is shortened ("a_0 … a_79 (80 columns)").
+
+    >>> columns_text(["position", "f_0", "f_1", "f_2", "f_3", "g"])
+    'position, f_0 … f_3 (4 columns), g'
+    """
+    out, run = [], []
+
+    def flush():
+        if len(run) >= 3:
+            out.append(f"{run[0][2]} … {run[-1][2]} ({len(run)} columns)")
+        else:
+            out.extend(r[2] for r in run)
+        run.clear()
+
+    for name in names:
+        m = re.fullmatch(r"(.*?)(\d+)", name)
+        key = (m.group(1), int(m.group(2)), name) if m else None
+        if run and key and key[0] == run[-1][0] and key[1] == run[-1][1] + 1:
+            run.append(key)
+            continue
+        flush()
+        if key:
+            run.append(key)
+        else:
+            out.append(name)
+    flush()
+    return ", ".join(out)
+
+
+def read_path(name: str, max_bytes: int) -> bytes:
+    """The bytes of a user's file named on the command line: a regular file only (a FIFO, a
+    device or a folder is refused without being read: opened non-blocking, checked with
+    fstat), its size checked before reading. SpecError("file", ...) otherwise."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(name, flags)
+    except FileNotFoundError:
+        raise SpecError("file", f"{name!r}: no such file") from None
+    except IsADirectoryError:
+        raise SpecError("file", f"{name!r}: not a regular file (a folder)") from None
+    except OSError as e:
+        raise SpecError("file", f"{name!r}: cannot be opened ({e.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = (
+                "a folder"
+                if stat.S_ISDIR(st.st_mode)
+                else "a FIFO"
+                if stat.S_ISFIFO(st.st_mode)
+                else "a device"
+                if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode)
+                else "a special file"
+            )
+            raise SpecError("file", f"{name!r}: not a regular file ({kind}); give a CSV file")
+        if st.st_size > max_bytes:
+            raise SpecError(
+                "file",
+                f"{name!r}: the file has {st.st_size:,} bytes; at most {max_bytes:,} bytes "
+                f"are read",
+                bounds=(0, max_bytes),
+                got=st.st_size,
+            )
+        with os.fdopen(fd, "rb", buffering=0, closefd=False) as fh:
+            return fh.read(max_bytes + 1)
+    finally:
+        os.close(fd)
 
 
 def read_table(
@@ -90,277 +473,66 @@ def read_table(
     max_bytes: int = 20_000_000,
     max_rows: int = 200_000,
     max_columns: int = 64,
-) -> tuple[list[str], dict]:
-    """(header, {column name: numpy array of str}) of a comma-separated file; column names
-    are stripped and lower-cased. See the module docstring for the checks."""
-    import pandas as pd
-
-    text = decode(source, max_bytes=max_bytes)
-    end = text.find("\n")
-    first = (text if end < 0 else text[:end]).rstrip("\r")
-    names = [c.strip().lower() for c in next(iter(_csv_line(first)), [])]
-    if len(names) > max_columns:
-        raise SpecError(
-            "columns",
-            f"the header has {len(names)} columns; at most {max_columns} are read",
-            bounds=(1, max_columns),
-            got=len(names),
-        )
-    if len(names) < 2 and (";" in first or "\t" in first):
-        raise SpecError(
-            "columns",
-            "the header has one column: the file must be comma-separated (not semicolons or tabs)",
-        )
-    for i, name in enumerate(names):
-        if not name:
-            raise SpecError("columns", f"column {i + 1} of the header has no name")
-        if names.index(name) != i:
+    usecols: Sequence[str] | None = None,
+    with_rows: bool = False,
+):
+    """(header, {column name: numpy array of str}) of a comma-separated file: the columns
+    named in ``usecols`` that the header has (None: every named column, then at most
+    ``max_columns`` of them). ``with_rows``: also the spreadsheet row of each record, for
+    messages (blank lines are skipped, so record i is not always row i + 2). Column names
+    are stripped and lower-cased; duplicated names among the columns read are refused.
+    Every problem at once, in one SpecError."""
+    f = open_csv(source, max_bytes=max_bytes, max_rows=max_rows)
+    names = f.names
+    if usecols is None:
+        if len(names) > max_columns:
             raise SpecError(
-                name[:40],
-                f"the column {_show(name)} appears twice in the header "
-                f"(columns {names.index(name) + 1} and {i + 1})",
+                "columns",
+                f"the header has {len(names)} columns; at most {max_columns} are read",
+                bounds=(1, max_columns),
+                got=len(names),
             )
-    try:
-        df = pd.read_csv(
-            io.StringIO(text),
-            dtype=str,
-            keep_default_na=False,
-            na_filter=False,
-            skip_blank_lines=True,
-            engine="c",
-            nrows=max_rows + 1,
-        )
-    except pd.errors.ParserError as e:
-        m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(e))
-        if m:
-            raise SpecError(
-                "file",
-                f"row {m.group(2)}: {m.group(3)} fields, but the header has {m.group(1)} columns",
-            ) from None
-        raise SpecError("file", f"not a readable CSV file ({str(e)[:120]})") from None
-    except (ValueError, MemoryError) as e:  # e.g. a field larger than pandas accepts
-        raise SpecError("file", f"not a readable CSV file ({str(e)[:120]})") from None
-    if len(df) > max_rows:
-        raise SpecError(
-            "rows",
-            f"more than {max_rows:,} rows under the header; at most {max_rows:,} are read",
-            bounds=(1, max_rows),
-            got=len(df),
-        )
-    if len(df) == 0:
-        raise SpecError("rows", "no rows under the header")
-    cols = {name: df.iloc[:, i].to_numpy(dtype=object).astype(str) for i, name in enumerate(names)}
-    for col in cols.values():  # pandas fills a short row's missing fields with ""
-        col[:] = np.char.strip(col)
-    return names, cols
-
-
-def _csv_line(line: str):
-    import csv
-
-    return csv.reader([line])
-
-
-def rows_of(index) -> np.ndarray:
-    """Spreadsheet rows of 0-based record indices (the header is row 1)."""
-    return np.asarray(index, dtype=np.int64) + 2
-
-
-def numbers(col: np.ndarray, name: str, *, what: str = "a number") -> np.ndarray:
-    """A column as floats: an empty cell, NaN, inf or text is a SpecError naming the first
-    bad row and the column."""
-    import pandas as pd
-
-    values = pd.to_numeric(pd.Series(col), errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(values)
-    if bad.any():
-        i = int(np.argmax(bad))
-        cell = col[i]
-        why = (
-            "is empty"
-            if cell == ""
-            else "is NaN"
-            if cell.lower() in ("nan", "na", "n/a", "null", "none")
-            else f"{_show(cell)} is not {what}"
-        )
-        raise SpecError(
-            name, f"row {int(rows_of(i))}, column {name}: {why}; every row needs {what}"
-        )
-    return values
-
-
-def check_unit(values: np.ndarray, name: str, scale: str | None) -> tuple[np.ndarray, str]:
-    """Rewards (or rates) in [0, 1]: as they are (``scale`` None), or rescaled: "max"
-    (divided by the largest; needs no negative value) or "minmax" ((v - min) / (max -
-    min)). Returns (values, a note on what was done). A value outside [0, 1] with no
-    scaling chosen is a SpecError naming its row."""
-    if scale in (None, "", "none"):
-        out = (values < 0) | (values > 1)
-        if out.any():
-            i = int(np.argmax(out))
-            raise SpecError(
-                name,
-                f"row {int(rows_of(i))}, column {name}: {values[i]:g} is "
-                f"outside [0, 1]; rescale the column, or choose a scaling "
-                f"(scale = max: divide by the largest value; minmax: "
-                f"(value - min) / (max - min))",
-            )
-        return values, ""
-    lo, hi = float(values.min()), float(values.max())
-    if scale == "max":
-        if lo < 0:
-            i = int(np.argmin(values))
-            raise SpecError(
-                name,
-                f"row {int(rows_of(i))}, column {name}: {values[i]:g} is "
-                f"negative, so dividing by the largest value cannot bring "
-                f"it into [0, 1]; choose scale = minmax",
-            )
-        return (values / hi if hi > 0 else values), f"{name} divided by its largest value {hi:g}"
-    if scale == "minmax":
-        if hi == lo:
-            return np.zeros_like(values), f"{name} is constant ({lo:g}): every value set to 0"
-        return (values - lo) / (hi - lo), f"{name} rescaled from [{lo:g}, {hi:g}] to [0, 1]"
-    raise SpecError("scale", f"must be none, max or minmax, got {_show(scale)}")
-
-
-def labels(col: np.ndarray, name: str, arms=None) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Arm labels as integer codes 0..K-1 and the labels in order (numeric order when every
-    label is an integer, else text order). ``arms``: None (every label seen is an arm), an
-    int N (the arms are the integers 0..N-1), or a list of labels; a label outside the
-    declared arms is an "unknown arm", a SpecError naming its row."""
-    empty = col == ""
-    if empty.any():
-        i = int(np.argmax(empty))
-        raise SpecError(
-            name, f"row {int(rows_of(i))}, column {name}: is empty; every row needs an arm"
-        )
-    uniq, inverse = np.unique(col, return_inverse=True)
-    for u in uniq:
-        if len(u) > MAX_LABEL or not _LABEL_OK.match(u):
-            i = int(np.argmax(col == u))
-            raise SpecError(
-                name,
-                f"row {int(rows_of(i))}, column {name}: {_show(u)} is not "
-                f"an arm label (at most {MAX_LABEL} letters, digits, spaces "
-                f"and - _ . : / ( ) + # & ')",
-            )
-    declared = declared_arms(arms)
-    if declared is None:
-        names = list(uniq)
-        if all(_is_int(u) for u in names):
-            names.sort(key=lambda s: int(s))
+        wanted = [n for n in dict.fromkeys(names) if n]
     else:
-        names = list(declared)
-        canon = {(str(int(a)) if _is_int(a) else a): a for a in names}
-        for u in uniq:
-            key = str(int(u)) if _is_int(u) else u
-            if key not in canon:
-                i = int(np.argmax(col == u))
-                known = (
-                    f"the integers 0 to {len(names) - 1}"
-                    if isinstance(arms, int)
-                    else ", ".join(names[:8]) + (" ..." if len(names) > 8 else "")
-                )
-                raise SpecError(
-                    name,
-                    f"row {int(rows_of(i))}, column {name}: unknown arm "
-                    f"{_show(u)}; the arms are {known}",
-                )
-        uniq = np.array([canon[str(int(u)) if _is_int(u) else u] for u in uniq], dtype=object)
-    pos = {a: k for k, a in enumerate(names)}
-    codes = np.array([pos[u] for u in uniq], dtype=np.int64)[inverse]
-    return codes, tuple(str(a) for a in names)
-
-
-def declared_arms(arms) -> tuple[str, ...] | None:
-    """The arm list a user declared: None, an int N (0..N-1), or a list / comma text."""
-    if arms is None or (isinstance(arms, str) and not arms.strip()):
-        return None
-    if isinstance(arms, bool):
-        raise SpecError("arms", "must be a number of arms or a list of labels")
-    if isinstance(arms, int) or (isinstance(arms, str) and arms.strip().isdigit()):
-        n = int(arms)
-        if not 2 <= n <= 100:
-            raise SpecError("arms", f"must be between 2 and 100 arms, got {n}")
-        return tuple(str(k) for k in range(n))
-    items = arms.split(",") if isinstance(arms, str) else list(arms)
-    items = [str(a).strip() for a in items if str(a).strip()]
-    if len(items) < 2 or len(items) > 100:
-        raise SpecError("arms", f"must list 2 to 100 arms, got {len(items)}")
-    if len(set(items)) != len(items):
-        raise SpecError("arms", "an arm is listed twice")
-    return tuple(items)
-
-
-def _is_int(s) -> bool:
-    s = str(s)
-    return s.isdigit() and len(s) < 19
-
-
-def dates_or_numbers(col: np.ndarray, name: str) -> tuple[np.ndarray, str]:
-    """A time column: ("number", float array) when the first cell is a number, else
-    ("date", datetime64[us] array) from ISO 8601 dates or date-times (2024-03-31,
-    2024-03-31 12:00:00, 2024-03-31T12:00:00.5). A cell of the other kind, or a date that
-    does not exist (2023-02-30), is a SpecError naming its row."""
-    import pandas as pd
-
-    first = col[0]
-    try:
-        float(first)
-        is_number = True
-    except ValueError:
-        is_number = False
-    if is_number:
-        if _INT.match(first) and pd.Series(col).str.fullmatch(_INT.pattern).all():
-            try:  # exact: nanosecond stamps stay distinct (a float64 would merge them)
-                return np.array([int(c) for c in col], dtype=np.int64) if len(
-                    col
-                ) < 1000 else col.astype(np.int64), "number"
-            except (OverflowError, ValueError):
-                pass
-        return numbers(col, name, what="a number (the column's first cell is one)"), "number"
-    iso = (
-        np.array([bool(_ISO.match(c)) for c in col])
-        if len(col) < 5000
-        else pd.Series(col).str.match(_ISO.pattern).to_numpy()
-    )
-    parsed = pd.to_datetime(pd.Series(np.where(iso, col, "")), format="ISO8601", errors="coerce")
-    bad = parsed.isna().to_numpy()
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise SpecError(
-            name,
-            f"row {int(rows_of(i))}, column {name}: {_show(col[i])} is not "
-            f"a date (ISO 8601, e.g. 2024-03-31 or 2024-03-31 12:00:00; the "
-            f"column's first cell is a date, so every cell must be one)",
-        )
-    return parsed.to_numpy(dtype="datetime64[us]"), "date"
-
-
-_INT = re.compile(r"^-?\d{1,19}$")
-_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?$")
-
-
-def first_duplicate(keys: np.ndarray) -> tuple[int, int] | None:
-    """(first index, repeating index) of the first repeated key (in file order), or None."""
-    order = np.argsort(keys, kind="stable")
-    s = keys[order]
-    same = np.flatnonzero(s[1:] == s[:-1])
-    if not len(same):
-        return None
-    pairs = [(int(order[j]), int(order[j + 1])) for j in same]
-    return min(pairs, key=lambda p: p[1])
+        wanted = [n for n in dict.fromkeys(usecols) if n in names]
+    for name in wanted:
+        if names.count(name) > 1:
+            first = names.index(name)
+            second = names.index(name, first + 1)
+            f.problems.add(
+                f"the column {_show(name)} appears twice in the header "
+                f"(columns {first + 1} and {second + 1})",
+                column=name[:40],
+            )
+    cols, rows = f.read(wanted)
+    f.problems.raise_if_any()
+    if not len(rows):
+        raise SpecError("rows", "no rows under the header")
+    out = {n: s.to_numpy(dtype=object) for n, s in cols.items()}
+    return (names, out, rows) if with_rows else (names, out)
 
 
 __all__ = [
+    "Problems",
+    "CsvFile",
+    "open_csv",
+    "header_names",
+    "columns_text",
+    "check_bytes",
+    "read_path",
     "read_table",
     "decode",
     "numbers",
     "check_unit",
     "labels",
+    "natural_key",
     "declared_arms",
     "dates_or_numbers",
     "first_duplicate",
     "rows_of",
+    "MAX_CELL",
+    "MAX_COLUMNS",
+    "MAX_LABEL",
+    "MAX_PROBLEMS",
+    "_is_int",
 ]

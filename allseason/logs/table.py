@@ -198,8 +198,12 @@ def parse_reward_table(
     the earliest period), a number N (0..N-1) or a list of labels; ``scale``: None, "max" or
     "minmax"; ``limits``: rows, columns, bytes (default :data:`TABLE_LIMITS`)."""
     lim = {**TABLE_LIMITS, **(limits or {})}
-    header, cols = usercsv.read_table(
-        source, max_bytes=lim["bytes"], max_rows=lim["rows"], max_columns=lim["columns"]
+    header, cols, rows = usercsv.read_table(
+        source,
+        max_bytes=lim["bytes"],
+        max_rows=lim["rows"],
+        usecols=("time", *ALIASES["arm"], *ALIASES["reward"]),
+        with_rows=True,  # the file's rows, for messages (blank lines are skipped)
     )
     if "time" not in header:
         raise SpecError(
@@ -208,14 +212,14 @@ def parse_reward_table(
             f"header has {', '.join(header[:12])}",
         )
     c_arm, c_reward = _role(header, "arm"), _role(header, "reward")
-    raw_t, kind = usercsv.dates_or_numbers(cols["time"], "time")
+    raw_t, kind = usercsv.dates_or_numbers(cols["time"], "time", rows)
     if kind == "number":
         bad = raw_t != np.round(raw_t)
         if bad.any():
             i = int(np.argmax(bad))
             raise SpecError(
                 "time",
-                f"row {i + 2}, column time: {_show(cols['time'][i])} is "
+                f"row {rows[i]}, column time: {_show(cols['time'][i])} is "
                 f"not a whole period number (or a date)",
             )
         times_all = raw_t.astype(np.int64)
@@ -226,7 +230,7 @@ def parse_reward_table(
             i = int(np.argmax(bad))
             raise SpecError(
                 "time",
-                f"row {i + 2}, column time: {_show(cols['time'][i])} has "
+                f"row {rows[i]}, column time: {_show(cols['time'][i])} has "
                 f"a time of day; a period is a date (2024-03-31)",
             )
         times_all = t_day
@@ -237,7 +241,9 @@ def parse_reward_table(
         arms = list(dict.fromkeys(cols[c_arm][first_period]))
         if any(a == "" for a in arms):
             i = int(np.argmax(first_period & (cols[c_arm] == "")))
-            raise SpecError(c_arm, f"row {i + 2}, column {c_arm}: is empty; every row needs an arm")
+            raise SpecError(
+                c_arm, f"row {rows[i]}, column {c_arm}: is empty; every row needs an arm"
+            )
         if len(arms) < 2:
             raise SpecError(
                 c_arm,
@@ -245,8 +251,8 @@ def parse_reward_table(
                 f"the arms are those of the earliest period, and a bandit "
                 f"needs at least 2",
             )
-        arms = sorted(arms, key=lambda a: (0, int(a), a) if usercsv._is_int(a) else (1, 0, a))
-    code, arm_names = usercsv.labels(cols[c_arm], c_arm, arms)
+        arms = sorted(arms, key=usercsv.natural_key)  # item_2 before item_10
+    code, arm_names = usercsv.labels(cols[c_arm], c_arm, arms, rows)
     K = len(arm_names)
     if K < 2:
         raise SpecError(c_arm, f"only one arm ({_show(arm_names[0])}); a bandit needs at least 2")
@@ -257,17 +263,17 @@ def parse_reward_table(
             bounds=(2, MAX_ARMS),
             got=K,
         )
-    rate = usercsv.numbers(cols[c_reward], c_reward, what="a rate")
-    rate, note = usercsv.check_unit(rate, c_reward, scale)
+    rate = usercsv.numbers(cols[c_reward], c_reward, what="a rate", rows=rows)
+    rate, note = usercsv.check_unit(rate, c_reward, scale, rows)
     key = p_idx.astype(np.int64) * K + code
     dup = usercsv.first_duplicate(key)
     if dup is not None:
         a, b = dup
         raise SpecError(
             c_reward,
-            f"row {b + 2}: time {_show(cols['time'][b])} and arm "
-            f"{_show(cols[c_arm][b])} are given twice (rows {a + 2} and "
-            f"{b + 2}); each period has one rate per arm",
+            f"row {rows[b]}: time {_show(cols['time'][b])} and arm "
+            f"{_show(cols[c_arm][b])} are given twice (rows {rows[a]} and "
+            f"{rows[b]}); each period has one rate per arm",
         )
     P = len(periods)
     if P * K != len(key):

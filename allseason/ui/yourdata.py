@@ -19,6 +19,7 @@ import streamlit as st
 from allseason import api
 from allseason.logs import examples, offline
 from allseason.logs import table as table_mod
+from allseason.logs.reader import MAX_COLUMNS, columns_text
 from allseason.viz import offline as voffline
 from allseason.viz import race as vrace
 from allseason.viz.style import policy_name
@@ -31,16 +32,17 @@ from . import state
 SOURCE = "yd_source"  # {"name", "data" (bytes), "origin": "upload" | "example"}
 RESULT = "yd_result"  # (key, kind, result)
 UPLOAD = "yd_upload"
-LIMITS = offline.APP_LIMITS  # rows, columns, bytes (the reward table: the same)
+PARSED = "yd_parsed"  # (key, the parsed file): read once per file and options, not per rerun
+LIMITS = offline.APP_LIMITS  # rows, bytes, context columns (the reward table: rows, bytes)
 MAX_MB = LIMITS["bytes"] // 1_000_000
 TABLE_SPECS = offline.OFFLINE_POLICIES + api.REFERENCES
 
 
 def limits_text() -> str:
     return (
-        f"At most **{LIMITS['rows']:,} rows**, **{LIMITS['columns']} columns** and "
-        f"**{MAX_MB} MB** per file (the command line, `python -m allseason replay FILE`, "
-        f"reads {offline.LOG_LIMITS['rows']:,} rows); a reward table at most "
+        f"At most **{LIMITS['rows']:,} rows** and **{MAX_MB} MB** per file (the command "
+        f"line, `python -m allseason replay FILE`, reads {offline.LOG_LIMITS['rows']:,} "
+        f"rows); up to {MAX_COLUMNS:,} columns (only those used are read); a reward table at most "
         f"{table_mod.MAX_ARMS} arms and {state.APP_LIMITS['horizon']:,} steps "
         f"(periods × customers)."
     )
@@ -67,12 +69,55 @@ def _use_example(kind: str) -> None:
     st.session_state["yd_scale"] = "none"
 
 
+def _use_obd() -> None:
+    from allseason.logs import obd
+
+    policy, campaign = st.session_state["yd_obd"].split("/")
+    st.session_state[SOURCE] = {
+        "name": f"obd-{policy}-{campaign}.csv",
+        "data": obd.log_path(policy, campaign).read_bytes(),
+        "origin": "example",
+    }
+    st.session_state["yd_kind"] = "auto"
+    st.session_state["yd_scale"] = "none"
+
+
+def real_log_section() -> None:
+    """The "Try a real log" entry: the Open Bandit Dataset's sample logs (when ``make data``
+    fetched them), with their source, licence and citation."""
+    from allseason.logs import obd
+
+    st.markdown(f"**Try a real log: {obd.TITLE}**")
+    have = [f"{p}/{c}" for p, c in obd.available()]
+    if not have:
+        st.caption(f"Not on this server: `make data` fetches it ({obd.WHEEL} from PyPI).")
+        return
+    words = {"random": "uniform random logging", "bts": "Thompson-sampling logging"}
+    st.selectbox(
+        "Open Bandit Dataset sample",
+        have,
+        key="yd_obd",
+        format_func=lambda v: f"{words[v.split('/')[0]]}, {v.split('/')[1]} items",
+        help="10,000 real impressions each: items shown on ZOZOTOWN and whether they were "
+        "clicked, with the logger's propensities.",
+    )
+    st.button(
+        "Load this real log",
+        key="yd_obd_load",
+        icon=":material/storefront:",
+        on_click=_use_obd,
+        use_container_width=True,
+    )
+    st.caption(f"**Source**: {obd.SOURCE}. **Licence**: {obd.LICENCE} **Cite**: {obd.CITATION}")
+
+
 def _message(err: api.SpecError) -> str:
-    """A SpecError as one sentence: a row message stands alone, others name the input."""
+    """A SpecError as one sentence per problem (a line break between): a row or column
+    message stands alone, others name the input."""
     msg = err.message
-    if msg.startswith(("row ", "time ")):
-        return msg[0].upper() + msg[1:]
-    return state.explain(err)
+    if msg.startswith(("row ", "time ", "column ")):
+        return (msg[0].upper() + msg[1:]).replace("\n", "  \n")
+    return state.explain(err).replace("\n", "  \n")
 
 
 def format_help() -> None:
@@ -113,6 +158,7 @@ def upload_section():
             f"({', '.join(examples.PRODUCTS)}): each season of the year has its "
             f"best seller, and the seasons come back every year.",
         )
+        real_log_section()
         format_help()
     with left:
         st.file_uploader(
@@ -149,7 +195,9 @@ def upload_section():
             c2.text_input(
                 "Context columns (log, optional)",
                 key="yd_context",
-                help="Numeric columns, separated by commas. Empty: x0, x1, ….",
+                help="Columns separated by commas: numbers as they are; text (hashed user "
+                "features, say) one-hot on its most frequent values, within d ≤ 500. "
+                "Empty: x0, x1, ….",
             )
             c1.number_input(
                 "Seeds",
@@ -188,6 +236,10 @@ def options() -> dict:
 
 def _parse(source: dict):
     opts = options()
+    key = _key(source, "parsed")
+    parsed = st.session_state.get(PARSED)
+    if parsed and parsed[0] == key:  # a rerun (a widget moved): the file was read already
+        return parsed[1]
     try:
         if source.get("size", len(source["data"])) > LIMITS["bytes"]:
             raise api.SpecError(
@@ -197,17 +249,19 @@ def _parse(source: dict):
                 f"({LIMITS['bytes'] / 1e6:g} MB)",
             )
         kind = None if opts["kind"] == "auto" else opts["kind"]
-        data = api.read_user_file(
-            source["data"],
-            kind,
-            arms=opts["arms"] or None,
-            scale=None if opts["scale"] == "none" else opts["scale"],
-            context=opts["context"] or None,
-            limits=LIMITS,
-        )
+        with runs.compute_slot():  # parsing holds a slot: N visitors cannot multiply it
+            data = api.read_user_file(
+                source["data"],
+                kind,
+                arms=opts["arms"] or None,
+                scale=None if opts["scale"] == "none" else opts["scale"],
+                context=opts["context"] or None,
+                limits=LIMITS,
+            )
     except api.SpecError as e:
         st.error(f"**{source['name'][:80]}**: {_message(e)}", icon=":material/error:")
         return None
+    st.session_state[PARSED] = (key, data)
     return data
 
 
@@ -239,8 +293,8 @@ def show_log(source: dict, log: api.Log) -> None:
             else "no context (one-hot arms)"
         )
         + f"; {logging}."
-        + (f" Ignored columns: {', '.join(log.ignored)}." if log.ignored else "")
-        + (f" {'; '.join(log.notes).capitalize()}." if log.notes else "")
+        + (f" Ignored columns: {columns_text(log.ignored)}." if log.ignored else "")
+        + (f" {'; '.join(log.notes)[:1].upper()}{'; '.join(log.notes)[1:]}." if log.notes else "")
     )
     key = _key(source, "log")
     result = _stored(key)
