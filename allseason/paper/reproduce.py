@@ -5,6 +5,7 @@ writes down every choice), running and storing it :mod:`allseason.paper.runs`, t
 module gathers their public names, so ``from allseason.paper import reproduce`` is enough."""
 
 from ..envs.classification import HORIZON, TABLE_KEYS
+from ..sweeps.store import STORE_FILE
 from .live import LIVE_DEFAULTS, change_points, curves_frame, live_jobs, stored_choice
 from .protocol import (
     CARRIED,
@@ -40,6 +41,7 @@ from .report import (
 from .runs import execute_jobs, load_curves, load_runs, reproduce, reproduce_protocols, results_dir
 
 __all__ = [
+    "STORE_FILE",
     "CARRIED",
     "CURVE_EVERY",
     "PRINTED",
