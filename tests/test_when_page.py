@@ -1,0 +1,56 @@
+"""The "When does it help?" page (AppTest): the map with the named worlds and the user's
+world on it, a cell opened in Race, the user's world raced to check."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import open_app_page
+
+from allseason import api
+from allseason.worldmap import Knobs, snapshot
+
+PAGE = "app_pages/9_When_does_it_help.py"
+
+
+def _figure(at) -> dict:
+    return json.loads(at.get("plotly_chart")[0].proto.spec)
+
+
+def test_page_shows_the_map_the_worlds_and_the_regions():
+    at = open_app_page(PAGE)
+    assert not at.exception, at.exception
+    names = {t.get("name") for t in _figure(at)["data"]}
+    for w in snapshot.load()["worlds"]:
+        assert w["name"] in names
+    assert "your world" in names  # the Pattern builder's scenario (the default race)
+    text = " ".join(m.value for m in at.markdown)
+    assert "wins in" in text and "The boundary" in text
+    assert any("should" in i.value or "expected" in i.value for i in at.info)
+    assert len(at.dataframe) >= 2  # the named worlds, the screening
+
+
+def test_a_cell_opens_in_race_with_its_tuned_contest():
+    at = open_app_page(PAGE)
+    snap = snapshot.load()
+    at.selectbox(key="when_x").set_value(1)
+    at.selectbox(key="when_y").set_value(2)
+    at.run()
+    at.button(key="when_open").click()
+    at.run()
+    assert not at.exception, at.exception
+    cell = snapshot.cell_at(snap, 1, 2)
+    assert at.session_state["scenario"] == Knobs(**cell["knobs"]).scenario()
+    choice = at.session_state["race_choice"]
+    assert choice["policies"][:2] == ["allseason-sw", "allseason-disc"]
+    assert choice["params"]["sw-lints"]["tau"] == cell["chosen"]["sw-lints"]["tau"]
+
+
+def test_your_world_is_raced_to_check():
+    at = open_app_page(PAGE, from_home=False)
+    at.session_state["scenario"] = api.Scenario.from_preset("regular", horizon=600, n_states=2)
+    at.run()
+    at.button(key="when_check").click()
+    at.run()
+    assert not at.exception, at.exception
+    assert any("Raced: All-Season (SW)" in s.value for s in at.success)
