@@ -1,6 +1,7 @@
 """The "When does it help?" page in a real browser (Debian's chromium, Playwright): the map
-drawn with the named worlds, no traceback, a cell opened in Race; screenshots for a person
-to look at (``$SCREENSHOT_DIR/when-*.png``)."""
+drawn with the named worlds, a cell picked by a click on the map, the batch-10 page, a cell
+opened in Race, no traceback; screenshots for a person to look at
+(``$SCREENSHOT_DIR/when-*.png``)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import CHROMIUM
 from test_e2e_browser import check, go, shot, wait_idle
+
+from allseason.worldmap import snapshot
 
 VIEWPORT = {"width": 1280, "height": 1400}
 TIMEOUT_MS = 120_000
@@ -20,7 +23,8 @@ pytestmark = [
 pytest.importorskip("playwright.sync_api")
 
 
-def test_the_map_is_drawn_and_a_cell_opens_in_race(server, page):
+def test_the_map_is_drawn_a_click_picks_a_cell_and_it_opens_in_race(server, page):
+    snap = snapshot.load()
     go(page, server, "When")
     page.locator(".gtitle", has_text="Where All-Season (SW) beats").first.wait_for()
     wait_idle(page)
@@ -31,7 +35,19 @@ def test_the_map_is_drawn_and_a_cell_opens_in_race(server, page):
     page.mouse.move(5, 5)
     shot(page, "when-map")
 
-    page.get_by_role("button", name="10").first.click()  # the batch-10 page
+    # a click on a cell of the map picks it (Plotly's selection, read by the page)
+    nx, ny = len(snap["x"]["values"]), len(snap["y"]["values"])
+    i, j = 4, 1  # 400 observations, σ² = 0.03 (drawn second from the top: SNR grows upwards)
+    box = page.locator(".js-plotly-plot .nsewdrag").first.bounding_box()
+    page.mouse.click(
+        box["x"] + (i + 0.5) / nx * box["width"], box["y"] + (j + 0.5) / ny * box["height"]
+    )
+    want = f"{snapshot.cell_at(snap, i, j)['means']['allseason-sw']:.4f}"
+    page.get_by_text(want, exact=False).first.wait_for()
+    wait_idle(page)
+    check(page)
+
+    page.locator('[data-testid="stButtonGroup"] button', has_text="10").first.click()
     page.locator(".gtitle", has_text="batch size 10").first.wait_for()
     wait_idle(page)
     check(page)
@@ -44,3 +60,4 @@ def test_the_map_is_drawn_and_a_cell_opens_in_race(server, page):
     wait_idle(page)
     check(page)
     assert page.get_by_text("All-Season (SW)", exact=False).count() >= 1
+    shot(page, "when-race")

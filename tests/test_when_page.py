@@ -21,8 +21,14 @@ def test_page_shows_the_map_the_worlds_and_the_regions():
     at = open_app_page(PAGE)
     assert not at.exception, at.exception
     names = {t.get("name") for t in _figure(at)["data"]}
-    for w in snapshot.load()["worlds"]:
-        assert w["name"] in names
+    snap = snapshot.load()
+    first = snapshot.pages(snap)[0]  # the page shown first: batches of 1
+    on_first = [w["name"] for w in snap["worlds"] if w["prediction"]["page"] == first]
+    assert len(on_first) >= 4  # the default race and the paper's three patterns
+    for name in on_first:
+        assert name in names
+    others = [w["name"] for w in snap["worlds"] if w["name"] not in on_first]
+    assert not set(others) & names  # the batch-10 worlds are on the other page
     assert "your world" in names  # the Pattern builder's scenario (the default race)
     text = " ".join(m.value for m in at.markdown)
     assert "wins in" in text and "The boundary" in text
@@ -47,7 +53,7 @@ def test_a_cell_opens_in_race_with_its_tuned_contest():
 
 
 def test_your_world_is_raced_to_check():
-    at = open_app_page(PAGE, from_home=False)
+    at = open_app_page(PAGE)
     at.session_state["scenario"] = api.Scenario.from_preset("regular", horizon=600, n_states=2)
     at.run()
     at.button(key="when_check").click()

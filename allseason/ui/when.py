@@ -18,6 +18,7 @@ from . import state, views, yourdata
 
 VARIANT = "when_variant"
 PAGE = "when_page"  # which page of the map (batch size)
+CLICKED = "when_clicked"  # the last cell clicked on the map: (page, i, j)
 MY_RESULT = "when_my_result"  # (key, cell) of the user's world raced
 MAX_CHECK_STEPS = 50_000  # the user's world raced here: at most this many steps
 
@@ -80,14 +81,20 @@ def cell_scenario(cell: dict) -> api.Scenario:
 
 
 def _picked_cell(snap: dict, event, page) -> dict | None:
+    """The cell clicked on the map (the cells' trace, number 2), once per new click."""
     try:
-        pts = event.selection.points
+        pts = list(event.selection.points or [])
     except AttributeError:
         return None
-    for p in pts or []:
-        cd = p.get("customdata")
-        if cd is not None and len(cd) == 2:
-            return snapshot.cell_at(snap, int(cd[0]), int(cd[1]), page)
+    nx = len(snap["x"]["values"])
+    for p in pts:
+        if p.get("curve_number") != vmap.CELLS_TRACE or p.get("point_index") is None:
+            continue
+        j, i = divmod(int(p["point_index"]), nx)
+        if st.session_state.get(CLICKED) == (page, i, j):
+            return None  # the same selection as before: the selectboxes stay as they are
+        st.session_state[CLICKED] = (page, i, j)
+        return snapshot.cell_at(snap, i, j, page)
     return None
 
 
@@ -165,19 +172,9 @@ def regions_section(snap: dict) -> None:
     st.subheader(f"The regions, in one sentence each ({pk} {page:g})")
     for r in snapshot.regions(snap, label, page):
         st.markdown(f"- {r['sentence']}")
-    rows = snapshot.thresholds(snap, label, page)
-    ticks = dict(zip(snap["y"]["values"], vmap.axis_ticks(snap, "y")))
-    parts = [
-        f"{r['wins_from']:,} at SNR {ticks[r['y']].split(' ')[0]}"
-        for r in rows
-        if r["wins_from"] is not None
-    ]
-    if parts:
-        st.markdown(
-            f"- **The boundary**: {contest.TITLES[label]} wins in every longer season from "
-            + "; ".join(parts)
-            + " observations. The noisier the reward, the longer a season must last."
-        )
+    boundary = snapshot.boundary_sentence(snap, label, page)
+    if boundary:
+        st.markdown(f"- **The boundary**: {boundary}")
 
 
 def worlds_section(snap: dict) -> None:
@@ -190,15 +187,12 @@ def worlds_section(snap: dict) -> None:
                 "world": w["name"],
                 "season (obs.)": round(k["season_length"]),
                 "SNR": round(k["snr"], 2),
-                "states": k["n_states"],
                 "returns": round(k["returns"], 1),
-                "K": k["n_arms"],
                 "batch": k["batch_size"],
                 "map predicts": f"{p['verdict']} ({p['diff']:+.3f})",
                 "raced": f"{contest.verdict(r)} ({r['allseason-sw']['diff']:+.3f} "
-                f"± {r['allseason-sw']['half']:.3f})",
-                "raced vs": contest.TITLES[r["best_baseline"]],
-                "gap closed (raced)": f"{r['allseason-sw']['gap_closed']:.0%}",
+                f"± {r['allseason-sw']['half']:.3f}) vs {contest.TITLES[r['best_baseline']]}",
+                "gap closed": f"{r['allseason-sw']['gap_closed']:.0%}",
             }
         )
     st.dataframe(rows, hide_index=True, key="when_worlds")
@@ -219,19 +213,17 @@ def screening_section(snap: dict) -> None:
             {
                 "knob": r["title"],
                 "low · base · high": f"{r['low']:g} · {r['base']:g} · {r['high']:g}",
-                "gap closed (low · base · high)": f"{r['gap_low']:.0%} · {r['gap_base']:.0%} "
-                f"· {r['gap_high']:.0%}",
-                "effect on gap closed (high − low)": f"{r['gap_effect']:+.0%} "
-                f"± {r['gap_effect_half']:.0%}",
-                "effect on reward/step vs best baseline": f"{r['effect']:+.3f} "
-                f"± {r['effect_half']:.3f}",
+                "gap closed": f"{r['gap_low']:.0%} · {r['gap_base']:.0%} · {r['gap_high']:.0%}",
+                "effect on gap closed": f"{r['gap_effect']:+.0%} ± {r['gap_effect_half']:.0%}",
+                "effect on reward/step": f"{r['effect']:+.3f} ± {r['effect_half']:.3f}",
             }
         )
     st.dataframe(table, hide_index=True, key="when_screening")
     st.caption(
         "One knob at a time around a base world (200 observations per season, 3 states each "
         "back twice, K = d = 5, σ² = 0.1, batches of 1), each point a tuned contest on 10 "
-        "seeds; effects with 95% Welch t intervals. Sorted by the swing of the share of the "
+        "seeds; effects (high − low) with 95% Welch t intervals; reward/step is All-Season "
+        "(SW) minus the best baseline. Sorted by the swing of the share of the "
         "oracle gap closed: the top two are the map's axes."
     )
 
@@ -326,8 +318,9 @@ def your_world(snap: dict) -> dict | None:
 
 def your_world_result(snap: dict, mine: dict) -> None:
     k = mine["knobs"]
+    name = mine["name"][0].upper() + mine["name"][1:]
     st.markdown(
-        f"**{mine['name']}**: seasons of {k['season_length']:,.0f} observations on average, "
+        f"**{name}**: seasons of {k['season_length']:,.0f} observations on average, "
         f"{k['n_states']} states, each back {k['returns']:.1f} times, K = {k['n_arms']}, "
         f"d = {k['d']}, batches of {k['batch_size']:g}, signal-to-noise {k['snr']:.2f}. "
         "Marked “your world” on the map."
@@ -380,5 +373,5 @@ def show() -> None:
         map_section(snap, mine)
     with regions_slot:
         regions_section(snap)
-        worlds_section(snap)
-        screening_section(snap)
+    worlds_section(snap)
+    screening_section(snap)

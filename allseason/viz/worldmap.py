@@ -17,6 +17,7 @@ from ..worldmap.snapshot import axis_levels, cell_at
 from .style import OKABE_ITO, base_layout
 
 TIE_GREY = "#d9d9d9"
+CELLS_TRACE = 2  # the index of the cells' trace (text, hover, click targets): after 2 heatmaps
 WIN = OKABE_ITO["blue"]
 LOSE = OKABE_ITO["vermillion"]
 #: marker symbols of the named worlds, in turn
@@ -78,13 +79,62 @@ def _grids(snapshot: dict, label: str, page=None):
     return z, tie, text, hover
 
 
+# label offsets (pixels) tried in turn, so that marks close together keep readable labels
+_OFFSETS = ((0, -42), (0, 42), (-70, -30), (70, -30), (-70, 30), (70, 30), (0, -70), (0, 70))
+
+
+def _add_marks(fig: go.Figure, marks: list[dict], nx: int, ny: int) -> None:
+    """Each world: a black symbol at its place (clamped to the grid, an arrow in its label
+    when beyond an edge), and its name in a white box on a leader line."""
+    placed: list[tuple[float, float]] = []
+    for k, m in enumerate(marks):
+        fx = min(max(m["fx"], -0.45), nx - 0.55)
+        fy = min(max(m["fy"], -0.45), ny - 0.55)
+        arrow = ("← " if m["fx"] < -0.45 else "→ " if m["fx"] > nx - 0.55 else "") + (
+            "↓ " if m["fy"] < -0.45 else "↑ " if m["fy"] > ny - 0.55 else ""
+        )
+        near = sum(abs(fx - x) < 0.8 and abs(fy - y) < 0.8 for x, y in placed)
+        placed.append((fx, fy))
+        ax, ay = _OFFSETS[near % len(_OFFSETS)]
+        symbol = MARK_SYMBOLS[k % len(MARK_SYMBOLS)]
+        fig.add_trace(
+            go.Scatter(
+                x=[fx],
+                y=[fy],
+                mode="markers",
+                name=m["name"],
+                marker=dict(
+                    symbol=symbol, size=14, color="#000000", line=dict(color="#ffffff", width=2)
+                ),
+                hovertext=m.get("hover", m["name"]),
+                hoverinfo="text",
+            )
+        )
+        fig.add_annotation(
+            x=fx,
+            y=fy,
+            ax=ax,
+            ay=ay,
+            text=f"{arrow}{m['name']}",
+            showarrow=True,
+            arrowhead=0,
+            arrowwidth=1.2,
+            arrowcolor="#000000",
+            bgcolor="rgba(255,255,255,0.9)",
+            bordercolor="#000000",
+            borderwidth=1,
+            borderpad=2,
+            font=dict(size=12, color="#000000"),
+        )
+
+
 def map_figure(
     snapshot: dict,
     label: str = "allseason-sw",
     marks: list[dict] | None = None,
     *,
     title: str | None = None,
-    height: int = 560,
+    height: int = 620,
     page=None,
 ) -> go.Figure:
     """The map for one All-Season variant.
@@ -160,31 +210,7 @@ def map_figure(
             name="cells",
         )
     )
-    for k, m in enumerate(marks or []):
-        fx = min(max(m["fx"], -0.45), nx - 0.55)
-        fy = min(max(m["fy"], -0.45), ny - 0.55)
-        arrow = ("← " if m["fx"] < -0.45 else "→ " if m["fx"] > nx - 0.55 else "") + (
-            "↓ " if m["fy"] < -0.45 else "↑ " if m["fy"] > ny - 0.55 else ""
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=[fx],
-                y=[fy],
-                mode="markers+text",
-                name=m["name"],
-                text=[f"{arrow}{m['name']}"],
-                textposition="top center",
-                textfont=dict(size=13, color="#000000"),
-                marker=dict(
-                    symbol=MARK_SYMBOLS[k % len(MARK_SYMBOLS)],
-                    size=15,
-                    color="#000000",
-                    line=dict(color="#ffffff", width=2),
-                ),
-                hovertext=m.get("hover", m["name"]),
-                hoverinfo="text",
-            )
-        )
+    _add_marks(fig, marks or [], nx, ny)
     name = contest.TITLES[label]
     pk = snapshot["page"]["knob"]
     pv = snapshot["page"]["values"][0] if page is None else page
@@ -205,10 +231,13 @@ def map_figure(
         showgrid=False,
         zeroline=False,
     )
+    y_range = [-0.5, ny - 0.5]
+    if snapshot["y"]["knob"] == "sigma2":  # more noise is less signal: SNR grows upwards
+        y_range = y_range[::-1]
     fig.update_yaxes(
         tickvals=list(ys),
         ticktext=axis_ticks(snapshot, "y"),
-        range=[-0.5, ny - 0.5],
+        range=y_range,
         showgrid=False,
         zeroline=False,
     )

@@ -182,10 +182,11 @@ def regions(snapshot: dict, label: str = "allseason-sw", page=None) -> list[dict
                 f"{title} gives up {_span(-max(diffs), -min(diffs), _ud)} per step."
             )
         else:
+            behind = sum(d < 0 for d in diffs)
             text = (
                 f"No significant difference in {_cells(n)} ({where}): the 95% interval of "
-                f"{title} minus the best baseline ({_span(min(diffs), max(diffs), _sd, ' to ')}) "
-                f"includes 0."
+                f"{title} minus the best baseline ({_span(min(diffs), max(diffs), _sd, ' to ')})"
+                f" includes 0; the best baseline (mostly {top}) is ahead in {behind} of them."
             )
         out.append(
             {
@@ -199,6 +200,22 @@ def regions(snapshot: dict, label: str = "allseason-sw", page=None) -> list[dict
             }
         )
     return out
+
+
+def boundary_sentence(snapshot: dict, label: str = "allseason-sw", page=None) -> str | None:
+    """One sentence: from which x level on All-Season wins, row by row (None if nowhere)."""
+    yl = dict(zip(snapshot["y"]["values"], axis_levels(snapshot, "y")))
+    rows = [r for r in thresholds(snapshot, label, page) if r["wins_from"] is not None]
+    if not rows:
+        return None
+    yname = "SNR" if snapshot["y"]["knob"] == "sigma2" else KNOBS[snapshot["y"]["knob"]][0]
+    rows.sort(key=lambda r: -yl[r["y"]])
+    parts = [f"{r['wins_from']:,} at {yname} {_fmt(yl[r['y']])}" for r in rows]
+    unit = KNOBS[snapshot["x"]["knob"]][1]
+    return (
+        f"{contest.TITLES[label]} wins in every cell to the right of the boundary: {unit} "
+        f"from {'; '.join(parts)}. The noisier the reward, the longer a season must last."
+    )
 
 
 def thresholds(snapshot: dict, label: str = "allseason-sw", page=None) -> list[dict]:
@@ -265,5 +282,6 @@ __all__ = [
     "position",
     "regions",
     "thresholds",
+    "boundary_sentence",
     "axis_levels",
 ]
