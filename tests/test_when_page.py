@@ -60,3 +60,21 @@ def test_your_world_is_raced_to_check():
     at.run()
     assert not at.exception, at.exception
     assert any("Raced: All-Season (SW)" in s.value for s in at.success)
+
+
+def test_the_your_data_pages_reward_table_is_placed_on_the_batch_10_map():
+    from allseason.logs.examples import seasonal_table
+
+    at = open_app_page(PAGE)
+    at.session_state["yd_source"] = {
+        "name": "seasonal-reward-table.csv",
+        "data": seasonal_table(),
+        "origin": "example",
+    }
+    at.radio(key="when_source").set_value("The reward table of the Your data page")
+    at.run()
+    assert not at.exception, at.exception
+    told = " ".join(i.value for i in at.info)
+    assert "batch size 10" in told and "observations" in told
+    text = " ".join(m.value for m in at.markdown)
+    assert r"seasonal\-reward\-table\.csv" in text and "4 states" in text  # escaped

@@ -5,6 +5,7 @@ predicted and raced to check."""
 
 from __future__ import annotations
 
+import re
 import tempfile
 
 import streamlit as st
@@ -229,6 +230,11 @@ def screening_section(snap: dict) -> None:
 
 
 # --- the user's own world ----------------------------------------------------------------
+def _md(text: str) -> str:
+    """A user's text (a file name) shown literally in Markdown: every mark escaped."""
+    return re.sub(r"([\\`*_\[\]<>#~|$:!{}()+\-.=])", r"\\\1", str(text)[:120])
+
+
 def _table_from(data: bytes, origin: str):
     try:
         return api.read_user_file(data, kind="table")
@@ -318,7 +324,8 @@ def your_world(snap: dict) -> dict | None:
 
 def your_world_result(snap: dict, mine: dict) -> None:
     k = mine["knobs"]
-    name = mine["name"][0].upper() + mine["name"][1:]
+    name = mine["name"]
+    name = name[0].upper() + name[1:] if name.startswith("the ") else _md(name)
     st.markdown(
         f"**{name}**: seasons of {k['season_length']:,.0f} observations on average, "
         f"{k['n_states']} states, each back {k['returns']:.1f} times, K = {k['n_arms']}, "
