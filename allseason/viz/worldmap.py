@@ -79,23 +79,60 @@ def _grids(snapshot: dict, label: str, page=None):
     return z, tie, text, hover
 
 
-# label offsets (pixels) tried in turn, so that marks close together keep readable labels
-_OFFSETS = ((0, -42), (0, 42), (-70, -30), (70, -30), (-70, 30), (70, 30), (0, -70), (0, 70))
+# label offsets (pixels) tried in turn; the first whose box is clear of the other labels and
+# marks is taken (cells are about 75 x 58 pixels on a wide screen)
+_OFFSETS = (
+    (0, -42),
+    (0, 42),
+    (-80, -36),
+    (80, -36),
+    (-80, 36),
+    (80, 36),
+    (0, -78),
+    (0, 78),
+    (-120, 0),
+    (120, 0),
+)
+_CELL_PX = (75.0, 58.0)
 
 
-def _add_marks(fig: go.Figure, marks: list[dict], nx: int, ny: int) -> None:
+def _label_offsets(points: list[tuple[float, float]], names: list[str], flip_y: bool) -> list:
+    """Greedy placement: for each mark, the first offset whose label box overlaps neither
+    a label placed before nor any mark."""
+    px = [(x * _CELL_PX[0], (y if flip_y else -y) * _CELL_PX[1]) for x, y in points]
+    boxes: list[tuple[float, float, float, float]] = []
+    out = []
+    for (x, y), name in zip(px, names):
+        w, h = 7.5 * len(name) + 10, 22
+        chosen = _OFFSETS[0]
+        for ax, ay in _OFFSETS:
+            cx, cy = x + ax, y + ay
+            box = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+            clear = all(
+                box[2] < b[0] or box[0] > b[2] or box[3] < b[1] or box[1] > b[3] for b in boxes
+            ) and all(
+                not (box[0] - 9 < mx < box[2] + 9 and box[1] - 9 < my < box[3] + 9) for mx, my in px
+            )
+            if clear:
+                chosen = (ax, ay)
+                break
+        cx, cy = x + chosen[0], y + chosen[1]
+        boxes.append((cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2))
+        out.append(chosen)
+    return out
+
+
+def _add_marks(fig: go.Figure, marks: list[dict], nx: int, ny: int, flip_y: bool = False) -> None:
     """Each world: a black symbol at its place (clamped to the grid, an arrow in its label
     when beyond an edge), and its name in a white box on a leader line."""
-    placed: list[tuple[float, float]] = []
-    for k, m in enumerate(marks):
-        fx = min(max(m["fx"], -0.45), nx - 0.55)
-        fy = min(max(m["fy"], -0.45), ny - 0.55)
+    pts = [
+        (min(max(m["fx"], -0.45), nx - 0.55), min(max(m["fy"], -0.45), ny - 0.55)) for m in marks
+    ]
+    offsets = _label_offsets(pts, [m["name"] for m in marks], flip_y)
+    for k, (m, (fx, fy), (ax, ay)) in enumerate(zip(marks, pts, offsets)):
         arrow = ("← " if m["fx"] < -0.45 else "→ " if m["fx"] > nx - 0.55 else "") + (
             "↓ " if m["fy"] < -0.45 else "↑ " if m["fy"] > ny - 0.55 else ""
         )
-        near = sum(abs(fx - x) < 0.8 and abs(fy - y) < 0.8 for x, y in placed)
-        placed.append((fx, fy))
-        ax, ay = _OFFSETS[near % len(_OFFSETS)]
         symbol = MARK_SYMBOLS[k % len(MARK_SYMBOLS)]
         fig.add_trace(
             go.Scatter(
@@ -210,7 +247,7 @@ def map_figure(
             name="cells",
         )
     )
-    _add_marks(fig, marks or [], nx, ny)
+    _add_marks(fig, marks or [], nx, ny, flip_y=snapshot["y"]["knob"] == "sigma2")
     name = contest.TITLES[label]
     pk = snapshot["page"]["knob"]
     pv = snapshot["page"]["values"][0] if page is None else page
