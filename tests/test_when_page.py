@@ -78,3 +78,12 @@ def test_the_your_data_pages_reward_table_is_placed_on_the_batch_10_map():
     assert "batch size 10" in told and "observations" in told
     text = " ".join(m.value for m in at.markdown)
     assert r"seasonal\-reward\-table\.csv" in text and "4 states" in text  # escaped
+    # raced on the page: the same numbers as the shipped check of the example table
+    at.button(key="when_check").click()
+    at.run()
+    assert not at.exception, at.exception
+    (raced,) = [
+        w["raced"] for w in snapshot.load()["worlds"] if w["name"] == "example reward table"
+    ]
+    want = f"{raced['allseason-sw']['diff']:+.4f} ± {raced['allseason-sw']['half']:.4f}"
+    assert any(want in s.value and "loses" in s.value for s in at.success), want
