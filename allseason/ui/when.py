@@ -93,9 +93,10 @@ def _picked_cell(snap: dict, event, page) -> dict | None:
             continue
         j, i = divmod(int(p["point_index"]), nx)
         if st.session_state.get(CLICKED) == (page, i, j):
-            return None  # the same selection as before: the selectboxes stay as they are
+            return None  # the same selection as before (a rerun): nothing new
         st.session_state[CLICKED] = (page, i, j)
         return snapshot.cell_at(snap, i, j, page)
+    st.session_state.pop(CLICKED, None)  # nothing picked: the next click counts, even the same
     return None
 
 
@@ -137,17 +138,14 @@ def map_section(snap: dict, mine: dict | None) -> None:
         f"closed. Every contestant tuned per cell on 3 other seeds. Fixed: "
         f"{fixed['n_states']} states, each back {fixed['returns']} times, K = "
         f"{fixed['n_arms']}, d = {fixed['d']}. Worlds are marked on the page of their "
-        "nearest batch size. Click a cell to open its world in Race."
+        "nearest batch size. Click a cell to open its world in Race (or pick it below)."
     )
     cell = _picked_cell(snap, event, page)
+    if cell is not None:  # a new click on a cell: its world in Race
+        open_in_race(cell)
     xs = snap["x"]["values"]
     ticks_y = vmap.axis_ticks(snap, "y")
     c1, c2, c3 = st.columns([2, 2, 2], vertical_alignment="bottom")
-    if cell is not None:
-        st.session_state["when_x"], st.session_state["when_y"] = (
-            xs.index(cell["x"]),
-            snap["y"]["values"].index(cell["y"]),
-        )
     i = c1.selectbox(
         "Season length", range(len(xs)), format_func=lambda k: f"{xs[k]:,}", key="when_x"
     )

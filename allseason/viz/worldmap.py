@@ -165,40 +165,14 @@ def _add_marks(fig: go.Figure, marks: list[dict], nx: int, ny: int, flip_y: bool
         )
 
 
-def map_figure(
-    snapshot: dict,
-    label: str = "allseason-sw",
-    marks: list[dict] | None = None,
-    *,
-    title: str | None = None,
-    height: int = 620,
-    page=None,
-) -> go.Figure:
-    """The map for one All-Season variant.
-
-    Parameters
-    ----------
-    snapshot : dict
-        A map snapshot (:func:`allseason.worldmap.snapshot.load`).
-    label : str
-        "allseason-sw" or "allseason-disc".
-    marks : list of dict, optional
-        Worlds to mark: ``name``, ``fx``, ``fy`` (fractional cell indices, as
-        :func:`allseason.worldmap.snapshot.predict` gives them); drawn at the edge (with an
-        arrow in the label) when outside the grid.
-    title : str, optional
-        The figure's title (default: which variant against which baselines).
-    height : int
-        Pixels.
-    page : optional
-        Which page of the map (e.g. a batch size); default the first.
-    """
+def _add_cells(fig: go.Figure, snapshot: dict, label: str, page) -> None:
+    """The grid: grey ties, coloured differences, and the cells' text, hover and click
+    targets (trace :data:`CELLS_TRACE`)."""
     nx, ny = len(snapshot["x"]["values"]), len(snapshot["y"]["values"])
     z, tie, text, hover = _grids(snapshot, label, page)
     finite = np.abs(z[np.isfinite(z)])
     zmax = float(finite.max()) if finite.size else 0.05
     xs, ys = np.arange(nx), np.arange(ny)
-    fig = go.Figure()
     fig.add_trace(
         go.Heatmap(
             x=xs,
@@ -247,20 +221,12 @@ def map_figure(
             name="cells",
         )
     )
-    _add_marks(fig, marks or [], nx, ny, flip_y=snapshot["y"]["knob"] == "sigma2")
-    name = contest.TITLES[label]
-    pk = snapshot["page"]["knob"]
-    pv = snapshot["page"]["values"][0] if page is None else page
-    fig.update_layout(
-        **base_layout(
-            title or f"Where {name} beats the best baseline ({KNOBS[pk][0]} {pv:g})",
-            axis_title(snapshot, "x"),
-            axis_title(snapshot, "y"),
-            subtitle="blue ▲: wins · vermillion ▼: loses · grey ≈: no significant difference "
-            "(95% t); second line: share of the oracle gap closed",
-            height=height,
-        )
-    )
+
+
+def _axes(fig: go.Figure, snapshot: dict) -> None:
+    """Categorical axes on cell indices, labelled with the knobs' levels (SNR upwards)."""
+    nx, ny = len(snapshot["x"]["values"]), len(snapshot["y"]["values"])
+    xs, ys = np.arange(nx), np.arange(ny)
     fig.update_xaxes(
         tickvals=list(xs),
         ticktext=axis_ticks(snapshot, "x"),
@@ -278,6 +244,54 @@ def map_figure(
         showgrid=False,
         zeroline=False,
     )
+
+
+def map_figure(
+    snapshot: dict,
+    label: str = "allseason-sw",
+    marks: list[dict] | None = None,
+    *,
+    title: str | None = None,
+    height: int = 620,
+    page=None,
+) -> go.Figure:
+    """The map for one All-Season variant.
+
+    Parameters
+    ----------
+    snapshot : dict
+        A map snapshot (:func:`allseason.worldmap.snapshot.load`).
+    label : str
+        "allseason-sw" or "allseason-disc".
+    marks : list of dict, optional
+        Worlds to mark: ``name``, ``fx``, ``fy`` (fractional cell indices, as
+        :func:`allseason.worldmap.snapshot.predict` gives them); drawn at the edge (with an
+        arrow in the label) when outside the grid.
+    title : str, optional
+        The figure's title (default: which variant against which baselines).
+    height : int
+        Pixels.
+    page : optional
+        Which page of the map (e.g. a batch size); default the first.
+    """
+    nx, ny = len(snapshot["x"]["values"]), len(snapshot["y"]["values"])
+    fig = go.Figure()
+    _add_cells(fig, snapshot, label, page)
+    _add_marks(fig, marks or [], nx, ny, flip_y=snapshot["y"]["knob"] == "sigma2")
+    name = contest.TITLES[label]
+    pk = snapshot["page"]["knob"]
+    pv = snapshot["page"]["values"][0] if page is None else page
+    fig.update_layout(
+        **base_layout(
+            title or f"Where {name} beats the best baseline ({KNOBS[pk][0]} {pv:g})",
+            axis_title(snapshot, "x"),
+            axis_title(snapshot, "y"),
+            subtitle="blue ▲: wins · vermillion ▼: loses · grey ≈: no significant difference "
+            "(95% t); second line: share of the oracle gap closed",
+            height=height,
+        )
+    )
+    _axes(fig, snapshot)
     return fig
 
 
