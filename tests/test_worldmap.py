@@ -218,3 +218,44 @@ def test_map_killed_then_resumed_gives_the_uninterrupted_map(tmp_path):
     ref, _ = run_map(grid, tmp_path / "ref", inline=True, progress=False)
     for a, b in zip(resumed["cells"], ref["cells"]):
         assert a["rewards"] == b["rewards"] and a["chosen"] == b["chosen"]
+
+
+def test_the_knobs_docstring_example_runs():
+    import doctest
+
+    import allseason.worldmap.knobs as mod
+
+    res = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted >= 3 and res.failed == 0
+
+
+def test_a_grid_file_is_validated_field_by_field():
+    ok = MapGrid.from_file(SMALL)
+    assert len(ok.cells()) == 4 and ok.page_values == (1,)
+    bad = [
+        (
+            {"x": {"knob": "d", "values": [5, 2]}, "y": {"knob": "sigma2", "values": [1]}},
+            "x.values",
+        ),
+        ({"x": {"knob": "d", "values": [2]}, "y": {"knob": "d", "values": [3]}}, "y.knob"),
+        (
+            {
+                "x": {"knob": "d", "values": [2]},
+                "y": {"knob": "sigma2", "values": [1]},
+                "fixed": {"d": 3},
+            },
+            "fixed.d",
+        ),
+        (
+            {
+                "x": {"knob": "d", "values": [2]},
+                "y": {"knob": "sigma2", "values": [1]},
+                "page": {"knob": "d", "values": [1]},
+            },
+            "page.knob",
+        ),
+    ]
+    for data, field in bad:
+        with pytest.raises(api.SpecError) as e:
+            MapGrid.from_dict(data)
+        assert e.value.field == field, (field, e.value)
