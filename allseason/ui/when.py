@@ -192,6 +192,7 @@ def worlds_section(snap: dict) -> None:
                 "raced": f"{contest.verdict(r)} ({r['allseason-sw']['diff']:+.3f} "
                 f"± {r['allseason-sw']['half']:.3f}) vs {contest.TITLES[r['best_baseline']]}",
                 "gap closed": f"{r['allseason-sw']['gap_closed']:.0%}",
+                "map right?": "yes" if p["verdict"] == contest.verdict(r) else "no",
             }
         )
     st.dataframe(rows, hide_index=True, key="when_worlds")
