@@ -67,3 +67,24 @@ def test_the_map_is_drawn_and_a_cell_opens_in_race(server, page):
     page.get_by_text(f"{steps:,} steps", exact=False).first.wait_for()
     wait_idle(page)
     check(page)
+
+
+def test_an_uploaded_reward_table_is_placed_and_predicted(server, page, tmp_path):
+    from allseason.logs.examples import seasonal_table
+
+    csv = tmp_path / "my-weekly-sales.csv"
+    csv.write_bytes(seasonal_table())
+    go(page, server, "When")
+    page.get_by_text("A reward table uploaded here").click()
+    wait_idle(page)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(csv))
+    page.get_by_text("read on the map for batch size 10", exact=False).first.wait_for()
+    wait_idle(page)
+    check(page)
+    assert page.get_by_text("my-weekly-sales.csv", exact=False).count() >= 1
+    page.locator('[data-testid="stButtonGroup"] button', has_text="10").first.click()
+    page.locator("svg text", has_text="your world").first.wait_for()
+    wait_idle(page)
+    check(page)
+    page.mouse.move(5, 5)
+    shot(page, "when-upload")

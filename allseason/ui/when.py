@@ -332,6 +332,13 @@ def your_world_result(snap: dict, mine: dict) -> None:
         "Marked “your world” on the map."
     )
     st.info(snapshot.prediction_sentence(snap, k, mine["pred"]), icon=":material/map:")
+    if mine["world"] is not None:
+        st.caption(
+            "A reward table is a world of fixed one-hot arms and 0/1 sales whose rates may "
+            "drift inside a season; the map's worlds have fresh random arms and Gaussian "
+            "noise. On the example reward table the map predicted a tie and the race was a "
+            "clear loss: race yours to check."
+        )
     sc = mine["scenario"]
     if sc.horizon > MAX_CHECK_STEPS:
         st.warning(
