@@ -15,7 +15,7 @@ from allseason.viz import worldmap as vmap
 from allseason.worldmap import KNOBS, contest, estimate_knobs, snapshot
 from allseason.worldmap.worlds import race_world
 
-from . import state, views, yourdata
+from . import runs, state, views, yourdata
 
 VARIANT = "when_variant"
 PAGE = "when_page"  # which page of the map (batch size)
@@ -355,9 +355,11 @@ def your_world_result(snap: dict, mine: dict) -> None:
         help="The same tuned contest as a map cell, on this world: 3 tuning seeds, "
         "then 10 shown seeds (about 100 runs).",
     ):
-        with st.spinner("Racing the tuned contest on your world…"):
-            with tempfile.TemporaryDirectory() as tmp:
+        bar = st.progress(0.0, text="Racing the tuned contest on your world…")
+        with runs.compute_slot(bar), st.spinner("Racing the tuned contest on your world…"):
+            with tempfile.TemporaryDirectory() as tmp:  # a store of its own, then gone
                 cell = race_world(sc, mine["world"], tmp, inline=True, progress=False)
+        bar.empty()
         ss[MY_RESULT] = (mine["key"], cell)
     got = ss.get(MY_RESULT)
     if got and got[0] == mine["key"] and got[1] is not None:
