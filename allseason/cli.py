@@ -561,6 +561,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("sweep", help="run a sweep file (TOML/JSON): grids x seeds, resumable")
     sub.add_parser("report", help="best settings and an HTML plot of a sweep's results")
     sub.add_parser("paper", help="reproduce the paper's real-data tables (MNIST, Fashion-MNIST)")
+    sub.add_parser("map", help="a map of where All-Season wins (grid x tuned contests), resumable")
     return parser
 
 
@@ -568,6 +569,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] in (["sweep"], ["report"]):  # their own parsers: allseason/sweeps/cli.py
         return getattr(sweeps, f"cli_{argv[0]}")(argv[1:])
+    if argv[:1] == ["map"]:  # its own parser: allseason/worldmap/cli.py
+        from .worldmap import cli as map_cli
+
+        return map_cli.cli_map(argv[1:])
     if argv[:1] == ["paper"]:  # its own parser: allseason/paper/cli.py
         from .paper import cli as paper_cli
 

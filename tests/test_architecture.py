@@ -141,6 +141,7 @@ PAGE_OF = {
     "paper_runs.py": ("allseason.paper",),
     "sweeps.py": ("allseason.sweeps",),
     "yourdata.py": ("allseason.logs",),
+    "when.py": ("allseason.worldmap",),
 }
 
 

@@ -37,13 +37,15 @@ def audit(event: str, key: str) -> None:
             f.write(f"{event} {key} {os.getpid()}\n")
 
 
-def run_unit(unit: Unit) -> dict:
+def run_unit(unit: Unit, world=None) -> dict:
     """Compute one run alone, exactly as seed ``unit.seed_index`` of a race would (same
-    environment stream, same policy stream, same chunking), and return its stored row."""
+    environment stream, same policy stream, same chunking), and return its stored row.
+    ``world``: a factory of the environment (:func:`allseason.sim.runner.make_env`), e.g. a
+    reward table; it is not part of the run's key, so keep such runs in a store of their own."""
     audit("start", unit.key)
     sc, spec, k = unit.scenario, unit.policy, unit.seed_index
     t0 = time.perf_counter()
-    env = make_env(sc, k)
+    env = make_env(sc, k, world)
     policy = spec.build(
         sc.d,
         sigma2=sc.sigma2,

@@ -1,0 +1,192 @@
+"""``python -m allseason map [--grid FILE] [--processes N | --workers N | --scheduler ADDR]
+[--out DIR]``: compute a map (and race the named worlds on it), resumable like ``sweep``;
+one clear line on stderr and exit code 2 on bad input, never a traceback."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sqlite3
+import sys
+import time
+from pathlib import Path
+
+from ..specs import SpecError
+from ..sweeps.execute import SweepError
+from ..sweeps.store import results_root
+from .grid import MapGrid, run_map
+
+MAP_FILE = "map.json"
+
+
+class _CliError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _CliError(message)
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return n
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="python -m allseason map",
+        description="Compute a map of where All-Season wins: a grid over two knobs of a "
+        "world (default: season length x noise), each cell a tuned contest on 10 seeds, "
+        "then the named worlds raced and placed on it. Every run is stored at once in "
+        "OUT/results.sqlite: run the same command again to resume. Writes OUT/map.json.",
+    )
+    p.add_argument(
+        "--grid",
+        metavar="FILE",
+        help="a grid file (.toml or .json); default: the shipped map's grid",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--processes",
+        type=_positive,
+        metavar="N",
+        help="local worker processes (default: every usable core)",
+    )
+    where.add_argument(
+        "--workers",
+        type=_positive,
+        metavar="N",
+        help="a Dask LocalCluster of N single-threaded workers",
+    )
+    where.add_argument(
+        "--scheduler", metavar="ADDR", help="a running Dask scheduler, e.g. tcp://host:8786"
+    )
+    p.add_argument("--out", metavar="DIR", help="results folder (default: RESULTS/map-NAME)")
+    p.add_argument("--no-worlds", action="store_true", help="do not race the named worlds")
+    p.add_argument(
+        "--no-screening", action="store_true", help="do not run the screening of the knobs"
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def _write(path: Path, snap: dict) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(snap, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def compute(
+    grid: MapGrid, out, *, worlds: bool = True, screening: bool = True, **kw
+) -> tuple[dict | None, object]:
+    """The map of ``grid`` in ``out``; with ``screening``, the screening of the knobs
+    (``snapshot["screening"]``, in ``out/screening``); with ``worlds``, the named worlds
+    checked on it (``snapshot["worlds"]``); (None, outcome) when interrupted or a run
+    failed."""
+    from .worlds import check_named
+
+    t0 = time.perf_counter()
+    snap, res = run_map(grid, out, **kw)
+    if snap is None:
+        return None, res
+    snap["seconds_map"] = snap.pop("seconds")
+    if screening:
+        from .screen import effects, run_screening
+
+        t1 = time.perf_counter()
+        points, cells = run_screening(Path(out) / "screening", **kw)
+        if cells is None:
+            return None, res
+        snap["screening"] = {
+            lab: effects(points, cells, lab) for lab in ("allseason-sw", "allseason-disc")
+        }
+        snap["screening_points"] = [
+            {"knob": k, "level": v, "knobs": kn.to_dict(), **c}
+            for (k, v, kn), c in zip(points, cells)
+        ]
+        snap["seconds_screening"] = time.perf_counter() - t1
+    if worlds:
+        t1 = time.perf_counter()
+        rows = check_named(snap, Path(out) / "worlds", **kw)
+        if any(r["raced"] is None for r in rows):
+            return None, res
+        snap["worlds"] = rows
+        snap["seconds_worlds"] = time.perf_counter() - t1
+    snap["seconds"] = time.perf_counter() - t0
+    return snap, res
+
+
+def cli_map(argv) -> int:
+    """0 when the map is complete (OUT/map.json written), 1 if runs failed, 130 if
+    interrupted, 2 on bad input."""
+    from .snapshot import regions
+
+    try:
+        args = _parser().parse_args(list(argv))
+        if args.scheduler is not None and not re.fullmatch(
+            r"(tcp|tls|inproc|ucx|ws|wss)://\S+", args.scheduler
+        ):
+            raise _CliError(
+                f"--scheduler: expected an address like tcp://host:8786, got {args.scheduler!r}"
+            )
+        grid = MapGrid.from_file(args.grid) if args.grid else MapGrid()
+        out = Path(args.out) if args.out else results_root() / f"map-{grid.name}"
+        if out.exists() and not out.is_dir():
+            raise _CliError(f"--out: {str(out)!r} is a file, not a folder")
+        ex = {
+            k: getattr(args, k)
+            for k in ("processes", "workers", "scheduler")
+            if getattr(args, k) is not None
+        }
+        snap, res = compute(
+            grid,
+            out,
+            worlds=not args.no_worlds,
+            screening=not args.no_screening,
+            progress=not args.quiet,
+            **ex,
+        )
+    except (_CliError, SpecError, SweepError, OSError, ValueError, sqlite3.Error) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            "interrupted: every stored run is kept; run the same command again to resume",
+            file=sys.stderr,
+        )
+        return 130
+    if res.interrupted:
+        print(
+            f"interrupted: runs are stored in {out}; run the same command again to resume",
+            file=sys.stderr,
+        )
+        return 130
+    if snap is None:
+        for line in res.errors[:5]:
+            print(f"failed: {line}", file=sys.stderr)
+        print("some runs failed (not stored; a rerun retries them)", file=sys.stderr)
+        return 1
+    snap["executor"] = ex or {"processes": "all cores"}
+    _write(out / MAP_FILE, snap)
+    for r in regions(snap):
+        print(r["sentence"])
+    for w in snap.get("worlds", []):
+        p, r = w["prediction"], w["raced"]
+        print(
+            f"{w['name']}: map says {p['allseason-sw']['verdict']} "
+            f"({p['allseason-sw']['diff']:+.3f}); raced {r['allseason-sw']['diff']:+.3f} "
+            f"± {r['allseason-sw']['half']:.3f} against {r['best_baseline']}"
+        )
+    print(f"map: {out / MAP_FILE} ({snap['runs']} runs, {snap['seconds']:.0f} s)", file=sys.stderr)
+    return 0
+
+
+__all__ = ["cli_map", "compute", "MAP_FILE"]
