@@ -11,7 +11,7 @@ out of the zip. Nothing of obp is installed, imported or vendored.
     python -m allseason.logs.obd --extract WHEEL    # check the wheel, extract the logs
 
 The logs land in ``$ALLSEASON_CACHE/obd`` (default ``~/.cache/allseason/obd``), see
-:func:`allseason.paper.data.cache_dir`.
+:func:`allseason.envs.datasets.cache_dir`.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ CITATION = (
 
 def obd_dir() -> Path:
     """Where the logs are: ``cache_dir() / "obd"``."""
-    from ..paper.data import cache_dir
+    from ..envs.datasets import cache_dir
 
     return cache_dir() / "obd"
 

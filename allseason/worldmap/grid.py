@@ -15,11 +15,11 @@ from __future__ import annotations
 import json
 import re
 import time
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SpecError
-from ..sweeps.spec import _toml
 from . import contest
 from .compute import CellsOutcome, run_cells
 from .knobs import KNOBS, Knobs, snr
@@ -154,7 +154,7 @@ class MapGrid:
             raise SpecError("file", f"no such file {str(path)!r}")
         text = path.read_text(encoding="utf-8")
         try:
-            data = json.loads(text) if path.suffix == ".json" else _toml().loads(text)
+            data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
         except ValueError as e:
             raise SpecError("file", f"{str(path)!r} cannot be read ({e})") from None
         stem = re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem)[:64] or "map"
