@@ -49,7 +49,7 @@ from .logs.offline import (
     offline_specs,
     parse_log,
 )
-from .policies import REGISTRY, PolicyInfo, hyperparameters
+from .policies import REGISTRY, PolicyInfo, Role, hyperparameters, label_role, role
 from .policies import describe as describe_policy
 from .sim import RaceResult, iter_race, run_race
 from .sim.live import LIVE_POLICIES, LiveFrame, LiveRun
@@ -195,6 +195,9 @@ __all__ = [
     "learnt_by",
     "learnt_by_text",
     "posterior_history",
+    "role",
+    "label_role",
+    "Role",
     "season_year_table",
     # real dates
     "step_dates",

@@ -1,4 +1,4 @@
-"""DenBand's compiled run_chunk (allseason._kernels.denband_chunk) against its plain numpy
+"""DenBand's compiled run_chunk (allseason.kernels.denband.denband_chunk) against its plain numpy
 select/update loop, decision for decision: on outer-product actions of the paper's ten-arm
 size (d = 10 x 44), and on a stream where experts are created and discarded."""
 

@@ -1,4 +1,4 @@
-"""The numba kernels of allseason._kernels against numpy/scipy and allseason.models."""
+"""The numba kernels of allseason.kernels against numpy/scipy and allseason.models."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from scipy.linalg import solve_triangular
 from scipy.stats import norm
 
-from allseason import _kernels as kernels
+from allseason import kernels
 from allseason.models import GaussianLinearPosterior, mean_distance, symmetric_kl
 
 DIMS = [1, 2, 5, 20]
@@ -172,9 +172,9 @@ def _fresh_state(d, lam, tau):
 
 def _learn(M, L, b, x, r, mode, tau, gamma, lam, sigma2, wx, wr, wstate, tmp):
     """short_memory_learn on a single block (G = 1): views of shape (1, ...)."""
-    wg = np.zeros(len(wr), dtype=np.int64)
+    window = kernels.Window(wx, np.zeros(len(wr), dtype=np.int64), wr, wstate)
     kernels.short_memory_learn(
-        M[None], L[None], b[None], 0, x, r, mode, tau, gamma, lam, sigma2, wx, wg, wr, wstate, tmp
+        M[None], L[None], b[None], window, 0, x, r, mode, tau, gamma, lam, sigma2, tmp
     )
 
 
@@ -260,18 +260,14 @@ def _prune(M, L, mu, ids, alive, mode, work_S, work_tr):
     """prune_one on single-block banks (G = 1); work_tr is filled with each slot's trace."""
     S, d = mu.shape
     ws, wt = np.empty((S, 1, d, d)), np.zeros((S, 1))
-    out = kernels.prune_one(
-        M[:, None],
-        mu[:, None],
-        ids,
-        alive,
-        mode,
+    cache = kernels.PruneCache(
         ws,
         wt,
         np.ones((S, 1), dtype=np.bool_),
         np.zeros((S, S, 1)),
         np.zeros((S, S, 1), dtype=np.bool_),
     )
+    out = kernels.prune_one(M[:, None], mu[:, None], ids, alive, mode, cache)
     work_tr[:] = wt[:, 0]
     return out
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ..errors import SpecError
 from .allseason import AllSeason, AllSeasonDiscounted, AllSeasonPrinted
-from .base import ChunkOutcome, Event, Policy
+from .base import ChunkOutcome, Event, Policy, PosteriorBlocks, Role
 from .bob import BoB
 from .denband import DenBand
 from .dlinucb import DLinUCB
@@ -62,16 +62,86 @@ for _cls in (
     register(_cls)
 
 
-def is_reference(label) -> bool:
-    """True for a reference (an oracle, ``reference = True``): a label that is a registered
-    reference's name, or starts with one (``"oracle-state-2"``). References are drawn and
-    ranked apart from the contestants."""
+def role(name: str | type[Policy]) -> Role:
+    """What a registered policy (or a policy class) declares it is.
+
+    Parameters
+    ----------
+    name : str or type
+        A registry name, or a :class:`Policy` subclass.
+
+    Returns
+    -------
+    Role
+        ``family`` (the class's ``family``; a class that declares none is a family of its
+        own, its ``name``), ``oracle``, ``reference`` and ``ceiling``.
+
+    Raises
+    ------
+    SpecError
+        An unknown name.
+
+    Examples
+    --------
+    >>> role("allseason-sw")
+    Role(family='allseason', oracle=False, reference=False, ceiling=False)
+    >>> role("oracle-state")
+    Role(family='oracle', oracle=True, reference=True, ceiling=True)
+    """
+    cls = name if isinstance(name, type) else policy_class(name)
+    return Role(cls.family or cls.name, bool(cls.oracle), bool(cls.reference), bool(cls.ceiling))
+
+
+def label_role(label) -> Role | None:
+    """The role of the registered policy a display label stands for, when a label is all
+    there is (a figure's legend, a stored table): a registered name or title, alone or
+    followed by a space or a dash and a suffix (``"sw-lints-0.99"``, ``"oracle-state 2"``).
+
+    Parameters
+    ----------
+    label : str
+        A policy label.
+
+    Returns
+    -------
+    Role or None
+        None if the label names no registered policy.
+
+    Examples
+    --------
+    >>> label_role("allseason-sw-tau5").family
+    'allseason'
+    >>> label_role("All-Season (SW)").family
+    'allseason'
+    >>> label_role("my-own") is None
+    True
+    """
     label = str(label)
-    return any(
-        getattr(cls, "reference", False)
-        and (label == name or label.startswith(name + "-") or label.startswith(name + " "))
-        for name, cls in REGISTRY.items()
-    )
+    best, best_len = None, -1
+    for name, cls in REGISTRY.items():
+        for key in {name, cls.title} - {""}:
+            if len(key) > best_len and (
+                label == key or label.startswith(key + "-") or label.startswith(key + " ")
+            ):
+                best, best_len = cls, len(key)
+    return None if best is None else role(best)
+
+
+def is_reference(label) -> bool:
+    """True for a label of a reference (:func:`label_role`): drawn and ranked apart from the
+    contestants.
+
+    Parameters
+    ----------
+    label : str
+        A policy label.
+
+    Returns
+    -------
+    bool
+    """
+    r = label_role(label)
+    return r is not None and r.reference
 
 
 def policy_class(name: str) -> type[Policy]:
@@ -162,4 +232,8 @@ __all__ = [
     "OracleState",
     "OracleRestart",
     "is_reference",
+    "role",
+    "label_role",
+    "Role",
+    "PosteriorBlocks",
 ]

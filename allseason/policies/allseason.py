@@ -57,10 +57,10 @@ from collections import deque
 import numpy as np
 from scipy.special import logsumexp
 
-from .. import _kernels as kernels
+from .. import kernels
 from ..envs.arms import as_blocks
 from ..models import GaussianLinearPosterior, mean_distance, symmetric_kl
-from .base import ChunkOutcome, Event, Policy, check_batch_end
+from .base import ChunkOutcome, Event, Policy, PosteriorBlocks, check_batch_end
 from .params import COUNT, OPEN_UNIT, POSITIVE, Options, Param
 
 WEIGHTINGS = ("batch", "fixed-share")  # the kernel's codes: the index in these tuples
@@ -115,6 +115,8 @@ class AllSeason(Policy):
             "kl: closest pair by symmetric KL between posteriors; mean: by distance of means.",
         ),
     }
+    family = "allseason"
+    shallow_fork = True
     _shadow_mode = kernels.WINDOW
 
     def __init__(
@@ -155,7 +157,6 @@ class AllSeason(Policy):
         self.next_id = 2
         self._window = deque(maxlen=self.tau)
         self._batch_slots: list[int] = []
-        self._fast = None
 
     # -- plain path ---------------------------------------------------------------------------
     def _alive(self):
@@ -173,7 +174,7 @@ class AllSeason(Policy):
         return int(np.argmax(arms @ self.slots[j].sample(z)))
 
     def update(self, xs, rs):
-        if self._fast is not None:
+        if self.kernel_state is not None:
             raise RuntimeError("this policy has been run with run_chunk; use one path only")
         xs, rs = np.atleast_2d(xs), np.atleast_1d(rs)
         step = self.t - 1
@@ -244,9 +245,9 @@ class AllSeason(Policy):
         return j, i, dist
 
     def weights(self):
-        if self._fast is not None:
-            f = self._fast
-            return f["ids"][f["alive"]].copy(), np.exp(f["logw"][f["alive"]])
+        if self.kernel_state is not None:
+            f = self.kernel_state
+            return f.ids[f.alive].copy(), np.exp(f.logw[f.alive])
         alive = self._alive()
         return self.ids[alive].copy(), np.exp(self.logw[alive])
 
@@ -254,9 +255,16 @@ class AllSeason(Policy):
         """The live bandits' posteriors by id (plain path only)."""
         return {int(self.ids[s]): m for s, m in enumerate(self.slots) if m is not None}
 
+    def posterior_blocks(self) -> list[PosteriorBlocks] | None:
+        """The live bandits' posteriors block by block, in slot order (compiled path only)."""
+        f = self.kernel_state
+        if f is None:
+            return None
+        return [PosteriorBlocks(int(f.ids[s]), f.M[s], f.mu[s]) for s in np.flatnonzero(f.alive)]
+
     def is_positive_definite(self):
-        if self._fast is not None:
-            Ms = self._fast["M"][self._fast["alive"]]
+        if self.kernel_state is not None:
+            Ms = self.kernel_state.M[self.kernel_state.alive]
         else:
             Ms = [m.M for m in self.slots if m is not None]
         return all(np.all(np.linalg.eigvalsh(M) > 0) for M in Ms)
@@ -265,73 +273,12 @@ class AllSeason(Policy):
     def _init_fast(self, n_blocks):
         if self.t or self.next_id != 2:
             raise RuntimeError("run_chunk must start from a fresh policy")
-        S, G, p = len(self.slots), n_blocks, self.d // n_blocks
-        self._fast = dict(
-            M=np.tile(self.lam * np.eye(p), (S, G, 1, 1)),
-            L=np.tile(np.sqrt(self.lam) * np.eye(p), (S, G, 1, 1)),
-            b=np.zeros((S, G, p)),
-            mu=np.zeros((S, G, p)),
-            ids=self.ids.copy(),
-            logw=self.logw.copy(),
-            alive=self._alive(),
-            counters=np.array([2, 0], dtype=np.int64),
-            wx=np.zeros((self.tau, p)),
-            wg=np.zeros(self.tau, dtype=np.int64),
-            wr=np.zeros(self.tau),
-            wstate=np.zeros(3, dtype=np.int64),
-            work_S=np.zeros((S, G, p, p)),
-            work_tr=np.zeros((S, G)),
-            dirty=np.ones((S, G), dtype=np.bool_),
-            work_kl=np.zeros((S, S, G)),
-            kl_ok=np.zeros((S, S, G), dtype=np.bool_),
+        self.kernel_state = kernels.new_allseason_state(
+            self.ids, self.logw, self._alive(), n_blocks, self.d // n_blocks, self.lam, self.tau
         )
 
-    def run_chunk(self, arms, expected, noise, batch_end):
-        n = arms.shape[0]
-        batch_end = check_batch_end(batch_end, n)
-        ctx, block, cidx, G = as_blocks(arms)
-        if self._fast is None:
-            self._init_fast(G)
-        f = self._fast
-        if f["M"].shape[1] != G:
-            raise ValueError("arms: the block structure changed between chunks")
-        S, nb = len(self.slots), len(batch_end)
-        u, z = self.draw(n)
-        arm = np.empty(n, dtype=np.int64)
-        reward = np.empty(n)
-        player = np.empty(n, dtype=np.int64)
-        wids = np.empty((nb, S), dtype=np.int64)
-        w = np.empty((nb, S))
-        ev = (
-            np.empty(2 * nb, dtype=np.int64),
-            np.empty(2 * nb, dtype=np.int64),
-            np.empty(2 * nb, dtype=np.int64),
-            np.empty(2 * nb, dtype=np.int64),
-            np.empty(2 * nb),
-        )
-        f["counters"][1] = 0
-        kernels.allseason_chunk(
-            ctx,
-            block,
-            cidx,
-            expected,
-            noise,
-            batch_end,
-            u,
-            z.reshape(n, G, -1),
-            self.t,
-            f["M"],
-            f["L"],
-            f["b"],
-            f["mu"],
-            f["ids"],
-            f["logw"],
-            f["alive"],
-            f["counters"],
-            f["wx"],
-            f["wg"],
-            f["wr"],
-            f["wstate"],
+    def _kernel_params(self) -> kernels.AllSeasonParams:
+        return kernels.AllSeasonParams(
             self._shadow_mode,
             self.tau,
             self._shadow_gamma,
@@ -342,25 +289,38 @@ class AllSeason(Policy):
             self.share,
             self._handover,
             PRUNINGS.index(self.pruning),
-            f["work_S"],
-            f["work_tr"],
-            f["dirty"],
-            f["work_kl"],
-            f["kl_ok"],
-            arm,
-            reward,
-            player,
-            wids,
-            w,
-            *ev,
         )
+
+    def run_chunk(self, arms, expected, noise, batch_end):
+        n = arms.shape[0]
+        batch_end = check_batch_end(batch_end, n)
+        ctx, block, cidx, G = as_blocks(arms)
+        if self.kernel_state is None:
+            self._init_fast(G)
+        f = self.kernel_state
+        if f.M.shape[1] != G:
+            raise ValueError("arms: the block structure changed between chunks")
+        S, nb = len(self.slots), len(batch_end)
+        u, z = self.draw(n)
+        out = kernels.AllSeasonOut(
+            np.empty(n, dtype=np.int64),
+            np.empty(n),
+            np.empty(n, dtype=np.int64),
+            np.empty((nb, S), dtype=np.int64),
+            np.empty((nb, S)),
+        )
+        ev = kernels.new_events(2 * nb)
+        f.counters[1] = 0
+        rounds = kernels.Rounds(ctx, block, cidx, expected, noise, batch_end)
+        params = self._kernel_params()
+        kernels.allseason_chunk(rounds, u, z.reshape(n, G, -1), self.t, f, params, out, ev)
         self.t += n
-        self.last_player = int(player[-1])
-        kinds = {kernels.SPAWN: "spawn", kernels.PRUNE: "prune"}
-        m = int(f["counters"][1])  # the printed rule makes thousands: built from lists
+        self.last_player = int(out.player[-1])
+        m = int(f.counters[1])  # the printed rule makes thousands: built from lists
         step, kind, a, b, v = (x[:m].tolist() for x in ev)
-        events = [Event(s, kinds[k], i, j, x) for s, k, i, j, x in zip(step, kind, a, b, v)]
-        return ChunkOutcome(arm, reward, player, batch_end, wids, w, events)
+        names = kernels.EVENT_NAMES
+        events = [Event(s, names[k], i, j, x) for s, k, i, j, x in zip(step, kind, a, b, v)]
+        return ChunkOutcome(out.arm, out.reward, out.player, batch_end, out.wids, out.w, events)
 
 
 class AllSeasonDiscounted(AllSeason):

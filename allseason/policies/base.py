@@ -21,11 +21,13 @@ ensemble (or ``None``) and ``pop_events()`` hands over what happened since the l
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from ..kernels.types import copy_state
 from .params import Param, check_own
 
 
@@ -43,6 +45,46 @@ class Event(NamedTuple):
     bandit: int
     other: int = -1
     value: float = float("nan")
+
+
+class PosteriorBlocks(NamedTuple):
+    """One live bandit's Gaussian posterior, block by block (block-diagonal precision).
+
+    Attributes
+    ----------
+    bandit : int
+        Its id (-1 for a single-model policy).
+    M : ndarray, shape (G, p, p)
+        The precision of each parameter block.
+    mu : ndarray, shape (G, p)
+        The posterior mean of each block.
+    """
+
+    bandit: int
+    M: np.ndarray
+    mu: np.ndarray
+
+
+class Role(NamedTuple):
+    """What a policy is, as its class declares it (:func:`allseason.policies.role`).
+
+    Attributes
+    ----------
+    family : str
+        "allseason", "lints", "ucb", "denband", "random" or "oracle".
+    oracle : bool
+        Told the true states of every step (``observe_states``), which no policy in the wild
+        knows.
+    reference : bool
+        Drawn and ranked apart from the contestants.
+    ceiling : bool
+        The reference that the share of the gap closed is measured against (perfect memory).
+    """
+
+    family: str
+    oracle: bool
+    reference: bool
+    ceiling: bool = False
 
 
 @dataclass
@@ -71,13 +113,34 @@ class Policy:
     A policy is one class that says what it is: its registry ``name``, a display ``title``,
     a one-line ``help``, whether it is ``deterministic``, a ``style`` preference for figures
     (``color``: an Okabe-Ito colour name such as "blue", ``dash``, ``symbol``; anything left
-    out is picked from the palettes by registration order) and ``params``, the declaration of
+    out is picked from the palettes by registration order), ``params``, the declaration of
     its hyperparameters (:class:`~allseason.policies.params.Param`; the defaults are those
-    of ``__init__``). ``__init__`` passes its hyperparameters to :meth:`_set_params`, which
-    checks them against the declaration and stores them.
+    of ``__init__``), and its role: ``family``, ``oracle``, ``reference`` (and ``ceiling``),
+    read through :func:`allseason.policies.role`. ``__init__`` passes its hyperparameters to
+    :meth:`_set_params`, which checks them against the declaration and stores them.
 
     Subclasses implement ``_select(arms, u, z) -> int`` and ``update(xs, rs)`` and may override
-    :meth:`run_chunk` with a compiled loop that makes exactly the same decisions.
+    :meth:`run_chunk` with a compiled loop that makes exactly the same decisions; such a
+    policy keeps what the loop learns in :attr:`kernel_state`.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    rng : numpy.random.Generator, int or None
+        The root of the policy's random streams (``u``: one uniform per step; ``z``: the
+        standard normals of the Thompson samples), stored unchanged as ``self.rng``.
+
+    Attributes
+    ----------
+    kernel_state : NamedTuple or None
+        The compiled path's state (e.g. :class:`~allseason.kernels.lints.LinTSState`),
+        created by the first :meth:`run_chunk`; None before, and for a policy without a
+        compiled loop. Read it, do not change it.
+    t : int
+        Steps played so far.
+    last_player : int
+        Id of the internal bandit that played the last step (-1 for single-model policies).
     """
 
     name: ClassVar[str] = "policy"
@@ -87,7 +150,15 @@ class Policy:
     params: ClassVar[dict[str, Param]] = {}  # declared hyperparameters
     uses_normals: ClassVar[bool] = True  # whether each step draws d standard normals
     deterministic: ClassVar[bool] = False  # True: decisions do not depend on the rng at all
-    needs_state: ClassVar[bool] = False  # True: an oracle, told the true states (observe_states)
+    needs_state: ClassVar[bool] = False  # True: told the true states (observe_states)
+    # the role (allseason.policies.role): every registered policy declares its family
+    family: ClassVar[str] = ""
+    oracle: ClassVar[bool] = False  # knows what no policy in the wild knows (the true states)
+    reference: ClassVar[bool] = False  # drawn and ranked apart from the contestants
+    ceiling: ClassVar[bool] = False  # the reference the share of the gap closed is measured to
+    # True: run_chunk changes nothing but kernel_state, t and last_player, so fork() may be
+    # a shallow copy with a copied kernel_state (else it is a deep copy)
+    shallow_fork: ClassVar[bool] = False
 
     def __init__(self, d: int, *, rng: np.random.Generator | int | None = None):
         if int(d) < 1:
@@ -98,6 +169,7 @@ class Policy:
         self.last_player = -1
         self.t = 0  # steps played so far
         self._events: list[Event] = []
+        self.kernel_state: Any = None
 
     def _set_params(self, **values) -> None:
         """Check hyperparameters against the declarations (SpecError naming the bad one,
@@ -138,6 +210,45 @@ class Policy:
     def is_positive_definite(self) -> bool:
         """True if every posterior precision the policy holds is positive definite."""
         return True
+
+    def posterior_blocks(self) -> list[PosteriorBlocks] | None:
+        """The live bandits' Gaussian posteriors, block by block.
+
+        Returns
+        -------
+        list of PosteriorBlocks or None
+            One entry per live bandit (in slot order), or None for a policy that keeps no
+            Gaussian posterior (UCB, DenBand, random, the oracles) or has not played yet.
+        """
+        return None
+
+    # -- copies and streams (offline replay) -----------------------------------------------
+    def streams_state(self) -> tuple[dict, dict]:
+        """The states of the two random streams (``u``, ``z``), for :meth:`restore_streams`."""
+        return self._rng_u.bit_generator.state, self._rng_z.bit_generator.state
+
+    def restore_streams(self, states: tuple[dict, dict]) -> None:
+        """Set the two random streams to ``states`` (from :meth:`streams_state`)."""
+        self._rng_u.bit_generator.state, self._rng_z.bit_generator.state = states
+
+    def fork(self) -> Policy:
+        """A copy to try the next steps on, which plays exactly as this policy would.
+
+        It may share this policy's random streams (``shallow_fork``: a shallow copy whose
+        :attr:`kernel_state` arrays are copied, about 10x faster than a deep copy): save them
+        with :meth:`streams_state` before playing the copy and :meth:`restore_streams` after.
+        Any other policy is deep-copied.
+
+        Returns
+        -------
+        Policy
+        """
+        if not self.shallow_fork:
+            return copy.deepcopy(self)
+        twin = copy.copy(self)
+        if self.kernel_state is not None:
+            twin.kernel_state = copy_state(self.kernel_state)
+        return twin
 
     def _prepare(self, arms) -> None:
         """Hook called by the plain :meth:`run_chunk` with each chunk's arms (e.g. to switch

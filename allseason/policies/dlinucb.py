@@ -120,6 +120,7 @@ class DLinUCB(BlockAware, Policy):
     }
     deterministic = True
     uses_normals = False
+    family = "ucb"
 
     def __init__(
         self,

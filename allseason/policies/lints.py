@@ -18,10 +18,10 @@ from collections import deque
 import numpy as np
 from scipy.linalg import cho_solve
 
-from .. import _kernels as kernels
+from .. import kernels
 from ..envs.arms import as_blocks
 from ..models import GaussianLinearPosterior
-from .base import ChunkOutcome, Policy, check_batch_end
+from .base import ChunkOutcome, Policy, PosteriorBlocks, check_batch_end
 from .params import COUNT, POSITIVE, Interval, Options, Param, Real
 
 
@@ -41,13 +41,14 @@ class LinTS(Policy):
             "σ², the noise variance of the reward model (the app sets it to the scenario's).",
         ),
     }
+    family = "lints"
+    shallow_fork = True
     _mode = kernels.PLAIN
 
     def __init__(self, d, *, lam=1.0, sigma2=1.0, rng=None):
         super().__init__(d, rng=rng)
         self._set_params(lam=lam, sigma2=sigma2)
         self.model = GaussianLinearPosterior(self.d, self.lam, self.sigma2)
-        self._fast = None  # compiled state, created on the first run_chunk
 
     # -- plain path ---------------------------------------------------------------------------
     def _select(self, arms, u, z):
@@ -58,35 +59,24 @@ class LinTS(Policy):
         self.model.update(xs, rs)
 
     def _require_plain(self):
-        if self._fast is not None:
+        if self.kernel_state is not None:
             raise RuntimeError("this policy has been run with run_chunk; use one path only")
 
-    def is_positive_definite(self):
-        M = self._fast["M"] if self._fast is not None else self.model.M
+    def is_positive_definite(self) -> bool:
+        M = self.kernel_state.M if self.kernel_state is not None else self.model.M
         return bool(np.all(np.linalg.eigvalsh(M) > 0))
+
+    def posterior_blocks(self) -> list[PosteriorBlocks] | None:
+        """The posterior, block by block: one entry, bandit -1 (compiled path only)."""
+        f = self.kernel_state
+        return None if f is None else [PosteriorBlocks(-1, f.M, f.mu)]
 
     # -- compiled path ------------------------------------------------------------------------
     def _init_fast(self, n_blocks):
         if self.model.n_obs:
             raise RuntimeError("run_chunk must start from a fresh policy")
-        G, p = n_blocks, self.d // n_blocks
-        cap = max(self._window(), 1)
-        self._fast = dict(
-            M=np.tile(self.lam * np.eye(p), (G, 1, 1)),
-            L=np.tile(np.sqrt(self.lam) * np.eye(p), (G, 1, 1)),
-            b=np.zeros((G, p)),
-            mu=np.zeros((G, p)),
-            wx=np.zeros((cap, p)),
-            wg=np.zeros(cap, dtype=np.int64),
-            wr=np.zeros(cap),
-            wstate=np.zeros(3, dtype=np.int64),
-        )
-        sandwich = self._sandwich()  # Mt, Lt, bt: D-LinTS's Kim-Tewari factor, else dummies
-        shape = (G, p) if sandwich else (1, 1)
-        self._fast.update(
-            Mt=np.tile(self.lam * np.eye(shape[1]), (shape[0], 1, 1)),
-            Lt=np.tile(np.sqrt(self.lam) * np.eye(shape[1]), (shape[0], 1, 1)),
-            bt=np.zeros(shape),
+        self.kernel_state = kernels.new_lints_state(
+            n_blocks, self.d // n_blocks, self.lam, self._window(), self._sandwich()
         )
 
     def _window(self):
@@ -98,46 +88,30 @@ class LinTS(Policy):
     def _sandwich(self):
         return False
 
-    def run_chunk(self, arms, expected, noise, batch_end):
-        n = arms.shape[0]
-        batch_end = check_batch_end(batch_end, n)
-        ctx, block, cidx, G = as_blocks(arms)
-        if self._fast is None:
-            self._init_fast(G)
-        f = self._fast
-        if f["M"].shape[0] != G:
-            raise ValueError("arms: the block structure changed between chunks")
-        _, z = self.draw(n)
-        arm = np.empty(n, dtype=np.int64)
-        reward = np.empty(n)
-        kernels.lints_chunk(
-            ctx,
-            block,
-            cidx,
-            expected,
-            noise,
-            batch_end,
-            z.reshape(n, G, -1),
-            f["M"],
-            f["L"],
-            f["b"],
-            f["mu"],
+    def _kernel_params(self) -> kernels.LinTSParams:
+        return kernels.LinTSParams(
             self._mode,
             max(self._window(), 1),
             self._gamma(),
             self.lam,
             self.sigma2,
-            f["wx"],
-            f["wg"],
-            f["wr"],
-            f["wstate"],
-            arm,
-            reward,
             self._sandwich(),
-            f["Mt"],
-            f["Lt"],
-            f["bt"],
         )
+
+    def run_chunk(self, arms, expected, noise, batch_end):
+        n = arms.shape[0]
+        batch_end = check_batch_end(batch_end, n)
+        ctx, block, cidx, G = as_blocks(arms)
+        if self.kernel_state is None:
+            self._init_fast(G)
+        f = self.kernel_state
+        if f.M.shape[0] != G:
+            raise ValueError("arms: the block structure changed between chunks")
+        _, z = self.draw(n)
+        arm = np.empty(n, dtype=np.int64)
+        reward = np.empty(n)
+        rounds = kernels.Rounds(ctx, block, cidx, expected, noise, batch_end)
+        kernels.lints_chunk(rounds, z.reshape(n, G, -1), f, self._kernel_params(), arm, reward)
         self.t += n
         return ChunkOutcome(arm, reward, np.full(n, -1, dtype=np.int64), batch_end)
 
@@ -250,8 +224,8 @@ class DLinTS(LinTS):
         if not super().is_positive_definite():
             return False
         Mt = (
-            self._fast["Mt"]
-            if self._fast is not None
+            self.kernel_state.Mt
+            if self.kernel_state is not None
             else None
             if self.inner is None
             else self.inner.M

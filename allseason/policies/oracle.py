@@ -51,6 +51,8 @@ def _take(arms, idx: np.ndarray):
 class _Oracle(Policy):
     """Base of the oracles: inner LinTS models keyed by ``_keys(states)``."""
 
+    family = "oracle"
+    oracle = True  # told the true states
     reference = True  # drawn and ranked apart from the contestants
     needs_state = True
     params = LinTS.params
@@ -155,6 +157,7 @@ class OracleState(_Oracle):
     """Perfect memory: one LinTS per true state, told the state (key = the state)."""
 
     name = "oracle-state"
+    ceiling = True  # perfect memory: the share of the gap closed is measured to it
     title = "Oracle: per-state LinTS"
     help = "Reference: one LinTS per true state, told the state (perfect memory)"
 

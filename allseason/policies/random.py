@@ -15,6 +15,8 @@ class RandomPolicy(Policy):
     help = "A random arm every step (the floor)"
     style = {"color": "grey", "dash": "dot", "symbol": "cross"}
     uses_normals = False
+    family = "random"
+    shallow_fork = True
 
     def __init__(self, d, *, rng=None):
         super().__init__(d, rng=rng)
