@@ -212,6 +212,8 @@ class ClassificationEnv:
     rng : only used when ``shuffle=True`` (the order in which the first ``horizon`` images are
         shown); by default they are shown in the data set's order, as in the paper.
 
+    Notes
+    -----
     ``next_round(n)`` returns a :class:`Round`: arms = BlockArms(contexts, K) (n, K, K p),
     expected (n, K) in {0, 1} with one 1 per row, noise zeros (n,), state (n,).
     """

@@ -233,7 +233,25 @@ def _covariance(L, out, X):
 
 @njit(cache=True, nogil=True)
 def sym_kl(M1, mu1, S1, M2, mu2, S2, dm):
-    """KL_sym = 0.5 [tr(M2 S1) + tr(M1 S2) - 2d] + 0.5 dm^T (M1 + M2) dm, dm = mu2 - mu1."""
+    """KL_sym = 0.5 [tr(M2 S1) + tr(M1 S2) - 2d] + 0.5 dm^T (M1 + M2) dm, dm = mu2 - mu1.
+
+    The paper's printed formula drops a 1/2 and has typos; this is the symmetric KL between
+    N(mu1, S1) and N(mu2, S2).
+
+    Parameters
+    ----------
+    M1, S1 : ndarray, shape (d, d)
+        Precision and covariance of the first posterior.
+    mu1 : ndarray, shape (d,)
+    M2, S2, mu2 :
+        The same for the second.
+    dm : ndarray, shape (d,)
+        Workspace.
+
+    Returns
+    -------
+    float
+    """
     d = mu1.shape[0]
     tr = 0.0
     for i in range(d):
@@ -308,7 +326,25 @@ def prune_one(M, mu, ids, alive, prune_mode, cache):
     The paper's text: 'discard the one which is less certain about its estimate, measured
     with the trace of the associated posterior covariance' -- i.e. the larger tr(M^-1).
     Algorithm 4 prints argmin, which would keep the less certain one; we follow the text.
-    Returns (dropped slot, twin slot, distance)."""
+
+    Parameters
+    ----------
+    M : ndarray, shape (S, G, p, p)
+    mu : ndarray, shape (S, G, p)
+    ids : ndarray of int64, shape (S,)
+        Bandit ids (an exact tie of traces drops the larger id, the younger bandit).
+    alive : ndarray of bool, shape (S,)
+        The dropped slot is marked dead.
+    prune_mode : int
+        0: symmetric KL; 1: distance between means.
+    cache : PruneCache
+
+    Returns
+    -------
+    drop, twin : int
+        The dropped slot and its twin.
+    distance : float
+    """
     S, p = mu.shape[0], mu.shape[2]
     tmp = np.empty(p)
     _refresh_covariances(M, alive, cache)

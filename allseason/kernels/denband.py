@@ -212,7 +212,21 @@ def _denband_beta(aM, aVinv, ab, theta, lam, out, tmp):
 
 @njit(cache=True, nogil=True)
 def init_expert(e, step, bid, lam, ex):
-    """Slot e: a new expert ``bid`` at its prior (theta = beta = 0, empty window)."""
+    """Slot e: a new expert ``bid`` at its prior (theta = beta = 0, empty window).
+
+    Parameters
+    ----------
+    e : int
+        The slot.
+    step : int
+        The step it is created at (its last admissible step).
+    bid : int
+        Its id.
+    lam : float
+        Ridge regulariser.
+    ex : Experts
+        Changed in place.
+    """
     G, p = ex.mb.shape[1], ex.mb.shape[2]
     for g in range(G):
         for i in range(p):

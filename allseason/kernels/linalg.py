@@ -19,7 +19,15 @@ LOG_2PI = math.log(2.0 * math.pi)
 
 @njit(cache=True, nogil=True, fastmath=False)
 def chol_update(L, x):
-    """L L^T + x x^T, in place on the lower factor L; x is overwritten."""
+    """Rank-one update: L L^T + x x^T, in place on the lower factor.
+
+    Parameters
+    ----------
+    L : ndarray, shape (d, d)
+        Lower Cholesky factor, overwritten.
+    x : ndarray, shape (d,)
+        The update vector, overwritten (workspace).
+    """
     d = x.shape[0]
     for k in range(d):
         lkk = L[k, k]
@@ -34,7 +42,15 @@ def chol_update(L, x):
 
 @njit(cache=True, nogil=True)
 def chol_downdate(L, x):
-    """L L^T - x x^T, in place; the result must stay positive definite. x is overwritten."""
+    """Rank-one downdate: L L^T - x x^T, in place; the result must stay positive definite.
+
+    Parameters
+    ----------
+    L : ndarray, shape (d, d)
+        Lower Cholesky factor, overwritten.
+    x : ndarray, shape (d,)
+        The vector removed, overwritten (workspace).
+    """
     d = x.shape[0]
     for k in range(d):
         lkk = L[k, k]
@@ -50,7 +66,15 @@ def chol_downdate(L, x):
 
 @njit(cache=True, nogil=True)
 def chol_factor(M, L):
-    """L = cholesky(M), lower, written into L."""
+    """L = cholesky(M), lower.
+
+    Parameters
+    ----------
+    M : ndarray, shape (d, d)
+        Symmetric positive definite.
+    L : ndarray, shape (d, d)
+        Written (its upper triangle zeroed).
+    """
     d = M.shape[0]
     for j in range(d):
         s = M[j, j]
@@ -69,7 +93,15 @@ def chol_factor(M, L):
 
 @njit(cache=True, nogil=True)
 def forward_solve(L, x, out):
-    """out = L^-1 x."""
+    """out = L^-1 x, L lower triangular.
+
+    Parameters
+    ----------
+    L : ndarray, shape (d, d)
+    x : ndarray, shape (d,)
+    out : ndarray, shape (d,)
+        Written.
+    """
     d = x.shape[0]
     for i in range(d):
         s = x[i]
@@ -80,7 +112,15 @@ def forward_solve(L, x, out):
 
 @njit(cache=True, nogil=True)
 def backward_solve(L, y, out):
-    """out = L^-T y."""
+    """out = L^-T y, L lower triangular.
+
+    Parameters
+    ----------
+    L : ndarray, shape (d, d)
+    y : ndarray, shape (d,)
+    out : ndarray, shape (d,)
+        Written.
+    """
     d = y.shape[0]
     for i in range(d - 1, -1, -1):
         s = y[i]
@@ -91,14 +131,45 @@ def backward_solve(L, y, out):
 
 @njit(cache=True, nogil=True)
 def refresh_mean(L, b, mu, tmp):
-    """mu = M^-1 b = L^-T L^-1 b."""
+    """mu = M^-1 b = L^-T L^-1 b.
+
+    Parameters
+    ----------
+    L : ndarray, shape (d, d)
+        Lower Cholesky factor of M.
+    b : ndarray, shape (d,)
+    mu : ndarray, shape (d,)
+        Written.
+    tmp : ndarray, shape (d,)
+        Workspace.
+    """
     forward_solve(L, b, tmp)
     backward_solve(L, tmp, mu)
 
 
 @njit(cache=True, nogil=True)
 def log_predictive(L, mu, x, r, sigma2, tmp):
-    """log N(r; <mu, x>, sigma2 + x^T M^-1 x)   (eq. postpred)."""
+    """log N(r; <mu, x>, sigma2 + x^T M^-1 x), the posterior predictive (eq. postpred).
+
+    Parameters
+    ----------
+    L : ndarray, shape (d, d)
+        Lower Cholesky factor of the precision M.
+    mu : ndarray, shape (d,)
+        Posterior mean.
+    x : ndarray, shape (d,)
+        The arm played.
+    r : float
+        Its reward.
+    sigma2 : float
+        Noise variance.
+    tmp : ndarray, shape (d,)
+        Workspace.
+
+    Returns
+    -------
+    float
+    """
     forward_solve(L, x, tmp)
     var = sigma2
     mean = 0.0
@@ -112,8 +183,33 @@ def log_predictive(L, mu, x, r, sigma2, tmp):
 @njit(cache=True, nogil=True)
 def best_arm(ctx_t, block, cidx, L, mu, z_t, theta, tmp):
     """Thompson step over G blocks: theta_g = mu_g + L_g^-T z_g for every block, then
-    argmax_k <theta_{block[k]}, ctx_t[cidx[k]]>. Dense arms are G = 1, block = 0, cidx = k;
-    outer-product arms e_k (x) c_t are G = K, block = k, cidx = 0 (one shared context)."""
+    argmax_k <theta_{block[k]}, ctx_t[cidx[k]]>.
+
+    Dense arms are G = 1, block = 0, cidx = k; outer-product arms e_k (x) c_t are G = K,
+    block = k, cidx = 0 (one shared context).
+
+    Parameters
+    ----------
+    ctx_t : ndarray, shape (C, p)
+        The step's contexts.
+    block, cidx : ndarray of int64, shape (K,)
+        Each arm's block and context.
+    L : ndarray, shape (G, p, p)
+        Lower Cholesky factors of the precisions.
+    mu : ndarray, shape (G, p)
+        Posterior means.
+    z_t : ndarray, shape (G, p)
+        Standard normals.
+    theta : ndarray, shape (G, p)
+        Written: the sample.
+    tmp : ndarray, shape (p,)
+        Workspace.
+
+    Returns
+    -------
+    int
+        The arm (ties to the lowest index).
+    """
     G, p = mu.shape
     for g in range(G):
         backward_solve(L[g], z_t[g], tmp)
@@ -133,7 +229,22 @@ def best_arm(ctx_t, block, cidx, L, mu, z_t, theta, tmp):
 @njit(cache=True, nogil=True)
 def best_arm_sandwich(ctx_t, block, cidx, L, Lt, mu, z_t, theta, tmp, tmp2):
     """Thompson step with covariance M^-1 Mt M^-1 (Kim & Tewari's V^-1 V~ V^-1) over G blocks:
-    theta_g = mu_g + L_g^-T L_g^-1 (Lt_g z_g), with M = L L^T and Mt = Lt Lt^T; all O(p^2)."""
+    theta_g = mu_g + L_g^-T L_g^-1 (Lt_g z_g), with M = L L^T and Mt = Lt Lt^T; all O(p^2).
+
+    Parameters
+    ----------
+    ctx_t, block, cidx, L, mu, z_t, theta, tmp :
+        As in :func:`best_arm`.
+    Lt : ndarray, shape (G, p, p)
+        Lower Cholesky factors of Mt.
+    tmp2 : ndarray, shape (p,)
+        Workspace.
+
+    Returns
+    -------
+    int
+        The arm (ties to the lowest index).
+    """
     G, p = mu.shape
     for g in range(G):
         for i in range(p):  # tmp = Lt z (lower triangular)
@@ -158,7 +269,21 @@ def best_arm_sandwich(ctx_t, block, cidx, L, Lt, mu, z_t, theta, tmp, tmp2):
 
 @njit(cache=True, nogil=True)
 def add_obs(M, L, b, x, r, sigma2, tmp):
-    """Learn (x, r): M += x x^T / sigma2, b += r x / sigma2, L by a rank-one update."""
+    """Learn (x, r): M += x x^T / sigma2, b += r x / sigma2, L by a rank-one update.
+
+    Parameters
+    ----------
+    M, L : ndarray, shape (d, d)
+        Precision and its lower factor, changed in place.
+    b : ndarray, shape (d,)
+        Changed in place.
+    x : ndarray, shape (d,)
+    r : float
+    sigma2 : float
+        Noise variance.
+    tmp : ndarray, shape (d,)
+        Workspace.
+    """
     d = x.shape[0]
     inv = 1.0 / sigma2
     for i in range(d):
@@ -173,7 +298,21 @@ def add_obs(M, L, b, x, r, sigma2, tmp):
 
 @njit(cache=True, nogil=True)
 def remove_obs(M, L, b, x, r, sigma2, tmp):
-    """Forget (x, r): the exact inverse of add_obs, by a rank-one downdate."""
+    """Forget (x, r): the exact inverse of :func:`add_obs`, by a rank-one downdate.
+
+    Parameters
+    ----------
+    M, L : ndarray, shape (d, d)
+        Precision and its lower factor, changed in place.
+    b : ndarray, shape (d,)
+        Changed in place.
+    x : ndarray, shape (d,)
+    r : float
+    sigma2 : float
+        Noise variance.
+    tmp : ndarray, shape (d,)
+        Workspace.
+    """
     d = x.shape[0]
     inv = 1.0 / sigma2
     for i in range(d):
@@ -188,6 +327,17 @@ def remove_obs(M, L, b, x, r, sigma2, tmp):
 
 @njit(cache=True, nogil=True)
 def refresh_means(L, b, mu, tmp):
-    """mu_g = M_g^-1 b_g for every block."""
+    """mu_g = M_g^-1 b_g for every block g.
+
+    Parameters
+    ----------
+    L : ndarray, shape (G, p, p)
+        Lower Cholesky factors.
+    b : ndarray, shape (G, p)
+    mu : ndarray, shape (G, p)
+        Written.
+    tmp : ndarray, shape (p,)
+        Workspace.
+    """
     for g in range(b.shape[0]):
         refresh_mean(L[g], b[g], mu[g], tmp)

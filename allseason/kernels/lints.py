@@ -123,7 +123,18 @@ def new_lints_state(n_blocks: int, p: int, lam: float, tau: int, sandwich: bool)
 # -- short memory ---------------------------------------------------------------------------
 @njit(cache=True, nogil=True)
 def discount_obs(M, b, x, r, gamma, lam, sigma2):
-    """M = lam I + gamma (M - lam I) + x x^T / sigma2 ; b = gamma b + r x / sigma2."""
+    """M = lam I + gamma (M - lam I) + x x^T / sigma2 ; b = gamma b + r x / sigma2.
+
+    Parameters
+    ----------
+    M : ndarray, shape (d, d)
+        Changed in place.
+    b : ndarray, shape (d,)
+        Changed in place.
+    x : ndarray, shape (d,)
+    r, gamma, lam, sigma2 : float
+        Reward, discount, prior precision, noise variance.
+    """
     d = x.shape[0]
     inv = 1.0 / sigma2
     for i in range(d):
@@ -170,9 +181,31 @@ def rebuild_window(M, L, b, window, lam, sigma2):
 def short_memory_learn(M, L, b, window, g, x, r, mode, tau, gamma, lam, sigma2, tmp):
     """One observation (x in block g) into a short-memory model: M (G, p, p), L, b (G, p).
 
-    WINDOW: ``window`` holds the last tau observations, its state = [count, head, pushes
-    since the last rebuild]. DISCOUNT: every block's data weight is multiplied by gamma;
-    the caller refactors L once the batch is in."""
+    Parameters
+    ----------
+    M, L : ndarray, shape (G, p, p)
+        Precisions and their lower factors, changed in place.
+    b : ndarray, shape (G, p)
+        Changed in place.
+    window : Window
+        WINDOW: the last tau observations, ``state = [count, head, pushes since the last
+        rebuild]``. Unused by DISCOUNT.
+    g : int
+        The observation's block.
+    x : ndarray, shape (p,)
+    r : float
+    mode : int
+        WINDOW or DISCOUNT. DISCOUNT multiplies every block's data weight by gamma; the
+        caller refactors L once the batch is in.
+    tau : int
+        The window.
+    gamma : float
+        The discount.
+    lam, sigma2 : float
+        Prior precision, noise variance.
+    tmp : ndarray, shape (p,)
+        Workspace.
+    """
     if mode == DISCOUNT:
         for h in range(M.shape[0]):
             if h != g:

@@ -53,7 +53,29 @@ def ridge_apply(M, Vinv, b, steps, x, r, sign, dense, tmp):
     """RidgeModel._apply on one block: M += sign x x^T, b += sign r x, V^-1 by Sherman-Morrison,
     refreshed from M every RidgeModel.REFRESH steps. An all-zero x changes nothing in a
     block model (not even its step count); in a dense model (``dense``) it counts a step.
-    Returns True if anything was applied (the caller refreshes what depends on V^-1 or b)."""
+
+    Parameters
+    ----------
+    M, Vinv : ndarray, shape (p, p)
+        V and V^-1, changed in place.
+    b : ndarray, shape (p,)
+        Changed in place.
+    steps : ndarray of int64, shape (1,)
+        Updates since V^-1 was recomputed.
+    x : ndarray, shape (p,)
+    r : float
+    sign : float
+        +1 to add (x, r), -1 to remove it.
+    dense : bool
+        A dense model counts an all-zero x as a step.
+    tmp : ndarray, shape (p,)
+        Workspace.
+
+    Returns
+    -------
+    bool
+        True if anything was applied (the caller refreshes what depends on V^-1 or b).
+    """
     p = x.shape[0]
     if not dense:
         zero = True

@@ -60,7 +60,7 @@ from scipy.special import logsumexp
 from .. import kernels
 from ..envs.arms import as_blocks
 from ..models import GaussianLinearPosterior, mean_distance, symmetric_kl
-from .base import ChunkOutcome, Event, Policy, PosteriorBlocks, check_batch_end
+from .base import ChunkOutcome, Event, Policy, PosteriorBlocks, RngLike, check_batch_end
 from .params import COUNT, OPEN_UNIT, POSITIVE, Options, Param
 
 WEIGHTINGS = ("batch", "fixed-share")  # the kernel's codes: the index in these tuples
@@ -71,10 +71,47 @@ DEFAULT_SHARE = 1e-4  # chosen by examples/sweep_share.toml; docs/weighting.md
 class AllSeason(Policy):
     """All-Season with a sliding-window shadow (``allseason-sw``).
 
-    Parameters: tau (shadow window), n_max (maximum number of base bandits), lam, sigma2,
-    weighting ("fixed-share": carried weights, the default | "batch": the paper's printed
-    rule), share (alpha of fixed share), spawn ("handover" | "copy": a newborn's weight
-    under fixed share), pruning ("kl" | "mean").
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    tau : int, default 10
+        The shadow's window: how many recent observations the short-term memory sees.
+    n_max : int, default 5
+        Most base bandits (long-term memories) kept; the closest pair is pruned above it.
+    lam : float, default 1.0
+        λ, the prior precision of every bandit.
+    sigma2 : float, default 1.0
+        σ², the noise variance of the reward model.
+    weighting : {"fixed-share", "batch"}, default "fixed-share"
+        "fixed-share": weights carried from batch to batch, mixed with ``share`` of uniform
+        weight (our reconstruction); "batch": the paper's printed rule (Alg. 3), the
+        predictive likelihood of the last batch alone.
+    share : float, default 1e-4
+        α of fixed share, in (0, 1).
+    spawn : {"handover", "copy"}, default "handover"
+        Under fixed share, how a newborn starts: it takes the shadow's weight over and is not
+        pruned before it has played ("handover"), or the paper's plain copy ("copy").
+    pruning : {"kl", "mean"}, default "kl"
+        The distance of the closest pair: symmetric KL between posteriors, or between means.
+    rng : numpy.random.Generator, int or None
+        Root of the random streams (u: which bandit plays; z: the Thompson samples).
+
+    References
+    ----------
+    Di Benedetto, Bellini & Zappella, "A Linear Bandit for Seasonal Environments",
+    Algorithms 1-4. Herbster & Warmuth, "Tracking the Best Expert", Machine Learning 1998
+    (fixed share).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> policy = AllSeason(2, tau=5, n_max=3, rng=0)
+    >>> arm = policy.select(np.eye(2))
+    >>> policy.update(np.eye(2)[[arm]], np.array([1.0]))
+    >>> ids, weights = policy.weights()
+    >>> float(weights.sum())
+    1.0
     """
 
     name = "allseason-sw"
@@ -121,18 +158,18 @@ class AllSeason(Policy):
 
     def __init__(
         self,
-        d,
+        d: int,
         *,
-        tau=10,
-        n_max=5,
-        lam=1.0,
-        sigma2=1.0,
-        weighting="fixed-share",
-        share=DEFAULT_SHARE,
-        spawn="handover",
-        pruning="kl",
-        rng=None,
-    ):
+        tau: int = 10,
+        n_max: int = 5,
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        weighting: str = "fixed-share",
+        share: float = DEFAULT_SHARE,
+        spawn: str = "handover",
+        pruning: str = "kl",
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(d, rng=rng)
         self._set_params(
             tau=tau,
@@ -325,7 +362,40 @@ class AllSeason(Policy):
 
 class AllSeasonDiscounted(AllSeason):
     """All-Season with a discounted shadow (``allseason-disc``): the shadow weighs each
-    observation by gamma^(age) instead of keeping a window."""
+    observation by gamma^(age) instead of keeping a window.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    gamma : float, default 0.9
+        The shadow's discount, in (0, 1).
+    n_max : int, default 5
+        Most base bandits kept.
+    lam : float, default 1.0
+        λ, the prior precision of every bandit.
+    sigma2 : float, default 1.0
+        σ², the noise variance of the reward model.
+    weighting : {"fixed-share", "batch"}, default "fixed-share"
+        "fixed-share": weights carried from batch to batch, mixed with ``share`` of uniform
+        weight (our reconstruction); "batch": the paper's printed rule (Alg. 3), the
+        predictive likelihood of the last batch alone.
+    share : float, default 1e-4
+        α of fixed share, in (0, 1).
+    spawn : {"handover", "copy"}, default "handover"
+        Under fixed share, how a newborn starts: it takes the shadow's weight over and is not
+        pruned before it has played ("handover"), or the paper's plain copy ("copy").
+    pruning : {"kl", "mean"}, default "kl"
+        The distance of the closest pair: symmetric KL between posteriors, or between means.
+    rng : numpy.random.Generator, int or None
+        Root of the random streams (u: which bandit plays; z: the Thompson samples).
+
+    References
+    ----------
+    Di Benedetto, Bellini & Zappella, "A Linear Bandit for Seasonal Environments",
+    Algorithms 1-4. Herbster & Warmuth, "Tracking the Best Expert", Machine Learning 1998
+    (fixed share).
+    """
 
     name = "allseason-disc"
     title = "All-Season (Disc)"
@@ -341,18 +411,18 @@ class AllSeasonDiscounted(AllSeason):
 
     def __init__(
         self,
-        d,
+        d: int,
         *,
-        gamma=0.9,
-        n_max=5,
-        lam=1.0,
-        sigma2=1.0,
-        weighting="fixed-share",
-        share=DEFAULT_SHARE,
-        spawn="handover",
-        pruning="kl",
-        rng=None,
-    ):
+        gamma: float = 0.9,
+        n_max: int = 5,
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        weighting: str = "fixed-share",
+        share: float = DEFAULT_SHARE,
+        spawn: str = "handover",
+        pruning: str = "kl",
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(
             d,
             tau=1,
@@ -378,7 +448,29 @@ class AllSeasonPrinted(AllSeason):
     """All-Season (SW) with **the paper's printed rule** (``allseason-sw-printed``): the
     weights of Algorithm 3, the predictive likelihood of the last batch alone. The same as
     ``allseason-sw`` with ``weighting="batch"``; registered on its own so that a race can hold
-    it beside the default (carried weights) as a contestant of its own."""
+    it beside the default (carried weights) as a contestant of its own.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    tau : int, default 10
+        The shadow's window.
+    n_max : int, default 5
+        Most base bandits kept.
+    lam : float, default 1.0
+        λ, the prior precision.
+    sigma2 : float, default 1.0
+        σ², the noise variance.
+    pruning : {"kl", "mean"}, default "kl"
+        The distance of the closest pair.
+    rng : numpy.random.Generator, int or None
+        Root of the random streams.
+
+    References
+    ----------
+    Di Benedetto, Bellini & Zappella, "A Linear Bandit for Seasonal Environments", Alg. 3.
+    """
 
     name = "allseason-sw-printed"
     title = "All-Season (SW), printed rule"
@@ -388,7 +480,17 @@ class AllSeasonPrinted(AllSeason):
     )
     style = {"color": "reddish purple", "dash": "dash", "symbol": "x"}
 
-    def __init__(self, d, *, tau=10, n_max=5, lam=1.0, sigma2=1.0, pruning="kl", rng=None):
+    def __init__(
+        self,
+        d: int,
+        *,
+        tau: int = 10,
+        n_max: int = 5,
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        pruning: str = "kl",
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(
             d,
             tau=tau,

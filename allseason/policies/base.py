@@ -30,6 +30,8 @@ import numpy as np
 from ..kernels.types import copy_state
 from .params import Param, check_own
 
+RngLike = np.random.Generator | int | None  # what a policy's ``rng`` may be
+
 
 class Event(NamedTuple):
     """One thing that happened inside a policy.
@@ -160,7 +162,7 @@ class Policy:
     # a shallow copy with a copied kernel_state (else it is a deep copy)
     shallow_fork: ClassVar[bool] = False
 
-    def __init__(self, d: int, *, rng: np.random.Generator | int | None = None):
+    def __init__(self, d: int, *, rng: RngLike = None):
         if int(d) < 1:
             raise ValueError(f"d: must be a positive integer, got {d!r}")
         self.d = int(d)
@@ -179,7 +181,18 @@ class Policy:
 
     # -- the protocol --------------------------------------------------------------------
     def select(self, arms: np.ndarray) -> int:
-        """Pick one row of ``arms`` (shape (K, d)); return its index."""
+        """Pick one arm (plain path).
+
+        Parameters
+        ----------
+        arms : ndarray, shape (K, d)
+            The contextualised action set of this step.
+
+        Returns
+        -------
+        int
+            The index of the row played.
+        """
         u = self._rng_u.random()
         z = self._rng_z.standard_normal(self.d) if self.uses_normals else None
         arm = int(self._select(np.asarray(arms, dtype=float), u, z))
@@ -190,11 +203,25 @@ class Policy:
         raise NotImplementedError
 
     def update(self, xs: np.ndarray, rs: np.ndarray) -> None:
-        """Learn from a batch: xs (n, d) the rows played, rs (n,) their rewards."""
+        """Learn from a batch (plain path).
+
+        Parameters
+        ----------
+        xs : ndarray, shape (n, d)
+            The rows played.
+        rs : ndarray, shape (n,)
+            Their rewards.
+        """
         raise NotImplementedError
 
     def weights(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """Current (ids, normalised weights) of an ensemble policy, else None."""
+        """The current weights of an ensemble policy.
+
+        Returns
+        -------
+        tuple of ndarray or None
+            (ids, normalised weights) of the live bandits; None for a single-model policy.
+        """
         return None
 
     def pop_events(self) -> list[Event]:
@@ -203,8 +230,18 @@ class Policy:
         return events
 
     def observe_states(self, states: np.ndarray) -> None:
-        """Oracles only (``needs_state``): the true state of each step of the next chunk,
-        shape (n,), given by the runner just before :meth:`run_chunk`."""
+        """Tell an oracle (``needs_state``) the true states of the next chunk.
+
+        Parameters
+        ----------
+        states : ndarray of int, shape (n,)
+            The true state of each step, given by the runner just before :meth:`run_chunk`.
+
+        Raises
+        ------
+        TypeError
+            For any policy that is not an oracle.
+        """
         raise TypeError(f"{type(self).__name__} is not an oracle: it is never told the states")
 
     def is_positive_definite(self) -> bool:
@@ -256,7 +293,20 @@ class Policy:
 
     # -- the runner's entry point ---------------------------------------------------------
     def draw(self, n: int) -> tuple[np.ndarray, np.ndarray | None]:
-        """The next ``n`` steps' random numbers: u (n,), z (n, d) or None."""
+        """The next ``n`` steps' random numbers.
+
+        Parameters
+        ----------
+        n : int
+            How many steps.
+
+        Returns
+        -------
+        u : ndarray, shape (n,)
+            One uniform per step.
+        z : ndarray, shape (n, d) or None
+            The standard normals (None if the policy ``uses_normals`` not).
+        """
         u = self._rng_u.random(n)
         z = self._rng_z.standard_normal((n, self.d)) if self.uses_normals else None
         return u, z
@@ -264,9 +314,26 @@ class Policy:
     def run_chunk(
         self, arms: np.ndarray, expected: np.ndarray, noise: np.ndarray, batch_end: np.ndarray
     ) -> ChunkOutcome:
-        """Play ``n`` steps: arms (n, K, d), expected rewards (n, K), noise (n,), batches ending
-        at the indices ``batch_end`` (the last one must be n - 1). Plain Python loop over
-        :meth:`_select` and :meth:`update`; compiled policies override it."""
+        """Play a chunk of ``n`` steps made of whole batches.
+
+        The plain Python loop over :meth:`_select` and :meth:`update`; compiled policies
+        override it with a kernel that makes the same decisions.
+
+        Parameters
+        ----------
+        arms : ndarray, shape (n, K, d), or BlockArms
+            The action sets.
+        expected : ndarray, shape (n, K)
+            Expected reward of every arm.
+        noise : ndarray, shape (n,)
+            Noise added to the reward of the arm played.
+        batch_end : ndarray of int, shape (n_batches,)
+            Index of each batch's last step, strictly increasing, the last one n - 1.
+
+        Returns
+        -------
+        ChunkOutcome
+        """
         n = arms.shape[0]
         batch_end = check_batch_end(batch_end, n)
         self._prepare(arms)
@@ -306,7 +373,24 @@ class Policy:
 
 
 def check_batch_end(batch_end, n: int) -> np.ndarray:
-    """Validate batch ends for a chunk of n steps: strictly increasing, the last one n - 1."""
+    """Validate the batch ends of a chunk.
+
+    Parameters
+    ----------
+    batch_end : array_like of int
+        Index of each batch's last step.
+    n : int
+        Steps in the chunk.
+
+    Returns
+    -------
+    ndarray of int64
+
+    Raises
+    ------
+    ValueError
+        Unless strictly increasing, from 0 on, the last one n - 1.
+    """
     ends = np.asarray(batch_end, dtype=np.int64)
     if (
         ends.ndim != 1

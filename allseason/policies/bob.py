@@ -72,18 +72,42 @@ import numpy as np
 
 from .. import kernels
 from ..envs.arms import as_blocks
-from .base import ChunkOutcome, Event, Policy, check_batch_end
+from .base import ChunkOutcome, Event, Policy, RngLike, check_batch_end
 from .params import COUNT, POSITIVE, Param
 from .ridge import TIE_RTOL, BlockAware, first_best
 
 
 def block_length(d: int, horizon: int) -> int:
-    """H = ceil(d sqrt(T))."""
+    """H = ceil(d sqrt(T)), the length of BoB's blocks.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    horizon : int
+        T.
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
     return max(1, math.ceil(d * math.sqrt(horizon)))
 
 
 def window_set(H: int) -> np.ndarray:
-    """J = {floor(H^(k / ceil(ln H))) : k = 0 .. ceil(ln H)}."""
+    """J = {floor(H^(k / ceil(ln H))) : k = 0 .. ceil(ln H)}, BoB's candidate windows.
+
+    Parameters
+    ----------
+    H : int
+        The block length.
+
+    Returns
+    -------
+    ndarray of int64
+        The windows, increasing (``[1]`` when H <= 1).
+    """
     if H <= 1:
         return np.array([1], dtype=np.int64)
     n = math.ceil(math.log(H))
@@ -93,8 +117,35 @@ def window_set(H: int) -> np.ndarray:
 class BoB(BlockAware, Policy):
     """Bandit-over-Bandits (Cheung, Simchi-Levi & Zhu 2019): EXP3 over SW-UCB window sizes.
 
-    Parameters: horizon (T, fixes H, J and EXP3's rate), S (bound on ||theta||), L (bound on
-    ||x||), lam (ridge regulariser), sigma2 (noise variance, R = sqrt(sigma2)).
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    horizon : int, default 10000
+        T, the horizon: it fixes the block length H = ceil(d sqrt(T)), the window set J and
+        EXP3's rate.
+    S : float, default 1.0
+        Bound on ||theta||.
+    L : float, default 1.0
+        Bound on ||x||.
+    lam : float, default 1.0
+        λ, the ridge regulariser.
+    sigma2 : float, default 1.0
+        σ², the noise variance (R = sqrt(sigma2)).
+    rng : numpy.random.Generator, int or None
+        Root of the random streams (u draws each block's window).
+
+    References
+    ----------
+    Cheung, Simchi-Levi & Zhu, "Learning to Optimize under Non-Stationarity", AISTATS 2019.
+    Auer, Cesa-Bianchi, Freund & Schapire, "The Nonstochastic Multiarmed Bandit Problem",
+    SIAM J. Comput. 2002 (EXP3).
+
+    Examples
+    --------
+    >>> policy = BoB(5, horizon=10_000)
+    >>> policy.block, policy.windows.tolist()
+    (500, [1, 2, 5, 14, 34, 84, 205, 500])
     """
 
     name = "bob"
@@ -117,15 +168,15 @@ class BoB(BlockAware, Policy):
 
     def __init__(
         self,
-        d,
+        d: int,
         *,
-        horizon=10000,
-        S=1.0,
-        L=1.0,
-        lam=1.0,
-        sigma2=1.0,
-        rng=None,
-    ):
+        horizon: int = 10000,
+        S: float = 1.0,
+        L: float = 1.0,
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(d, rng=rng)
         self._set_params(horizon=horizon, S=S, L=L, lam=lam, sigma2=sigma2)
         T, R = self.horizon, math.sqrt(self.sigma2)

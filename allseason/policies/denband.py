@@ -78,7 +78,7 @@ import numpy as np
 
 from .. import kernels
 from ..envs.arms import as_blocks
-from .base import ChunkOutcome, Event, Policy, check_batch_end
+from .base import ChunkOutcome, Event, Policy, RngLike, check_batch_end
 from .params import COUNT, OPEN_UNIT, POSITIVE, Param
 from .ridge import TIE_RTOL, BlockAware, confidence_radius, first_best
 
@@ -103,10 +103,30 @@ class _Expert:
 class DenBand(BlockAware, Policy):
     """DenBand (Wu et al. 2019): a dynamic ensemble of LinUCB experts with arm-level admission.
 
-    Parameters: tau (auditor window), delta_l (Delta_L, slack of the admission and
-    absorption tests), delta (confidence level of the widths), max_idle (discard an expert
-    admissible for no offered arm in that many steps; None = never, as in the paper), lam
-    (ridge regulariser), sigma2 (noise variance).
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    tau : int, default 1000
+        The auditors' window: how many recent observations they fit.
+    delta_l : float, default 0.25
+        Δ_L, the slack of the admission and absorption tests.
+    delta : float, default 0.01
+        δ, the confidence level of the widths, in (0, 1).
+    max_idle : int or None, default None
+        Discard an expert admissible for no offered arm in that many steps (None: never, as
+        in the paper).
+    lam : float, default 1.0
+        λ, the ridge regulariser of experts and auditors.
+    sigma2 : float, default 1.0
+        σ², the noise variance (R = sqrt(sigma2)).
+    rng : numpy.random.Generator, int or None
+        Unused by the decisions (``u`` is drawn and ignored).
+
+    References
+    ----------
+    Wu, Wang, Li & Wang, "Dynamic Ensemble of Contextual Bandits to Satisfy Users' Changing
+    Interests", WWW 2019.
     """
 
     name = "denband"
@@ -130,8 +150,17 @@ class DenBand(BlockAware, Policy):
     family = "denband"
 
     def __init__(
-        self, d, *, tau=1000, delta_l=0.25, delta=0.01, max_idle=None, lam=1.0, sigma2=1.0, rng=None
-    ):
+        self,
+        d: int,
+        *,
+        tau: int = 1000,
+        delta_l: float = 0.25,
+        delta: float = 0.01,
+        max_idle: int | None = None,
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(d, rng=rng)
         self._set_params(
             tau=tau, delta_l=delta_l, delta=delta, max_idle=max_idle, lam=lam, sigma2=sigma2

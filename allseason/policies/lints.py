@@ -21,12 +21,36 @@ from scipy.linalg import cho_solve
 from .. import kernels
 from ..envs.arms import as_blocks
 from ..models import GaussianLinearPosterior
-from .base import ChunkOutcome, Policy, PosteriorBlocks, check_batch_end
+from .base import ChunkOutcome, Policy, PosteriorBlocks, RngLike, check_batch_end
 from .params import COUNT, POSITIVE, Interval, Options, Param, Real
 
 
 class LinTS(Policy):
-    """Linear Thompson Sampling: theta ~ N(mu, M^-1), play argmax <theta, x>."""
+    """Linear Thompson Sampling: theta ~ N(mu, M^-1), play argmax <theta, x> (Alg. 2).
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    lam : float, default 1.0
+        λ, the prior precision (M starts at λ I).
+    sigma2 : float, default 1.0
+        σ², the noise variance of the reward model.
+    rng : numpy.random.Generator, int or None
+        Root of the random streams (the Thompson samples' normals).
+
+    References
+    ----------
+    Agrawal & Goyal, "Thompson Sampling for Contextual Bandits with Linear Payoffs", ICML 2013.
+    Di Benedetto, Bellini & Zappella, "A Linear Bandit for Seasonal Environments", Alg. 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> policy = LinTS(3, rng=0)
+    >>> arm = policy.select(np.eye(3))
+    >>> policy.update(np.eye(3)[[arm]], np.array([1.0]))
+    """
 
     name = "lints"
     title = "LinTS"
@@ -45,7 +69,9 @@ class LinTS(Policy):
     shallow_fork = True
     _mode = kernels.PLAIN
 
-    def __init__(self, d, *, lam=1.0, sigma2=1.0, rng=None):
+    def __init__(
+        self, d: int, *, lam: float = 1.0, sigma2: float = 1.0, rng: RngLike = None
+    ) -> None:
         super().__init__(d, rng=rng)
         self._set_params(lam=lam, sigma2=sigma2)
         self.model = GaussianLinearPosterior(self.d, self.lam, self.sigma2)
@@ -117,7 +143,32 @@ class LinTS(Policy):
 
 
 class SWLinTS(LinTS):
-    """Sliding-window LinTS: the posterior of the last ``tau`` observations only."""
+    """Sliding-window LinTS: the posterior of the last ``tau`` observations only.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    tau : int, default 100
+        The window: how many recent observations the posterior sees.
+    lam : float, default 1.0
+        λ, the prior precision.
+    sigma2 : float, default 1.0
+        σ², the noise variance of the reward model.
+    rng : numpy.random.Generator, int or None
+        Root of the random streams.
+
+    References
+    ----------
+    Garivier & Moulines, "On Upper-Confidence Bound Policies for Switching Bandit Problems",
+    ALT 2011 (sliding windows); Cheung, Simchi-Levi & Zhu, "Learning to Optimize under
+    Non-Stationarity", AISTATS 2019 (SW-LinUCB).
+
+    Examples
+    --------
+    >>> SWLinTS(3, tau=50, rng=0).tau
+    50
+    """
 
     name = "sw-lints"
     title = "SW-LinTS"
@@ -126,7 +177,15 @@ class SWLinTS(LinTS):
     params = {"tau": Param(COUNT, "Window: how many recent observations the posterior sees.")}
     _mode = kernels.WINDOW
 
-    def __init__(self, d, *, tau=100, lam=1.0, sigma2=1.0, rng=None):
+    def __init__(
+        self,
+        d: int,
+        *,
+        tau: int = 100,
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(d, lam=lam, sigma2=sigma2, rng=rng)
         self._set_params(tau=tau)
         self._window_obs = deque()
@@ -164,6 +223,32 @@ class DLinTS(LinTS):
 
     Sampling goes through triangular factors: theta = mu + M^-1 Lt z = mu + L^-T L^-1 Lt z,
     with M = L L^T and Mt = Lt Lt^T (its covariance is M^-1 Lt Lt^T M^-1).
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    gamma : float, default 0.99
+        The discount, in (0, 1]: an observation's weight shrinks by gamma every step.
+    covariance : {"precision", "kim-tewari"}, default "precision"
+        What theta is sampled from (above).
+    lam : float, default 1.0
+        λ, the prior precision (never discounted).
+    sigma2 : float, default 1.0
+        σ², the noise variance of the reward model.
+    rng : numpy.random.Generator, int or None
+        Root of the random streams.
+
+    References
+    ----------
+    Russac, Vernade & Cappé, "Weighted Linear Bandits for Non-Stationary Environments",
+    NeurIPS 2019. Kim & Tewari, "Randomized Exploration for Non-Stationary Stochastic Linear
+    Bandits", UAI 2020.
+
+    Examples
+    --------
+    >>> DLinTS(3, gamma=0.95, covariance="kim-tewari", rng=0).covariance
+    'kim-tewari'
     """
 
     name = "d-lints"
@@ -185,7 +270,16 @@ class DLinTS(LinTS):
     }
     _mode = kernels.DISCOUNT
 
-    def __init__(self, d, *, gamma=0.99, covariance="precision", lam=1.0, sigma2=1.0, rng=None):
+    def __init__(
+        self,
+        d: int,
+        *,
+        gamma: float = 0.99,
+        covariance: str = "precision",
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(d, lam=lam, sigma2=sigma2, rng=rng)
         self._set_params(gamma=gamma, covariance=covariance)
         # Mt: the same posterior class, discounted by gamma^2 (its b is not used)
