@@ -3,7 +3,7 @@
 - :mod:`.linalg`: one Gaussian posterior slot (Cholesky up- and downdates, solves, the log
   predictive density, the Thompson step);
 - :mod:`.lints`: LinTS, SW-LinTS, D-LinTS and the short-memory models (window, discount);
-- :mod:`.allseason`: All-Season's Algorithm 1, the symmetric KL and pruning;
+- :mod:`.allseason`: All-Season's Algorithm 1; :mod:`.pruning`: its symmetric KL and pruning;
 - :mod:`.ridge`: the ridge (LinUCB) update and BoB's SW-UCB;
 - :mod:`.denband`: DenBand's experts and auditors;
 - :mod:`.types`: what they all read (:class:`~.types.Rounds`, :class:`~.types.Window`,
