@@ -110,8 +110,8 @@ class AllSeason(Policy):
     >>> arm = policy.select(np.eye(2))
     >>> policy.update(np.eye(2)[[arm]], np.array([1.0]))
     >>> ids, weights = policy.weights()
-    >>> float(weights.sum())
-    1.0
+    >>> ids.tolist(), round(float(weights.sum()), 12)
+    ([0, 1], 1.0)
     """
 
     name = "allseason-sw"
