@@ -322,9 +322,10 @@ class DenBand(BlockAware, Policy):
         width = int(nw.max())
         weight_ids = np.full((nb, width), -1, dtype=np.int64)
         weights = np.zeros((nb, width))
-        for lo, hi, wids, w in rows:
-            weight_ids[lo:hi] = wids[lo:hi, :width]
-            weights[lo:hi] = w[lo:hi, :width]
+        for lo, hi, wids, w in rows:  # a call before the arrays grew has fewer columns
+            k = min(width, wids.shape[1])
+            weight_ids[lo:hi, :k] = wids[lo:hi, :k]
+            weights[lo:hi, :k] = w[lo:hi, :k]
         names = kernels.EVENT_NAMES
         events = [
             Event(int(ev.step[j]), names[int(ev.kind[j])], int(ev.bandit[j]))
