@@ -307,7 +307,7 @@ class AllSeason(Policy):
         return all(np.all(np.linalg.eigvalsh(M) > 0) for M in Ms)
 
     # -- compiled path ------------------------------------------------------------------------
-    def _init_fast(self, n_blocks):
+    def _init_kernel_state(self, n_blocks):
         if self.t or self.next_id != 2:
             raise RuntimeError("run_chunk must start from a fresh policy")
         self.kernel_state = kernels.new_allseason_state(
@@ -333,7 +333,7 @@ class AllSeason(Policy):
         batch_end = check_batch_end(batch_end, n)
         ctx, block, cidx, G = as_blocks(arms)
         if self.kernel_state is None:
-            self._init_fast(G)
+            self._init_kernel_state(G)
         f = self.kernel_state
         if f.M.shape[1] != G:
             raise ValueError("arms: the block structure changed between chunks")

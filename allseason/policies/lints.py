@@ -98,7 +98,7 @@ class LinTS(Policy):
         return None if f is None else [PosteriorBlocks(-1, f.M, f.mu)]
 
     # -- compiled path ------------------------------------------------------------------------
-    def _init_fast(self, n_blocks):
+    def _init_kernel_state(self, n_blocks):
         if self.model.n_obs:
             raise RuntimeError("run_chunk must start from a fresh policy")
         self.kernel_state = kernels.new_lints_state(
@@ -129,7 +129,7 @@ class LinTS(Policy):
         batch_end = check_batch_end(batch_end, n)
         ctx, block, cidx, G = as_blocks(arms)
         if self.kernel_state is None:
-            self._init_fast(G)
+            self._init_kernel_state(G)
         f = self.kernel_state
         if f.M.shape[0] != G:
             raise ValueError("arms: the block structure changed between chunks")
