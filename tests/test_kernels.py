@@ -172,9 +172,9 @@ def _fresh_state(d, lam, tau):
 
 def _learn(M, L, b, x, r, mode, tau, gamma, lam, sigma2, wx, wr, wstate, tmp):
     """short_memory_learn on a single block (G = 1): views of shape (1, ...)."""
-    window = kernels.Window(wx, np.zeros(len(wr), dtype=np.int64), wr, wstate)
+    wg = np.zeros(len(wr), dtype=np.int64)
     kernels.short_memory_learn(
-        M[None], L[None], b[None], window, 0, x, r, mode, tau, gamma, lam, sigma2, tmp
+        M[None], L[None], b[None], 0, x, r, mode, tau, gamma, lam, sigma2, wx, wg, wr, wstate, tmp
     )
 
 

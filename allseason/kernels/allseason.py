@@ -177,7 +177,28 @@ def _copy_slot(M, L, b, mu, src, dst):
     mu[dst] = mu[src]
 
 
-# -- Algorithm 1, one batch at a time ----------------------------------------------------------
+# -- Algorithm 1 ----------------------------------------------------------------------------------
+# The named tuples are unpacked once, in allseason_chunk: numba counts a reference to every
+# array of a named tuple passed to a function, which would cost more than a step, so the
+# per-step work stays in the kernel and the helpers (rare events, per batch) take arrays.
+@njit(cache=True, nogil=True)
+def _spawn(M, L, b, mu, alive, dirty, ids, logw, counters, ll, played, step_end, events):
+    """Alg. 1 lines 10-14: a new base bandit, a copy of the shadow; returns its slot."""
+    k = 1
+    while alive[k]:
+        k += 1
+    _copy_slot(M, L, b, mu, 0, k)
+    alive[k] = True
+    dirty[k, :] = True
+    ids[k] = counters[0]
+    counters[0] += 1
+    ll[k] = ll[0]
+    logw[k] = logw[0]
+    played[k] = False
+    _event(events, counters, step_end, SPAWN, ids[k], ids[0], np.nan)
+    return k
+
+
 @njit(cache=True, nogil=True)
 def _event(events, counters, step, kind, bandit, other, value):
     e = counters[1]
@@ -190,148 +211,36 @@ def _event(events, counters, step, kind, bandit, other, value):
 
 
 @njit(cache=True, nogil=True)
-def _play_batch(rounds, start, end, u, z, state, w, pslot, played, out, theta, tmp):
-    """Alg. 1 line 5, every step of the batch: j ~ Discrete(omega) (inverse CDF over the
-    slots in order), then bandit j's Thompson step."""
-    ctx, block, cidx, expected, noise, _ = rounds
-    alive, L, mu = state.alive, state.L, state.mu
-    S = alive.shape[0]
-    for t in range(start, end + 1):
-        acc, j, last = 0.0, -1, -1
-        for s in range(S):
-            if alive[s]:
-                last = s
-                acc += w[s]
-                if u[t] < acc:
-                    j = s
-                    break
-        if j < 0:
-            j = last
-        pslot[t] = j
-        played[j] = True
-        a = best_arm(ctx[t], block, cidx, L[j], mu[j], z[t], theta, tmp)
-        out.arm[t] = a
-        out.reward[t] = expected[t, a] + noise[t]
-        out.player[t] = state.ids[j]
-
-
-@njit(cache=True, nogil=True)
-def _score_batch(rounds, start, end, state, sigma2, out, ll, tmp):
-    """Every live bandit's score on the batch, with its posterior before the batch: the
-    text's p_j(r_t | x_t, D_{t-1}) (eq. postpred); Alg. 1 computes it after the update."""
-    ctx, block, cidx = rounds.ctx, rounds.block, rounds.cidx
-    for s in range(state.alive.shape[0]):
-        if state.alive[s]:
-            acc = 0.0
-            for t in range(start, end + 1):
-                a = out.arm[t]
-                g = block[a]
-                acc += log_predictive(
-                    state.L[s, g], state.mu[s, g], ctx[t, cidx[a]], out.reward[t], sigma2, tmp
-                )
-            ll[s] = acc
-
-
-@njit(cache=True, nogil=True)
-def _spawn(state, ll, played, step_end, events):
-    """Alg. 1 lines 10-14: a new base bandit, a copy of the shadow; returns its slot."""
-    alive, ids, counters = state.alive, state.ids, state.counters
-    k = 1
-    while alive[k]:
-        k += 1
-    _copy_slot(state.M, state.L, state.b, state.mu, 0, k)
-    alive[k] = True
-    state.prune.dirty[k, :] = True
-    ids[k] = counters[0]
-    counters[0] += 1
-    ll[k] = ll[0]
-    state.logw[k] = state.logw[0]
-    played[k] = False
-    _event(events, counters, step_end, SPAWN, ids[k], ids[0], np.nan)
-    return k
-
-
-@njit(cache=True, nogil=True)
-def _learn_batch(rounds, start, end, state, params, pslot, out, tmp):
-    """Alg. 1 line 15: the shadow learns the batch whoever played (window or discount);
-    lines 16-18: base bandits learn the steps they played."""
-    ctx, block, cidx = rounds.ctx, rounds.block, rounds.cidx
-    M, L, b, mu = state.M, state.L, state.b, state.mu
-    for t in range(start, end + 1):
-        a = out.arm[t]
-        short_memory_learn(
-            M[0],
-            L[0],
-            b[0],
-            state.window,
-            block[a],
-            ctx[t, cidx[a]],
-            out.reward[t],
-            params.shadow_mode,
-            params.tau,
-            params.gamma,
-            params.lam,
-            params.sigma2,
-            tmp,
-        )
-    if params.shadow_mode == DISCOUNT:
-        for g in range(M.shape[1]):
-            chol_factor(M[0, g], L[0, g])
-    refresh_means(L[0], b[0], mu[0], tmp)
-    for t in range(start, end + 1):
-        s = pslot[t]
-        if s > 0:
-            a = out.arm[t]
-            g = block[a]
-            add_obs(M[s, g], L[s, g], b[s, g], ctx[t, cidx[a]], out.reward[t], params.sigma2, tmp)
-            refresh_mean(L[s, g], b[s, g], mu[s, g], tmp)
-            state.prune.dirty[s, g] = True
-
-
-@njit(cache=True, nogil=True)
-def _prune_excess(state, params, born, step_end, events):
-    """Alg. 1 lines 19-21: above n_max base bandits, prune the closest pair's less certain
-    one. With handover the newborn has not played yet: it is not a candidate this batch."""
-    alive, ids = state.alive, state.ids
-    n_base = 0
-    for s in range(1, alive.shape[0]):
-        if alive[s]:
-            n_base += 1
-    shield = params.handover and born >= 0 and n_base - 1 >= 2
-    if shield:
-        alive[born] = False
-    while n_base > params.n_max:
-        drop, twin, dist = prune_one(state.M, state.mu, ids, alive, params.prune_mode, state.prune)
-        _event(events, state.counters, step_end, PRUNE, ids[drop], ids[twin], dist)
+def _prune_excess(M, mu, ids, alive, counters, n_base, n_max, prune_mode, cache, step_end, events):
+    """Alg. 1 lines 19-21: prune the closest pair's less certain one until n_max are left."""
+    while n_base > n_max:
+        drop, twin, dist = prune_one(M, mu, ids, alive, prune_mode, cache)
+        _event(events, counters, step_end, PRUNE, ids[drop], ids[twin], dist)
         ids[drop] = -1
         n_base -= 1
-    if shield:
-        alive[born] = True
 
 
 @njit(cache=True, nogil=True)
-def _reweight(state, params, ll, spawned):
+def _reweight(logw, alive, ll, weighting, share, handover, spawned):
     """Alg. 1 line 22: new weights (Alg. 3, or fixed share), in log space."""
-    logw, alive = state.logw, state.alive
     S = logw.shape[0]
-    if params.weighting == 0:
+    if weighting == 0:
         for s in range(S):
             logw[s] = ll[s]
     else:
         for s in range(S):
             logw[s] += ll[s]
-        if params.handover and spawned:  # the newborn takes the shadow's weight over; the
+        if handover and spawned:  # the newborn takes the shadow's weight over; the
             logw[0] = -np.inf  # shadow restarts from the share alpha / N below
     norm = _logsumexp(logw, alive)
     n_alive = 0
     for s in range(S):
         if alive[s]:
             n_alive += 1
-    share = params.share
     for s in range(S):
         if alive[s]:
             logw[s] -= norm
-            if params.weighting == 1:  # fixed share: (1 - alpha) w + alpha / N
+            if weighting == 1:  # fixed share: (1 - alpha) w + alpha / N
                 logw[s] = math.log((1.0 - share) * math.exp(logw[s]) + share / n_alive)
         else:
             logw[s] = -np.inf
@@ -359,16 +268,25 @@ def allseason_chunk(rounds, u, z, step0, state, params, out, events):
         Written: per step, per batch.
     events : Events
         Appended to at ``state.counters[1]`` (room: two per batch).
+
+    Notes
+    -----
+    About 100 lines: the steps of a batch (draw, play, score, learn) stay here, for speed
+    (see the comment above); spawning, pruning and reweighting are helpers.
     """
-    S, G, p = state.mu.shape
+    ctx, block, cidx, expected, noise, batch_end = rounds
+    M, L, b, mu, ids, logw, alive, counters, window, cache = state
+    wx, wg, wr, wstate = window
+    mode, tau, gamma, lam, sigma2, n_max, weighting, share, handover, prune_mode = params
+    out_arm, out_reward, out_player, out_wids, out_w = out
+    dirty = cache.dirty
+    S, G, p = mu.shape
     tmp = np.empty(p)
     theta = np.empty((G, p))
     ll = np.empty(S)
     w = np.empty(S)
-    pslot = np.empty(out.arm.shape[0], dtype=np.int64)
+    pslot = np.empty(out_arm.shape[0], dtype=np.int64)
     played = np.zeros(S, dtype=np.bool_)
-    alive, logw, ids = state.alive, state.logw, state.ids
-    batch_end = rounds.batch_end
     start = 0
     for bi in range(batch_end.shape[0]):
         end = batch_end[bi]
@@ -376,17 +294,79 @@ def allseason_chunk(rounds, u, z, step0, state, params, out, events):
         for s in range(S):
             w[s] = math.exp(logw[s] - norm) if alive[s] else 0.0
         played[:] = False
-        _play_batch(rounds, start, end, u, z, state, w, pslot, played, out, theta, tmp)
+        for t in range(start, end + 1):
+            # Alg. 1 line 5: j ~ Discrete(omega); inverse CDF over slots in order
+            acc, j, last = 0.0, -1, -1
+            for s in range(S):
+                if alive[s]:
+                    last = s
+                    acc += w[s]
+                    if u[t] < acc:
+                        j = s
+                        break
+            if j < 0:
+                j = last
+            pslot[t] = j
+            played[j] = True
+            a = best_arm(ctx[t], block, cidx, L[j], mu[j], z[t], theta, tmp)
+            out_arm[t] = a
+            out_reward[t] = expected[t, a] + noise[t]
+            out_player[t] = ids[j]
         step_end = step0 + end
-        _score_batch(rounds, start, end, state, params.sigma2, out, ll, tmp)
-        spawned = played[0]
-        born = _spawn(state, ll, played, step_end, events) if spawned else -1
-        _learn_batch(rounds, start, end, state, params, pslot, out, tmp)
-        _prune_excess(state, params, born, step_end, events)
-        _reweight(state, params, ll, spawned)
+        # score every bandit on the batch with its posterior before the batch: the text's
+        # p_j(r_t | x_t, D_{t-1}) (eq. postpred); Alg. 1 computes it after the update.
         for s in range(S):
-            out.wids[bi, s] = ids[s] if alive[s] else -1
-            out.w[bi, s] = math.exp(logw[s]) if alive[s] else 0.0
+            if alive[s]:
+                acc = 0.0
+                for t in range(start, end + 1):
+                    a = out_arm[t]
+                    g = block[a]
+                    acc += log_predictive(
+                        L[s, g], mu[s, g], ctx[t, cidx[a]], out_reward[t], sigma2, tmp
+                    )
+                ll[s] = acc
+        spawned = played[0]
+        born = -1
+        if spawned:  # Alg. 1 lines 10-14: the shadow played -> a copy of it is born
+            born = _spawn(
+                M, L, b, mu, alive, dirty, ids, logw, counters, ll, played, step_end, events
+            )
+        for t in range(start, end + 1):  # line 15: the shadow learns the batch, whoever played
+            a = out_arm[t]
+            short_memory_learn(
+                M[0], L[0], b[0], block[a], ctx[t, cidx[a]], out_reward[t], mode, tau, gamma,
+                lam, sigma2, wx, wg, wr, wstate, tmp,
+            )  # fmt: skip
+        if mode == DISCOUNT:
+            for g in range(G):
+                chol_factor(M[0, g], L[0, g])
+        refresh_means(L[0], b[0], mu[0], tmp)
+        for t in range(start, end + 1):  # lines 16-18: base bandits learn the steps they played
+            s = pslot[t]
+            if s > 0:
+                a = out_arm[t]
+                g = block[a]
+                add_obs(M[s, g], L[s, g], b[s, g], ctx[t, cidx[a]], out_reward[t], sigma2, tmp)
+                refresh_mean(L[s, g], b[s, g], mu[s, g], tmp)
+                dirty[s, g] = True
+        n_base = 0  # lines 19-21: too many base bandits -> prune
+        for s in range(1, S):
+            if alive[s]:
+                n_base += 1
+        # handover: the newborn has not played yet, so it is not a candidate this batch
+        shield = handover and born >= 0 and n_base - 1 >= 2
+        if shield:
+            alive[born] = False
+        if n_base > n_max:
+            _prune_excess(
+                M, mu, ids, alive, counters, n_base, n_max, prune_mode, cache, step_end, events
+            )
+        if shield:
+            alive[born] = True
+        _reweight(logw, alive, ll, weighting, share, handover, spawned)
+        for s in range(S):
+            out_wids[bi, s] = ids[s] if alive[s] else -1
+            out_w[bi, s] = math.exp(logw[s]) if alive[s] else 0.0
         start = end + 1
 
 

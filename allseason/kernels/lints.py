@@ -156,18 +156,17 @@ def decay(M, b, gamma, lam):
 
 
 @njit(cache=True, nogil=True)
-def rebuild_window(M, L, b, window, lam, sigma2):
+def rebuild_window(M, L, b, wx, wg, wr, count, lam, sigma2):
     """Every block's M, b from scratch over the window's observations, then L = chol(M)."""
     G, p = b.shape
     inv = 1.0 / sigma2
-    wx, wg, wr = window.x, window.g, window.r
     for g in range(G):
         for i in range(p):
             b[g, i] = 0.0
             for j in range(p):
                 M[g, i, j] = 0.0
             M[g, i, i] = lam
-    for s in range(window.state[0]):
+    for s in range(count):
         g = wg[s]
         for i in range(p):
             b[g, i] += wr[s] * wx[s, i] * inv
@@ -178,7 +177,7 @@ def rebuild_window(M, L, b, window, lam, sigma2):
 
 
 @njit(cache=True, nogil=True)
-def short_memory_learn(M, L, b, window, g, x, r, mode, tau, gamma, lam, sigma2, tmp):
+def short_memory_learn(M, L, b, g, x, r, mode, tau, gamma, lam, sigma2, wx, wg, wr, wstate, tmp):
     """One observation (x in block g) into a short-memory model: M (G, p, p), L, b (G, p).
 
     Parameters
@@ -187,9 +186,6 @@ def short_memory_learn(M, L, b, window, g, x, r, mode, tau, gamma, lam, sigma2, 
         Precisions and their lower factors, changed in place.
     b : ndarray, shape (G, p)
         Changed in place.
-    window : Window
-        WINDOW: the last tau observations, ``state = [count, head, pushes since the last
-        rebuild]``. Unused by DISCOUNT.
     g : int
         The observation's block.
     x : ndarray, shape (p,)
@@ -203,6 +199,11 @@ def short_memory_learn(M, L, b, window, g, x, r, mode, tau, gamma, lam, sigma2, 
         The discount.
     lam, sigma2 : float
         Prior precision, noise variance.
+    wx, wg, wr, wstate : ndarray
+        WINDOW: the fields of the :class:`~allseason.kernels.types.Window` of the last tau
+        observations, ``wstate = [count, head, pushes since the last rebuild]``. Unused by
+        DISCOUNT. (Arrays, not the Window: a per-step helper takes arrays, which numba passes
+        for less than a named tuple.)
     tmp : ndarray, shape (p,)
         Workspace.
     """
@@ -212,7 +213,6 @@ def short_memory_learn(M, L, b, window, g, x, r, mode, tau, gamma, lam, sigma2, 
                 decay(M[h], b[h], gamma, lam)
         discount_obs(M[g], b[g], x, r, gamma, lam, sigma2)
         return
-    wx, wg, wr, wstate = window
     count, head = wstate[0], wstate[1]
     if count == tau:  # the oldest observation leaves: s = t - tau
         remove_obs(M[wg[head]], L[wg[head]], b[wg[head]], wx[head], wr[head], sigma2, tmp)
@@ -225,51 +225,11 @@ def short_memory_learn(M, L, b, window, g, x, r, mode, tau, gamma, lam, sigma2, 
         wstate[0] = count + 1
     wstate[2] += 1
     if wstate[2] >= max(tau, REBUILD_EVERY):  # bound the drift of repeated downdates
-        rebuild_window(M, L, b, window, lam, sigma2)
+        rebuild_window(M, L, b, wx, wg, wr, wstate[0], lam, sigma2)
         wstate[2] = 0
 
 
 # -- LinTS, SW-LinTS, D-LinTS -----------------------------------------------------------------
-@njit(cache=True, nogil=True)
-def _learn_batch(rounds, start, end, state, params, out_arm, out_reward, tmp):
-    """The batch's observations into the posterior (and Mt, with the squared discount)."""
-    block, cidx, ctx = rounds.block, rounds.cidx, rounds.ctx
-    M, L, b, window = state.M, state.L, state.b, state.window
-    mode, tau, gamma, lam, sigma2 = (
-        params.mode,
-        params.tau,
-        params.gamma,
-        params.lam,
-        params.sigma2,
-    )
-    gamma2 = gamma * gamma
-    for t in range(start, end + 1):
-        a = out_arm[t]
-        g, x = block[a], ctx[t, cidx[a]]
-        if mode == PLAIN:
-            add_obs(M[g], L[g], b[g], x, out_reward[t], sigma2, tmp)
-        else:
-            short_memory_learn(
-                M, L, b, window, g, x, out_reward[t], mode, tau, gamma, lam, sigma2, tmp
-            )
-            if params.sandwich:  # the same observation with the squared discount
-                short_memory_learn(
-                    state.Mt,
-                    state.Lt,
-                    state.bt,
-                    window,
-                    g,
-                    x,
-                    out_reward[t],
-                    mode,
-                    tau,
-                    gamma2,
-                    lam,
-                    sigma2,
-                    tmp,
-                )
-
-
 @njit(cache=True, nogil=True)
 def lints_chunk(rounds, z, state, params, out_arm, out_reward):
     """Play a chunk with one Thompson-sampling posterior (mode PLAIN, WINDOW or DISCOUNT).
@@ -289,29 +249,50 @@ def lints_chunk(rounds, z, state, params, out_arm, out_reward):
         Written: the arm played at each step.
     out_reward : ndarray, shape (n,)
         Written: its reward, ``expected[t, a] + noise[t]``.
+
+    Notes
+    -----
+    The named tuples are unpacked here, once: the helpers called every step take arrays
+    (numba counts a reference to every array of a named tuple passed to a function, which
+    costs more than the step itself).
     """
-    M, L, b, mu = state.M, state.L, state.b, state.mu
+    ctx, block, cidx, expected, noise, batch_end = rounds
+    M, L, b, mu, window, Mt, Lt, bt = state
+    wx, wg, wr, wstate = window
+    mode, tau, gamma, lam, sigma2, sandwich = params
     G, p = mu.shape
     tmp = np.empty(p)
     tmp2 = np.empty(p)
     theta = np.empty((G, p))
-    ctx, block, cidx, expected, noise, batch_end = rounds
+    gamma2 = gamma * gamma
     start = 0
     for bi in range(batch_end.shape[0]):
         end = batch_end[bi]
         for t in range(start, end + 1):  # the batch is played with the posterior it started with
-            if params.sandwich:
-                a = best_arm_sandwich(ctx[t], block, cidx, L, state.Lt, mu, z[t], theta, tmp, tmp2)
+            if sandwich:
+                a = best_arm_sandwich(ctx[t], block, cidx, L, Lt, mu, z[t], theta, tmp, tmp2)
             else:
                 a = best_arm(ctx[t], block, cidx, L, mu, z[t], theta, tmp)
             out_arm[t] = a
             out_reward[t] = expected[t, a] + noise[t]
-        _learn_batch(rounds, start, end, state, params, out_arm, out_reward, tmp)
-        if params.mode == DISCOUNT:  # O(p^3) per block and batch: gamma M + (1 - gamma) lam I
-            for g in range(G):  # is a full-rank change, no rank-one update of L follows it
+        for t in range(start, end + 1):
+            a = out_arm[t]
+            g, x, r = block[a], ctx[t, cidx[a]], out_reward[t]
+            if mode == PLAIN:
+                add_obs(M[g], L[g], b[g], x, r, sigma2, tmp)
+                continue
+            short_memory_learn(
+                M, L, b, g, x, r, mode, tau, gamma, lam, sigma2, wx, wg, wr, wstate, tmp
+            )
+            if sandwich:  # the same observation with the squared discount
+                short_memory_learn(
+                    Mt, Lt, bt, g, x, r, mode, tau, gamma2, lam, sigma2, wx, wg, wr, wstate, tmp
+                )
+        if mode == DISCOUNT:  # O(p^3) per block and batch: gamma M + (1 - gamma) lam I is a
+            for g in range(G):  # full-rank change, no rank-one update of L follows it
                 chol_factor(M[g], L[g])
-                if params.sandwich:
-                    chol_factor(state.Mt[g], state.Lt[g])
+                if sandwich:
+                    chol_factor(Mt[g], Lt[g])
         refresh_means(L, b, mu, tmp)
         start = end + 1
 

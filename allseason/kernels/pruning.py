@@ -109,47 +109,27 @@ def _refresh_covariances(M, alive, cache):
     """Covariance and trace of every dirty block of the live base slots (invalidating the
     cached KL of every pair that involves it)."""
     S, G, p = M.shape[0], M.shape[1], M.shape[2]
+    cov, trace, dirty, _, kl_ok = cache
     Lw = np.empty((p, p))
     Xw = np.empty((p, p))
     for s in range(1, S):
         if not alive[s]:
             continue
         for g in range(G):
-            if cache.dirty[s, g]:
+            if dirty[s, g]:
                 # factor M afresh: equal precisions must give bitwise-equal traces, so that
                 # an exact tie (a base bandit and a copy of the shadow that learnt the same
                 # data) is broken by id, not by the rounding of two update histories of L
                 chol_factor(M[s, g], Lw)
-                _covariance(Lw, cache.cov[s, g], Xw)
+                _covariance(Lw, cov[s, g], Xw)
                 tr = 0.0
                 for i in range(p):
-                    tr += cache.cov[s, g, i, i]
-                cache.trace[s, g] = tr
-                cache.dirty[s, g] = False
+                    tr += cov[s, g, i, i]
+                trace[s, g] = tr
+                dirty[s, g] = False
                 for o in range(S):
-                    cache.kl_ok[s, o, g] = False
-                    cache.kl_ok[o, s, g] = False
-
-
-@njit(cache=True, nogil=True)
-def _pair_distance(M, mu, i, j, prune_mode, cache, tmp):
-    """Symmetric KL (summed over blocks, cached block by block) or distance of the means."""
-    G, p = mu.shape[1], mu.shape[2]
-    dist = 0.0
-    if prune_mode == 0:
-        for g in range(G):
-            if not cache.kl_ok[i, j, g]:
-                cache.kl[i, j, g] = sym_kl(
-                    M[i, g], mu[i, g], cache.cov[i, g], M[j, g], mu[j, g], cache.cov[j, g], tmp
-                )
-                cache.kl_ok[i, j, g] = True
-            dist += cache.kl[i, j, g]
-    else:
-        for g in range(G):
-            for k in range(p):
-                dist += (mu[i, g, k] - mu[j, g, k]) ** 2
-        dist = math.sqrt(dist)
-    return dist
+                    kl_ok[s, o, g] = False
+                    kl_ok[o, s, g] = False
 
 
 @njit(cache=True, nogil=True)
@@ -184,9 +164,10 @@ def prune_one(M, mu, ids, alive, prune_mode, cache):
         The dropped slot and its twin.
     distance : float
     """
-    S, p = mu.shape[0], mu.shape[2]
+    S, G, p = mu.shape
     tmp = np.empty(p)
     _refresh_covariances(M, alive, cache)
+    cov, trace, _, kl, kl_ok = cache  # arrays: the pair loop runs up to S^2 / 2 times
     best_i, best_j, best = -1, -1, np.inf
     for i in range(1, S):
         if not alive[i]:
@@ -194,10 +175,23 @@ def prune_one(M, mu, ids, alive, prune_mode, cache):
         for j in range(i + 1, S):
             if not alive[j]:
                 continue
-            dist = _pair_distance(M, mu, i, j, prune_mode, cache, tmp)
+            dist = 0.0
+            if prune_mode == 0:  # symmetric KL, summed over blocks, cached block by block
+                for g in range(G):
+                    if not kl_ok[i, j, g]:
+                        kl[i, j, g] = sym_kl(
+                            M[i, g], mu[i, g], cov[i, g], M[j, g], mu[j, g], cov[j, g], tmp
+                        )
+                        kl_ok[i, j, g] = True
+                    dist += kl[i, j, g]
+            else:  # distance between the means
+                for g in range(G):
+                    for k in range(p):
+                        dist += (mu[i, g, k] - mu[j, g, k]) ** 2
+                dist = math.sqrt(dist)
             if dist < best:  # strict: a tie keeps the first pair in slot order
                 best, best_i, best_j = dist, i, j
-    tr_i, tr_j = cache.trace[best_i].sum(), cache.trace[best_j].sum()
+    tr_i, tr_j = trace[best_i].sum(), trace[best_j].sum()
     if tr_i > tr_j or (tr_i == tr_j and ids[best_i] > ids[best_j]):
         drop, twin = best_i, best_j
     else:

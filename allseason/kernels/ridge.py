@@ -182,45 +182,6 @@ def new_bob_state(n_blocks: int, p: int) -> BoBState:
 
 
 @njit(cache=True, nogil=True)
-def _ucb_arm(ctx_t, block, cidx, theta, Vinv, beta, tie, score, tmp):
-    """argmax_k x_k^T theta + beta ||x_k||_{V^-1}, ties (relative ``tie``) to the lowest."""
-    top = -np.inf
-    for k in range(block.shape[0]):
-        g = block[k]
-        x = ctx_t[cidx[k]]
-        score[k] = _dot(x, theta[g]) + beta * math.sqrt(max(_quad(Vinv[g], x, tmp), 0.0))
-        top = max(top, score[k])
-    a = 0
-    while not score[a] >= top - tie * abs(top):
-        a += 1
-    return a
-
-
-@njit(cache=True, nogil=True)
-def _window_learn(state, g, x, r, dense, tmp):
-    """One observation into the sliding-window ridge model (the oldest leaves when full)."""
-    M, Vinv, b, theta, steps = state.M, state.Vinv, state.b, state.theta, state.steps
-    wx, wg, wr, wstate = state.window
-    count, head, w = wstate[0], wstate[1], wstate[2]
-    cap = wx.shape[0]
-    if count == w:  # the oldest leaves the window
-        go = wg[head]
-        if ridge_apply(
-            M[go], Vinv[go], b[go], steps[go : go + 1], wx[head], wr[head], -1.0, dense, tmp
-        ):
-            _matvec(Vinv[go], b[go], theta[go])
-        head = (head + 1) % cap
-        count -= 1
-    if ridge_apply(M[g], Vinv[g], b[g], steps[g : g + 1], x, r, 1.0, dense, tmp):
-        _matvec(Vinv[g], b[g], theta[g])
-    slot = (head + count) % cap
-    wx[slot, :] = x
-    wg[slot] = g
-    wr[slot] = r
-    wstate[0], wstate[1] = count + 1, head
-
-
-@njit(cache=True, nogil=True)
 def bob_chunk(rounds, b0, b1, step0, state, lam, tie, resets, out_arm, out_reward):
     """Batches b0 .. b1 - 1 of a chunk with SW-UCB.
 
@@ -245,29 +206,60 @@ def bob_chunk(rounds, b0, b1, step0, state, lam, tie, resets, out_arm, out_rewar
         current block, the last w of them.
     """
     ctx, block, cidx, expected, noise, batch_end = rounds
-    G, p = state.b.shape
+    M, Vinv, b, theta, steps, window, params = state
+    wx, wg, wr, wstate = window
+    reset_t, reset_w, reset_beta = resets
+    G, p = b.shape
     dense = G == 1
     tmp = np.empty(p)
-    score = np.empty(block.shape[0])
-    wstate, params = state.window.state, state.params
+    K = block.shape[0]
+    score = np.empty(K)
     r_i = 0
     for bi in range(b0, b1):
         start = 0 if bi == 0 else batch_end[bi - 1] + 1
         end = batch_end[bi]
         for t in range(start, end + 1):
-            if r_i < resets.t.shape[0] and resets.t[r_i] == t:
-                _ridge_reset(state.M, state.Vinv, state.b, state.theta, state.steps, lam)
-                wstate[0], wstate[1], wstate[2] = 0, 0, resets.w[r_i]
-                params[0], params[1] = resets.beta[r_i], step0 + t
+            if r_i < reset_t.shape[0] and reset_t[r_i] == t:
+                _ridge_reset(M, Vinv, b, theta, steps, lam)
+                wstate[0], wstate[1], wstate[2] = 0, 0, reset_w[r_i]
+                params[0], params[1] = reset_beta[r_i], step0 + t
                 r_i += 1
-            a = _ucb_arm(ctx[t], block, cidx, state.theta, state.Vinv, params[0], tie, score, tmp)
+            beta, top = params[0], -np.inf  # x^T theta + beta ||x||_{V^-1}, ties to the lowest
+            for k in range(K):
+                g = block[k]
+                x = ctx[t, cidx[k]]
+                score[k] = _dot(x, theta[g]) + beta * math.sqrt(max(_quad(Vinv[g], x, tmp), 0.0))
+                top = max(top, score[k])
+            a = 0
+            while not score[a] >= top - tie * abs(top):
+                a += 1
             out_arm[t] = a
             out_reward[t] = expected[t, a] + noise[t]
         for t in range(start, end + 1):
             if step0 + t < params[1]:
                 continue  # a late observation of the previous block: counted, not learnt
             a = out_arm[t]
-            _window_learn(state, block[a], ctx[t, cidx[a]], out_reward[t], dense, tmp)
+            g = block[a]
+            x = ctx[t, cidx[a]]
+            count, head, w = wstate[0], wstate[1], wstate[2]
+            cap = wx.shape[0]
+            if count == w:  # the oldest leaves the window
+                go = wg[head]
+                if ridge_apply(
+                    M[go], Vinv[go], b[go], steps[go : go + 1], wx[head], wr[head], -1.0, dense, tmp
+                ):
+                    _matvec(Vinv[go], b[go], theta[go])
+                head = (head + 1) % cap
+                count -= 1
+            if ridge_apply(
+                M[g], Vinv[g], b[g], steps[g : g + 1], x, out_reward[t], 1.0, dense, tmp
+            ):
+                _matvec(Vinv[g], b[g], theta[g])
+            slot = (head + count) % cap
+            wx[slot, :] = x
+            wg[slot] = g
+            wr[slot] = out_reward[t]
+            wstate[0], wstate[1] = count + 1, head
 
 
 __all__ = [
