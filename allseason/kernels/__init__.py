@@ -77,6 +77,7 @@ from .types import (
     copy_state,
     new_events,
     new_window,
+    plain,
 )
 
 __all__ = [
@@ -94,6 +95,7 @@ __all__ = [
     "new_window",
     "new_events",
     "copy_state",
+    "plain",
     "chol_update",
     "chol_downdate",
     "chol_factor",

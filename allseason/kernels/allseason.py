@@ -201,12 +201,13 @@ def _spawn(M, L, b, mu, alive, dirty, ids, logw, counters, ll, played, step_end,
 
 @njit(cache=True, nogil=True)
 def _event(events, counters, step, kind, bandit, other, value):
+    ev_step, ev_kind, ev_bandit, ev_other, ev_value = events
     e = counters[1]
-    events.step[e] = step
-    events.kind[e] = kind
-    events.bandit[e] = bandit
-    events.other[e] = other
-    events.value[e] = value
+    ev_step[e] = step
+    ev_kind[e] = kind
+    ev_bandit[e] = bandit
+    ev_other[e] = other
+    ev_value[e] = value
     counters[1] = e + 1
 
 
@@ -279,7 +280,7 @@ def allseason_chunk(rounds, u, z, step0, state, params, out, events):
     wx, wg, wr, wstate = window
     mode, tau, gamma, lam, sigma2, n_max, weighting, share, handover, prune_mode = params
     out_arm, out_reward, out_player, out_wids, out_w = out
-    dirty = cache.dirty
+    _, _, dirty, _, _ = cache
     S, G, p = mu.shape
     tmp = np.empty(p)
     theta = np.empty((G, p))

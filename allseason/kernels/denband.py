@@ -227,53 +227,59 @@ def init_expert(e, step, bid, lam, ex):
     ex : Experts
         Changed in place.
     """
-    G, p = ex.mb.shape[1], ex.mb.shape[2]
+    mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv, ab, asteps = ex[:10]
+    an, beta, beta_ok, eids, last_adm, _ = ex[10:]
+    G, p = mb.shape[1], mb.shape[2]
     for g in range(G):
         for i in range(p):
             for j in range(p):
-                ex.mM[e, g, i, j] = 0.0
-                ex.mVinv[e, g, i, j] = 0.0
-                ex.aM[e, g, i, j] = 0.0
-                ex.aVinv[e, g, i, j] = 0.0
-            ex.mM[e, g, i, i] = lam
-            ex.aM[e, g, i, i] = lam
-            ex.mVinv[e, g, i, i] = 1.0 / lam
-            ex.aVinv[e, g, i, i] = 1.0 / lam
-            ex.mb[e, g, i] = 0.0
-            ex.mtheta[e, g, i] = 0.0
-            ex.ab[e, g, i] = 0.0
-            ex.beta[e, g, i] = 0.0
-        ex.msteps[e, g] = 0
-        ex.asteps[e, g] = 0
-        ex.beta_ok[e, g] = True
-    ex.mn[e] = 0.0
-    ex.an[e] = 0.0
-    ex.eids[e] = bid
-    ex.last_adm[e] = step
+                mM[e, g, i, j] = 0.0
+                mVinv[e, g, i, j] = 0.0
+                aM[e, g, i, j] = 0.0
+                aVinv[e, g, i, j] = 0.0
+            mM[e, g, i, i] = lam
+            aM[e, g, i, i] = lam
+            mVinv[e, g, i, i] = 1.0 / lam
+            aVinv[e, g, i, i] = 1.0 / lam
+            mb[e, g, i] = 0.0
+            mtheta[e, g, i] = 0.0
+            ab[e, g, i] = 0.0
+            beta[e, g, i] = 0.0
+        msteps[e, g] = 0
+        asteps[e, g] = 0
+        beta_ok[e, g] = True
+    mn[e] = 0.0
+    an[e] = 0.0
+    eids[e] = bid
+    last_adm[e] = step
 
 
 @njit(cache=True, nogil=True)
 def _move_expert(src, dst, ex):
-    ex.mM[dst] = ex.mM[src]
-    ex.mVinv[dst] = ex.mVinv[src]
-    ex.mb[dst] = ex.mb[src]
-    ex.mtheta[dst] = ex.mtheta[src]
-    ex.msteps[dst] = ex.msteps[src]
-    ex.mn[dst] = ex.mn[src]
-    ex.aM[dst] = ex.aM[src]
-    ex.aVinv[dst] = ex.aVinv[src]
-    ex.ab[dst] = ex.ab[src]
-    ex.asteps[dst] = ex.asteps[src]
-    ex.an[dst] = ex.an[src]
-    ex.beta[dst] = ex.beta[src]
-    ex.beta_ok[dst] = ex.beta_ok[src]
-    ex.eids[dst] = ex.eids[src]
-    ex.last_adm[dst] = ex.last_adm[src]
-    ex.share[dst] = ex.share[src]
+    mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv, ab, asteps = ex[:10]
+    an, beta, beta_ok, eids, last_adm, share = ex[10:]
+    mM[dst] = mM[src]
+    mVinv[dst] = mVinv[src]
+    mb[dst] = mb[src]
+    mtheta[dst] = mtheta[src]
+    msteps[dst] = msteps[src]
+    mn[dst] = mn[src]
+    aM[dst] = aM[src]
+    aVinv[dst] = aVinv[src]
+    ab[dst] = ab[src]
+    asteps[dst] = asteps[src]
+    an[dst] = an[src]
+    beta[dst] = beta[src]
+    beta_ok[dst] = beta_ok[src]
+    eids[dst] = eids[src]
+    last_adm[dst] = last_adm[src]
+    share[dst] = share[src]
 
 
-# The named tuples are unpacked once, in denband_chunk: numba counts a reference to every
-# array of a named tuple passed to a function, so the helpers called every step take arrays.
+# denband_chunk is called with plain tuples (:func:`~allseason.kernels.types.plain`; numba's
+# dispatcher types a named tuple in Python, 4 us a call) and unpacks them once: numba counts a
+# reference to every array of a tuple passed to a function, so the helpers called every step
+# take arrays.
 @njit(cache=True, nogil=True)
 def _some_arm_uncovered(adm, n_exp, K):
     """True if some arm has no admissible expert among the first n_exp."""
@@ -313,13 +319,13 @@ def _choose(n_exp, K, mu, cb, lcb, chosen, share, tie):
 
 
 @njit(cache=True, nogil=True)
-def _create(state, step, lam, events):
+def _create(ex, counters, step, lam, events):
     """A new expert in the next free slot (room is guaranteed by the caller), with its event."""
-    counters = state.counters
     n_exp = counters[0]
-    init_expert(n_exp, step, counters[1], lam, state.experts)
+    init_expert(n_exp, step, counters[1], lam, ex)
+    ev_step, ev_kind, ev_bandit, _, _ = events
     j = counters[2]
-    events.step[j], events.kind[j], events.bandit[j] = step, CREATE, counters[1]
+    ev_step[j], ev_kind[j], ev_bandit[j] = step, CREATE, counters[1]
     counters[2] = j + 1
     counters[1] += 1
     counters[0] = n_exp + 1
@@ -334,14 +340,15 @@ def _any_idle(last_adm, n_exp, step, max_idle):
 
 
 @njit(cache=True, nogil=True)
-def _discard_idle(state, step, max_idle, events):
+def _discard_idle(ex, counters, step, max_idle, events):
     """Discard the experts admissible for no arm in max_idle steps (the rest move down)."""
-    ex, counters = state.experts, state.counters
+    eids, last_adm = ex[13], ex[14]
+    ev_step, ev_kind, ev_bandit, _, _ = events
     n_exp, kept = counters[0], 0
     for e in range(n_exp):
-        if step - ex.last_adm[e] >= max_idle:
+        if step - last_adm[e] >= max_idle:
             j = counters[2]
-            events.step[j], events.kind[j], events.bandit[j] = step, DISCARD, ex.eids[e]
+            ev_step[j], ev_kind[j], ev_bandit[j] = step, DISCARD, eids[e]
             counters[2] = j + 1
             continue
         if kept != e:
@@ -397,11 +404,11 @@ def denband_chunk(rounds, b0, step0, state, prm, out, events):
     are helpers.
     """
     ctx, block, cidx, expected, noise, batch_end = rounds
-    ex = state.experts
+    ex, counters, window, _ = state
     mM, mVinv, mb, mtheta, msteps, mn, aM, aVinv, ab, asteps = ex[:10]
     an, beta, beta_ok, eids, last_adm, share = ex[10:]
-    counters = state.counters
-    wx, wg, wr, wstate = state.window
+    wx, wg, wr, wstate = window
+    out_arm, out_reward, out_player, out_wids, out_w, out_nw = out
     d, tau, delta_l, delta, max_idle, lam, sigma, tie = prm
     cap, G, p = mb.shape
     K = block.shape[0]
@@ -423,7 +430,7 @@ def denband_chunk(rounds, b0, step0, state, prm, out, events):
                 if e == n_exp:  # an arm with no admissible expert: create one
                     if not _some_arm_uncovered(adm, n_exp, K):
                         break
-                    _create(state, step0 + t, lam, events)
+                    _create(ex, counters, step0 + t, lam, events)
                 rm = _radius(mn[e], d, lam, sigma, delta)  # expert e on every arm
                 ra = _radius(an[e], d, lam, sigma, delta)
                 for k in range(K):
@@ -447,14 +454,14 @@ def denband_chunk(rounds, b0, step0, state, prm, out, events):
                     if adm[e, k]:
                         last_adm[e] = step0 + t
                         break
-            out.arm[t] = a
-            out.reward[t] = expected[t, a] + noise[t]
-            out.player[t] = eids[chosen[a]]
+            out_arm[t] = a
+            out_reward[t] = expected[t, a] + noise[t]
+            out_player[t] = eids[chosen[a]]
         for t in range(start, end + 1):  # learning, observation by observation
-            a = out.arm[t]
+            a = out_arm[t]
             g = block[a]
             x = ctx[t, cidx[a]]
-            r = out.reward[t]
+            r = out_reward[t]
             n_exp = counters[0]
             for e in range(n_exp):  # absorb if admissible and the error is within the width
                 if not beta_ok[e, g]:
@@ -499,8 +506,8 @@ def denband_chunk(rounds, b0, step0, state, prm, out, events):
             if count < tau:
                 wstate[0] = count + 1
         if max_idle >= 0 and _any_idle(last_adm, counters[0], step0 + end, max_idle):
-            _discard_idle(state, step0 + end, max_idle, events)
-        _batch_weights(share, eids, counters[0], K, bi, out.wids, out.w, out.nw)
+            _discard_idle(ex, counters, step0 + end, max_idle, events)
+        _batch_weights(share, eids, counters[0], K, bi, out_wids, out_w, out_nw)
     return batch_end.shape[0]
 
 

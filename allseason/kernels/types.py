@@ -134,6 +134,26 @@ def new_events(n: int) -> Events:
     return Events(*ints, np.empty(n))
 
 
+def plain(state):
+    """The same fields as plain (nested) tuples, for a kernel call.
+
+    numba's dispatcher types a plain tuple of arrays in C but a named tuple in Python (about
+    4 us per call, which the offline replay, with its many short chunks, would feel); the
+    kernels unpack their arguments by position, in the order of the named tuple's fields.
+
+    Parameters
+    ----------
+    state : NamedTuple
+        A kernel state, rounds, parameters or outputs.
+
+    Returns
+    -------
+    tuple
+        The same values, the same arrays (not copied).
+    """
+    return tuple(plain(v) if isinstance(v, tuple) else v for v in state)
+
+
 def copy_state(state):
     """A deep copy of a kernel state: every array copied, nested named tuples included.
 

@@ -350,7 +350,9 @@ class AllSeason(Policy):
         f.counters[1] = 0
         rounds = kernels.Rounds(ctx, block, cidx, expected, noise, batch_end)
         params = self._kernel_params()
-        kernels.allseason_chunk(rounds, u, z.reshape(n, G, -1), self.t, f, params, out, ev)
+        plain = kernels.plain  # plain tuples: numba types them in C (named ones in Python)
+        args = plain(rounds), u, z.reshape(n, G, -1), self.t, plain(f), plain(params)
+        kernels.allseason_chunk(*args, plain(out), plain(ev))
         self.t += n
         self.last_player = int(out.player[-1])
         m = int(f.counters[1])  # the printed rule makes thousands: built from lists

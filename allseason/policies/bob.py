@@ -319,7 +319,7 @@ class BoB(BlockAware, Policy):
         player = np.empty(n, dtype=np.int64)
         ids, w_rows, events = np.arange(len(self.windows), dtype=np.int64), [], []
         no_reset = kernels.Resets(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
-        rounds = kernels.Rounds(ctx, block, cidx, expected, noise, batch_end)
+        rounds = kernels.plain(kernels.Rounds(ctx, block, cidx, expected, noise, batch_end))
         bi = 0
         while bi < nb:
             if special[bi]:
@@ -342,9 +342,9 @@ class BoB(BlockAware, Policy):
                 while b1 < nb and not special[b1]:
                     b1 += 1
                 resets = no_reset
-            kernels.bob_chunk(
-                rounds, bi, b1, t0, self.kernel_state, self.lam, TIE_RTOL, resets, arm, reward
-            )
+            state = kernels.plain(self.kernel_state)  # plain tuples: numba types them fast
+            args = rounds, bi, b1, t0, state, self.lam, TIE_RTOL, kernels.plain(resets)
+            kernels.bob_chunk(*args, arm, reward)
             lo, hi = int(starts[bi]), int(batch_end[b1 - 1]) + 1
             js = {int(k): self._pending[int(k)][0] for k in np.unique(blk[lo:hi])}
             player[lo:hi] = (
