@@ -348,11 +348,10 @@ class AllSeason(Policy):
         )
         ev = kernels.new_events(2 * nb)
         f.counters[1] = 0
-        rounds = kernels.Rounds(ctx, block, cidx, expected, noise, batch_end)
-        params = self._kernel_params()
-        plain = kernels.plain  # plain tuples: numba types them in C (named ones in Python)
-        args = plain(rounds), u, z.reshape(n, G, -1), self.t, plain(f), plain(params)
-        kernels.allseason_chunk(*args, plain(out), plain(ev))
+        rounds = (ctx, block, cidx, expected, noise, batch_end)  # kernels.Rounds, as a tuple
+        state, params = self._kernel_args()
+        args = rounds, u, z.reshape(n, G, -1), self.t, state, params
+        kernels.allseason_chunk(*args, tuple(out), tuple(ev))
         self.t += n
         self.last_player = int(out.player[-1])
         m = int(f.counters[1])  # the printed rule makes thousands: built from lists

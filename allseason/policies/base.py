@@ -27,7 +27,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
-from ..kernels.types import copy_state
+from ..kernels.types import copy_state, plain
 from .params import Param, check_own
 
 RngLike = np.random.Generator | int | None  # what a policy's ``rng`` may be
@@ -267,6 +267,21 @@ class Policy:
     def restore_streams(self, states: tuple[dict, dict]) -> None:
         """Set the two random streams to ``states`` (from :meth:`streams_state`)."""
         self._rng_u.bit_generator.state, self._rng_z.bit_generator.state = states
+
+    def _kernel_params(self) -> tuple:
+        """A compiled policy's hyperparameters as its kernel reads them (a named tuple)."""
+        raise NotImplementedError
+
+    def _kernel_args(self) -> tuple[tuple, tuple]:
+        """(kernel_state, _kernel_params()) as plain tuples for a kernel call (numba types a
+        plain tuple in C, a named one in Python: about 4 us a call), kept while
+        :attr:`kernel_state` is the same object (a fork or a regrown state gets its own)."""
+        cached = self.__dict__.get("_kernel_args_cache")
+        if cached is None or cached[0] is not self.kernel_state:
+            state = self.kernel_state
+            cached = (state, plain(state), plain(self._kernel_params()))
+            self._kernel_args_cache = cached
+        return cached[1], cached[2]
 
     def fork(self) -> Policy:
         """A copy to try the next steps on, which plays exactly as this policy would.

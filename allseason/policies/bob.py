@@ -319,7 +319,7 @@ class BoB(BlockAware, Policy):
         player = np.empty(n, dtype=np.int64)
         ids, w_rows, events = np.arange(len(self.windows), dtype=np.int64), [], []
         no_reset = kernels.Resets(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
-        rounds = kernels.plain(kernels.Rounds(ctx, block, cidx, expected, noise, batch_end))
+        rounds = (ctx, block, cidx, expected, noise, batch_end)  # kernels.Rounds, as a tuple
         bi = 0
         while bi < nb:
             if special[bi]:

@@ -301,8 +301,8 @@ class DenBand(BlockAware, Policy):
         rows = []  # (first batch, last batch + 1, wids, w) of each kernel call
         ev = kernels.new_events(2 * n + len(f.experts.eids))
         f.counters[2] = 0
-        rounds = kernels.plain(kernels.Rounds(ctx, block, cidx, expected, noise, batch_end))
-        params, ev_args = kernels.plain(self._kernel_params()), kernels.plain(ev)
+        rounds = (ctx, block, cidx, expected, noise, batch_end)  # kernels.Rounds, as a tuple
+        ev_args = tuple(ev)
         b0 = 0
         while b0 < nb:
             cap = len(f.experts.eids)
@@ -315,8 +315,8 @@ class DenBand(BlockAware, Policy):
             wids = np.full((nb, cap), -1, dtype=np.int64)
             w = np.zeros((nb, cap))
             out = kernels.DenBandOut(arm, reward, player, wids, w, nw)
-            args = kernels.plain(f), params, kernels.plain(out), ev_args  # plain: fast calls
-            b1 = kernels.denband_chunk(rounds, b0, self.t, *args)
+            state, params = self._kernel_args()  # plain tuples: numba types them fast
+            b1 = kernels.denband_chunk(rounds, b0, self.t, state, params, tuple(out), ev_args)
             rows.append((b0, b1, wids, w))
             b0 = b1
         self.t += n

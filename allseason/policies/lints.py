@@ -136,10 +136,9 @@ class LinTS(Policy):
         _, z = self.draw(n)
         arm = np.empty(n, dtype=np.int64)
         reward = np.empty(n)
-        rounds = kernels.Rounds(ctx, block, cidx, expected, noise, batch_end)
-        plain = kernels.plain  # plain tuples: numba types them in C (named ones in Python)
-        params = plain(self._kernel_params())
-        kernels.lints_chunk(plain(rounds), z.reshape(n, G, -1), plain(f), params, arm, reward)
+        rounds = (ctx, block, cidx, expected, noise, batch_end)  # kernels.Rounds, as a tuple
+        state, params = self._kernel_args()
+        kernels.lints_chunk(rounds, z.reshape(n, G, -1), state, params, arm, reward)
         self.t += n
         return ChunkOutcome(arm, reward, np.full(n, -1, dtype=np.int64), batch_end)
 
