@@ -15,6 +15,12 @@ come in as arrays (u: one uniform per step, z: d normals per step) drawn by the 
 its own generators, so a kernel is a pure function of its inputs and is checked decision for
 decision against the plain numpy implementation (tests/test_fast_paths.py).
 
+Two rules keep the typed state as fast as positional arguments were: a kernel is called with
+plain tuples in the named tuples' field order (:func:`~.types.plain`; numba's dispatcher types a
+named tuple in Python, about 4 us a call, a plain one in C), and unpacks them once, by
+position; the helpers it calls every step take arrays (numba counts a reference to every array
+of a tuple passed to a function, which would cost more than the step).
+
 Every kernel releases the GIL (``nogil=True``): a race plays its seeds in threads
 (:func:`allseason.sim.runner.iter_race`), one per core; and is cached on disk (``cache=True``).
 """
