@@ -52,7 +52,7 @@ from .logs.offline import (
     parse_log,
 )
 from .logs.table import RewardTable, parse_reward_table
-from .policies import REGISTRY, PolicyInfo, hyperparameters
+from .policies import REGISTRY, PolicyInfo, Role, hyperparameters, label_role, role
 from .policies import describe as describe_policy
 from .sim import RaceResult, iter_race, run_race
 from .sim.live import LIVE_POLICIES, LiveFrame, LiveRun
@@ -318,6 +318,9 @@ __all__ = [
     "learnt_by",
     "learnt_by_text",
     "posterior_history",
+    "role",
+    "label_role",
+    "Role",
     "season_year_table",
     # real dates
     "step_dates",

@@ -379,7 +379,7 @@ def _replay_table(table, args):
         f"{args.seeds} seeds in {time.perf_counter() - t0:.1f} s; the oracles know the "
         f"derived seasons (best arm of each period)"
     )
-    label = next((s.label for s in specs if s.name.startswith("allseason")), None)
+    label = next((s.label for s in specs if api.role(s.name).family == "allseason"), None)
     dates = api.step_dates(scenario, world=table)
     if label is not None and dates is not None:
         table_sy = api.season_year_table(

@@ -13,7 +13,7 @@ exact conjugate one for the stated likelihood (with sigma2 = 1 the two coincide)
 The posterior predictive of a reward (eq. (postpred)) is N(<mu, x>, sigma2 + x^T M^-1 x).
 
 This module is the plain, readable numpy implementation: it keeps M and b and factors
-M = L L^T when asked. The compiled kernels in :mod:`allseason._kernels` keep the Cholesky
+M = L L^T when asked. The compiled kernels in :mod:`allseason.kernels` keep the Cholesky
 factor up to date with O(d^2) rank-one updates instead; tests check the two agree.
 """
 

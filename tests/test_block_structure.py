@@ -75,7 +75,7 @@ def test_block_state_stays_block_diagonal_and_positive_definite():
     arms, _, expected, noise, ends = _problem(seed=1)
     pol = make_policy("allseason-sw", K_ARMS * P, rng=0, tau=20, n_max=3)
     pol.run_chunk(arms, expected, noise, ends)
-    assert pol._fast["M"].shape[1:] == (K_ARMS, P, P)
+    assert pol.kernel_state.M.shape[1:] == (K_ARMS, P, P)
     assert pol.is_positive_definite()
 
 

@@ -1,4 +1,4 @@
-"""DenBand's compiled run_chunk (allseason._kernels.denband_chunk) against its plain numpy
+"""DenBand's compiled run_chunk (allseason.kernels.denband.denband_chunk) against its plain numpy
 select/update loop, decision for decision: on outer-product actions of the paper's ten-arm
 size (d = 10 x 44), and on a stream where experts are created and discarded."""
 
@@ -98,3 +98,21 @@ def test_ties_up_to_rounding_go_to_the_lowest_index():
     assert first_best(-s, lowest=True) == 0
     lcb = np.array([[np.inf, 0.2], [np.inf, 0.2 - 1e-16]])
     assert first_best(lcb, lowest=True).tolist() == [0, 0]
+
+
+def test_compiled_denband_weights_when_the_expert_arrays_grow_within_a_chunk():
+    """More than 4 experts (the compiled path's first room) in one chunk: the weights of the
+    batches played before the arrays grew have fewer columns, padded as the plain path's."""
+    T = 700
+    arms = np.tile(np.array([[1.0], [0.5]])[None], (T, 1, 1))
+    theta = np.array([1.0, -1.0, 3.0, -3.0, 6.0, -6.0, 10.0])[np.arange(T) // 100]
+    expected, noise = arms[..., 0] * theta[:, None], np.zeros(T)
+    ends = np.arange(T)
+
+    def make():
+        return make_policy("denband", 1, rng=0, tau=20, delta_l=0.1, sigma2=0.01)
+
+    slow = Policy.run_chunk(make(), arms, expected, noise, ends)
+    assert [e.kind for e in slow.events].count("create") >= 4, "should outgrow 4 experts"
+    fast = make().run_chunk(arms, expected, noise, ends)
+    _same(fast, slow)

@@ -97,11 +97,11 @@ def test_covariance_equals_a_fresh_computation_from_the_history(cov):
     plain = _make(cov)
     plain.update(xs, out.reward)
     np.testing.assert_allclose(plain.sampling_covariance(), want, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(fast._fast["M"][0], M, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(fast._fast["L"][0] @ fast._fast["L"][0].T, M, rtol=1e-10)
+    np.testing.assert_allclose(fast.kernel_state.M[0], M, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(fast.kernel_state.L[0] @ fast.kernel_state.L[0].T, M, rtol=1e-10)
     if cov == "kim-tewari":
-        np.testing.assert_allclose(fast._fast["Mt"][0], Mt, rtol=1e-10, atol=1e-12)
-        Lt = fast._fast["Lt"][0]
+        np.testing.assert_allclose(fast.kernel_state.Mt[0], Mt, rtol=1e-10, atol=1e-12)
+        Lt = fast.kernel_state.Lt[0]
         np.testing.assert_allclose(Lt @ Lt.T, Mt, rtol=1e-10)
         assert np.allclose(Lt, np.tril(Lt))
         # the sandwich is narrower than M^-1 (gamma^2 < gamma): S - want is PSD

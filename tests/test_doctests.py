@@ -20,6 +20,11 @@ MODULES = [
     "allseason.policies",
     "allseason.policies.params",
     "allseason.policies.ridge",
+    "allseason.policies.allseason",
+    "allseason.policies.lints",
+    "allseason.policies.bob",
+    "allseason.policies.random",
+    "allseason.policies.oracle",
     "allseason.paper.tables",
     "allseason.sim.live",
 ]

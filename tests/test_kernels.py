@@ -1,4 +1,4 @@
-"""The numba kernels of allseason._kernels against numpy/scipy and allseason.models."""
+"""The numba kernels of allseason.kernels against numpy/scipy and allseason.models."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from scipy.linalg import solve_triangular
 from scipy.stats import norm
 
-from allseason import _kernels as kernels
+from allseason import kernels
 from allseason.models import GaussianLinearPosterior, mean_distance, symmetric_kl
 
 DIMS = [1, 2, 5, 20]
@@ -260,18 +260,14 @@ def _prune(M, L, mu, ids, alive, mode, work_S, work_tr):
     """prune_one on single-block banks (G = 1); work_tr is filled with each slot's trace."""
     S, d = mu.shape
     ws, wt = np.empty((S, 1, d, d)), np.zeros((S, 1))
-    out = kernels.prune_one(
-        M[:, None],
-        mu[:, None],
-        ids,
-        alive,
-        mode,
+    cache = kernels.PruneCache(
         ws,
         wt,
         np.ones((S, 1), dtype=np.bool_),
         np.zeros((S, S, 1)),
         np.zeros((S, S, 1), dtype=np.bool_),
     )
+    out = kernels.prune_one(M[:, None], mu[:, None], ids, alive, mode, cache)
     work_tr[:] = wt[:, 0]
     return out
 

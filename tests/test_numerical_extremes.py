@@ -19,6 +19,15 @@ PARAMS = {
 }
 
 
+def _float_arrays(state):
+    """Every float array of a kernel state (nested named tuples included)."""
+    for v in state:
+        if isinstance(v, tuple):
+            yield from _float_arrays(v)
+        elif isinstance(v, np.ndarray) and v.dtype.kind == "f":
+            yield v
+
+
 def _check(name, T, d, batch, sigma2, lam, segments=None):
     pattern = Pattern(segments or ((0, T // 2), (1, T - T // 2)))
     env = LinearGaussianEnv(pattern, d, 5, sigma2, rng=1)
@@ -30,20 +39,16 @@ def _check(name, T, d, batch, sigma2, lam, segments=None):
         policy.observe_states(rnd.state)
     out = policy.run_chunk(rnd.arms, rnd.expected, rnd.noise, ends)
     assert np.isfinite(out.reward).all()
-    fast = getattr(policy, "_fast", None)
     if policy.needs_state:  # the oracles' inner LinTS models
         assert all(
-            np.isfinite(m._fast["mu"]).all() and np.isfinite(m._fast["M"]).all()
+            np.isfinite(m.kernel_state.mu).all() and np.isfinite(m.kernel_state.M).all()
             for m in policy.models.values()
         )
-    elif fast is not None:
-        assert np.isfinite(fast["mu"]).all() and np.isfinite(fast["M"]).all()
+    elif policy.posterior_blocks() is not None:  # the LinTS family, All-Season
+        f = policy.kernel_state
+        assert np.isfinite(f.mu).all() and np.isfinite(f.M).all()
     else:  # DenBand, BoB: the compiled LinUCB-family state, every float array
-        assert all(
-            np.isfinite(v).all()
-            for v in policy._kstate.values()
-            if isinstance(v, np.ndarray) and v.dtype.kind == "f"
-        )
+        assert all(np.isfinite(v).all() for v in _float_arrays(policy.kernel_state))
     assert policy.is_positive_definite()
     if out.weights is not None:
         assert np.isfinite(out.weights).all() and (out.weights >= 0).all()

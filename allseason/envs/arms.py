@@ -57,7 +57,7 @@ class BlockArms:
 
 
 def as_blocks(arms) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
-    """(ctx (n, C, p), block (K,), cidx (K,), G) for the kernels; see _kernels.best_arm."""
+    """(ctx (n, C, p), block (K,), cidx (K,), G) for the kernels; see kernels.linalg.best_arm."""
     if isinstance(arms, BlockArms):
         K = arms.n_arms
         return (

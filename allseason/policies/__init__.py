@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from ..errors import SpecError
 from .allseason import AllSeason, AllSeasonDiscounted, AllSeasonPrinted
-from .base import ChunkOutcome, Event, Policy
+from .base import ChunkOutcome, Event, Policy, PosteriorBlocks, RngLike, Role
 from .bob import BoB
 from .denband import DenBand
 from .dlinucb import DLinUCB
@@ -39,7 +39,22 @@ REGISTRY: dict[str, type[Policy]] = {}
 
 def register(cls: type[Policy]) -> type[Policy]:
     """Add a policy class to the registry under ``cls.name`` (usable as a decorator).
-    TypeError if a hyperparameter of its ``__init__`` is not declared in ``params``."""
+
+    Parameters
+    ----------
+    cls : type
+        A :class:`Policy` subclass.
+
+    Returns
+    -------
+    type
+        ``cls``, unchanged.
+
+    Raises
+    ------
+    TypeError
+        A hyperparameter of its ``__init__`` is not declared in ``params``.
+    """
     declared(cls)
     REGISTRY[cls.name] = cls
     return cls
@@ -62,20 +77,105 @@ for _cls in (
     register(_cls)
 
 
-def is_reference(label) -> bool:
-    """True for a reference (an oracle, ``reference = True``): a label that is a registered
-    reference's name, or starts with one (``"oracle-state-2"``). References are drawn and
-    ranked apart from the contestants."""
+def role(name: str | type[Policy]) -> Role:
+    """What a registered policy (or a policy class) declares it is.
+
+    Parameters
+    ----------
+    name : str or type
+        A registry name, or a :class:`Policy` subclass.
+
+    Returns
+    -------
+    Role
+        ``family`` (the class's ``family``; a class that declares none is a family of its
+        own, its ``name``), ``oracle``, ``reference`` and ``ceiling``.
+
+    Raises
+    ------
+    SpecError
+        An unknown name.
+
+    Examples
+    --------
+    >>> role("allseason-sw")
+    Role(family='allseason', oracle=False, reference=False, ceiling=False)
+    >>> role("oracle-state")
+    Role(family='oracle', oracle=True, reference=True, ceiling=True)
+    """
+    cls = name if isinstance(name, type) else policy_class(name)
+    return Role(cls.family or cls.name, bool(cls.oracle), bool(cls.reference), bool(cls.ceiling))
+
+
+def label_role(label) -> Role | None:
+    """The role of the registered policy a display label stands for, when a label is all
+    there is (a figure's legend, a stored table): a registered name or title, alone or
+    followed by a space or a dash and a suffix (``"sw-lints-0.99"``, ``"oracle-state 2"``).
+
+    Parameters
+    ----------
+    label : str
+        A policy label.
+
+    Returns
+    -------
+    Role or None
+        None if the label names no registered policy.
+
+    Examples
+    --------
+    >>> label_role("allseason-sw-tau5").family
+    'allseason'
+    >>> label_role("All-Season (SW)").family
+    'allseason'
+    >>> label_role("my-own") is None
+    True
+    """
     label = str(label)
-    return any(
-        getattr(cls, "reference", False)
-        and (label == name or label.startswith(name + "-") or label.startswith(name + " "))
-        for name, cls in REGISTRY.items()
-    )
+    best, best_len = None, -1
+    for name, cls in REGISTRY.items():
+        for key in {name, cls.title} - {""}:
+            if len(key) > best_len and (
+                label == key or label.startswith(key + "-") or label.startswith(key + " ")
+            ):
+                best, best_len = cls, len(key)
+    return None if best is None else role(best)
+
+
+def is_reference(label) -> bool:
+    """True for a label of a reference (:func:`label_role`): drawn and ranked apart from the
+    contestants.
+
+    Parameters
+    ----------
+    label : str
+        A policy label.
+
+    Returns
+    -------
+    bool
+    """
+    r = label_role(label)
+    return r is not None and r.reference
 
 
 def policy_class(name: str) -> type[Policy]:
-    """The registered class; SpecError("policy", ...) naming the known ones if none."""
+    """The registered class of a name.
+
+    Parameters
+    ----------
+    name : str
+        A registry name (``"allseason-sw"``, ``"lints"``, ...).
+
+    Returns
+    -------
+    type
+
+    Raises
+    ------
+    SpecError
+        ``field="policy"``, naming the known ones, for an unknown name.
+    """
     try:
         return REGISTRY[name]
     except (KeyError, TypeError):
@@ -88,12 +188,34 @@ def policy_class(name: str) -> type[Policy]:
 
 
 def parameters(name: str) -> dict[str, Param]:
-    """The declared hyperparameters of a registered policy: constraint, help and default."""
+    """The declared hyperparameters of a registered policy.
+
+    Parameters
+    ----------
+    name : str
+        A registry name (``"allseason-sw"``, ``"lints"``, ...).
+
+    Returns
+    -------
+    dict of str to Param
+        Constraint, help and default of each.
+    """
     return declared(policy_class(name))
 
 
 def hyperparameters(name: str) -> dict[str, object]:
-    """The tunable hyperparameters of a registered policy and their defaults."""
+    """The tunable hyperparameters of a registered policy and their defaults.
+
+    Parameters
+    ----------
+    name : str
+        A registry name (``"allseason-sw"``, ``"lints"``, ...).
+
+    Returns
+    -------
+    dict
+        Hyperparameter name to default value.
+    """
     return {k: p.default for k, p in parameters(name).items()}
 
 
@@ -112,6 +234,18 @@ class PolicyInfo:
 def describe(name: str) -> PolicyInfo:
     """The declaration of a registered policy.
 
+    Parameters
+    ----------
+    name : str
+        A registry name (``"allseason-sw"``, ``"lints"``, ...).
+
+    Returns
+    -------
+    PolicyInfo
+
+    Examples
+    --------
+
     >>> info = describe("allseason-sw")
     >>> info.title, info.deterministic
     ('All-Season (SW)', False)
@@ -122,17 +256,59 @@ def describe(name: str) -> PolicyInfo:
     return PolicyInfo(name, cls.title or name, cls.help, bool(cls.deterministic), declared(cls))
 
 
-def check_params(name: str, params) -> dict:
-    """Check hyperparameters against a policy's declaration without building it: the values
-    converted (ints, floats), or SpecError whose ``field`` is the hyperparameter and whose
-    ``bounds`` and ``got`` are the declared bounds and the value."""
+def check_params(name: str, params: dict) -> dict:
+    """Check hyperparameters against a policy's declaration without building it.
+
+    Parameters
+    ----------
+    name : str
+        A registry name (``"allseason-sw"``, ``"lints"``, ...).
+    params : dict
+        Hyperparameter values (missing ones take their defaults).
+
+    Returns
+    -------
+    dict
+        The values converted (ints, floats).
+
+    Raises
+    ------
+    SpecError
+        Its ``field`` is the hyperparameter, ``bounds`` and ``got`` the declared bounds and
+        the value.
+    """
     decl = parameters(name)
     return check_values(decl, params, defaults={k: p.default for k, p in decl.items()}, owner=name)
 
 
-def make_policy(name: str, d: int, *, rng=None, **params) -> Policy:
-    """Build a registered policy; a hyperparameter it does not take, or a bad value, is a
-    SpecError naming it."""
+def make_policy(name: str, d: int, *, rng: RngLike = None, **params) -> Policy:
+    """Build a registered policy.
+
+    Parameters
+    ----------
+    name : str
+        A registry name (``"allseason-sw"``, ``"lints"``, ...).
+    d : int
+        Dimension of the arms' vectors.
+    rng : numpy.random.Generator, int or None
+        Root of the policy's random streams.
+    **params
+        Its hyperparameters (the others take their defaults).
+
+    Returns
+    -------
+    Policy
+
+    Raises
+    ------
+    SpecError
+        A hyperparameter it does not take, or a bad value, named.
+
+    Examples
+    --------
+    >>> make_policy("d-lints", 3, gamma=0.9, rng=0).gamma
+    0.9
+    """
     return policy_class(name)(d, rng=rng, **check_params(name, params))
 
 
@@ -162,4 +338,8 @@ __all__ = [
     "OracleState",
     "OracleRestart",
     "is_reference",
+    "role",
+    "label_role",
+    "Role",
+    "PosteriorBlocks",
 ]

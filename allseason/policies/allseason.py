@@ -57,10 +57,10 @@ from collections import deque
 import numpy as np
 from scipy.special import logsumexp
 
-from .. import _kernels as kernels
+from .. import kernels
 from ..envs.arms import as_blocks
 from ..models import GaussianLinearPosterior, mean_distance, symmetric_kl
-from .base import ChunkOutcome, Event, Policy, check_batch_end
+from .base import ChunkOutcome, Event, Policy, PosteriorBlocks, RngLike, check_batch_end
 from .params import COUNT, OPEN_UNIT, POSITIVE, Options, Param
 
 WEIGHTINGS = ("batch", "fixed-share")  # the kernel's codes: the index in these tuples
@@ -71,10 +71,47 @@ DEFAULT_SHARE = 1e-4  # chosen by examples/sweep_share.toml; docs/weighting.md
 class AllSeason(Policy):
     """All-Season with a sliding-window shadow (``allseason-sw``).
 
-    Parameters: tau (shadow window), n_max (maximum number of base bandits), lam, sigma2,
-    weighting ("fixed-share": carried weights, the default | "batch": the paper's printed
-    rule), share (alpha of fixed share), spawn ("handover" | "copy": a newborn's weight
-    under fixed share), pruning ("kl" | "mean").
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    tau : int, default 10
+        The shadow's window: how many recent observations the short-term memory sees.
+    n_max : int, default 5
+        Most base bandits (long-term memories) kept; the closest pair is pruned above it.
+    lam : float, default 1.0
+        λ, the prior precision of every bandit.
+    sigma2 : float, default 1.0
+        σ², the noise variance of the reward model.
+    weighting : {"fixed-share", "batch"}, default "fixed-share"
+        "fixed-share": weights carried from batch to batch, mixed with ``share`` of uniform
+        weight (our reconstruction); "batch": the paper's printed rule (Alg. 3), the
+        predictive likelihood of the last batch alone.
+    share : float, default 1e-4
+        α of fixed share, in (0, 1).
+    spawn : {"handover", "copy"}, default "handover"
+        Under fixed share, how a newborn starts: it takes the shadow's weight over and is not
+        pruned before it has played ("handover"), or the paper's plain copy ("copy").
+    pruning : {"kl", "mean"}, default "kl"
+        The distance of the closest pair: symmetric KL between posteriors, or between means.
+    rng : numpy.random.Generator, int or None
+        Root of the random streams (u: which bandit plays; z: the Thompson samples).
+
+    References
+    ----------
+    Di Benedetto, Bellini & Zappella, "A Linear Bandit for Seasonal Environments",
+    Algorithms 1-4. Herbster & Warmuth, "Tracking the Best Expert", Machine Learning 1998
+    (fixed share).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> policy = AllSeason(2, tau=5, n_max=3, rng=0)
+    >>> arm = policy.select(np.eye(2))
+    >>> policy.update(np.eye(2)[[arm]], np.array([1.0]))
+    >>> ids, weights = policy.weights()
+    >>> ids.tolist(), round(float(weights.sum()), 12)
+    ([0, 1], 1.0)
     """
 
     name = "allseason-sw"
@@ -115,22 +152,24 @@ class AllSeason(Policy):
             "kl: closest pair by symmetric KL between posteriors; mean: by distance of means.",
         ),
     }
+    family = "allseason"
+    shallow_fork = True
     _shadow_mode = kernels.WINDOW
 
     def __init__(
         self,
-        d,
+        d: int,
         *,
-        tau=10,
-        n_max=5,
-        lam=1.0,
-        sigma2=1.0,
-        weighting="fixed-share",
-        share=DEFAULT_SHARE,
-        spawn="handover",
-        pruning="kl",
-        rng=None,
-    ):
+        tau: int = 10,
+        n_max: int = 5,
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        weighting: str = "fixed-share",
+        share: float = DEFAULT_SHARE,
+        spawn: str = "handover",
+        pruning: str = "kl",
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(d, rng=rng)
         self._set_params(
             tau=tau,
@@ -155,7 +194,6 @@ class AllSeason(Policy):
         self.next_id = 2
         self._window = deque(maxlen=self.tau)
         self._batch_slots: list[int] = []
-        self._fast = None
 
     # -- plain path ---------------------------------------------------------------------------
     def _alive(self):
@@ -173,7 +211,7 @@ class AllSeason(Policy):
         return int(np.argmax(arms @ self.slots[j].sample(z)))
 
     def update(self, xs, rs):
-        if self._fast is not None:
+        if self.kernel_state is not None:
             raise RuntimeError("this policy has been run with run_chunk; use one path only")
         xs, rs = np.atleast_2d(xs), np.atleast_1d(rs)
         step = self.t - 1
@@ -244,9 +282,9 @@ class AllSeason(Policy):
         return j, i, dist
 
     def weights(self):
-        if self._fast is not None:
-            f = self._fast
-            return f["ids"][f["alive"]].copy(), np.exp(f["logw"][f["alive"]])
+        if self.kernel_state is not None:
+            f = self.kernel_state
+            return f.ids[f.alive].copy(), np.exp(f.logw[f.alive])
         alive = self._alive()
         return self.ids[alive].copy(), np.exp(self.logw[alive])
 
@@ -254,84 +292,30 @@ class AllSeason(Policy):
         """The live bandits' posteriors by id (plain path only)."""
         return {int(self.ids[s]): m for s, m in enumerate(self.slots) if m is not None}
 
+    def posterior_blocks(self) -> list[PosteriorBlocks] | None:
+        """The live bandits' posteriors block by block, in slot order (compiled path only)."""
+        f = self.kernel_state
+        if f is None:
+            return None
+        return [PosteriorBlocks(int(f.ids[s]), f.M[s], f.mu[s]) for s in np.flatnonzero(f.alive)]
+
     def is_positive_definite(self):
-        if self._fast is not None:
-            Ms = self._fast["M"][self._fast["alive"]]
+        if self.kernel_state is not None:
+            Ms = self.kernel_state.M[self.kernel_state.alive]
         else:
             Ms = [m.M for m in self.slots if m is not None]
         return all(np.all(np.linalg.eigvalsh(M) > 0) for M in Ms)
 
     # -- compiled path ------------------------------------------------------------------------
-    def _init_fast(self, n_blocks):
+    def _init_kernel_state(self, n_blocks):
         if self.t or self.next_id != 2:
             raise RuntimeError("run_chunk must start from a fresh policy")
-        S, G, p = len(self.slots), n_blocks, self.d // n_blocks
-        self._fast = dict(
-            M=np.tile(self.lam * np.eye(p), (S, G, 1, 1)),
-            L=np.tile(np.sqrt(self.lam) * np.eye(p), (S, G, 1, 1)),
-            b=np.zeros((S, G, p)),
-            mu=np.zeros((S, G, p)),
-            ids=self.ids.copy(),
-            logw=self.logw.copy(),
-            alive=self._alive(),
-            counters=np.array([2, 0], dtype=np.int64),
-            wx=np.zeros((self.tau, p)),
-            wg=np.zeros(self.tau, dtype=np.int64),
-            wr=np.zeros(self.tau),
-            wstate=np.zeros(3, dtype=np.int64),
-            work_S=np.zeros((S, G, p, p)),
-            work_tr=np.zeros((S, G)),
-            dirty=np.ones((S, G), dtype=np.bool_),
-            work_kl=np.zeros((S, S, G)),
-            kl_ok=np.zeros((S, S, G), dtype=np.bool_),
+        self.kernel_state = kernels.new_allseason_state(
+            self.ids, self.logw, self._alive(), n_blocks, self.d // n_blocks, self.lam, self.tau
         )
 
-    def run_chunk(self, arms, expected, noise, batch_end):
-        n = arms.shape[0]
-        batch_end = check_batch_end(batch_end, n)
-        ctx, block, cidx, G = as_blocks(arms)
-        if self._fast is None:
-            self._init_fast(G)
-        f = self._fast
-        if f["M"].shape[1] != G:
-            raise ValueError("arms: the block structure changed between chunks")
-        S, nb = len(self.slots), len(batch_end)
-        u, z = self.draw(n)
-        arm = np.empty(n, dtype=np.int64)
-        reward = np.empty(n)
-        player = np.empty(n, dtype=np.int64)
-        wids = np.empty((nb, S), dtype=np.int64)
-        w = np.empty((nb, S))
-        ev = (
-            np.empty(2 * nb, dtype=np.int64),
-            np.empty(2 * nb, dtype=np.int64),
-            np.empty(2 * nb, dtype=np.int64),
-            np.empty(2 * nb, dtype=np.int64),
-            np.empty(2 * nb),
-        )
-        f["counters"][1] = 0
-        kernels.allseason_chunk(
-            ctx,
-            block,
-            cidx,
-            expected,
-            noise,
-            batch_end,
-            u,
-            z.reshape(n, G, -1),
-            self.t,
-            f["M"],
-            f["L"],
-            f["b"],
-            f["mu"],
-            f["ids"],
-            f["logw"],
-            f["alive"],
-            f["counters"],
-            f["wx"],
-            f["wg"],
-            f["wr"],
-            f["wstate"],
+    def _kernel_params(self) -> kernels.AllSeasonParams:
+        return kernels.AllSeasonParams(
             self._shadow_mode,
             self.tau,
             self._shadow_gamma,
@@ -342,30 +326,77 @@ class AllSeason(Policy):
             self.share,
             self._handover,
             PRUNINGS.index(self.pruning),
-            f["work_S"],
-            f["work_tr"],
-            f["dirty"],
-            f["work_kl"],
-            f["kl_ok"],
-            arm,
-            reward,
-            player,
-            wids,
-            w,
-            *ev,
         )
+
+    def run_chunk(self, arms, expected, noise, batch_end):
+        n = arms.shape[0]
+        batch_end = check_batch_end(batch_end, n)
+        ctx, block, cidx, G = as_blocks(arms)
+        if self.kernel_state is None:
+            self._init_kernel_state(G)
+        f = self.kernel_state
+        if f.M.shape[1] != G:
+            raise ValueError("arms: the block structure changed between chunks")
+        S, nb = len(self.slots), len(batch_end)
+        u, z = self.draw(n)
+        out = kernels.AllSeasonOut(
+            np.empty(n, dtype=np.int64),
+            np.empty(n),
+            np.empty(n, dtype=np.int64),
+            np.empty((nb, S), dtype=np.int64),
+            np.empty((nb, S)),
+        )
+        ev = kernels.new_events(2 * nb)
+        f.counters[1] = 0
+        rounds = (ctx, block, cidx, expected, noise, batch_end)  # kernels.Rounds, as a tuple
+        state, params = self._kernel_args()
+        args = rounds, u, z.reshape(n, G, -1), self.t, state, params
+        kernels.allseason_chunk(*args, tuple(out), tuple(ev))
         self.t += n
-        self.last_player = int(player[-1])
-        kinds = {kernels.SPAWN: "spawn", kernels.PRUNE: "prune"}
-        m = int(f["counters"][1])  # the printed rule makes thousands: built from lists
+        self.last_player = int(out.player[-1])
+        m = int(f.counters[1])  # the printed rule makes thousands: built from lists
         step, kind, a, b, v = (x[:m].tolist() for x in ev)
-        events = [Event(s, kinds[k], i, j, x) for s, k, i, j, x in zip(step, kind, a, b, v)]
-        return ChunkOutcome(arm, reward, player, batch_end, wids, w, events)
+        names = kernels.EVENT_NAMES
+        events = [Event(s, names[k], i, j, x) for s, k, i, j, x in zip(step, kind, a, b, v)]
+        return ChunkOutcome(out.arm, out.reward, out.player, batch_end, out.wids, out.w, events)
 
 
 class AllSeasonDiscounted(AllSeason):
     """All-Season with a discounted shadow (``allseason-disc``): the shadow weighs each
-    observation by gamma^(age) instead of keeping a window."""
+    observation by gamma^(age) instead of keeping a window.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    gamma : float, default 0.9
+        The shadow's discount, in (0, 1).
+    n_max : int, default 5
+        Most base bandits kept.
+    lam : float, default 1.0
+        λ, the prior precision of every bandit.
+    sigma2 : float, default 1.0
+        σ², the noise variance of the reward model.
+    weighting : {"fixed-share", "batch"}, default "fixed-share"
+        "fixed-share": weights carried from batch to batch, mixed with ``share`` of uniform
+        weight (our reconstruction); "batch": the paper's printed rule (Alg. 3), the
+        predictive likelihood of the last batch alone.
+    share : float, default 1e-4
+        α of fixed share, in (0, 1).
+    spawn : {"handover", "copy"}, default "handover"
+        Under fixed share, how a newborn starts: it takes the shadow's weight over and is not
+        pruned before it has played ("handover"), or the paper's plain copy ("copy").
+    pruning : {"kl", "mean"}, default "kl"
+        The distance of the closest pair: symmetric KL between posteriors, or between means.
+    rng : numpy.random.Generator, int or None
+        Root of the random streams (u: which bandit plays; z: the Thompson samples).
+
+    References
+    ----------
+    Di Benedetto, Bellini & Zappella, "A Linear Bandit for Seasonal Environments",
+    Algorithms 1-4. Herbster & Warmuth, "Tracking the Best Expert", Machine Learning 1998
+    (fixed share).
+    """
 
     name = "allseason-disc"
     title = "All-Season (Disc)"
@@ -381,18 +412,18 @@ class AllSeasonDiscounted(AllSeason):
 
     def __init__(
         self,
-        d,
+        d: int,
         *,
-        gamma=0.9,
-        n_max=5,
-        lam=1.0,
-        sigma2=1.0,
-        weighting="fixed-share",
-        share=DEFAULT_SHARE,
-        spawn="handover",
-        pruning="kl",
-        rng=None,
-    ):
+        gamma: float = 0.9,
+        n_max: int = 5,
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        weighting: str = "fixed-share",
+        share: float = DEFAULT_SHARE,
+        spawn: str = "handover",
+        pruning: str = "kl",
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(
             d,
             tau=1,
@@ -418,7 +449,29 @@ class AllSeasonPrinted(AllSeason):
     """All-Season (SW) with **the paper's printed rule** (``allseason-sw-printed``): the
     weights of Algorithm 3, the predictive likelihood of the last batch alone. The same as
     ``allseason-sw`` with ``weighting="batch"``; registered on its own so that a race can hold
-    it beside the default (carried weights) as a contestant of its own."""
+    it beside the default (carried weights) as a contestant of its own.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    tau : int, default 10
+        The shadow's window.
+    n_max : int, default 5
+        Most base bandits kept.
+    lam : float, default 1.0
+        λ, the prior precision.
+    sigma2 : float, default 1.0
+        σ², the noise variance.
+    pruning : {"kl", "mean"}, default "kl"
+        The distance of the closest pair.
+    rng : numpy.random.Generator, int or None
+        Root of the random streams.
+
+    References
+    ----------
+    Di Benedetto, Bellini & Zappella, "A Linear Bandit for Seasonal Environments", Alg. 3.
+    """
 
     name = "allseason-sw-printed"
     title = "All-Season (SW), printed rule"
@@ -428,7 +481,17 @@ class AllSeasonPrinted(AllSeason):
     )
     style = {"color": "reddish purple", "dash": "dash", "symbol": "x"}
 
-    def __init__(self, d, *, tau=10, n_max=5, lam=1.0, sigma2=1.0, pruning="kl", rng=None):
+    def __init__(
+        self,
+        d: int,
+        *,
+        tau: int = 10,
+        n_max: int = 5,
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        pruning: str = "kl",
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(
             d,
             tau=tau,

@@ -21,12 +21,16 @@ ensemble (or ``None``) and ``pop_events()`` hands over what happened since the l
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
+from ..kernels.types import copy_state, plain
 from .params import Param, check_own
+
+RngLike = np.random.Generator | int | None  # what a policy's ``rng`` may be
 
 
 class Event(NamedTuple):
@@ -43,6 +47,46 @@ class Event(NamedTuple):
     bandit: int
     other: int = -1
     value: float = float("nan")
+
+
+class PosteriorBlocks(NamedTuple):
+    """One live bandit's Gaussian posterior, block by block (block-diagonal precision).
+
+    Attributes
+    ----------
+    bandit : int
+        Its id (-1 for a single-model policy).
+    M : ndarray, shape (G, p, p)
+        The precision of each parameter block.
+    mu : ndarray, shape (G, p)
+        The posterior mean of each block.
+    """
+
+    bandit: int
+    M: np.ndarray
+    mu: np.ndarray
+
+
+class Role(NamedTuple):
+    """What a policy is, as its class declares it (:func:`allseason.policies.role`).
+
+    Attributes
+    ----------
+    family : str
+        "allseason", "lints", "ucb", "denband", "random" or "oracle".
+    oracle : bool
+        Told the true states of every step (``observe_states``), which no policy in the wild
+        knows.
+    reference : bool
+        Drawn and ranked apart from the contestants.
+    ceiling : bool
+        The reference that the share of the gap closed is measured against (perfect memory).
+    """
+
+    family: str
+    oracle: bool
+    reference: bool
+    ceiling: bool = False
 
 
 @dataclass
@@ -71,13 +115,34 @@ class Policy:
     A policy is one class that says what it is: its registry ``name``, a display ``title``,
     a one-line ``help``, whether it is ``deterministic``, a ``style`` preference for figures
     (``color``: an Okabe-Ito colour name such as "blue", ``dash``, ``symbol``; anything left
-    out is picked from the palettes by registration order) and ``params``, the declaration of
+    out is picked from the palettes by registration order), ``params``, the declaration of
     its hyperparameters (:class:`~allseason.policies.params.Param`; the defaults are those
-    of ``__init__``). ``__init__`` passes its hyperparameters to :meth:`_set_params`, which
-    checks them against the declaration and stores them.
+    of ``__init__``), and its role: ``family``, ``oracle``, ``reference`` (and ``ceiling``),
+    read through :func:`allseason.policies.role`. ``__init__`` passes its hyperparameters to
+    :meth:`_set_params`, which checks them against the declaration and stores them.
 
     Subclasses implement ``_select(arms, u, z) -> int`` and ``update(xs, rs)`` and may override
-    :meth:`run_chunk` with a compiled loop that makes exactly the same decisions.
+    :meth:`run_chunk` with a compiled loop that makes exactly the same decisions; such a
+    policy keeps what the loop learns in :attr:`kernel_state`.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    rng : numpy.random.Generator, int or None
+        The root of the policy's random streams (``u``: one uniform per step; ``z``: the
+        standard normals of the Thompson samples), stored unchanged as ``self.rng``.
+
+    Attributes
+    ----------
+    kernel_state : NamedTuple or None
+        The compiled path's state (e.g. :class:`~allseason.kernels.lints.LinTSState`),
+        created by the first :meth:`run_chunk`; None before, and for a policy without a
+        compiled loop. Read it, do not change it.
+    t : int
+        Steps played so far.
+    last_player : int
+        Id of the internal bandit that played the last step (-1 for single-model policies).
     """
 
     name: ClassVar[str] = "policy"
@@ -87,9 +152,17 @@ class Policy:
     params: ClassVar[dict[str, Param]] = {}  # declared hyperparameters
     uses_normals: ClassVar[bool] = True  # whether each step draws d standard normals
     deterministic: ClassVar[bool] = False  # True: decisions do not depend on the rng at all
-    needs_state: ClassVar[bool] = False  # True: an oracle, told the true states (observe_states)
+    needs_state: ClassVar[bool] = False  # True: told the true states (observe_states)
+    # the role (allseason.policies.role): every registered policy declares its family
+    family: ClassVar[str] = ""
+    oracle: ClassVar[bool] = False  # knows what no policy in the wild knows (the true states)
+    reference: ClassVar[bool] = False  # drawn and ranked apart from the contestants
+    ceiling: ClassVar[bool] = False  # the reference the share of the gap closed is measured to
+    # True: run_chunk changes nothing but kernel_state, t and last_player, so fork() may be
+    # a shallow copy with a copied kernel_state (else it is a deep copy)
+    shallow_fork: ClassVar[bool] = False
 
-    def __init__(self, d: int, *, rng: np.random.Generator | int | None = None):
+    def __init__(self, d: int, *, rng: RngLike = None):
         if int(d) < 1:
             raise ValueError(f"d: must be a positive integer, got {d!r}")
         self.d = int(d)
@@ -98,6 +171,7 @@ class Policy:
         self.last_player = -1
         self.t = 0  # steps played so far
         self._events: list[Event] = []
+        self.kernel_state: Any = None
 
     def _set_params(self, **values) -> None:
         """Check hyperparameters against the declarations (SpecError naming the bad one,
@@ -107,7 +181,18 @@ class Policy:
 
     # -- the protocol --------------------------------------------------------------------
     def select(self, arms: np.ndarray) -> int:
-        """Pick one row of ``arms`` (shape (K, d)); return its index."""
+        """Pick one arm (plain path).
+
+        Parameters
+        ----------
+        arms : ndarray, shape (K, d)
+            The contextualised action set of this step.
+
+        Returns
+        -------
+        int
+            The index of the row played.
+        """
         u = self._rng_u.random()
         z = self._rng_z.standard_normal(self.d) if self.uses_normals else None
         arm = int(self._select(np.asarray(arms, dtype=float), u, z))
@@ -118,11 +203,25 @@ class Policy:
         raise NotImplementedError
 
     def update(self, xs: np.ndarray, rs: np.ndarray) -> None:
-        """Learn from a batch: xs (n, d) the rows played, rs (n,) their rewards."""
+        """Learn from a batch (plain path).
+
+        Parameters
+        ----------
+        xs : ndarray, shape (n, d)
+            The rows played.
+        rs : ndarray, shape (n,)
+            Their rewards.
+        """
         raise NotImplementedError
 
     def weights(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """Current (ids, normalised weights) of an ensemble policy, else None."""
+        """The current weights of an ensemble policy.
+
+        Returns
+        -------
+        tuple of ndarray or None
+            (ids, normalised weights) of the live bandits; None for a single-model policy.
+        """
         return None
 
     def pop_events(self) -> list[Event]:
@@ -131,13 +230,77 @@ class Policy:
         return events
 
     def observe_states(self, states: np.ndarray) -> None:
-        """Oracles only (``needs_state``): the true state of each step of the next chunk,
-        shape (n,), given by the runner just before :meth:`run_chunk`."""
+        """Tell an oracle (``needs_state``) the true states of the next chunk.
+
+        Parameters
+        ----------
+        states : ndarray of int, shape (n,)
+            The true state of each step, given by the runner just before :meth:`run_chunk`.
+
+        Raises
+        ------
+        TypeError
+            For any policy that is not an oracle.
+        """
         raise TypeError(f"{type(self).__name__} is not an oracle: it is never told the states")
 
     def is_positive_definite(self) -> bool:
         """True if every posterior precision the policy holds is positive definite."""
         return True
+
+    def posterior_blocks(self) -> list[PosteriorBlocks] | None:
+        """The live bandits' Gaussian posteriors, block by block.
+
+        Returns
+        -------
+        list of PosteriorBlocks or None
+            One entry per live bandit (in slot order), or None for a policy that keeps no
+            Gaussian posterior (UCB, DenBand, random, the oracles) or has not played yet.
+        """
+        return None
+
+    # -- copies and streams (offline replay) -----------------------------------------------
+    def streams_state(self) -> tuple[dict, dict]:
+        """The states of the two random streams (``u``, ``z``), for :meth:`restore_streams`."""
+        return self._rng_u.bit_generator.state, self._rng_z.bit_generator.state
+
+    def restore_streams(self, states: tuple[dict, dict]) -> None:
+        """Set the two random streams to ``states`` (from :meth:`streams_state`)."""
+        self._rng_u.bit_generator.state, self._rng_z.bit_generator.state = states
+
+    def _kernel_params(self) -> tuple:
+        """A compiled policy's hyperparameters as its kernel reads them (a named tuple)."""
+        raise NotImplementedError
+
+    def _kernel_args(self) -> tuple[tuple, tuple]:
+        """(kernel_state, _kernel_params()) as plain tuples for a kernel call (numba types a
+        plain tuple in C, a named one in Python: about 4 us a call), kept while
+        :attr:`kernel_state` is the same object (a fork or a regrown state gets its own)."""
+        cached = self.__dict__.get("_kernel_args_cache")
+        if cached is None or cached[0] is not self.kernel_state:
+            state = self.kernel_state
+            cached = (state, plain(state), plain(self._kernel_params()))
+            self._kernel_args_cache = cached
+        return cached[1], cached[2]
+
+    def fork(self) -> Policy:
+        """A copy to try the next steps on, which plays exactly as this policy would.
+
+        It may share this policy's random streams (``shallow_fork``: a shallow copy whose
+        :attr:`kernel_state` arrays are copied, about 10x faster than a deep copy): save them
+        with :meth:`streams_state` before playing the copy and :meth:`restore_streams` after.
+        Any other policy is deep-copied.
+
+        Returns
+        -------
+        Policy
+        """
+        if not self.shallow_fork:
+            return copy.deepcopy(self)
+        twin = copy.copy(self)
+        if self.kernel_state is not None:
+            twin.kernel_state = copy_state(self.kernel_state)
+        return twin
 
     def _prepare(self, arms) -> None:
         """Hook called by the plain :meth:`run_chunk` with each chunk's arms (e.g. to switch
@@ -145,7 +308,20 @@ class Policy:
 
     # -- the runner's entry point ---------------------------------------------------------
     def draw(self, n: int) -> tuple[np.ndarray, np.ndarray | None]:
-        """The next ``n`` steps' random numbers: u (n,), z (n, d) or None."""
+        """The next ``n`` steps' random numbers.
+
+        Parameters
+        ----------
+        n : int
+            How many steps.
+
+        Returns
+        -------
+        u : ndarray, shape (n,)
+            One uniform per step.
+        z : ndarray, shape (n, d) or None
+            The standard normals (None if the policy ``uses_normals`` not).
+        """
         u = self._rng_u.random(n)
         z = self._rng_z.standard_normal((n, self.d)) if self.uses_normals else None
         return u, z
@@ -153,9 +329,26 @@ class Policy:
     def run_chunk(
         self, arms: np.ndarray, expected: np.ndarray, noise: np.ndarray, batch_end: np.ndarray
     ) -> ChunkOutcome:
-        """Play ``n`` steps: arms (n, K, d), expected rewards (n, K), noise (n,), batches ending
-        at the indices ``batch_end`` (the last one must be n - 1). Plain Python loop over
-        :meth:`_select` and :meth:`update`; compiled policies override it."""
+        """Play a chunk of ``n`` steps made of whole batches.
+
+        The plain Python loop over :meth:`_select` and :meth:`update`; compiled policies
+        override it with a kernel that makes the same decisions.
+
+        Parameters
+        ----------
+        arms : ndarray, shape (n, K, d), or BlockArms
+            The action sets.
+        expected : ndarray, shape (n, K)
+            Expected reward of every arm.
+        noise : ndarray, shape (n,)
+            Noise added to the reward of the arm played.
+        batch_end : ndarray of int, shape (n_batches,)
+            Index of each batch's last step, strictly increasing, the last one n - 1.
+
+        Returns
+        -------
+        ChunkOutcome
+        """
         n = arms.shape[0]
         batch_end = check_batch_end(batch_end, n)
         self._prepare(arms)
@@ -195,7 +388,24 @@ class Policy:
 
 
 def check_batch_end(batch_end, n: int) -> np.ndarray:
-    """Validate batch ends for a chunk of n steps: strictly increasing, the last one n - 1."""
+    """Validate the batch ends of a chunk.
+
+    Parameters
+    ----------
+    batch_end : array_like of int
+        Index of each batch's last step.
+    n : int
+        Steps in the chunk.
+
+    Returns
+    -------
+    ndarray of int64
+
+    Raises
+    ------
+    ValueError
+        Unless strictly increasing, from 0 on, the last one n - 1.
+    """
     ends = np.asarray(batch_end, dtype=np.int64)
     if (
         ends.ndim != 1

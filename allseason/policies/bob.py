@@ -54,7 +54,7 @@ Choices, and what the paper leaves open:
   one observation per step.
 
 Two paths: the plain ``select``/``update`` loop, and a compiled ``run_chunk`` in which the
-SW-UCB steps run in :func:`allseason._kernels.bob_chunk` while EXP3 (draws, updates) runs here,
+SW-UCB steps run in :func:`allseason.kernels.ridge.bob_chunk` while EXP3 (draws, updates) runs here,
 between batches; same decisions (tests/test_fast_paths.py). A policy uses one path only.
 
 Ids: ``last_player`` is the index j of the window in J (0 .. |J|-1). ``weights()`` returns
@@ -70,20 +70,44 @@ from collections import deque
 
 import numpy as np
 
-from .. import _kernels as kernels
+from .. import kernels
 from ..envs.arms import as_blocks
-from .base import ChunkOutcome, Event, Policy, check_batch_end
+from .base import ChunkOutcome, Event, Policy, RngLike, check_batch_end
 from .params import COUNT, POSITIVE, Param
 from .ridge import TIE_RTOL, BlockAware, first_best
 
 
 def block_length(d: int, horizon: int) -> int:
-    """H = ceil(d sqrt(T))."""
+    """H = ceil(d sqrt(T)), the length of BoB's blocks.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    horizon : int
+        T.
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
     return max(1, math.ceil(d * math.sqrt(horizon)))
 
 
 def window_set(H: int) -> np.ndarray:
-    """J = {floor(H^(k / ceil(ln H))) : k = 0 .. ceil(ln H)}."""
+    """J = {floor(H^(k / ceil(ln H))) : k = 0 .. ceil(ln H)}, BoB's candidate windows.
+
+    Parameters
+    ----------
+    H : int
+        The block length.
+
+    Returns
+    -------
+    ndarray of int64
+        The windows, increasing (``[1]`` when H <= 1).
+    """
     if H <= 1:
         return np.array([1], dtype=np.int64)
     n = math.ceil(math.log(H))
@@ -93,8 +117,35 @@ def window_set(H: int) -> np.ndarray:
 class BoB(BlockAware, Policy):
     """Bandit-over-Bandits (Cheung, Simchi-Levi & Zhu 2019): EXP3 over SW-UCB window sizes.
 
-    Parameters: horizon (T, fixes H, J and EXP3's rate), S (bound on ||theta||), L (bound on
-    ||x||), lam (ridge regulariser), sigma2 (noise variance, R = sqrt(sigma2)).
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    horizon : int, default 10000
+        T, the horizon: it fixes the block length H = ceil(d sqrt(T)), the window set J and
+        EXP3's rate.
+    S : float, default 1.0
+        Bound on ||theta||.
+    L : float, default 1.0
+        Bound on ||x||.
+    lam : float, default 1.0
+        λ, the ridge regulariser.
+    sigma2 : float, default 1.0
+        σ², the noise variance (R = sqrt(sigma2)).
+    rng : numpy.random.Generator, int or None
+        Root of the random streams (u draws each block's window).
+
+    References
+    ----------
+    Cheung, Simchi-Levi & Zhu, "Learning to Optimize under Non-Stationarity", AISTATS 2019.
+    Auer, Cesa-Bianchi, Freund & Schapire, "The Nonstochastic Multiarmed Bandit Problem",
+    SIAM J. Comput. 2002 (EXP3).
+
+    Examples
+    --------
+    >>> policy = BoB(5, horizon=10_000)
+    >>> policy.block, policy.windows.tolist()
+    (500, [1, 2, 5, 14, 34, 84, 205, 500])
     """
 
     name = "bob"
@@ -113,18 +164,19 @@ class BoB(BlockAware, Policy):
         "sigma2": Param(POSITIVE, "σ², the noise variance (the app sets it to the scenario's)."),
     }
     uses_normals = False
+    family = "ucb"
 
     def __init__(
         self,
-        d,
+        d: int,
         *,
-        horizon=10000,
-        S=1.0,
-        L=1.0,
-        lam=1.0,
-        sigma2=1.0,
-        rng=None,
-    ):
+        horizon: int = 10000,
+        S: float = 1.0,
+        L: float = 1.0,
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(d, rng=rng)
         self._set_params(horizon=horizon, S=S, L=L, lam=lam, sigma2=sigma2)
         T, R = self.horizon, math.sqrt(self.sigma2)
@@ -150,7 +202,6 @@ class BoB(BlockAware, Policy):
         self._beta = 0.0
         # block index -> [j, p_j, sum of rewards received, number received]
         self._pending: dict[int, list] = {}
-        self._kstate = None  # the compiled path's SW-UCB state (run_chunk)
 
     # -- EXP3 ---------------------------------------------------------------------------------
     def probabilities(self) -> np.ndarray:
@@ -221,13 +272,13 @@ class BoB(BlockAware, Policy):
         self.model = self._new_model()
 
     def is_positive_definite(self):
-        if self._kstate is not None:
-            return bool(np.all(np.linalg.eigvalsh(self._kstate["M"]) > 0))
+        if self.kernel_state is not None:
+            return bool(np.all(np.linalg.eigvalsh(self.kernel_state.M) > 0))
         return self.model.is_positive_definite()
 
-    # -- compiled path: SW-UCB in allseason._kernels.bob_chunk, EXP3 here -------------------
+    # -- compiled path: SW-UCB in allseason.kernels.ridge.bob_chunk, EXP3 here -------------------
     def _require_plain(self):
-        if self._kstate is not None:
+        if self.kernel_state is not None:
             raise RuntimeError("this policy has been run with run_chunk; use one path only")
 
     def _count(self, first: int, rewards: np.ndarray) -> None:
@@ -247,23 +298,11 @@ class BoB(BlockAware, Policy):
         self._prepare(arms)
         ctx, block, cidx, G = as_blocks(arms)
         p = self.d // G
-        if self._kstate is None:
+        if self.kernel_state is None:
             if self.t:
                 raise RuntimeError("run_chunk must start from a fresh policy")
-            self._kstate = dict(
-                M=np.zeros((G, p, p)),
-                Vinv=np.zeros((G, p, p)),
-                b=np.zeros((G, p)),
-                theta=np.zeros((G, p)),
-                steps=np.zeros(G, dtype=np.int64),
-                wx=np.zeros((1, p)),
-                wg=np.zeros(1, dtype=np.int64),
-                wr=np.zeros(1),
-                wstate=np.zeros(3, dtype=np.int64),
-                params=np.zeros(2),
-            )
-        f = self._kstate
-        if f["b"].shape[0] != G:
+            self.kernel_state = kernels.new_bob_state(G, p)
+        if self.kernel_state.b.shape[0] != G:
             raise ValueError("arms: the block structure changed between chunks")
         u, _ = self.draw(n)
         t0, H, nb = self.t, self.block, len(batch_end)
@@ -279,7 +318,8 @@ class BoB(BlockAware, Policy):
         reward = np.empty(n)
         player = np.empty(n, dtype=np.int64)
         ids, w_rows, events = np.arange(len(self.windows), dtype=np.int64), [], []
-        no_reset = np.zeros(0, dtype=np.int64)
+        no_reset = kernels.Resets(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
+        rounds = (ctx, block, cidx, expected, noise, batch_end)  # kernels.Rounds, as a tuple
         bi = 0
         while bi < nb:
             if special[bi]:
@@ -291,49 +331,20 @@ class BoB(BlockAware, Policy):
                     ws.append(self._w)
                     betas.append(self._beta)
                 if len(rs):
-                    cap = max(1, min(max(ws), H))
-                    if f["wx"].shape[0] < cap:
-                        f["wx"], f["wg"], f["wr"] = (
-                            np.zeros((cap, p)),
-                            np.zeros(cap, dtype=np.int64),
-                            np.zeros(cap),
-                        )
-                reset_t = np.asarray(rs, dtype=np.int64)
-                reset_w = np.asarray(ws, dtype=np.int64)
-                reset_beta = np.asarray(betas, dtype=float)
+                    self._window_room(max(1, min(max(ws), H)), p)
+                resets = kernels.Resets(
+                    np.asarray(rs, dtype=np.int64),
+                    np.asarray(ws, dtype=np.int64),
+                    np.asarray(betas, dtype=float),
+                )
             else:
                 b1 = bi + 1
                 while b1 < nb and not special[b1]:
                     b1 += 1
-                reset_t, reset_w, reset_beta = no_reset, no_reset, np.zeros(0)
-            kernels.bob_chunk(
-                ctx,
-                block,
-                cidx,
-                expected,
-                noise,
-                batch_end,
-                bi,
-                b1,
-                t0,
-                self.lam,
-                TIE_RTOL,
-                f["M"],
-                f["Vinv"],
-                f["b"],
-                f["theta"],
-                f["steps"],
-                f["wx"],
-                f["wg"],
-                f["wr"],
-                f["wstate"],
-                f["params"],
-                reset_t,
-                reset_w,
-                reset_beta,
-                arm,
-                reward,
-            )
+                resets = no_reset
+            state = kernels.plain(self.kernel_state)  # plain tuples: numba types them fast
+            args = rounds, bi, b1, t0, state, self.lam, TIE_RTOL, kernels.plain(resets)
+            kernels.bob_chunk(*args, arm, reward)
             lo, hi = int(starts[bi]), int(batch_end[b1 - 1]) + 1
             js = {int(k): self._pending[int(k)][0] for k in np.unique(blk[lo:hi])}
             player[lo:hi] = (
@@ -351,15 +362,23 @@ class BoB(BlockAware, Policy):
             arm, reward, player, batch_end, np.tile(ids, (nb, 1)), np.array(w_rows), events
         )
 
+    def _window_room(self, cap: int, p: int) -> None:
+        """A fresh (empty) window ring of room ``cap`` if the current one is smaller; the
+        window's counters are kept (a new block resets them)."""
+        f = self.kernel_state
+        if f.window.x.shape[0] < cap:
+            window = f.window._replace(
+                x=np.zeros((cap, p)), g=np.zeros(cap, dtype=np.int64), r=np.zeros(cap)
+            )
+            self.kernel_state = f._replace(window=window)
+
     def _mirror_model(self) -> None:
         """self.model: a copy of the compiled path's SW-UCB, for inspection."""
-        f, m = self._kstate, self._new_model()
+        f, m = self.kernel_state, self._new_model()
         one = self.blocks == 1  # a dense RidgeModel: the single block's arrays
-        m.M, m.Vinv = (
-            (f["M"][0].copy(), f["Vinv"][0].copy()) if one else (f["M"].copy(), f["Vinv"].copy())
-        )
-        m.b = f["b"][0].copy() if one else f["b"].copy()
-        m.theta = f["theta"].reshape(-1).copy()
-        m._steps = int(f["steps"][0]) if one else f["steps"].copy()
-        m.n_obs = type(m.n_obs)(f["wstate"][0])
+        m.M, m.Vinv = (f.M[0].copy(), f.Vinv[0].copy()) if one else (f.M.copy(), f.Vinv.copy())
+        m.b = f.b[0].copy() if one else f.b.copy()
+        m.theta = f.theta.reshape(-1).copy()
+        m._steps = int(f.steps[0]) if one else f.steps.copy()
+        m.n_obs = type(m.n_obs)(f.window.state[0])
         self.model = m

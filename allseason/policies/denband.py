@@ -65,7 +65,7 @@ step of the batch. ``weights()``: the live experts, each weighted by the share o
 offered arms it was selected for.
 
 Two paths: the plain one below (``select``/``update``, numpy, readable) and a compiled
-``run_chunk`` (:func:`allseason._kernels.denband_chunk`) that keeps the same state in arrays
+``run_chunk`` (:func:`allseason.kernels.denband.denband_chunk`) that keeps the same state in arrays
 and makes the same decisions (tests/test_fast_paths.py, tests/test_block_structure.py); a
 policy uses one path only.
 """
@@ -76,9 +76,9 @@ from collections import deque
 
 import numpy as np
 
-from .. import _kernels as kernels
+from .. import kernels
 from ..envs.arms import as_blocks
-from .base import ChunkOutcome, Event, Policy, check_batch_end
+from .base import ChunkOutcome, Event, Policy, RngLike, check_batch_end
 from .params import COUNT, OPEN_UNIT, POSITIVE, Param
 from .ridge import TIE_RTOL, BlockAware, confidence_radius, first_best
 
@@ -103,10 +103,30 @@ class _Expert:
 class DenBand(BlockAware, Policy):
     """DenBand (Wu et al. 2019): a dynamic ensemble of LinUCB experts with arm-level admission.
 
-    Parameters: tau (auditor window), delta_l (Delta_L, slack of the admission and
-    absorption tests), delta (confidence level of the widths), max_idle (discard an expert
-    admissible for no offered arm in that many steps; None = never, as in the paper), lam
-    (ridge regulariser), sigma2 (noise variance).
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    tau : int, default 1000
+        The auditors' window: how many recent observations they fit.
+    delta_l : float, default 0.25
+        Δ_L, the slack of the admission and absorption tests.
+    delta : float, default 0.01
+        δ, the confidence level of the widths, in (0, 1).
+    max_idle : int or None, default None
+        Discard an expert admissible for no offered arm in that many steps (None: never, as
+        in the paper).
+    lam : float, default 1.0
+        λ, the ridge regulariser of experts and auditors.
+    sigma2 : float, default 1.0
+        σ², the noise variance (R = sqrt(sigma2)).
+    rng : numpy.random.Generator, int or None
+        Unused by the decisions (``u`` is drawn and ignored).
+
+    References
+    ----------
+    Wu, Wang, Li & Wang, "Dynamic Ensemble of Contextual Bandits to Satisfy Users' Changing
+    Interests", WWW 2019.
     """
 
     name = "denband"
@@ -127,10 +147,20 @@ class DenBand(BlockAware, Policy):
     }
     deterministic = True
     uses_normals = False
+    family = "denband"
 
     def __init__(
-        self, d, *, tau=1000, delta_l=0.25, delta=0.01, max_idle=None, lam=1.0, sigma2=1.0, rng=None
-    ):
+        self,
+        d: int,
+        *,
+        tau: int = 1000,
+        delta_l: float = 0.25,
+        delta: float = 0.01,
+        max_idle: int | None = None,
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(d, rng=rng)
         self._set_params(
             tau=tau, delta_l=delta_l, delta=delta, max_idle=max_idle, lam=lam, sigma2=sigma2
@@ -141,7 +171,6 @@ class DenBand(BlockAware, Policy):
         self._window: deque = deque(maxlen=self.tau)  # the last tau observations (x, r)
         self._share: dict[int, float] = {}
         self._create(0)  # expert 0: no event
-        self._kstate = None  # the compiled path's state (run_chunk)
 
     # -- helpers ------------------------------------------------------------------------------
     def _create(self, step: int) -> _Expert:
@@ -208,10 +237,10 @@ class DenBand(BlockAware, Policy):
                     self._events.append(Event(step, "discard", e.id))
 
     def weights(self):
-        if self._kstate is not None:
-            f = self._kstate
-            n = int(f["state"][0])
-            ids, w = f["eids"][:n].copy(), f["share"][:n] / f["n_arms"]
+        if self.kernel_state is not None:
+            f = self.kernel_state
+            n = int(f.counters[0])
+            ids, w = f.experts.eids[:n].copy(), f.experts.share[:n] / f.n_arms
         else:
             ids = np.array([e.id for e in self.experts], dtype=np.int64)
             w = np.array([self._share.get(int(i), 0.0) for i in ids])
@@ -224,76 +253,30 @@ class DenBand(BlockAware, Policy):
             e.model, e.audit = self._new_model(), self._new_model()
 
     def is_positive_definite(self):
-        if self._kstate is not None:
-            n = int(self._kstate["state"][0])
-            return all(
-                bool(np.all(np.linalg.eigvalsh(self._kstate[k][:n]) > 0)) for k in ("mM", "aM")
-            )
+        if self.kernel_state is not None:
+            n = int(self.kernel_state.counters[0])
+            ex = self.kernel_state.experts
+            return all(bool(np.all(np.linalg.eigvalsh(M[:n]) > 0)) for M in (ex.mM, ex.aM))
         return all(
             e.model.is_positive_definite() and e.audit.is_positive_definite() for e in self.experts
         )
 
     # -- compiled path ------------------------------------------------------------------------
     def _require_plain(self):
-        if self._kstate is not None:
+        if self.kernel_state is not None:
             raise RuntimeError("this policy has been run with run_chunk; use one path only")
 
-    _FAST_ARRAYS = {
-        "mM": 2,
-        "mVinv": 2,
-        "mb": 1,
-        "mtheta": 1,
-        "msteps": 0,
-        "mn": -1,
-        "aM": 2,
-        "aVinv": 2,
-        "ab": 1,
-        "asteps": 0,
-        "an": -1,
-        "beta": 1,
-        "beta_ok": 0,
-        "eids": -1,
-        "last_adm": -1,
-        "share": -1,
-    }
-
-    def _init_fast(self, n_blocks: int, n_arms: int) -> None:
-        if self.t or self.next_id != 1:
-            raise RuntimeError("run_chunk must start from a fresh policy")
-        G, p = n_blocks, self.d // n_blocks
-        f = {
-            "n_arms": n_arms,
-            "state": np.array([0, 0, 0], dtype=np.int64),
-            "wx": np.zeros((self.tau, p)),
-            "wg": np.zeros(self.tau, dtype=np.int64),
-            "wr": np.zeros(self.tau),
-            "wstate": np.zeros(2, dtype=np.int64),
-        }
-        self._kstate = f
-        self._grow(4, G, p)
-        kernels._denband_init(0, 0, 0, self.lam, *self._expert_arrays()[:-1])
-        f["state"][:2] = 1, 1  # expert 0, as in __init__
-
-    def _expert_arrays(self):
-        return [self._kstate[k] for k in self._FAST_ARRAYS]
-
-    def _grow(self, cap: int, G: int, p: int) -> None:
-        """(Re)allocate the per-expert arrays with room for cap experts, keeping the live ones."""
-        f = self._kstate
-        n = int(f["state"][0])
-        for k, rank in self._FAST_ARRAYS.items():
-            shape = (cap,) + ((G, p, p), (G, p), (G,), ())[2 - rank if rank >= 0 else 3]
-            dtype = (
-                np.bool_
-                if k == "beta_ok"
-                else np.int64
-                if k in ("msteps", "asteps", "eids", "last_adm", "share")
-                else float
-            )
-            new = np.zeros(shape, dtype=dtype)
-            if k in f:
-                new[:n] = f[k][:n]
-            f[k] = new
+    def _kernel_params(self) -> kernels.DenBandParams:
+        return kernels.DenBandParams(
+            self.d,
+            self.tau,
+            self.delta_l,
+            self.delta,
+            -1 if self.max_idle is None else self.max_idle,
+            self.lam,
+            self.sigma,
+            TIE_RTOL,
+        )
 
     def run_chunk(self, arms, expected, noise, batch_end):
         n = arms.shape[0]
@@ -301,11 +284,13 @@ class DenBand(BlockAware, Policy):
         self._prepare(arms)
         ctx, block, cidx, G = as_blocks(arms)
         K = len(block)
-        if self._kstate is None:
-            self._init_fast(G, K)
-        f = self._kstate
+        if self.kernel_state is None:
+            if self.t or self.next_id != 1:
+                raise RuntimeError("run_chunk must start from a fresh policy")
+            self.kernel_state = kernels.new_denband_state(G, self.d // G, K, self.tau, self.lam)
+        f = self.kernel_state
         p = self.d // G
-        if f["mb"].shape[1] != G:
+        if f.experts.mb.shape[1] != G:
             raise ValueError("arms: the block structure changed between chunks")
         self.draw(n)  # u is drawn and ignored, as on the plain path
         nb = len(batch_end)
@@ -313,69 +298,40 @@ class DenBand(BlockAware, Policy):
         reward = np.empty(n)
         player = np.empty(n, dtype=np.int64)
         nw = np.zeros(nb, dtype=np.int64)
-        rows = []  # (first batch, wids, w) of each kernel call
-        ev = (
-            np.empty(2 * n + len(f["eids"]), dtype=np.int64),
-            np.empty(2 * n + len(f["eids"]), dtype=np.int64),
-            np.empty(2 * n + len(f["eids"]), dtype=np.int64),
-        )
-        f["state"][2] = 0
-        max_idle = -1 if self.max_idle is None else self.max_idle
+        rows = []  # (first batch, last batch + 1, wids, w) of each kernel call
+        ev = kernels.new_events(2 * n + len(f.experts.eids))
+        f.counters[2] = 0
+        rounds = (ctx, block, cidx, expected, noise, batch_end)  # kernels.Rounds, as a tuple
+        ev_args = tuple(ev)
         b0 = 0
         while b0 < nb:
-            cap = len(f["eids"])
+            cap = len(f.experts.eids)
             start = 0 if b0 == 0 else int(batch_end[b0 - 1]) + 1
-            need = int(f["state"][0]) + int(batch_end[b0]) - start + 1
-            if need > cap:
-                self._grow(max(2 * cap, need), G, p)
-                cap = len(f["eids"])
+            need = int(f.counters[0]) + int(batch_end[b0]) - start + 1
+            if need > cap:  # room for one new expert per step of the batch
+                cap = max(2 * cap, need)
+                experts = kernels.grow_experts(f.experts, int(f.counters[0]), cap, G, p)
+                f = self.kernel_state = f._replace(experts=experts)
             wids = np.full((nb, cap), -1, dtype=np.int64)
             w = np.zeros((nb, cap))
-            b1 = kernels.denband_chunk(
-                ctx,
-                block,
-                cidx,
-                expected,
-                noise,
-                batch_end,
-                b0,
-                self.t,
-                self.d,
-                self.tau,
-                self.delta_l,
-                self.delta,
-                max_idle,
-                self.lam,
-                self.sigma,
-                TIE_RTOL,
-                *self._expert_arrays(),
-                f["state"],
-                f["wx"],
-                f["wg"],
-                f["wr"],
-                f["wstate"],
-                arm,
-                reward,
-                player,
-                wids,
-                w,
-                nw,
-                *ev,
-            )
+            out = kernels.DenBandOut(arm, reward, player, wids, w, nw)
+            state, params = self._kernel_args()  # plain tuples: numba types them fast
+            b1 = kernels.denband_chunk(rounds, b0, self.t, state, params, tuple(out), ev_args)
             rows.append((b0, b1, wids, w))
             b0 = b1
         self.t += n
         width = int(nw.max())
         weight_ids = np.full((nb, width), -1, dtype=np.int64)
         weights = np.zeros((nb, width))
-        for lo, hi, wids, w in rows:
-            weight_ids[lo:hi] = wids[lo:hi, :width]
-            weights[lo:hi] = w[lo:hi, :width]
-        kinds = {kernels.CREATE: "create", kernels.DISCARD: "discard"}
+        for lo, hi, wids, w in rows:  # a call before the arrays grew has fewer columns
+            k = min(width, wids.shape[1])
+            weight_ids[lo:hi, :k] = wids[lo:hi, :k]
+            weights[lo:hi, :k] = w[lo:hi, :k]
+        names = kernels.EVENT_NAMES
         events = [
-            Event(int(ev[0][j]), kinds[int(ev[1][j])], int(ev[2][j]))
-            for j in range(int(f["state"][2]))
+            Event(int(ev.step[j]), names[int(ev.kind[j])], int(ev.bandit[j]))
+            for j in range(int(f.counters[2]))
         ]
-        self.next_id = int(f["state"][1])
+        self.next_id = int(f.counters[1])
         self.last_player = int(player[-1])
         return ChunkOutcome(arm, reward, player, batch_end, weight_ids, weights, events)

@@ -64,7 +64,7 @@ from collections import deque
 import numpy as np
 from scipy.special import erfinv
 
-from .base import Event, Policy
+from .base import Event, Policy, RngLike
 from .params import COUNT, OPEN_UNIT, POSITIVE, Interval, Param, Real
 from .ridge import BlockAware, confidence_radius
 
@@ -97,10 +97,28 @@ class _Slave:
 class DLinUCB(BlockAware, Policy):
     """dLinUCB (Wu, Iyer & Wang 2018): a master LinUCB over dynamically created slaves.
 
-    Parameters: tau (window of the badness estimate), delta1 (confidence level of the reward
-    bound, and the discard threshold), delta2 (confidence level of the badness bound),
-    tilde_delta1 (creation threshold, 0 <= tilde_delta1 <= delta1), lam (ridge
-    regulariser), sigma2 (noise variance).
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    tau : int, default 200
+        Window of the badness estimate.
+    delta1 : float, default 0.01
+        δ1, the confidence level of the reward bound, and the discard threshold.
+    delta2 : float, default 0.1
+        δ2, the confidence level of the badness bound.
+    tilde_delta1 : float, default 0.002
+        The creation threshold, 0 <= tilde_delta1 <= delta1.
+    lam : float, default 1.0
+        λ, the ridge regulariser.
+    sigma2 : float, default 1.0
+        σ², the noise variance.
+    rng : numpy.random.Generator, int or None
+        Unused by the decisions (``u`` is drawn and ignored).
+
+    References
+    ----------
+    Wu, Iyer & Wang, "Learning Contextual Bandits in a Non-stationary Environment", SIGIR 2018.
     """
 
     name = "dlinucb"
@@ -120,19 +138,20 @@ class DLinUCB(BlockAware, Policy):
     }
     deterministic = True
     uses_normals = False
+    family = "ucb"
 
     def __init__(
         self,
-        d,
+        d: int,
         *,
-        tau=200,
-        delta1=0.01,
-        delta2=0.1,
-        tilde_delta1=0.002,
-        lam=1.0,
-        sigma2=1.0,
-        rng=None,
-    ):
+        tau: int = 200,
+        delta1: float = 0.01,
+        delta2: float = 0.1,
+        tilde_delta1: float = 0.002,
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(d, rng=rng)
         self._set_params(
             tau=tau, delta1=delta1, delta2=delta2, tilde_delta1=tilde_delta1, lam=lam, sigma2=sigma2

@@ -18,15 +18,39 @@ from collections import deque
 import numpy as np
 from scipy.linalg import cho_solve
 
-from .. import _kernels as kernels
+from .. import kernels
 from ..envs.arms import as_blocks
 from ..models import GaussianLinearPosterior
-from .base import ChunkOutcome, Policy, check_batch_end
+from .base import ChunkOutcome, Policy, PosteriorBlocks, RngLike, check_batch_end
 from .params import COUNT, POSITIVE, Interval, Options, Param, Real
 
 
 class LinTS(Policy):
-    """Linear Thompson Sampling: theta ~ N(mu, M^-1), play argmax <theta, x>."""
+    """Linear Thompson Sampling: theta ~ N(mu, M^-1), play argmax <theta, x> (Alg. 2).
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    lam : float, default 1.0
+        λ, the prior precision (M starts at λ I).
+    sigma2 : float, default 1.0
+        σ², the noise variance of the reward model.
+    rng : numpy.random.Generator, int or None
+        Root of the random streams (the Thompson samples' normals).
+
+    References
+    ----------
+    Agrawal & Goyal, "Thompson Sampling for Contextual Bandits with Linear Payoffs", ICML 2013.
+    Di Benedetto, Bellini & Zappella, "A Linear Bandit for Seasonal Environments", Alg. 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> policy = LinTS(3, rng=0)
+    >>> arm = policy.select(np.eye(3))
+    >>> policy.update(np.eye(3)[[arm]], np.array([1.0]))
+    """
 
     name = "lints"
     title = "LinTS"
@@ -41,13 +65,16 @@ class LinTS(Policy):
             "σ², the noise variance of the reward model (the app sets it to the scenario's).",
         ),
     }
+    family = "lints"
+    shallow_fork = True
     _mode = kernels.PLAIN
 
-    def __init__(self, d, *, lam=1.0, sigma2=1.0, rng=None):
+    def __init__(
+        self, d: int, *, lam: float = 1.0, sigma2: float = 1.0, rng: RngLike = None
+    ) -> None:
         super().__init__(d, rng=rng)
         self._set_params(lam=lam, sigma2=sigma2)
         self.model = GaussianLinearPosterior(self.d, self.lam, self.sigma2)
-        self._fast = None  # compiled state, created on the first run_chunk
 
     # -- plain path ---------------------------------------------------------------------------
     def _select(self, arms, u, z):
@@ -58,35 +85,24 @@ class LinTS(Policy):
         self.model.update(xs, rs)
 
     def _require_plain(self):
-        if self._fast is not None:
+        if self.kernel_state is not None:
             raise RuntimeError("this policy has been run with run_chunk; use one path only")
 
-    def is_positive_definite(self):
-        M = self._fast["M"] if self._fast is not None else self.model.M
+    def is_positive_definite(self) -> bool:
+        M = self.kernel_state.M if self.kernel_state is not None else self.model.M
         return bool(np.all(np.linalg.eigvalsh(M) > 0))
 
+    def posterior_blocks(self) -> list[PosteriorBlocks] | None:
+        """The posterior, block by block: one entry, bandit -1 (compiled path only)."""
+        f = self.kernel_state
+        return None if f is None else [PosteriorBlocks(-1, f.M, f.mu)]
+
     # -- compiled path ------------------------------------------------------------------------
-    def _init_fast(self, n_blocks):
+    def _init_kernel_state(self, n_blocks):
         if self.model.n_obs:
             raise RuntimeError("run_chunk must start from a fresh policy")
-        G, p = n_blocks, self.d // n_blocks
-        cap = max(self._window(), 1)
-        self._fast = dict(
-            M=np.tile(self.lam * np.eye(p), (G, 1, 1)),
-            L=np.tile(np.sqrt(self.lam) * np.eye(p), (G, 1, 1)),
-            b=np.zeros((G, p)),
-            mu=np.zeros((G, p)),
-            wx=np.zeros((cap, p)),
-            wg=np.zeros(cap, dtype=np.int64),
-            wr=np.zeros(cap),
-            wstate=np.zeros(3, dtype=np.int64),
-        )
-        sandwich = self._sandwich()  # Mt, Lt, bt: D-LinTS's Kim-Tewari factor, else dummies
-        shape = (G, p) if sandwich else (1, 1)
-        self._fast.update(
-            Mt=np.tile(self.lam * np.eye(shape[1]), (shape[0], 1, 1)),
-            Lt=np.tile(np.sqrt(self.lam) * np.eye(shape[1]), (shape[0], 1, 1)),
-            bt=np.zeros(shape),
+        self.kernel_state = kernels.new_lints_state(
+            n_blocks, self.d // n_blocks, self.lam, self._window(), self._sandwich()
         )
 
     def _window(self):
@@ -98,52 +114,62 @@ class LinTS(Policy):
     def _sandwich(self):
         return False
 
-    def run_chunk(self, arms, expected, noise, batch_end):
-        n = arms.shape[0]
-        batch_end = check_batch_end(batch_end, n)
-        ctx, block, cidx, G = as_blocks(arms)
-        if self._fast is None:
-            self._init_fast(G)
-        f = self._fast
-        if f["M"].shape[0] != G:
-            raise ValueError("arms: the block structure changed between chunks")
-        _, z = self.draw(n)
-        arm = np.empty(n, dtype=np.int64)
-        reward = np.empty(n)
-        kernels.lints_chunk(
-            ctx,
-            block,
-            cidx,
-            expected,
-            noise,
-            batch_end,
-            z.reshape(n, G, -1),
-            f["M"],
-            f["L"],
-            f["b"],
-            f["mu"],
+    def _kernel_params(self) -> kernels.LinTSParams:
+        return kernels.LinTSParams(
             self._mode,
             max(self._window(), 1),
             self._gamma(),
             self.lam,
             self.sigma2,
-            f["wx"],
-            f["wg"],
-            f["wr"],
-            f["wstate"],
-            arm,
-            reward,
             self._sandwich(),
-            f["Mt"],
-            f["Lt"],
-            f["bt"],
         )
+
+    def run_chunk(self, arms, expected, noise, batch_end):
+        n = arms.shape[0]
+        batch_end = check_batch_end(batch_end, n)
+        ctx, block, cidx, G = as_blocks(arms)
+        if self.kernel_state is None:
+            self._init_kernel_state(G)
+        f = self.kernel_state
+        if f.M.shape[0] != G:
+            raise ValueError("arms: the block structure changed between chunks")
+        _, z = self.draw(n)
+        arm = np.empty(n, dtype=np.int64)
+        reward = np.empty(n)
+        rounds = (ctx, block, cidx, expected, noise, batch_end)  # kernels.Rounds, as a tuple
+        state, params = self._kernel_args()
+        kernels.lints_chunk(rounds, z.reshape(n, G, -1), state, params, arm, reward)
         self.t += n
         return ChunkOutcome(arm, reward, np.full(n, -1, dtype=np.int64), batch_end)
 
 
 class SWLinTS(LinTS):
-    """Sliding-window LinTS: the posterior of the last ``tau`` observations only."""
+    """Sliding-window LinTS: the posterior of the last ``tau`` observations only.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    tau : int, default 100
+        The window: how many recent observations the posterior sees.
+    lam : float, default 1.0
+        λ, the prior precision.
+    sigma2 : float, default 1.0
+        σ², the noise variance of the reward model.
+    rng : numpy.random.Generator, int or None
+        Root of the random streams.
+
+    References
+    ----------
+    Garivier & Moulines, "On Upper-Confidence Bound Policies for Switching Bandit Problems",
+    ALT 2011 (sliding windows); Cheung, Simchi-Levi & Zhu, "Learning to Optimize under
+    Non-Stationarity", AISTATS 2019 (SW-LinUCB).
+
+    Examples
+    --------
+    >>> SWLinTS(3, tau=50, rng=0).tau
+    50
+    """
 
     name = "sw-lints"
     title = "SW-LinTS"
@@ -152,7 +178,15 @@ class SWLinTS(LinTS):
     params = {"tau": Param(COUNT, "Window: how many recent observations the posterior sees.")}
     _mode = kernels.WINDOW
 
-    def __init__(self, d, *, tau=100, lam=1.0, sigma2=1.0, rng=None):
+    def __init__(
+        self,
+        d: int,
+        *,
+        tau: int = 100,
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(d, lam=lam, sigma2=sigma2, rng=rng)
         self._set_params(tau=tau)
         self._window_obs = deque()
@@ -190,6 +224,32 @@ class DLinTS(LinTS):
 
     Sampling goes through triangular factors: theta = mu + M^-1 Lt z = mu + L^-T L^-1 Lt z,
     with M = L L^T and Mt = Lt Lt^T (its covariance is M^-1 Lt Lt^T M^-1).
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    gamma : float, default 0.99
+        The discount, in (0, 1]: an observation's weight shrinks by gamma every step.
+    covariance : {"precision", "kim-tewari"}, default "precision"
+        What theta is sampled from (above).
+    lam : float, default 1.0
+        λ, the prior precision (never discounted).
+    sigma2 : float, default 1.0
+        σ², the noise variance of the reward model.
+    rng : numpy.random.Generator, int or None
+        Root of the random streams.
+
+    References
+    ----------
+    Russac, Vernade & Cappé, "Weighted Linear Bandits for Non-Stationary Environments",
+    NeurIPS 2019. Kim & Tewari, "Randomized Exploration for Non-Stationary Stochastic Linear
+    Bandits", UAI 2020.
+
+    Examples
+    --------
+    >>> DLinTS(3, gamma=0.95, covariance="kim-tewari", rng=0).covariance
+    'kim-tewari'
     """
 
     name = "d-lints"
@@ -211,7 +271,16 @@ class DLinTS(LinTS):
     }
     _mode = kernels.DISCOUNT
 
-    def __init__(self, d, *, gamma=0.99, covariance="precision", lam=1.0, sigma2=1.0, rng=None):
+    def __init__(
+        self,
+        d: int,
+        *,
+        gamma: float = 0.99,
+        covariance: str = "precision",
+        lam: float = 1.0,
+        sigma2: float = 1.0,
+        rng: RngLike = None,
+    ) -> None:
         super().__init__(d, lam=lam, sigma2=sigma2, rng=rng)
         self._set_params(gamma=gamma, covariance=covariance)
         # Mt: the same posterior class, discounted by gamma^2 (its b is not used)
@@ -250,8 +319,8 @@ class DLinTS(LinTS):
         if not super().is_positive_definite():
             return False
         Mt = (
-            self._fast["Mt"]
-            if self._fast is not None
+            self.kernel_state.Mt
+            if self.kernel_state is not None
             else None
             if self.inner is None
             else self.inner.M

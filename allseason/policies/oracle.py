@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..envs.arms import BlockArms
-from .base import ChunkOutcome, Policy, check_batch_end
+from .base import ChunkOutcome, Policy, RngLike, check_batch_end
 from .lints import LinTS
 
 
@@ -51,12 +51,16 @@ def _take(arms, idx: np.ndarray):
 class _Oracle(Policy):
     """Base of the oracles: inner LinTS models keyed by ``_keys(states)``."""
 
+    family = "oracle"
+    oracle = True  # told the true states
     reference = True  # drawn and ranked apart from the contestants
     needs_state = True
     params = LinTS.params
     style = {"color": "#484848", "dash": "12px,6px", "symbol": "circle-x"}  # grey, dashed
 
-    def __init__(self, d, *, lam=1.0, sigma2=1.0, rng=None):
+    def __init__(
+        self, d: int, *, lam: float = 1.0, sigma2: float = 1.0, rng: RngLike = None
+    ) -> None:
         root = np.random.default_rng(rng)
         super().__init__(d, rng=root)  # children 0 and 1 (u, z), as every policy
         self.rng = rng  # stored unchanged
@@ -152,9 +156,28 @@ class _Oracle(Policy):
 
 
 class OracleState(_Oracle):
-    """Perfect memory: one LinTS per true state, told the state (key = the state)."""
+    """Perfect memory: one LinTS per true state, told the state (key = the state).
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    lam : float, default 1.0
+        λ, the prior precision of every inner LinTS.
+    sigma2 : float, default 1.0
+        σ², the noise variance.
+    rng : numpy.random.Generator, int or None
+        Root of the streams; the inner model of key k gets child k of its child 2.
+
+    Examples
+    --------
+    >>> from allseason.policies import role
+    >>> role("oracle-state").ceiling
+    True
+    """
 
     name = "oracle-state"
+    ceiling = True  # perfect memory: the share of the gap closed is measured to it
     title = "Oracle: per-state LinTS"
     help = "Reference: one LinTS per true state, told the state (perfect memory)"
 
@@ -164,14 +187,28 @@ class OracleState(_Oracle):
 
 class OracleRestart(_Oracle):
     """Perfect detection, no memory: a fresh LinTS at every true change point (key = the
-    segment number 0, 1, ...; a change point is a step whose state differs from the last)."""
+    segment number 0, 1, ...; a change point is a step whose state differs from the last).
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    lam : float, default 1.0
+        λ, the prior precision of every inner LinTS.
+    sigma2 : float, default 1.0
+        σ², the noise variance.
+    rng : numpy.random.Generator, int or None
+        Root of the streams; the inner model of key k gets child k of its child 2.
+    """
 
     name = "oracle-restart"
     title = "Oracle: LinTS restarted"
     help = "Reference: LinTS restarted at every true change point (perfect detection, no memory)"
     style = {"color": "#686868", "dash": "5px,5px", "symbol": "square-x"}
 
-    def __init__(self, d, *, lam=1.0, sigma2=1.0, rng=None):
+    def __init__(
+        self, d: int, *, lam: float = 1.0, sigma2: float = 1.0, rng: RngLike = None
+    ) -> None:
         super().__init__(d, lam=lam, sigma2=sigma2, rng=rng)
         self._segment = -1
 

@@ -4,19 +4,35 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import ChunkOutcome, Policy, check_batch_end
+from .base import ChunkOutcome, Policy, RngLike, check_batch_end
 
 
 class RandomPolicy(Policy):
-    """Plays arm floor(u K), u ~ U(0, 1): each arm with probability 1/K."""
+    """Plays arm floor(u K), u ~ U(0, 1): each arm with probability 1/K.
+
+    Parameters
+    ----------
+    d : int
+        Dimension of the arms' vectors.
+    rng : numpy.random.Generator, int or None
+        Root of the random streams (u: the arm).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> RandomPolicy(2, rng=0).select(np.eye(4, 2)) in range(4)
+    True
+    """
 
     name = "random"
     title = "Random"
     help = "A random arm every step (the floor)"
     style = {"color": "grey", "dash": "dot", "symbol": "cross"}
     uses_normals = False
+    family = "random"
+    shallow_fork = True
 
-    def __init__(self, d, *, rng=None):
+    def __init__(self, d: int, *, rng: RngLike = None) -> None:
         super().__init__(d, rng=rng)
 
     def _select(self, arms, u, z):

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SpecError
+from ..policies import role
 from ..specs import LIMITS, PolicySpec, Race, Scenario, policy_specs
 from .runner import make_env, play_round, seed_sequence
 
@@ -176,7 +177,9 @@ class LiveRun:
             for s in self.specs
         ]
         self.labels = tuple(s.label for s in self.specs)
-        self.featured = next((s.label for s in self.specs if s.name.startswith("allseason")), None)
+        self.featured = next(
+            (s.label for s in self.specs if role(s.name).family == "allseason"), None
+        )
         P = len(self.specs)
         self.t = 0  # steps played
         self.state = 0  # the current true state

@@ -37,6 +37,7 @@ from scipy.linalg import block_diag
 
 from ..envs import weather
 from ..envs.linear import LinearGaussianEnv, Round
+from ..errors import SpecError
 from ..specs import PolicySpec, Race, Scenario
 from .trace import RaceResult, Trace
 
@@ -237,10 +238,34 @@ def make_env(scenario: Scenario, seed_index: int = 0, world=None):
 def posterior_history(scenario: Scenario, spec: PolicySpec, seed_index: int = 0, every: int = 100):
     """Replay one (policy, seed) of a race and snapshot its posteriors every ``every`` steps.
 
-    Returns (table, thetas): a pandas DataFrame with one row per (step, bandit) holding the
-    posterior mean ``mean_i`` and covariance ``cov_ij`` (i <= j) of every live bandit
-    (bandit -1 for single-model policies), and the true parameters, shape (n_states, d).
-    The decisions are those of the race (same streams), whatever ``every`` is."""
+    Only a policy that keeps a Gaussian posterior has one to show: the LinTS family and
+    All-Season (:meth:`~allseason.policies.base.Policy.posterior_blocks`); for any other
+    (UCB, DenBand, random, the oracles) this raises a SpecError naming it.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The race's scenario.
+    spec : PolicySpec
+        The policy, as in the race.
+    seed_index : int, default 0
+        Which of the race's seeds.
+    every : int, default 100
+        Steps between two snapshots.
+
+    Returns
+    -------
+    table : pandas.DataFrame
+        One row per (step, bandit) holding the posterior mean ``mean_i`` and covariance
+        ``cov_ij`` (i <= j) of every live bandit (bandit -1 for single-model policies), and
+        the true state.
+    thetas : ndarray, shape (n_states, d)
+        The true parameters.
+
+    Notes
+    -----
+    The decisions are those of the race (same streams), whatever ``every`` is.
+    """
     import pandas as pd
 
     env = make_env(scenario, seed_index)
@@ -257,13 +282,13 @@ def posterior_history(scenario: Scenario, spec: PolicySpec, seed_index: int = 0,
     for start, stop, b0, b1 in chunk_bounds(ends, every):
         rnd = env.next_round(stop - start)
         play_round(policy, rnd, ends[b0:b1] - start)
-        f = getattr(policy, "_fast", None)
-        if f is None:
-            break
-        if "alive" in f:
-            slots = [(int(f["ids"][s]), f["M"][s], f["mu"][s]) for s in np.flatnonzero(f["alive"])]
-        else:
-            slots = [(-1, f["M"], f["mu"])]
+        slots = policy.posterior_blocks()
+        if slots is None:
+            raise SpecError(
+                "policy",
+                f"{spec.label} keeps no Gaussian posterior (only the LinTS family and "
+                f"All-Season do): it has no posterior history",
+            )
         for bid, M_blocks, mu_blocks in slots:  # (G, p, p), (G, p): block-diagonal posterior
             cov = block_diag(*np.linalg.inv(M_blocks))
             mu = mu_blocks.ravel()

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..policies import role
 from ..policies.base import ChunkOutcome, Event
 from ..stats import ci95_halfwidth
 
@@ -100,23 +101,23 @@ class RaceResult:
     def n_done(self) -> int:
         return min(t.n_done for t in self.traces.values())
 
-    def references(self) -> list[str]:
-        """Labels of the references of the race (oracles: a policy class with
-        ``reference = True``), which views draw and rank apart from the contestants."""
-        from ..policies import REGISTRY
+    def labels_of(self, family: str) -> list[str]:
+        """Labels of the race's policies of a declared family (:func:`allseason.policies.role`),
+        e.g. ``"allseason"``: the ones with bandit weights to look into."""
+        return [p.label for p in self.race.policies if role(p.name).family == family]
 
-        return [
-            p.label for p in self.race.policies if getattr(REGISTRY.get(p.name), "reference", False)
-        ]
+    def references(self) -> list[str]:
+        """Labels of the references of the race (the oracles: a policy class with
+        ``reference = True``), which views draw and rank apart from the contestants."""
+        return [p.label for p in self.race.policies if role(p.name).reference]
 
     def baselines(self) -> list[str]:
-        """Labels of the baselines: contestants that are neither All-Season (a registry name
-        starting with "allseason") nor references."""
-        refs = set(self.references())
+        """Labels of the baselines: contestants that are neither All-Season (family
+        "allseason") nor references."""
         return [
             p.label
             for p in self.race.policies
-            if not p.name.startswith("allseason") and p.label not in refs
+            if role(p.name).family != "allseason" and not role(p.name).reference
         ]
 
     def summary(self) -> dict[str, dict[str, float]]:
@@ -141,7 +142,7 @@ class RaceResult:
                 cum_regret=float(regrets.mean()),
                 seconds=float(sum(t.seconds for t in traces)),
             )
-        oracle = next((p.label for p in self.race.policies if p.name == "oracle-state"), None)
+        oracle = next((p.label for p in self.race.policies if role(p.name).ceiling), None)
         shares = gap_closed(
             {k: v["mean_reward"] for k, v in out.items()},
             self.baselines(),

@@ -48,7 +48,7 @@ def allseason_labels(run: RaceRun | None) -> list[str]:
     """The All-Season contestants of a race (the ones with bandit weights to look into)."""
     if run is None:
         return []
-    return [p.label for p in run.race.policies if p.name.startswith("allseason")]
+    return [p.label for p in run.race.policies if api.role(p.name).family == "allseason"]
 
 
 def inside_needs_race(run: RaceRun | None) -> None:

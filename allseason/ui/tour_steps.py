@@ -122,7 +122,7 @@ def race_facts(run: runcache.RaceRun) -> dict:
     )
     refs = set(result.references())  # the oracles: references, not part of the tour's story
     shown = [lab for lab in summary if lab not in LEFT_OUT and lab not in refs]
-    baselines = [lab for lab in shown if not lab.startswith("allseason")]
+    baselines = [lab for lab in shown if lab not in result.labels_of("allseason")]
     out["shown"] = shown
     out["best_baseline"] = min(baselines, key=lambda lab: out["regret"][lab])
     for key, label in (("carried", CARRIED), ("printed", PRINTED)):
@@ -148,7 +148,7 @@ def race_facts(run: runcache.RaceRun) -> dict:
 def real_facts(snap: dict) -> dict:
     """The numbers of step 7, from the tracked snapshot."""
     pols = snap["policies"]
-    baselines = [lab for lab in pols if not lab.startswith("allseason")]
+    baselines = [lab for lab in pols if getattr(api.label_role(lab), "family", "") != "allseason"]
     best = max(baselines, key=lambda lab: pols[lab]["mean_reward"])
     data, _, arms = str(snap["table"]).partition("-")  # e.g. "mnist-10arm"
     out = dict(
@@ -215,7 +215,7 @@ def step_seasons(run: runcache.RaceRun, f: dict):
 def step_race(run: runcache.RaceRun, f: dict):
     r, shown = f["regret"], f["shown"]
     bb = f["best_baseline"]
-    n_all = sum(lab.startswith("allseason") for lab in shown)
+    n_all = sum(lab in run.result.labels_of("allseason") for lab in shown)
     words = ("", "One", "Two", "Three", "Four", "Five")
     who = (
         "All-Season"

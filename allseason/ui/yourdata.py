@@ -414,7 +414,7 @@ def show_table(source: dict, table: api.RewardTable) -> None:
     )
     views.csv_button("Race summary (CSV)", summary, "your-table-race", "yd_dl_race")
     st.subheader("Which bandit All-Season used when")
-    labels = [p.label for p in result.race.policies if p.name.startswith("allseason")]
+    labels = result.labels_of("allseason")
     c1, c2, _ = st.columns([2, 1, 2])
     label = c1.selectbox("All-Season contestant", labels, key="yd_label", format_func=policy_name)
     seed = c2.selectbox("Seed", list(range(result.race.n_seeds)), key="yd_seed")

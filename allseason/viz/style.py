@@ -188,7 +188,12 @@ def policy_name(label: str) -> str:
 
 
 def is_allseason(label: str) -> bool:
-    return str(label).lower().startswith("allseason") or str(label).startswith("All-Season")
+    """True for a label of an All-Season policy: its declared family
+    (:func:`allseason.policies.label_role`; a figure has only the label to go on)."""
+    from allseason.policies import label_role
+
+    r = label_role(label)
+    return r is not None and r.family == "allseason"
 
 
 def policy_colors(labels: Iterable[str]) -> dict[str, str]:
