@@ -13,7 +13,7 @@ from .knobs import estimate_knobs
 
 
 def _table():
-    from ..envs.table import parse_reward_table
+    from ..logs.table import parse_reward_table
     from ..logs.examples import seasonal_table
 
     t = parse_reward_table(seasonal_table())
