@@ -22,7 +22,7 @@ from collections.abc import Mapping
 
 import streamlit as st
 
-from allseason import api, links
+from allseason import api, limits, links
 from allseason.specs import Rejected
 
 SCENARIO = "scenario"
@@ -33,18 +33,8 @@ AUTORUN = "autorun"  # set by Home's button: the Race page runs on arrival
 RUN_REQUESTED = "run_requested"  # set by the Race page's Run button: its results section runs it
 RACE_SECTION = "race_section"  # the key of the Race page's results fragment (st.fragment)
 
-# What one session may ask of this app; tighter than the engine's api.LIMITS.
-APP_LIMITS = dict(
-    horizon=50_000,
-    n_seeds=10,
-    n_policies=11,
-    d=20,
-    n_arms=50,
-    n_states=12,
-    n_segments=500,
-    batch_size=1_000,
-    budget=1_000_000,  # budget: horizon x seeds x policies
-)
+# What one session may ask of this app; tighter than api.LIMITS (both in allseason/limits.py).
+APP_LIMITS = limits.APP_LIMITS
 
 SCENARIO_FIELDS = links.QUERY_FIELDS  # the parameters of a link
 # The race settings in a link: ``policies=lints,sw-lints``, ``n_seeds=3`` and one
@@ -97,6 +87,8 @@ def explain(err: api.SpecError) -> str:
             )
         elif got < 1:
             message = f"must be at least 1 step, got {got}"
+    if field == "policies" and isinstance(got, int) and got > APP_LIMITS["n_policies"]:
+        message = f"at most {APP_LIMITS['n_policies']} policies in this app, got {got}"
     if field.startswith("segments["):
         idx, _, part = field[len("segments[") :].partition("]")
         part = part.lstrip(".")
