@@ -16,7 +16,7 @@ exist, what they take and what they mean: :func:`policy_names`, :func:`hyperpara
     >>> api.PolicySpec("sw-lints", {"tau": 0})
     Traceback (most recent call last):
     ...
-    allseason.errors.SpecError: sw-lints.tau: must be an integer >= 1, got 0
+    allseason.errors.SpecError: sw-lints.tau: must be an integer in [1, 200000], got 0
 """
 
 from __future__ import annotations

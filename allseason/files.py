@@ -54,9 +54,7 @@ def regular_input(path, field: str, max_bytes: int | None = None) -> Path:
     if not stat.S_ISREG(st.st_mode):
         raise SpecError(field, f"{str(path)!r} is {_kind(st.st_mode)}; give a regular file")
     if max_bytes is not None and st.st_size > max_bytes:
-        raise SpecError(
-            field, f"{str(path)!r} has {st.st_size:,} bytes; at most {max_bytes:,} are read"
-        )
+        raise SpecError(field, f"{str(path)!r} is larger than {max_bytes:,} bytes ({st.st_size:,})")
     return p
 
 

@@ -10,13 +10,13 @@ naming its field) and writes the result back. A rejected value is reported with
 from __future__ import annotations
 
 import math
-import re
 
 import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from allseason import api
+from allseason.viz.text import md
 
 from . import runs, state
 
@@ -40,7 +40,7 @@ def _errors_here(placeholder, messages):
     if messages:
         with placeholder.container():
             for m in messages:
-                st.error(m, icon=":material/error:")
+                st.error(md(m), icon=":material/error:")
 
 
 def _n_states(segments) -> int:
@@ -103,7 +103,7 @@ def _on_table_edit(key: str, shown: list) -> None:
 
 def _literal(text: str) -> str:
     """Text a user sent (a file name, a cell) shown as itself, not as Markdown/LaTeX."""
-    return re.sub(r"([\\`*_\[\]<>$~|])", r"\\\1", text)
+    return md(text)
 
 
 def _on_upload() -> None:
@@ -536,7 +536,7 @@ def race_settings() -> api.Race | None:
         )
         policies_error = st.empty()
         for message in state.link_race_errors():
-            st.error(message, icon=":material/link_off:")
+            st.error(md(message), icon=":material/link_off:")
     with c2:
         n_seeds = st.slider(
             "Seeds",

@@ -22,6 +22,7 @@ import streamlit as st
 
 from allseason import api
 from allseason.viz import live as vlive
+from allseason.viz.text import html, md
 
 from . import runs, state, views
 
@@ -118,7 +119,7 @@ def checked_speed() -> int:
     except (TypeError, ValueError):
         st.warning(
             f"Speed: must be a number of steps per second from {SPEED_MIN} to "
-            f"{SPEED_MAX}, got “{str(raw)[:30]}”; {SPEED_DEFAULT} is used.",
+            f"{SPEED_MAX}, got “{md(raw, 30)}”; {SPEED_DEFAULT} is used.",
             icon=":material/speed:",
         )
         value = SPEED_DEFAULT
@@ -126,7 +127,7 @@ def checked_speed() -> int:
     if speed != value:
         st.warning(
             f"Speed: must be from {SPEED_MIN} to {SPEED_MAX} steps per second, got "
-            f"{str(raw)[:30]}; {speed} is used.",
+            f"{md(raw, 30)}; {speed} is used.",
             icon=":material/speed:",
         )
     ss[SPEED] = speed
@@ -465,7 +466,8 @@ def ticker_html(frame: api.LiveFrame) -> str:
             "<b>New season</b> (N) when you like.</li></ul>"
         )
     items = "".join(
-        f'<li><span class="when">step {step:,}</span> &nbsp;{text}</li>' for step, text in lines
+        f'<li><span class="when">step {step:,}</span> &nbsp;{html(text)}</li>'
+        for step, text in lines
     )
     return f'<ul class="live-ticker" aria-live="polite">{items}</ul>'
 

@@ -33,6 +33,7 @@ from allseason.viz import export, inside, timeline
 from allseason.viz import race as vrace
 from allseason.viz import tour as vtour
 from allseason.viz.style import policy_name
+from allseason.viz.text import md
 
 from . import runs, views
 
@@ -122,9 +123,7 @@ def _steps(values: list[int], keep: int = 5) -> str:
     return v[0] if len(v) == 1 else ", ".join(v[:-1]) + " and " + v[-1]
 
 
-def md_escape(text: str) -> str:
-    """Text shown as Markdown literally (the paper's θ*1 would turn into italics)."""
-    return re.sub(r"([\\`*_\[\]<>#~|])", r"\\\1", text)
+md_escape = md  # text shown as Markdown literally (the paper's θ*1 would turn into italics)
 
 
 def _and(parts: list[str]) -> str:
@@ -567,7 +566,7 @@ def _show() -> None:
         )
     with text_col:
         if message:  # here, not above: the figure stays where it always is
-            st.warning(message, icon=":material/link_off:")
+            st.warning(md(message), icon=":material/link_off:")
         st.markdown(s.text)
         st.caption(s.caption)
         st.download_button(

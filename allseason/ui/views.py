@@ -16,6 +16,7 @@ from allseason import api
 from allseason.viz import export
 from allseason.viz import race as vrace
 from allseason.viz.style import policy_name
+from allseason.viz.text import md
 from allseason.viz.timeline import date_ticks
 
 from . import runs, state
@@ -88,12 +89,14 @@ def guard(what: str = "this part of the page"):
     try:
         yield
     except api.SpecError as e:
-        st.error(state.explain(e), icon=":material/error:")
+        st.error(md(state.explain(e)), icon=":material/error:")
     except Exception as e:
         log.exception("error in %s", what)
         st.error(
-            f"Something went wrong in {what}: {type(e).__name__}: {e}. Your settings "
-            f"are kept; change them or try again.",
+            md(
+                f"Something went wrong in {what}: {type(e).__name__}: {e}. Your settings "
+                f"are kept; change them or try again.",
+            ),
             icon=":material/error:",
         )
 
@@ -101,7 +104,7 @@ def guard(what: str = "this part of the page"):
 def url_errors() -> None:
     """Messages about the link this session was opened with, if any."""
     for message in state.url_errors():
-        st.error(message, icon=":material/link_off:")
+        st.error(md(message), icon=":material/link_off:")
 
 
 def scenario_line(sc: api.Scenario) -> str:
@@ -574,7 +577,7 @@ def inside_picker(run: runs.RaceRun) -> tuple[str, int]:
             args=("inside_label", None),
         )
         if notes.get("inside_label"):
-            st.error(notes["inside_label"], icon=":material/link_off:")
+            st.error(md(notes["inside_label"]), icon=":material/link_off:")
     with c2:
         seed = st.selectbox(
             "Seed",
@@ -585,7 +588,7 @@ def inside_picker(run: runs.RaceRun) -> tuple[str, int]:
             args=("inside_seed", None),
         )
         if notes.get("inside_seed"):
-            st.error(notes["inside_seed"], icon=":material/link_off:")
+            st.error(md(notes["inside_seed"]), icon=":material/link_off:")
     # the link: only what differs from what the page shows first
     ss["inside_link_now"] = {
         **({"contestant": label} if label != labels[0] else {}),
@@ -766,7 +769,7 @@ def inside_view_picker() -> str:
         args=("inside_view", None),
     )
     if notes.get("inside_view"):
-        st.error(notes["inside_view"], icon=":material/link_off:")
+        st.error(md(notes["inside_view"]), icon=":material/link_off:")
     link = dict(ss.get("inside_link_now", {}))
     if view != views[0]:
         link["view"] = re.match(r"\w+", view).group().lower()

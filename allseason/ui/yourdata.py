@@ -22,6 +22,7 @@ from allseason.logs import examples, offline
 from allseason.viz import offline as voffline
 from allseason.viz import race as vrace
 from allseason.viz.style import policy_name
+from allseason.viz.text import md
 from allseason.viz.timeline import date_ticks
 
 from . import runs, state, views
@@ -204,7 +205,7 @@ def _parse(source: dict):
             limits=LIMITS,
         )
     except api.SpecError as e:
-        st.error(f"**{source['name'][:80]}**: {_message(e)}", icon=":material/error:")
+        st.error(f"**{md(source['name'], 80)}**: {md(_message(e))}", icon=":material/error:")
         return None
     return data
 
@@ -229,16 +230,16 @@ def show_log(source: dict, log: api.Log) -> None:
         else "propensities differ: the logging is **not uniform**, so replay is biased; read IPS"
     )
     st.markdown(
-        f"**{source['name'][:80]}**: a log of **{log.n_events:,} events**, "
+        f"**{md(source['name'], 80)}**: a log of **{log.n_events:,} events**, "
         f"{log.n_arms} arms, "
         + (
-            f"context {', '.join(log.context_names)}"
+            f"context {md(', '.join(log.context_names))}"
             if log.context_names
             else "no context (one-hot arms)"
         )
         + f"; {logging}."
-        + (f" Ignored columns: {', '.join(log.ignored)}." if log.ignored else "")
-        + (f" {'; '.join(log.notes).capitalize()}." if log.notes else "")
+        + (f" Ignored columns: {md(', '.join(log.ignored))}." if log.ignored else "")
+        + (f" {md('; '.join(log.notes).capitalize())}." if log.notes else "")
     )
     key = _key(source, "log")
     result = _stored(key)
@@ -313,9 +314,9 @@ def show_table(source: dict, table: api.RewardTable) -> None:
         else f"periods {table.times[0]} to {table.times[-1]}"
     )
     st.markdown(
-        f"**{source['name'][:80]}**: a reward table of **{table.n_periods:,} "
-        f"periods** ({span}) × {table.n_arms} arms ({', '.join(table.arm_names)})"
-        + (f"; {'; '.join(table.notes)}" if table.notes else "")
+        f"**{md(source['name'], 80)}**: a reward table of **{table.n_periods:,} "
+        f"periods** ({md(span)}) × {table.n_arms} arms ({md(', '.join(table.arm_names))})"
+        + (f"; {md('; '.join(table.notes))}" if table.notes else "")
         + "."
     )
     st.markdown(
@@ -333,7 +334,7 @@ def show_table(source: dict, table: api.RewardTable) -> None:
     views.chart(
         fig if dates is None else date_ticks(fig, dates),
         "State k is the season where arm k is best: "
-        + ", ".join(f"{k} = {n}" for k, n in enumerate(names))
+        + md(", ".join(f"{k} = {n}" for k, n in enumerate(names)))
         + ".",
         "your-seasons",
         "yd_seasons",
