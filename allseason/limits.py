@@ -43,6 +43,19 @@ APP_LIMITS = dict(
 # The largest text (a scenario or race file, an upload, a link) parse_scenario reads: 1 MB.
 MAX_INPUT_BYTES = 1_000_000
 
+
+def upload_cap_mb(n_bytes: int) -> int:
+    """The ``max_upload_size`` (Streamlit counts MiB, 2**20 bytes) that lets a file of
+    ``n_bytes`` through to the page, whose own check then words the message.
+
+    Parameters
+    ----------
+    n_bytes : int
+        The largest file the page reads.
+    """
+    return -(-n_bytes // 2**20)
+
+
 # --- the bounds of hyperparameters and of the scenario's noise ------------------------------
 # A window (tau, max_idle) longer than the longest race sees the whole race; the kernels
 # keep tau x d floats for it (200,000 x 20 x 8 B = 32 MB at the app's largest d), so 10**12
@@ -67,6 +80,7 @@ __all__ = [
     "LIMITS",
     "APP_LIMITS",
     "MAX_INPUT_BYTES",
+    "upload_cap_mb",
     "MAX_WINDOW",
     "MAX_BANDITS",
     "NOISE_RANGE",

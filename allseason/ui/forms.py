@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from allseason import api
+from allseason import api, limits
 from allseason.viz.text import md
 
 from . import runs, state
@@ -34,6 +34,7 @@ PRESET_HELP = {
 FIXED_PRESETS = ("seattle-weather",)  # the data fix the pattern and the environment
 
 AUTO_PARAMS = ("sigma2", "horizon")  # set from the scenario: correct specification
+UPLOAD_MB_TEXT = f"{api.MAX_INPUT_BYTES / 1e6:g} MB"  # a scenario or race file: 1 MB
 
 
 def _errors_here(placeholder, messages):
@@ -120,7 +121,8 @@ def _on_upload() -> None:
         # do not go through it, so the size is checked here too (and by parse_scenario)
         if up.size > api.MAX_INPUT_BYTES:
             raise api.SpecError(
-                "file", f"is {up.size:,} bytes; at most {api.MAX_INPUT_BYTES:,} bytes (1 MB)"
+                "file",
+                f"is {up.size:,} bytes; at most {api.MAX_INPUT_BYTES:,} bytes ({UPLOAD_MB_TEXT})",
             )
         sc = api.parse_scenario(
             up.getvalue(),
@@ -419,9 +421,10 @@ def scenario_files(sc: api.Scenario) -> None:
         )
     with c2:
         st.file_uploader(
-            "Upload a scenario (JSON) or a segment table (CSV), at most 1 MB",
+            f"Upload a scenario (JSON) or a segment table (CSV), at most {UPLOAD_MB_TEXT}",
             type=["json", "csv"],
             key="pb_upload",
+            max_upload_size=limits.upload_cap_mb(api.MAX_INPUT_BYTES),
             on_change=_on_upload,
             help="**JSON**: a file saved with the download button, or written by "
             'hand: {"segments": [[0, 500], [1, 300]], "d": 5, "n_arms": 5, '
@@ -687,7 +690,8 @@ def _on_race_upload() -> None:
     try:
         if up.size > api.MAX_INPUT_BYTES:
             raise api.SpecError(
-                "file", f"is {up.size:,} bytes; at most {api.MAX_INPUT_BYTES:,} bytes (1 MB)"
+                "file",
+                f"is {up.size:,} bytes; at most {api.MAX_INPUT_BYTES:,} bytes ({UPLOAD_MB_TEXT})",
             )
         try:
             data = json.loads(up.getvalue().decode("utf-8"))
@@ -720,9 +724,10 @@ def race_upload() -> None:
     error, ok = ss.get("race_upload_error"), ss.pop("race_upload_ok", None)
     with st.expander("Load a race (JSON)", icon=":material/upload:", expanded=bool(error or ok)):
         st.file_uploader(
-            "A race JSON saved with the **Race JSON** button, at most 1 MB",
+            f"A race JSON saved with the **Race JSON** button, at most {UPLOAD_MB_TEXT}",
             type=["json"],
             key=RACE_UPLOAD,
+            max_upload_size=limits.upload_cap_mb(api.MAX_INPUT_BYTES),
             on_change=_on_race_upload,
             help="It sets the scenario, the policies, their hyperparameters "
             "and the number of seeds; then press ▶ Run race (a race "

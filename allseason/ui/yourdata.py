@@ -16,7 +16,7 @@ import json
 
 import streamlit as st
 
-from allseason import api
+from allseason import api, limits
 from allseason.envs import table as table_mod
 from allseason.logs import examples, offline
 from allseason.viz import offline as voffline
@@ -119,7 +119,7 @@ def upload_section():
             type=["csv"],
             key=UPLOAD,
             on_change=_on_upload,
-            max_upload_size=MAX_MB,
+            max_upload_size=limits.upload_cap_mb(LIMITS["bytes"]),
             help="UTF-8, comma-separated, a header row. " + limits_text(),
         )
         st.caption(limits_text())
