@@ -45,15 +45,18 @@ MAX_INPUT_BYTES = 1_000_000
 
 
 def upload_cap_mb(n_bytes: int) -> int:
-    """The ``max_upload_size`` (Streamlit counts MiB, 2**20 bytes) that lets a file of
-    ``n_bytes`` through to the page, whose own check then words the message.
+    """The ``max_upload_size`` (MB) of an uploader whose page reads at most ``n_bytes``: one
+    MB more, so that a file just over the page's limit reaches the page's own check and
+    message. (Streamlit's browser side counts a MB as 10**6 bytes and stops larger files
+    with its own words; its server counts MiB and answers a larger request with HTTP 413,
+    a bare red "!": ``server.maxUploadSize`` is the largest of these caps.)
 
     Parameters
     ----------
     n_bytes : int
         The largest file the page reads.
     """
-    return -(-n_bytes // 2**20)
+    return n_bytes // 1_000_000 + 1
 
 
 # --- the bounds of hyperparameters and of the scenario's noise ------------------------------

@@ -100,13 +100,17 @@ def test_the_docs_bounds_are_the_declarations():
 def test_the_server_upload_cap_is_the_largest_page_limit():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     largest = max(limits.MAX_INPUT_BYTES, offline.APP_LIMITS["bytes"])
-    assert config["server"]["maxUploadSize"] == limits.upload_cap_mb(largest) == 20
+    cap = config["server"]["maxUploadSize"]  # MiB on the server
+    assert cap == limits.upload_cap_mb(largest) == 21
+    for page_limit in (limits.MAX_INPUT_BYTES, offline.APP_LIMITS["bytes"]):
+        browser_cap = limits.upload_cap_mb(page_limit) * 10**6  # what the uploader lets by
+        assert page_limit < browser_cap <= cap * 2**20
     # what the pages say: 1 MB for a scenario or race file, 20 MB for Your data
     from allseason.ui import forms, yourdata
 
     assert forms.UPLOAD_MB_TEXT == "1 MB" and limits.MAX_INPUT_BYTES == 1_000_000
     assert "**20 MB** per file" in yourdata.limits_text()
-    assert f"{config['server']['maxUploadSize']} (MiB)" in SECURITY
+    assert f"`server.maxUploadSize` is {cap} (MiB)" in SECURITY
 
 
 def _race_json(n: int) -> bytes:

@@ -22,7 +22,7 @@ from conftest import open_app_page
 from allseason.links import QUERY_FIELDS
 from allseason.ui import yourdata
 from allseason.ui.forms import RACE_UPLOAD
-from allseason.viz.text import html, md
+from allseason.viz.text import JOINER, html, md
 
 LINK = "[a](https://evil.example/x)"
 IMAGE = "![i](http://127.0.0.1:9/q.png)"
@@ -175,7 +175,9 @@ def test_md_renders_as_the_same_characters_and_nothing_else(text):
     assert "<li" not in out and "<blockquote" not in out and "<code" not in out, out
     assert "<strong" not in out and "<em" not in out and "<table" not in out, out
     # CommonMark (Streamlit's renderer) shows an escaped ASCII punctuation as itself
-    shown = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", md(text))
+    # (GFM finds literal autolinks after the escapes: a word joiner breaks them)
+    shown = re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", md(text)).replace(JOINER, "")
+    assert not re.search(r"(?i)https?://|www\.|@\w", re.sub(r"\\(.)", r"\1", md(text)))
     assert " ".join(shown.split()) == " ".join(text.split())
 
 
