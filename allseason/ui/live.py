@@ -140,6 +140,11 @@ def steps_per_frame(speed: int) -> int:
 
 DEBOUNCE = 0.5  # seconds: a second call of the same control within this is the same click
 LAST_CALL = "live_last_call"
+# set when a control asks for the whole page to be drawn again (Pause, Resume: the stage is
+# defined with or without run_every); until that page run has finished, key presses and
+# clicks on the stage are dropped, so no fragment rerun changes the show while the page is
+# being redefined (issue 27's key storm)
+REDEFINING = "live_redefining"
 
 
 def _first_call(control: str) -> bool:
@@ -150,6 +155,8 @@ def _first_call(control: str) -> bool:
     again (seen 0.02-0.2 s apart, one frame). Twice "New season" would add two seasons, and
     by then the button may have been drawn again with the next season's number."""
     ss = st.session_state
+    if ss.get(REDEFINING):
+        return False
     now = time.monotonic()
     last = ss.get(LAST_CALL, {})
     if now - last.get(control, -1e9) < DEBOUNCE:
@@ -188,6 +195,7 @@ def _pause(paused: bool) -> None:
         return
     touch()
     st.session_state[PAUSED] = paused
+    st.session_state[REDEFINING] = True
     st.session_state.pop(NOTE, None)
 
 
@@ -335,14 +343,17 @@ def show() -> None:
     if presenter():
         st.html(PRESENTER_CSS.replace("* K)", f"* {screen()['text']})"))
     with views.guard("the live page"):
-        the_run()
-        checked_speed()
-        header()
-        if not presenter():
-            settings()
-        stage()
-        if not presenter():
-            analyse()
+        try:
+            the_run()
+            checked_speed()
+            header()
+            if not presenter():
+                settings()
+            stage()
+            if not presenter():
+                analyse()
+        finally:  # the page is drawn again: the stage takes keys again
+            st.session_state.pop(REDEFINING, None)
 
 
 def stage() -> None:
@@ -361,6 +372,7 @@ def _stage(defined_playing: bool, defined_presenter: bool, defined_screen: dict)
         if (playing, presenter(), screen()) != (defined_playing, defined_presenter, defined_screen):
             # Pause, Resume, the presenter toggle or its screen: the whole page again, so
             # the stage is defined with (or without) run_every and the page's style follows
+            ss[REDEFINING] = True
             st.rerun()
         if playing and time.time() - ss.get(TOUCHED, 0) > IDLE_MINUTES * 60:
             ss[PAUSED] = True
@@ -369,6 +381,7 @@ def _stage(defined_playing: bool, defined_presenter: bool, defined_screen: dict)
                 f"Paused by itself after {IDLE_MINUTES} minutes without a "
                 "control touched. Press Resume (or P) to go on.",
             )
+            ss[REDEFINING] = True
             st.rerun()  # the whole page: the stage is defined again, without run_every
         speed = ss.get(SPEED, SPEED_DEFAULT)
         if playing:
