@@ -24,7 +24,7 @@ from allseason import api
 from allseason.viz import live as vlive
 from allseason.viz.text import html, md
 
-from . import runs, state, views
+from . import keygate, runs, state, views
 
 INTERVAL = 0.25  # seconds between two frames while the show plays (4 frames a second)
 IDLE_MINUTES = 5  # the show pauses after this long without a control touched
@@ -340,6 +340,7 @@ def _contestant_name(name: str) -> str:
 def show() -> None:
     """The page below its frame: header, settings, the stage, analyse this show."""
     st.html(CSS)
+    keygate.install()  # keys paced in the browser: one click per idle moment (issue 27)
     if presenter():
         st.html(PRESENTER_CSS.replace("* K)", f"* {screen()['text']})"))
     with views.guard("the live page"):
