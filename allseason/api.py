@@ -16,7 +16,7 @@ exist, what they take and what they mean: :func:`policy_names`, :func:`hyperpara
     >>> api.PolicySpec("sw-lints", {"tau": 0})
     Traceback (most recent call last):
     ...
-    allseason.errors.SpecError: sw-lints.tau: must be an integer >= 1, got 0
+    allseason.errors.SpecError: sw-lints.tau: must be an integer in [1, 200000], got 0
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from .defaults import (
 from .envs import PRESETS, preset
 from .envs.datasets import DataUnavailable
 from .envs.patterns import Pattern
+from .limits import upload_cap_mb
 from .links import QUERY_FIELDS, decode_batch, encode_batch
 from .logs.offline import (
     MIN_EVENTS,
@@ -290,6 +291,7 @@ __all__ = [
     "parse_scenario",
     "file_kind",
     "MAX_INPUT_BYTES",
+    "upload_cap_mb",
     # policies
     "policy_names",
     "hyperparameters",

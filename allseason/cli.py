@@ -12,10 +12,11 @@ import sys
 import time
 from pathlib import Path
 
-from . import api, sweeps
+from . import api, files, sweeps
+from .limits import LIMITS, MAX_INPUT_BYTES
 from .stats import t_quantile
 
-MAX_FILE_BYTES = 1_000_000
+MAX_FILE_BYTES = MAX_INPUT_BYTES  # a scenario file, as an upload
 
 
 class CliError(Exception):
@@ -36,11 +37,7 @@ def _scenario(args) -> api.Scenario:
     common = {k: v for k, v in common.items() if v is not None}
     name = args.pattern
     if name.lower().endswith((".json", ".csv")):
-        path = Path(name)
-        if not path.is_file():
-            raise CliError(f"--pattern: no such file {name!r}")
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise CliError(f"--pattern: {name!r} is larger than {MAX_FILE_BYTES} bytes")
+        path = files.regular_input(name, "--pattern", MAX_FILE_BYTES)
         try:
             return api.parse_scenario(path.read_bytes(), api.file_kind(name), defaults=common)
         except api.SpecError as e:
@@ -73,8 +70,8 @@ def _batch_size(text: str):
 
 
 def cmd_run(args) -> int:
-    if args.trace and not Path(args.trace).resolve().parent.is_dir():
-        raise CliError(f"--trace: the folder of {args.trace!r} does not exist")
+    if args.trace:  # a FIFO or a device would hang or fill; only a regular file is written
+        files.regular_output(args.trace, "--trace")
     scenario = _scenario(args)
     flags = dict(
         tau=args.tau,
@@ -114,6 +111,7 @@ def cmd_run(args) -> int:
     if not args.json and sys.stderr.isatty():
         print("\r" + " " * 40 + "\r", end="", file=sys.stderr)
     summary = result.summary()
+    _check_finite(summary)
     pattern = scenario.pattern
     for label, s in summary.items():  # ensembles: how many bandits, how decided
         traces = [result.traces[label, k] for k in range(race.n_seeds)]
@@ -189,6 +187,39 @@ def cmd_run(args) -> int:
     if args.trace:
         print(f"trace written to {args.trace}")
     return 0
+
+
+def _check_finite(summary: dict) -> None:
+    """A race whose rewards or regret are not finite numbers is an error naming the policy
+    and the number, never a NaN table with exit code 0."""
+    for label, s in summary.items():
+        for key in ("mean_reward", "std_reward", "cum_regret"):
+            value = s.get(key)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise CliError(
+                    f"{label}: its {key} is {value} (the rewards or the policy's arithmetic "
+                    f"overflowed on this scenario); no result is printed"
+                )
+
+
+def _bounded_int(lo: int, hi: int):
+    """An argparse type: an integer from lo to hi (argparse names the flag)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text[:40]!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(
+                f"must be an integer from {lo:,} to {hi:,}, got {text[:40]}"
+            )
+        return value
+
+    return parse
+
+
+SEED_TYPE = _bounded_int(0, 2**63 - 1)
 
 
 def cmd_patterns(args) -> int:
@@ -435,7 +466,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=api.DEFAULT_SEEDS,
         help=f"number of independent seeds ({api.DEFAULT_SEEDS})",
     )
-    run.add_argument("--seed", type=int, default=None, help="root random seed (0)")
+    run.add_argument("--seed", type=SEED_TYPE, default=None, help="root random seed (0)")
     run.add_argument("--horizon", type=int, default=None, help="steps T (preset's default)")
     run.add_argument(
         "--states",
@@ -520,7 +551,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=api.DEFAULT_SEEDS,
         help=f"replay seeds (races on a table: seeds) ({api.DEFAULT_SEEDS})",
     )
-    rep.add_argument("--seed", type=int, default=0, help="root random seed (0)")
+    rep.add_argument("--seed", type=SEED_TYPE, default=0, help="root random seed (0)")
     rep.add_argument(
         "--policies",
         default=None,
@@ -548,7 +579,10 @@ def build_parser() -> argparse.ArgumentParser:
         "(default: none, a reward outside [0, 1] is an error)",
     )
     rep.add_argument(
-        "--steps", type=int, default=10, help="table: customers (steps) per period (10)"
+        "--steps",
+        type=_bounded_int(1, LIMITS["horizon"]),
+        default=10,
+        help="table: customers (steps) per period (10)",
     )
     rep.add_argument("--json", action="store_true", help="log: print the results as JSON")
     rep.add_argument(

@@ -32,58 +32,11 @@ from typing import NamedTuple
 from .envs.patterns import FIXED_PRESETS, PAPER_SYNTHETIC, PRESETS, Pattern, preset
 from .errors import SpecError
 from .errors import show as _show
+from .limits import LIMITS, MAX_INPUT_BYTES, NOISE_RANGE, Limits
 from .links import QUERY_FIELDS, decode_batch, decode_segments, encode_batch, encode_segments
 from .policies import check_params, hyperparameters, policy_class
 
-
-class Limits(dict):
-    """Bounds on what one request may ask, by name (a dict: ``LIMITS["horizon"]``).
-
-    Checked by :func:`check_limits`, :meth:`Race.checked` and ``parse_scenario(limits=...)``.
-
-    Parameters
-    ----------
-    where
-        Ends the messages that quote them (``" in this app"``).
-    hint
-        What to do instead, said after a bound on the size of a run.
-    **bounds
-        ``horizon``, ``d``, ``n_arms``, ``n_states``, ``n_segments``, ``n_seeds``,
-        ``batch_size``, ``n_policies``; ``budget`` (horizon x seeds x policies) if any."""
-
-    def __init__(self, where: str = "", hint: str = "", **bounds: int):
-        super().__init__(**bounds)
-        self.where, self.hint = where, hint
-
-
-# The bounds, in one place. The engine's keep one request from taking a machine down; the
-# app's are what one session of the shared web app may ask (tighter, and a budget of
-# horizon x seeds x policies). The app's forms and links only collect values: these checks
-# (Scenario, PolicySpec, Race.checked, check_limits) say what is wrong.
-LIMITS = Limits(
-    horizon=200_000,
-    d=500,
-    n_arms=100,
-    n_states=50,
-    n_segments=2_000,
-    n_seeds=50,
-    batch_size=10_000,
-    n_policies=12,
-)
-APP_LIMITS = Limits(
-    " in this app",
-    "use the Python API for larger runs",
-    horizon=50_000,
-    d=20,
-    n_arms=50,
-    n_states=12,
-    n_segments=500,
-    n_seeds=10,
-    batch_size=1_000,
-    n_policies=11,
-    budget=1_000_000,  # horizon x seeds x policies
-)
-MAX_INPUT_BYTES = 1_000_000  # the largest text (file, upload, link) parse_scenario reads
+# the bounds of one request (the app may tighten them) and of the text read: allseason/limits.py
 INPUT_KINDS = ("json", "csv", "query", "dict")
 ENVIRONMENT_FIELDS = ("d", "n_arms", "sigma2", "batch_size", "seed")
 CSV_COLUMNS = ("state", "length")
@@ -124,7 +77,7 @@ def _float(field, value, lo, hi, *, lo_open=False):
     except (TypeError, ValueError, OverflowError):
         raise SpecError(field, f"must be a number, got {_show(value)}") from None
     if not math.isfinite(f) or f < lo or f > hi or (lo_open and f == lo):
-        rng = f"({lo}, {hi}]" if lo_open else f"[{lo}, {hi}]"
+        rng = f"({lo:g}, {hi:g}]" if lo_open else f"[{lo:g}, {hi:g}]"
         raise SpecError(field, f"must be a number in {rng}, got {_show(value)}")
     return f
 
@@ -172,7 +125,7 @@ class Scenario:
             )
         set_("d", _int("d", self.d, 1, LIMITS["d"]))
         set_("n_arms", _int("n_arms", self.n_arms, 2, LIMITS["n_arms"]))
-        set_("sigma2", _float("sigma2", self.sigma2, 0.0, 1e6, lo_open=True))
+        set_("sigma2", _float("sigma2", self.sigma2, *NOISE_RANGE))  # 1 / sigma2 stays finite
         bs = self.batch_size
         if isinstance(bs, (list, tuple)):
             if not bs or len(bs) > 1000:
@@ -752,7 +705,12 @@ def policy_specs(names_or_dicts, **shared) -> tuple[PolicySpec, ...]:
     if not specs:
         raise SpecError("policies", "choose at least one policy")
     if len(specs) > LIMITS["n_policies"]:
-        raise SpecError("policies", f"at most {LIMITS['n_policies']} policies")
+        raise SpecError(
+            "policies",
+            f"at most {LIMITS['n_policies']} policies, got {len(specs)}",
+            bounds=(1, LIMITS["n_policies"]),
+            got=len(specs),
+        )
     return tuple(specs)
 
 

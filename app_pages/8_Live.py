@@ -10,7 +10,7 @@ from allseason.ui import frame, live, live_analyse
 
 frame.page("Live", "", icon=":material/live_tv:", header=False)
 live.style()
-with frame.guard("the live page"):
+with frame.guard("the live page"), live.drawing():
     live.start()
     live.header()  # not in presenter mode: the stage fills the screen
     if not live.presenter():

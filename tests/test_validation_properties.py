@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from allseason import api
 from allseason.cli import main as cli_main
 from allseason.envs.patterns import FIXED_PRESETS
+from allseason.limits import NOISE_RANGE
 from allseason.links import QUERY_FIELDS
 from allseason.specs import LIMITS, Rejected, SpecError
 
@@ -135,7 +136,7 @@ valid_scenarios = st.builds(
     ),
     d=st.integers(1, LIMITS["d"]),
     n_arms=st.integers(2, LIMITS["n_arms"]),
-    sigma2=st.floats(0, 1e6, exclude_min=True),
+    sigma2=st.floats(*NOISE_RANGE),  # 1 / sigma2 stays finite (allseason/limits.py)
     batch_size=st.one_of(
         st.integers(1, LIMITS["batch_size"]),
         st.lists(st.integers(1, LIMITS["batch_size"]), min_size=1, max_size=6).map(tuple),
@@ -165,7 +166,7 @@ def _valid(sc):
     assert all(type(s) is int and type(n) is int for s, n in sc.segments)
     assert all(0 <= s < LIMITS["n_states"] and n >= 1 for s, n in sc.segments)
     assert 1 <= sc.d <= LIMITS["d"] and 2 <= sc.n_arms <= LIMITS["n_arms"]
-    assert 0 < sc.sigma2 <= 1e6 and math.isfinite(sc.sigma2)
+    assert NOISE_RANGE[0] <= sc.sigma2 <= NOISE_RANGE[1] and math.isfinite(sc.sigma2)
     sizes = sc.batch_size if isinstance(sc.batch_size, tuple) else (sc.batch_size,)
     assert all(1 <= b <= LIMITS["batch_size"] for b in sizes)
     assert 0 <= sc.seed < 2**63 and sc.preset in api.PRESETS + ("custom",)

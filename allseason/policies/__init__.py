@@ -10,13 +10,13 @@ checks, sweeps and the app to offer it.
     >>> hyperparameters("sw-lints")
     {'tau': 100, 'lam': 1.0, 'sigma2': 1.0}
     >>> parameters("sw-lints")["tau"].describe()
-    'an integer >= 1'
+    'an integer in [1, 200000]'
     >>> make_policy("sw-lints", 3, tau=10, rng=0).tau
     10
     >>> make_policy("sw-lints", 3, tau=0)
     Traceback (most recent call last):
     ...
-    allseason.errors.SpecError: tau: must be an integer >= 1, got 0
+    allseason.errors.SpecError: tau: must be an integer in [1, 200000], got 0
 """
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ from .. import kernels
 from ..envs.arms import as_blocks
 from ..models import GaussianLinearPosterior, mean_distance, symmetric_kl
 from .base import ChunkOutcome, Event, Policy, PosteriorBlocks, RngLike, check_batch_end
-from .params import COUNT, OPEN_UNIT, POSITIVE, Options, Param
+from .params import BANDITS, NOISE, OPEN_UNIT, PRIOR, WINDOW, Options, Param
 
 WEIGHTINGS = ("batch", "fixed-share")  # the kernel's codes: the index in these tuples
 PRUNINGS = ("kl", "mean")
@@ -119,16 +119,14 @@ class AllSeason(Policy):
     help = "All-Season, shadow with a sliding window (the paper's algorithm)"
     style = {"color": "blue", "dash": "solid", "symbol": "circle"}
     params = {
-        "tau": Param(COUNT, "Window: how many recent steps the short-term memory sees."),
+        "tau": Param(WINDOW, "Window: how many recent steps the short-term memory sees."),
         "n_max": Param(
-            COUNT,
+            BANDITS,
             "Most base bandits (long-term memories) kept; the closest pair is pruned above it.",
         ),
-        "lam": Param(
-            POSITIVE, "λ, the prior precision: larger means a stronger pull of θ towards 0."
-        ),
+        "lam": Param(PRIOR, "λ, the prior precision: larger means a stronger pull of θ towards 0."),
         "sigma2": Param(
-            POSITIVE,
+            NOISE,
             "σ², the noise variance of the reward model (the app sets it to the scenario's).",
         ),
         "weighting": Param(

@@ -73,7 +73,7 @@ import numpy as np
 from .. import kernels
 from ..envs.arms import as_blocks
 from .base import ChunkOutcome, Event, Policy, RngLike, check_batch_end
-from .params import COUNT, POSITIVE, Param
+from .params import HORIZON, NOISE, PRIOR, SCALE, Param
 from .ridge import TIE_RTOL, BlockAware, first_best
 
 
@@ -154,14 +154,14 @@ class BoB(BlockAware, Policy):
     style = {"color": "wine"}
     params = {
         "horizon": Param(
-            COUNT,
+            HORIZON,
             "T, the horizon: it fixes the block length, the window set "
             "and EXP3's rate (the app sets it to the scenario's).",
         ),
-        "S": Param(POSITIVE, "Bound on the norm of θ."),
-        "L": Param(POSITIVE, "Bound on the norm of the arms."),
-        "lam": Param(POSITIVE, "λ, the ridge regulariser."),
-        "sigma2": Param(POSITIVE, "σ², the noise variance (the app sets it to the scenario's)."),
+        "S": Param(SCALE, "Bound on the norm of θ."),
+        "L": Param(SCALE, "Bound on the norm of the arms."),
+        "lam": Param(PRIOR, "λ, the ridge regulariser."),
+        "sigma2": Param(NOISE, "σ², the noise variance (the app sets it to the scenario's)."),
     }
     uses_normals = False
     family = "ucb"

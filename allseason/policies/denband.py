@@ -79,7 +79,7 @@ import numpy as np
 from .. import kernels
 from ..envs.arms import as_blocks
 from .base import ChunkOutcome, Event, Policy, RngLike, check_batch_end
-from .params import COUNT, OPEN_UNIT, POSITIVE, Param
+from .params import NOISE, OPEN_UNIT, PRIOR, SCALE, WINDOW, Param
 from .ridge import TIE_RTOL, BlockAware, confidence_radius, first_best
 
 
@@ -133,17 +133,17 @@ class DenBand(BlockAware, Policy):
     title = "DenBand"
     help = "A dynamic ensemble of LinUCB experts: detects changes and reuses old experts"
     params = {
-        "tau": Param(COUNT, "Window of the auditors: how many recent observations they fit."),
-        "delta_l": Param(POSITIVE, "Δ_L, the slack of the admission and absorption tests."),
+        "tau": Param(WINDOW, "Window of the auditors: how many recent observations they fit."),
+        "delta_l": Param(SCALE, "Δ_L, the slack of the admission and absorption tests."),
         "delta": Param(OPEN_UNIT, "δ, the confidence level of the widths."),
         "max_idle": Param(
-            COUNT,
+            WINDOW,
             "Discard an expert admissible for no offered arm in that "
             "many steps (None: never, as in the paper).",
             none=True,
         ),
-        "lam": Param(POSITIVE, "λ, the ridge regulariser."),
-        "sigma2": Param(POSITIVE, "σ², the noise variance (the app sets it to the scenario's)."),
+        "lam": Param(PRIOR, "λ, the ridge regulariser."),
+        "sigma2": Param(NOISE, "σ², the noise variance (the app sets it to the scenario's)."),
     }
     deterministic = True
     uses_normals = False

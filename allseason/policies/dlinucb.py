@@ -65,7 +65,7 @@ import numpy as np
 from scipy.special import erfinv
 
 from .base import Event, Policy, RngLike
-from .params import COUNT, OPEN_UNIT, POSITIVE, Interval, Param, Real
+from .params import NOISE, OPEN_UNIT, PRIOR, WINDOW, Interval, Param, Real
 from .ridge import BlockAware, confidence_radius
 
 
@@ -125,7 +125,7 @@ class DLinUCB(BlockAware, Policy):
     title = "dLinUCB"
     help = "Dynamic LinUCB: a committee of ridge models"
     params = {
-        "tau": Param(COUNT, "Window of the badness estimate."),
+        "tau": Param(WINDOW, "Window of the badness estimate."),
         "delta1": Param(
             OPEN_UNIT, "δ1, the confidence level of the reward bound, and the discard threshold."
         ),
@@ -133,8 +133,8 @@ class DLinUCB(BlockAware, Policy):
         "tilde_delta1": Param(
             Interval(Real, 0, "delta1", closed="both"), "The creation threshold, between 0 and δ1."
         ),
-        "lam": Param(POSITIVE, "λ, the ridge regulariser."),
-        "sigma2": Param(POSITIVE, "σ², the noise variance (the app sets it to the scenario's)."),
+        "lam": Param(PRIOR, "λ, the ridge regulariser."),
+        "sigma2": Param(NOISE, "σ², the noise variance (the app sets it to the scenario's)."),
     }
     deterministic = True
     uses_normals = False

@@ -22,7 +22,7 @@ from .. import kernels
 from ..envs.arms import as_blocks
 from ..models import GaussianLinearPosterior
 from .base import ChunkOutcome, Policy, PosteriorBlocks, RngLike, check_batch_end
-from .params import COUNT, POSITIVE, Interval, Options, Param, Real
+from .params import NOISE, PRIOR, WINDOW, Interval, Options, Param, Real
 
 
 class LinTS(Policy):
@@ -57,11 +57,9 @@ class LinTS(Policy):
     help = "Linear Thompson sampling, never forgets"
     style = {"color": "orange", "dash": "longdash", "symbol": "square"}
     params = {
-        "lam": Param(
-            POSITIVE, "λ, the prior precision: larger means a stronger pull of θ towards 0."
-        ),
+        "lam": Param(PRIOR, "λ, the prior precision: larger means a stronger pull of θ towards 0."),
         "sigma2": Param(
-            POSITIVE,
+            NOISE,
             "σ², the noise variance of the reward model (the app sets it to the scenario's).",
         ),
     }
@@ -175,7 +173,7 @@ class SWLinTS(LinTS):
     title = "SW-LinTS"
     help = "LinTS on a sliding window of the last tau steps"
     style = {"color": "sky blue", "dash": "dashdot", "symbol": "triangle-up"}
-    params = {"tau": Param(COUNT, "Window: how many recent observations the posterior sees.")}
+    params = {"tau": Param(WINDOW, "Window: how many recent observations the posterior sees.")}
     _mode = kernels.WINDOW
 
     def __init__(

@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from numbers import Integral, Real
 
 from ..errors import SpecError, show
+from ..limits import LIMITS, MAX_BANDITS, MAX_WINDOW, NOISE_RANGE, PRIOR_RANGE, SCALE_RANGE
 
 _CLOSED = ("left", "right", "both", "neither")
 
@@ -174,10 +175,17 @@ class Param:
         return None if isinstance(low, str) else low
 
 
-# common constraints
+# common constraints; every number has an upper bound that memory and arithmetic can bear
+# (the reasons are in allseason/limits.py)
 POSITIVE = Interval(Real, 0, None, closed="neither")
 COUNT = Interval(Integral, 1, None, closed="left")
 OPEN_UNIT = Interval(Real, 0, 1, closed="neither")
+WINDOW = Interval(Integral, 1, MAX_WINDOW, closed="both")  # tau x d floats are kept
+BANDITS = Interval(Integral, 1, MAX_BANDITS, closed="both")  # (n_max + 2)^2 KL table
+NOISE = Interval(Real, *NOISE_RANGE, closed="both")  # sigma2: 1 / sigma2 must stay finite
+PRIOR = Interval(Real, *PRIOR_RANGE, closed="both")  # lam: 1 / lam must stay finite
+SCALE = Interval(Real, *SCALE_RANGE, closed="both")  # norms and slacks, squared and summed
+HORIZON = Interval(Integral, 1, LIMITS["horizon"], closed="both")  # the longest race
 
 
 def check_values(
@@ -255,6 +263,12 @@ __all__ = [
     "POSITIVE",
     "COUNT",
     "OPEN_UNIT",
+    "WINDOW",
+    "BANDITS",
+    "NOISE",
+    "PRIOR",
+    "SCALE",
+    "HORIZON",
     "check_values",
     "declared",
     "check_own",

@@ -11,6 +11,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from ..files import safe_base_name
 from ..specs import SpecError
 from ..stats import ci95_halfwidth
 from .execute import SweepError, run_sweep
@@ -178,7 +179,8 @@ def cli_sweep(argv) -> int:
                 f"--scheduler: expected an address like tcp://host:8786, got {args.scheduler!r}"
             )
         spec = SweepSpec.from_file(args.file)
-        out = Path(args.out) if args.out else results_root() / spec.name
+        # a name from the file's content: one safe folder inside the results folder
+        out = Path(args.out) if args.out else results_root() / safe_base_name(spec.name, "sweep")
         if out.exists() and not out.is_dir():
             raise _CliError(f"--out: {str(out)!r} is a file, not a folder")
         if args.dry_run:

@@ -10,6 +10,7 @@ import concurrent.futures as cf
 import contextlib
 import inspect
 import itertools
+import math
 import os
 import socket
 import sys
@@ -82,6 +83,12 @@ def run_unit(unit: Unit, world=None) -> dict:
         engine=_engine_version(),
         finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )
+    for name in ("mean_reward", "mean_expected_reward", "cum_reward", "cum_regret"):
+        if not math.isfinite(row[name]):  # never a NaN stored as a result
+            raise FloatingPointError(
+                f"{name} is {row[name]}: the rewards or {spec.label}'s arithmetic "
+                f"overflowed on this scenario (sigma2 {sc.sigma2:g}); nothing stored"
+            )
     audit("done", unit.key)
     return row
 

@@ -12,11 +12,11 @@ import re
 import tomllib
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
 
 import numpy as np
 
 from ..envs.patterns import PRESETS
+from ..files import regular_input, safe_base_name
 from ..policies import check_params, hyperparameters
 from ..specs import PolicySpec, Scenario, SpecError
 
@@ -460,13 +460,7 @@ class SweepSpec:
     @classmethod
     def from_file(cls, path) -> SweepSpec:
         """Read a ``.toml`` or ``.json`` sweep file (the name defaults to the file's stem)."""
-        path = Path(path)
-        if not path.is_file():
-            raise SpecError("file", f"no such file {str(path)!r}")
-        if path.stat().st_size > SWEEP_LIMITS["file_bytes"]:
-            raise SpecError(
-                "file", f"{str(path)!r} is larger than {SWEEP_LIMITS['file_bytes']} bytes"
-            )
+        path = regular_input(path, "file", SWEEP_LIMITS["file_bytes"])  # no FIFO, no device
         try:
             text = path.read_text(encoding="utf-8")
         except UnicodeDecodeError as e:
@@ -476,12 +470,16 @@ class SweepSpec:
                 data = json.loads(text)
             except ValueError as e:
                 raise SpecError("file", f"{str(path)!r} is not valid JSON ({e})") from None
+            except RecursionError:
+                raise SpecError("file", f"{str(path)!r}: JSON nested too deeply") from None
         elif path.suffix.lower() == ".toml":
             try:
                 data = tomllib.loads(text)
             except tomllib.TOMLDecodeError as e:
                 raise SpecError("file", f"{str(path)!r} is not valid TOML ({e})") from None
+            except RecursionError:
+                raise SpecError("file", f"{str(path)!r}: TOML nested too deeply") from None
         else:
             raise SpecError("file", f"{str(path)!r}: use a .toml or .json file")
-        stem = re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem)[:64] or "sweep"
+        stem = safe_base_name(path.stem, "sweep")
         return cls.from_dict(data, name=stem)

@@ -14,10 +14,13 @@ import streamlit as st
 
 from allseason import api
 from allseason.viz import export
+from allseason.viz.text import md
 
 from . import runcache, state
 
 log = logging.getLogger("allseason.ui")
+
+UPLOAD_MB_TEXT = f"{api.MAX_INPUT_BYTES / 1e6:g} MB"  # a scenario or race file: 1 MB
 
 PLOTLY_CONFIG = {
     "displaylogo": False,
@@ -92,12 +95,14 @@ def guard(what: str = "this part of the page"):
     try:
         yield
     except api.SpecError as e:
-        st.error(state.explain(e), icon=":material/error:")
+        st.error(md(state.explain(e)), icon=":material/error:")
     except Exception as e:
         log.exception("error in %s", what)
         st.error(
-            f"Something went wrong in {what}: {type(e).__name__}: {e}. Your settings "
-            f"are kept; change them or try again.",
+            md(
+                f"Something went wrong in {what}: {type(e).__name__}: {e}. Your settings "
+                f"are kept; change them or try again."
+            ),
             icon=":material/error:",
         )
 
@@ -105,7 +110,7 @@ def guard(what: str = "this part of the page"):
 def url_errors() -> None:
     """Messages about the link this session was opened with, if any."""
     for message in state.url_errors():
-        st.error(message, icon=":material/link_off:")
+        st.error(md(message), icon=":material/link_off:")
 
 
 def scenario_line(sc: api.Scenario) -> str:
@@ -200,9 +205,9 @@ def errors_here(placeholder, messages) -> None:
     if messages:
         with placeholder.container():
             for m in messages:
-                st.error(m, icon=":material/error:")
+                st.error(md(m), icon=":material/error:")
 
 
 def literal(text: str) -> str:
     """Text a user sent (a file name, a cell) shown as itself, not as Markdown/LaTeX."""
-    return re.sub(r"([\\`*_\[\]<>$~|])", r"\\\1", text)
+    return md(text)

@@ -15,6 +15,7 @@ import streamlit as st
 
 from allseason import api
 from allseason.viz.style import policy_name
+from allseason.viz.text import md
 from allseason.viz.timeline import date_ticks
 
 from . import runcache, state, weighting
@@ -118,7 +119,7 @@ def inside_picker(run: RaceRun) -> tuple[str, int]:
             args=("inside_label", None),
         )
         if notes.get("inside_label"):
-            st.error(notes["inside_label"], icon=":material/link_off:")
+            st.error(md(notes["inside_label"]), icon=":material/link_off:")
     with c2:
         seed = st.selectbox(
             "Seed",
@@ -129,7 +130,7 @@ def inside_picker(run: RaceRun) -> tuple[str, int]:
             args=("inside_seed", None),
         )
         if notes.get("inside_seed"):
-            st.error(notes["inside_seed"], icon=":material/link_off:")
+            st.error(md(notes["inside_seed"]), icon=":material/link_off:")
     # the link: only what differs from what the page shows first
     ss["inside_link_now"] = {
         **({"contestant": label} if label != labels[0] else {}),
@@ -261,7 +262,7 @@ def inside_view_picker() -> str:
         args=("inside_view", None),
     )
     if notes.get("inside_view"):
-        st.error(notes["inside_view"], icon=":material/link_off:")
+        st.error(md(notes["inside_view"]), icon=":material/link_off:")
     link = dict(ss.get("inside_link_now", {}))
     if view != views[0]:
         link["view"] = re.match(r"\w+", view).group().lower()

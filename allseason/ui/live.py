@@ -16,14 +16,16 @@ driven by the browser's timer).
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import streamlit as st
 
 from allseason import api
 from allseason.viz import live as vlive
+from allseason.viz.text import html, md
 
-from . import state
+from . import keygate, state
 from .frame import PLOTLY_CONFIG, alt_text, guard
 
 INTERVAL = 0.25  # seconds between two frames while the show plays (4 frames a second)
@@ -119,7 +121,7 @@ def checked_speed() -> int:
     except (TypeError, ValueError):
         st.warning(
             f"Speed: must be a number of steps per second from {SPEED_MIN} to "
-            f"{SPEED_MAX}, got “{str(raw)[:30]}”; {SPEED_DEFAULT} is used.",
+            f"{SPEED_MAX}, got “{md(raw, 30)}”; {SPEED_DEFAULT} is used.",
             icon=":material/speed:",
         )
         value = SPEED_DEFAULT
@@ -127,7 +129,7 @@ def checked_speed() -> int:
     if speed != value:
         st.warning(
             f"Speed: must be from {SPEED_MIN} to {SPEED_MAX} steps per second, got "
-            f"{str(raw)[:30]}; {speed} is used.",
+            f"{md(raw, 30)}; {speed} is used.",
             icon=":material/speed:",
         )
     ss[SPEED] = speed
@@ -140,6 +142,11 @@ def steps_per_frame(speed: int) -> int:
 
 DEBOUNCE = 0.5  # seconds: a second call of the same control within this is the same click
 LAST_CALL = "live_last_call"
+# set when a control asks for the whole page to be drawn again (Pause, Resume: the stage is
+# defined with or without run_every); until that page run has finished, key presses and
+# clicks on the stage are dropped, so no fragment rerun changes the show while the page is
+# being redefined (issue 27's key storm)
+REDEFINING = "live_redefining"
 
 
 def _first_call(control: str) -> bool:
@@ -150,6 +157,8 @@ def _first_call(control: str) -> bool:
     again (seen 0.02-0.2 s apart, one frame). Twice "New season" would add two seasons, and
     by then the button may have been drawn again with the next season's number."""
     ss = st.session_state
+    if ss.get(REDEFINING):
+        return False
     now = time.monotonic()
     last = ss.get(LAST_CALL, {})
     if now - last.get(control, -1e9) < DEBOUNCE:
@@ -188,6 +197,7 @@ def _pause(paused: bool) -> None:
         return
     touch()
     st.session_state[PAUSED] = paused
+    st.session_state[REDEFINING] = True
     st.session_state.pop(NOTE, None)
 
 
@@ -332,6 +342,7 @@ def _contestant_name(name: str) -> str:
 def style() -> None:
     """The page's style (in presenter mode, sized for the chosen screen)."""
     st.html(CSS)
+    keygate.install()  # keys paced in the browser: one click per idle moment (issue 27)
     if presenter():
         st.html(PRESENTER_CSS.replace("* K)", f"* {screen()['text']})"))
 
@@ -340,6 +351,16 @@ def start() -> None:
     """The session's show (a new one at first) and its speed, checked."""
     the_run()
     checked_speed()
+
+
+@contextlib.contextmanager
+def drawing():
+    """Around the page's drawing: once it is drawn, the stage takes keys again (a control
+    that redraws the whole page sets :data:`REDEFINING`; issue 27's key storm)."""
+    try:
+        yield
+    finally:
+        st.session_state.pop(REDEFINING, None)
 
 
 def stage() -> None:
@@ -358,6 +379,7 @@ def _stage(defined_playing: bool, defined_presenter: bool, defined_screen: dict)
         if (playing, presenter(), screen()) != (defined_playing, defined_presenter, defined_screen):
             # Pause, Resume, the presenter toggle or its screen: the whole page again, so
             # the stage is defined with (or without) run_every and the page's style follows
+            ss[REDEFINING] = True
             st.rerun()
         if playing and time.time() - ss.get(TOUCHED, 0) > IDLE_MINUTES * 60:
             ss[PAUSED] = True
@@ -366,6 +388,7 @@ def _stage(defined_playing: bool, defined_presenter: bool, defined_screen: dict)
                 f"Paused by itself after {IDLE_MINUTES} minutes without a "
                 "control touched. Press Resume (or P) to go on.",
             )
+            ss[REDEFINING] = True
             st.rerun()  # the whole page: the stage is defined again, without run_every
         speed = ss.get(SPEED, SPEED_DEFAULT)
         if playing:
@@ -463,7 +486,8 @@ def ticker_html(frame: api.LiveFrame) -> str:
             "<b>New season</b> (N) when you like.</li></ul>"
         )
     items = "".join(
-        f'<li><span class="when">step {step:,}</span> &nbsp;{text}</li>' for step, text in lines
+        f'<li><span class="when">step {step:,}</span> &nbsp;{html(text)}</li>'
+        for step, text in lines
     )
     return f'<ul class="live-ticker" aria-live="polite">{items}</ul>'
 

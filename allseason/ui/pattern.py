@@ -18,7 +18,7 @@ import streamlit as st
 from allseason import api
 
 from . import state
-from .frame import errors_here, literal
+from .frame import UPLOAD_MB_TEXT, errors_here, literal
 
 
 def _paper_synthetic_help() -> str:
@@ -130,7 +130,8 @@ def _on_upload() -> None:
         # do not go through it, so the size is checked here too (and by parse_scenario)
         if up.size > api.MAX_INPUT_BYTES:
             raise api.SpecError(
-                "file", f"is {up.size:,} bytes; at most {api.MAX_INPUT_BYTES:,} bytes (1 MB)"
+                "file",
+                f"is {up.size:,} bytes; at most {api.MAX_INPUT_BYTES:,} bytes ({UPLOAD_MB_TEXT})",
             )
         sc = api.parse_scenario(
             up.getvalue(),
@@ -453,7 +454,8 @@ def scenario_files(sc: api.Scenario) -> None:
         )
     with c2:
         st.file_uploader(
-            "Upload a scenario (JSON) or a segment table (CSV), at most 1 MB",
+            f"Upload a scenario (JSON) or a segment table (CSV), at most {UPLOAD_MB_TEXT}",
+            max_upload_size=api.upload_cap_mb(api.MAX_INPUT_BYTES),
             type=["json", "csv"],
             key="pb_upload",
             on_change=_on_upload,

@@ -15,9 +15,10 @@ import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
 from allseason import api
+from allseason.viz.text import md
 
 from . import runcache, state
-from .frame import errors_here, literal
+from .frame import UPLOAD_MB_TEXT, errors_here, literal
 
 AUTO_PARAMS = state.AUTO_PARAMS  # set from the scenario: correct specification
 
@@ -128,7 +129,7 @@ def _contestants() -> tuple[list[str], int, dict]:
         )
         slots = {"policies": st.empty()}
         for message in state.link_race_errors():
-            st.error(message, icon=":material/link_off:")
+            st.error(md(message), icon=":material/link_off:")
     with c2:
         n_seeds = st.slider(
             "Seeds",
@@ -277,7 +278,8 @@ def _on_race_upload() -> None:
     try:
         if up.size > api.MAX_INPUT_BYTES:
             raise api.SpecError(
-                "file", f"is {up.size:,} bytes; at most {api.MAX_INPUT_BYTES:,} bytes (1 MB)"
+                "file",
+                f"is {up.size:,} bytes; at most {api.MAX_INPUT_BYTES:,} bytes ({UPLOAD_MB_TEXT})",
             )
         try:
             data = json.loads(up.getvalue().decode("utf-8"))
@@ -308,7 +310,8 @@ def race_upload() -> None:
     error, ok = ss.get("race_upload_error"), ss.pop("race_upload_ok", None)
     with st.expander("Load a race (JSON)", icon=":material/upload:", expanded=bool(error or ok)):
         st.file_uploader(
-            "A race JSON saved with the **Race JSON** button, at most 1 MB",
+            f"A race JSON saved with the **Race JSON** button, at most {UPLOAD_MB_TEXT}",
+            max_upload_size=api.upload_cap_mb(api.MAX_INPUT_BYTES),
             type=["json"],
             key=RACE_UPLOAD,
             on_change=_on_race_upload,

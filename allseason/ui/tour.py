@@ -13,6 +13,7 @@ import re
 import streamlit as st
 
 from allseason import api
+from allseason.viz.text import md
 
 from . import frame, runcache, tour_steps
 from .tour_steps import N_STEPS, STEPS, step
@@ -117,7 +118,7 @@ def _show() -> None:
         )
     with text_col:
         if message:  # here, not above: the figure stays where it always is
-            st.warning(message, icon=":material/link_off:")
+            st.warning(md(message), icon=":material/link_off:")
         st.markdown(s.text)
         st.caption(s.caption)
         frame.html_button(lambda: s.figure, s.name, key=f"tour_dl_{k}")

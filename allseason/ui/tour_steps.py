@@ -27,6 +27,7 @@ from allseason.viz import inside, timeline
 from allseason.viz import race as vrace
 from allseason.viz import tour as vtour
 from allseason.viz.style import policy_name
+from allseason.viz.text import md
 
 from . import runcache
 
@@ -90,9 +91,7 @@ def _steps(values: list[int], keep: int = 5) -> str:
     return v[0] if len(v) == 1 else ", ".join(v[:-1]) + " and " + v[-1]
 
 
-def md_escape(text: str) -> str:
-    """Text shown as Markdown literally (the paper's θ*1 would turn into italics)."""
-    return re.sub(r"([\\`*_\[\]<>#~|])", r"\\\1", text)
+md_escape = md  # text shown as Markdown literally (the paper's θ*1 would turn into italics)
 
 
 def _and(parts: list[str]) -> str:

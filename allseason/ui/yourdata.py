@@ -23,6 +23,7 @@ from allseason.logs.reader import MAX_COLUMNS, columns_text
 from allseason.viz import offline as voffline
 from allseason.viz import race as vrace
 from allseason.viz.style import policy_name
+from allseason.viz.text import md
 from allseason.viz.timeline import date_ticks
 
 from . import frame as views  # the page's frame and widgets (views.py before issue 25)
@@ -166,7 +167,7 @@ def upload_section():
             type=["csv"],
             key=UPLOAD,
             on_change=_on_upload,
-            max_upload_size=MAX_MB,
+            max_upload_size=api.upload_cap_mb(LIMITS["bytes"]),
             help="UTF-8, comma-separated, a header row. " + limits_text(),
         )
         st.caption(limits_text())
@@ -234,6 +235,11 @@ def options() -> dict:
     }
 
 
+def _capitalised(text: str) -> str:
+    """The first letter up, the rest as it is (\"UTC\" keeps its capitals)."""
+    return text[:1].upper() + text[1:]
+
+
 def _parse(source: dict):
     opts = options()
     key = _key(source, "parsed")
@@ -259,7 +265,7 @@ def _parse(source: dict):
                 limits=LIMITS,
             )
     except api.SpecError as e:
-        st.error(f"**{source['name'][:80]}**: {_message(e)}", icon=":material/error:")
+        st.error(f"**{md(source['name'], 80)}**: {md(_message(e))}", icon=":material/error:")
         return None
     st.session_state[PARSED] = (key, data)
     return data
@@ -285,16 +291,16 @@ def show_log(source: dict, log: api.Log) -> None:
         else "propensities differ: the logging is **not uniform**, so replay is biased; read IPS"
     )
     st.markdown(
-        f"**{source['name'][:80]}**: a log of **{log.n_events:,} events**, "
+        f"**{md(source['name'], 80)}**: a log of **{log.n_events:,} events**, "
         f"{log.n_arms} arms, "
         + (
-            f"context {', '.join(log.context_names)}"
+            f"context {md(', '.join(log.context_names))}"
             if log.context_names
             else "no context (one-hot arms)"
         )
         + f"; {logging}."
-        + (f" Ignored columns: {columns_text(log.ignored)}." if log.ignored else "")
-        + (f" {'; '.join(log.notes)[:1].upper()}{'; '.join(log.notes)[1:]}." if log.notes else "")
+        + (f" Ignored columns: {md(columns_text(log.ignored))}." if log.ignored else "")
+        + (f" {md(_capitalised('; '.join(log.notes)))}." if log.notes else "")
     )
     key = _key(source, "log")
     result = _stored(key)
@@ -369,9 +375,9 @@ def show_table(source: dict, table: api.RewardTable) -> None:
         else f"periods {table.times[0]} to {table.times[-1]}"
     )
     st.markdown(
-        f"**{source['name'][:80]}**: a reward table of **{table.n_periods:,} "
-        f"periods** ({span}) × {table.n_arms} arms ({', '.join(table.arm_names)})"
-        + (f"; {'; '.join(table.notes)}" if table.notes else "")
+        f"**{md(source['name'], 80)}**: a reward table of **{table.n_periods:,} "
+        f"periods** ({md(span)}) × {table.n_arms} arms ({md(', '.join(table.arm_names))})"
+        + (f"; {md('; '.join(table.notes))}" if table.notes else "")
         + "."
     )
     st.markdown(
@@ -389,7 +395,7 @@ def show_table(source: dict, table: api.RewardTable) -> None:
     views.chart(
         fig if dates is None else date_ticks(fig, dates),
         "State k is the season where arm k is best: "
-        + ", ".join(f"{k} = {n}" for k, n in enumerate(names))
+        + md(", ".join(f"{k} = {n}" for k, n in enumerate(names)))
         + ".",
         "your-seasons",
         "yd_seasons",

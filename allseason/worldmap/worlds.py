@@ -13,8 +13,8 @@ from .knobs import estimate_knobs
 
 
 def _table():
-    from ..logs.table import parse_reward_table
     from ..logs.examples import seasonal_table
+    from ..logs.table import parse_reward_table
 
     t = parse_reward_table(seasonal_table())
     return t.scenario(), t
