@@ -47,10 +47,13 @@ def propensities(log) -> np.ndarray:
 def reward_model(log, lam: float = RIDGE) -> np.ndarray:
     """r^(x_t, a) for every event and arm, shape (n, K): a ridge regression per arm on the
     context (with its constant), fitted on the OTHER half of the log in time (cross-fitting:
-    an event's prediction never uses its own reward), shrunk towards that half's mean
-    reward, clipped to [0, 1]."""
+    an event's prediction never uses its own reward), each event weighted by 1/propensity
+    (normalised to mean 1 per arm: an adaptive logger's per-arm means are otherwise biased
+    low, measured in benchmarks/ope_coverage.py), shrunk towards that half's mean reward,
+    clipped to [0, 1]."""
     n, K = log.n_events, log.n_arms
     X, r, arm = log.contexts, log.reward, log.arm
+    iw = 1.0 / propensities(log)
     half = np.arange(n) >= n // 2
     out = np.empty((n, K))
     p = X.shape[1]
@@ -61,8 +64,8 @@ def reward_model(log, lam: float = RIDGE) -> np.ndarray:
         base = float(r[fit].mean())
         for a in range(K):
             sel = fit & (arm == a)
-            Xa, ya = X[sel], r[sel] - base
-            theta = np.linalg.solve(Xa.T @ Xa + lam * np.eye(p), Xa.T @ ya)
+            Xa, ya, wa = X[sel], r[sel] - base, iw[sel] / iw[sel].mean() if sel.any() else 0
+            theta = np.linalg.solve((Xa.T * wa) @ Xa + lam * np.eye(p), (Xa.T * wa) @ ya)
             out[apply, a] = base + X[apply] @ theta
     return np.clip(out, 0.0, 1.0)
 
@@ -91,7 +94,7 @@ def run_terms(
     keep : ndarray of bool, shape (n,)
         The events the policy kept (its realised draw matched the logged arm).
     pi : ndarray, shape (n, K), or None
-        pi_t(. | x_t); None: the realised draw's one-hot (``drawn``), or ``keep`` alone.
+        pi_t(. | x_t); None: the realised draw's one-hot (``drawn``).
     rhat : ndarray, shape (n, K)
         The reward model (:func:`reward_model`).
     drawn : ndarray of int, shape (n,), or None
@@ -100,7 +103,7 @@ def run_terms(
     Returns
     -------
     dict: ``kept``; per method (replay, ips, snips, dm, dr) its estimate, its ``_n`` (kept
-    events, or ESS; DM: n) and ``sums`` (name -> block sums, for the intervals);
+    events, or the ESS of w, also for DM) and ``sums`` (name -> block sums, for the intervals);
     ``ess_draw``: the ESS of IPS on the realised draw (what it was before pi); ``pi_known``.
     """
     n, K = log.n_events, log.n_arms
@@ -110,13 +113,15 @@ def run_terms(
         inv = 1.0 / prop
     _check_finite(log, inv)
     pi_known = pi is not None
-    if pi is None and drawn is not None:
+    if pi is None and drawn is None:
+        raise ValueError("run_terms needs pi or the realised draws")
+    if pi is None:
         pi = np.zeros((n, K))
         pi[np.arange(n), drawn] = 1.0
-    pi_a = pi[np.arange(n), a] if pi is not None else keep.astype(float)
+    pi_a = pi[np.arange(n), a]
     w = pi_a * inv
     w_draw = keep * inv
-    dm = (pi * rhat).sum(axis=1) if pi is not None else np.full(n, np.nan)
+    dm = (pi * rhat).sum(axis=1)
     dr = dm + w * (r - rhat[np.arange(n), a])
     values = dict(
         r_keep=r * keep, n_keep=keep.astype(float), wr=w * r, w=w, one=np.ones(n), dm=dm, dr=dr
@@ -132,7 +137,7 @@ def run_terms(
         out[method] = float(sums[top].sum()) / den if den > 0 else math.nan
     out["replay_n"] = float(kept)
     out["ips_n"] = out["snips_n"] = out["dr_n"] = _ess(w)
-    out["dm_n"] = float(n)
+    out["dm_n"] = out["ips_n"]  # DM's variance is that of a mean over the same weights
     out["ess_draw"] = _ess(w_draw)
     for method in RATIOS:
         v = out[method]

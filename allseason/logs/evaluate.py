@@ -46,7 +46,7 @@ INTERVALS = {
     "ips": "block bootstrap + Wilson at the ESS",
     "snips": "block bootstrap + Wilson at the ESS",
     "dr": "block bootstrap + Wilson at the ESS",
-    "dm": "block bootstrap + Wilson at n",
+    "dm": "block bootstrap + Wilson at the ESS",
 }
 LOGGER = "logger"  # the first row's policy: what the log itself measured
 LIFT = 0.2  # "a policy 20% better than the logger"
@@ -109,6 +109,35 @@ def replay_job(job) -> dict:
     return run_one(log, spec, seed, k, fast)
 
 
+def method_interval(
+    method: str, runs: list[dict], estimate: float, events: float, rng: np.random.Generator
+) -> tuple[float, float]:
+    """The 95% interval shown for one (policy, method) over its seeds' runs: Wilson on the
+    kept events for replay; for IPS, SNIPS, DM and DR the block bootstrap over time of the
+    mean over seeds, widened to at least the Wilson interval at the ESS.
+
+    Parameters
+    ----------
+    method : str
+        One of :data:`METHODS`.
+    runs : list of dict
+        :func:`~allseason.logs.estimators.run_terms` of each seed.
+    estimate, events : float
+        The mean estimate over seeds (NaN: none) and the mean kept events or ESS.
+    rng : numpy.random.Generator
+        The bootstrap's stream.
+    """
+    if not math.isfinite(estimate):
+        return 0.0, 1.0
+    if method == "replay":
+        return wilson(estimate, events)
+    top, bottom = RATIOS[method]
+    boot = block_bootstrap(
+        np.stack([r["sums"][top] for r in runs]), np.stack([r["sums"][bottom] for r in runs]), rng
+    )
+    return reported_interval(estimate, boot, events)
+
+
 @dataclass
 class OfflineResult:
     """Per (policy label, seed) the runs of :func:`run_one`; :meth:`summary` makes the table,
@@ -159,19 +188,7 @@ class OfflineResult:
         events = float(np.mean([r[f"{method}_n"] for r in runs]))
         ok = np.isfinite(vals)
         est = float(vals[ok].mean()) if ok.any() else math.nan
-        if method == "replay":
-            lo, hi = wilson(est, events) if ok.any() else (0.0, 1.0)
-        else:
-            top, bottom = RATIOS[method]
-            ss = np.random.SeedSequence(
-                self.seed, spawn_key=(zlib.crc32(spec.label.encode()), METHODS.index(method))
-            )
-            boot = block_bootstrap(
-                np.stack([r["sums"][top] for r in runs]),
-                np.stack([r["sums"][bottom] for r in runs]),
-                np.random.default_rng(ss),
-            )
-            lo, hi = reported_interval(est, boot, events)
+        lo, hi = method_interval(method, runs, est, events, self._stream(spec, method))
         ci_seeds = (
             float(ci95_halfwidth(np.std(vals, ddof=1), len(vals)))
             if len(vals) > 1 and ok.all()
@@ -193,11 +210,17 @@ class OfflineResult:
             biased=method == "replay" and not self.log.uniform,
         )
 
+    def _stream(self, spec: PolicySpec, method: str) -> np.random.Generator:
+        """The bootstrap's stream of (policy, method): ``SeedSequence(seed)`` with the
+        label's crc32 and the method's index as its spawn key."""
+        key = (zlib.crc32(spec.label.encode()), METHODS.index(method))
+        return np.random.default_rng(np.random.SeedSequence(self.seed, spawn_key=key))
+
     def summary(self) -> list[dict]:
         """The logger's row first (what the log measured), then one dict per (method,
         policy) in :attr:`methods` order, best estimate first within a method; keys
         :data:`COLUMNS` (``events``: kept events for replay, the ESS for IPS, SNIPS and DR,
-        n for DM; ``ess_draw``: the ESS with the realised draw in place of pi)."""
+        and DM; ``ess_draw``: the ESS with the realised draw in place of pi)."""
         if self._rows is not None:
             return self._rows
         rows = [self.logger_row()]
@@ -368,6 +391,7 @@ __all__ = [
     "offline_specs",
     "run_one",
     "replay_job",
+    "method_interval",
     "MIN_EVENTS",
     "OFFLINE_POLICIES",
     "METHODS",

@@ -65,7 +65,7 @@ def text_report(result: OfflineResult) -> str:
         f"{'[' + _fmt(lo['low']) + ', ' + _fmt(lo['high']) + ']':>22}  ({lo['interval']})",
     ]
     for method in result.methods:
-        what = "kept" if method == "replay" else ("n" if method == "dm" else "ESS")
+        what = "kept" if method == "replay" else "ESS"
         title = METHOD_TITLES[method]
         if method == "replay" and not result.log.uniform:
             title += " (BIASED here: the logging is not uniform)"
