@@ -279,6 +279,12 @@ class OfflineResult:
                 )
         return reasons
 
+    def best_method(self) -> str:
+        """The estimator that would decide soonest (fewest events needed), replay excluded
+        when it is biased (a non-uniform log)."""
+        usable = [m for m in self.methods if self.log.uniform or m != "replay"]
+        return min(usable, key=lambda m: self.decision(m)["needed"])
+
     def decision_text(self, method: str) -> str:
         d = self.decision(method)
         if not math.isfinite(d["needed"]):
@@ -344,7 +350,8 @@ def evaluate(
             progress(done[0], len(jobs))
 
     t0 = time.perf_counter()
-    _check_finite(log, 1.0 / propensities(log))
+    with np.errstate(over="ignore", divide="ignore"):
+        _check_finite(log, 1.0 / propensities(log))
     if processes or dask_workers is not None or scheduler is not None:
         _on_executor(log, jobs, seed, fast, store, processes, dask_workers, scheduler)
     else:

@@ -95,7 +95,7 @@ def text_report(result: OfflineResult) -> str:
             f"or all intervals overlap):"
         )
         out += [f"  - {r}" for r in reasons]
-        out.append(f"  - {result.decision_text(result.methods[0])}")
+        out.append(f"  - {result.decision_text(result.best_method())}")
     return "\n".join(out)
 
 
