@@ -280,12 +280,10 @@ def state_probs(state: PosteriorState, contexts: np.ndarray) -> np.ndarray:
     if state.kind == "uniform":
         raise ValueError("a uniform state needs K: use 1/K")
     S, K, p = state.mu.shape
-    out = np.zeros((n, K))
-    for s in range(S):
-        mean = contexts @ state.mu[s].T  # (n, K)
-        var = np.einsum("np,kpq,nq->nk", contexts, state.cov[s], contexts)
-        out += state.weights[s] * gaussian_argmax_probs(mean, np.maximum(var, 1e-300))
-    return out
+    mean = np.einsum("np,skp->snk", contexts, state.mu)  # every bandit at once
+    var = np.einsum("np,skpq,nq->snk", contexts, state.cov, contexts)
+    probs = gaussian_argmax_probs(mean.reshape(S * n, K), np.maximum(var, 1e-300).reshape(S * n, K))
+    return np.einsum("s,snk->nk", state.weights, probs.reshape(S, n, K))
 
 
 class ProbRecorder:

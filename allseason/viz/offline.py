@@ -117,8 +117,8 @@ def estimates_figure(rows: list[dict], method: str) -> go.Figure:
             title,
             "mean reward per step",
             None,
-            subtitle=f"dot: the estimate (mean over replay seeds); bar: its 95% interval "
-            f"({INTERVALS[method]}); grey band: the logger's own value (Wilson)",
+            subtitle=f"dot: estimate (mean over seeds); bar: 95% interval, {INTERVALS[method]}; "
+            "grey band: the logger (Wilson)",
             height=max(280, 110 + 46 * len(block)),
             showlegend=False,
         )
