@@ -143,3 +143,29 @@ def test_intervals_cover_the_truth_on_sparse_logs():
             continue  # biased there, and labelled so
         assert r["covered"] >= 0.85, (logging, method, r)  # 40 logs: 0.9 +- 0.05
         assert abs(r["bias"]) <= 3.5 * r["mc_se"], (logging, method, r)
+
+
+def test_a_policy_with_no_reward_no_longer_hides_an_overlap():
+    """0 rewards in a policy's kept events used to give [0, 0], which stopped the "every
+    interval overlaps" rule; Wilson's [0, ~0.03] overlaps the others, and the rule fires."""
+    from allseason.logs.evaluate import OfflineResult, offline_specs
+
+    n = 600
+    arm = np.arange(n) % 2
+    r = ((np.arange(n) % 200) == 1).astype(float)  # rewards only on arm 1, 3 of them
+    log = Log(
+        np.arange(n, dtype=float), arm, r, np.ones((n, 1)), None, np.arange(n) + 2, ("a", "b")
+    )
+    specs = offline_specs(["lints", "random"])
+    rhat = reward_model(log)
+    runs = {}
+    for spec, arm_drawn in zip(specs, (0, 1)):  # one always draws arm a, one arm b
+        drawn = np.full(n, arm_drawn)
+        pi = np.zeros((n, 2))
+        pi[:, arm_drawn] = 1
+        runs[spec.label, 0] = run_terms(log, drawn == log.arm, pi, rhat, drawn)
+    result = OfflineResult(log, specs, 1, 0, runs)
+    rows = {r["policy"]: r for r in result.summary() if r["method"] == "replay"}
+    assert rows["lints"]["estimate"] == 0 and rows["lints"]["high"] > 0.01
+    assert rows["random"]["low"] < rows["lints"]["high"]
+    assert any("replay: every policy's 95% interval overlaps" in s for s in result.sparsity())

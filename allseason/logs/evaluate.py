@@ -352,6 +352,14 @@ def evaluate(
     t0 = time.perf_counter()
     with np.errstate(over="ignore", divide="ignore"):
         _check_finite(log, 1.0 / propensities(log))
+    bad = ~np.isfinite(log.reward)
+    if bad.any():  # e.g. --scale minmax over rewards whose range overflows
+        t = int(np.argmax(bad))
+        raise SpecError(
+            "reward",
+            f"row {int(log.row[t])}: the reward is not a finite number after scaling (its "
+            f"range overflows a float); rescale the column before evaluating",
+        )
     if processes or dask_workers is not None or scheduler is not None:
         _on_executor(log, jobs, seed, fast, store, processes, dask_workers, scheduler)
     else:
