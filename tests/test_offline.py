@@ -219,3 +219,11 @@ def test_nanosecond_timestamps_stay_distinct_and_events_are_sorted():
     assert log.timestamp.tolist() == [1700000000000000001, 1700000000000000002]
     assert log.arm.tolist() == [0, 1] and log.row.tolist() == [3, 2]
     assert "events sorted by timestamp" in log.notes
+
+
+def test_results_do_not_depend_on_the_executor():
+    """Threads in this process, or the sweep engine's local process pool: the same table."""
+    log = api.read_user_file(examples.obd_log(n_rows=1500))
+    a = api.evaluate(log, ["allseason-sw", "random"], n_seeds=2, workers=1).frame()
+    b = api.evaluate(log, ["allseason-sw", "random"], n_seeds=2, processes=2).frame()
+    assert a.equals(b)

@@ -12,15 +12,11 @@ from __future__ import annotations
 import copy
 import zlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import SpecError
 from ..specs import PolicySpec
-
-if TYPE_CHECKING:
-    from .offline import Log
 
 SIGMA2 = 0.25  # the noise variance the policies assume: the largest a reward in [0, 1] has
 
@@ -36,10 +32,10 @@ def _check_policy(spec: PolicySpec) -> None:
         )
 
 
-def build_policy(spec: PolicySpec, log: Log, seed: int, seed_index: int):
-    """The policy of (spec, seed_index): its stream is child ``seed_index`` of
-    ``SeedSequence(seed).spawn(n)``, extended by the label's crc32 (so adding a contestant
-    changes nobody else's draws)."""
+def build_policy(spec: PolicySpec, log, seed: int, seed_index: int):
+    """The policy of (spec, seed_index) for ``log`` (a :class:`~allseason.logs.offline.Log`):
+    its stream is child ``seed_index`` of ``SeedSequence(seed).spawn(n)``, extended by the
+    label's crc32 (so adding a contestant changes nobody else's draws)."""
     _check_policy(spec)
     child = np.random.SeedSequence(seed).spawn(seed_index + 1)[seed_index]
     ss = np.random.SeedSequence(
@@ -52,7 +48,7 @@ OnState = Callable[[object, int, int], None]
 
 
 def replay_reference(
-    policy, log: Log, on_state: OnState | None = None, drawn: np.ndarray | None = None
+    policy, log, on_state: OnState | None = None, drawn: np.ndarray | None = None
 ) -> np.ndarray:
     """Rejection replay, step by step (the definition): at every event a copy of the policy
     ``select``s; when it picks the logged arm the event is kept, the copy becomes the
@@ -81,7 +77,7 @@ def replay_reference(
 
 def replay_fast(
     policy,
-    log: Log,
+    log,
     lookahead: int | None = None,
     on_state: OnState | None = None,
     drawn: np.ndarray | None = None,
