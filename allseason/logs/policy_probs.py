@@ -311,6 +311,9 @@ class ProbRecorder:
         if state.kind == "uniform":
             self.pi[start:stop] = 1.0 / self.K
             return
+        if len(self.uniq) == 1:  # no context: one distribution for the whole segment
+            self.pi[start:stop] = state_probs(state, self.uniq)[0]
+            return
         codes, inv = np.unique(self.code[start:stop], return_inverse=True)
         self.pi[start:stop] = state_probs(state, self.uniq[codes])[inv.reshape(-1)]
 
