@@ -126,3 +126,20 @@ def test_fast_and_step_by_step_replays_record_the_same_pi():
         assert np.array_equal(da, db), spec.label
         assert np.allclose(pa, pb, atol=1e-9), spec.label
         assert np.allclose(pa.sum(1), 1.0)
+
+
+def test_the_compact_recorder_gives_the_estimates_of_the_full_pi():
+    """run_one keeps pi_t(a_t) and sum_a pi r^ per event (memory O(n)); the same estimates
+    as run_terms on the full (n, K) pi and reward model."""
+    from allseason.logs import evaluate
+
+    log = busy_log(n=400)
+    for spec in offline.offline_specs(["allseason-sw", "lints", "random"]):
+        compact = evaluate.run_one(log, spec, 0, 1)
+        rec = ProbRecorder(log)
+        drawn = np.zeros(log.n_events, dtype=np.int64)
+        policy = offline.build_policy(spec, log, 0, 1)
+        keep = offline.replay_fast(policy, log, on_state=rec.segment, drawn=drawn)
+        full = offline.run_terms(log, keep, rec.result(), offline.reward_model(log), drawn)
+        for key in ("ips", "snips", "dm", "dr", "replay", "ips_n", "ess_draw"):
+            assert compact[key] == pytest.approx(full[key], rel=1e-12), (spec.label, key)

@@ -19,6 +19,7 @@ its realised draw matched the logged arm, as in replay. ESS = ``(sum w)^2 / sum 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -44,30 +45,54 @@ def propensities(log) -> np.ndarray:
     return np.full(log.n_events, 1.0 / log.n_arms)
 
 
-def reward_model(log, lam: float = RIDGE) -> np.ndarray:
-    """r^(x_t, a) for every event and arm, shape (n, K): a ridge regression per arm on the
-    context (with its constant), fitted on the OTHER half of the log in time (cross-fitting:
-    an event's prediction never uses its own reward), each event weighted by 1/propensity
-    (normalised to mean 1 per arm: an adaptive logger's per-arm means are otherwise biased
-    low, measured in benchmarks/ope_coverage.py), shrunk towards that half's mean reward,
-    clipped to [0, 1]."""
+@dataclass(frozen=True)
+class RewardModel:
+    """The cross-fitted reward model, kept small: per half of the log (0: the first, 1: the
+    second, each predicted from the model fitted on the other), ``base`` (2,) and ``theta``
+    (2, K, p); ``split``: the first event of the second half."""
+
+    base: np.ndarray
+    theta: np.ndarray
+    split: int
+
+    def predict(self, contexts: np.ndarray, events: np.ndarray) -> np.ndarray:
+        """r^(x_t, .) for the given events (indices) and their contexts, shape (m, K)."""
+        h = (np.asarray(events) >= self.split).astype(np.int64)
+        out = self.base[h][:, None] + np.einsum("mp,mkp->mk", contexts, self.theta[h])
+        return np.clip(out, 0.0, 1.0)
+
+
+def fit_reward_model(log, lam: float = RIDGE) -> RewardModel:
+    """A ridge regression per arm on the context (with its constant), fitted on each half of
+    the log in time and applied to the OTHER half (cross-fitting: an event's prediction
+    never uses its own reward); each event weighted by 1/propensity (normalised to mean 1 per
+    arm: an adaptive logger's per-arm means are otherwise biased low, measured in
+    benchmarks/ope_coverage.py), shrunk towards that half's mean reward; clipped to [0, 1]."""
     n, K = log.n_events, log.n_arms
     X, r, arm = log.contexts, log.reward, log.arm
     iw = 1.0 / propensities(log)
-    half = np.arange(n) >= n // 2
-    out = np.empty((n, K))
+    split = n // 2
+    second = np.arange(n) >= split
     p = X.shape[1]
-    for h in (False, True):
-        fit, apply = half != h, half == h
+    base, theta = np.zeros(2), np.zeros((2, K, p))
+    for h in (0, 1):
+        fit = second != bool(h)  # half h is predicted from the other half
         if not fit.any():
-            fit = apply
-        base = float(r[fit].mean())
+            fit = ~fit
+        base[h] = float(r[fit].mean())
         for a in range(K):
             sel = fit & (arm == a)
-            Xa, ya, wa = X[sel], r[sel] - base, iw[sel] / iw[sel].mean() if sel.any() else 0
-            theta = np.linalg.solve((Xa.T * wa) @ Xa + lam * np.eye(p), (Xa.T * wa) @ ya)
-            out[apply, a] = base + X[apply] @ theta
-    return np.clip(out, 0.0, 1.0)
+            Xa, ya = X[sel], r[sel] - base[h]
+            wa = iw[sel] / iw[sel].mean() if sel.any() else iw[sel]
+            theta[h, a] = np.linalg.solve((Xa.T * wa) @ Xa + lam * np.eye(p), (Xa.T * wa) @ ya)
+    return RewardModel(base, theta, split)
+
+
+def reward_model(log, lam: float = RIDGE) -> np.ndarray:
+    """r^(x_t, a) for every event and arm, shape (n, K): :func:`fit_reward_model` applied to
+    the whole log."""
+    model = fit_reward_model(log, lam)
+    return model.predict(log.contexts, np.arange(log.n_events))
 
 
 def _check_finite(log, w: np.ndarray) -> None:
@@ -107,22 +132,31 @@ def run_terms(
     ``ess_draw``: the ESS of IPS on the realised draw (what it was before pi); ``pi_known``.
     """
     n, K = log.n_events, log.n_arms
-    r, a = log.reward, log.arm
+    if pi is None and drawn is None:
+        raise ValueError("run_terms needs pi or the realised draws")
+    known = pi is not None
+    if pi is None:
+        pi = np.zeros((n, K))
+        pi[np.arange(n), drawn] = 1.0
+    t = np.arange(n)
+    return event_terms(log, keep, pi[t, log.arm], (pi * rhat).sum(axis=1), rhat[t, log.arm], known)
+
+
+def event_terms(
+    log, keep: np.ndarray, pi_a: np.ndarray, dm: np.ndarray, rhat_a: np.ndarray, pi_known: bool
+) -> dict:
+    """:func:`run_terms` from per-event arrays, shape (n,) each: ``pi_a`` = pi_t(a_t | x_t),
+    ``dm`` = sum_a pi_t(a | x_t) r^(x_t, a), ``rhat_a`` = r^(x_t, a_t) (memory O(n), not
+    O(n K))."""
+    n = log.n_events
+    r = log.reward
     prop = propensities(log)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         inv = 1.0 / prop
     _check_finite(log, inv)
-    pi_known = pi is not None
-    if pi is None and drawn is None:
-        raise ValueError("run_terms needs pi or the realised draws")
-    if pi is None:
-        pi = np.zeros((n, K))
-        pi[np.arange(n), drawn] = 1.0
-    pi_a = pi[np.arange(n), a]
     w = pi_a * inv
     w_draw = keep * inv
-    dm = (pi * rhat).sum(axis=1)
-    dr = dm + w * (r - rhat[np.arange(n), a])
+    dr = dm + w * (r - rhat_a)
     values = dict(
         r_keep=r * keep, n_keep=keep.astype(float), wr=w * r, w=w, one=np.ones(n), dm=dm, dr=dr
     )
@@ -150,9 +184,29 @@ def run_terms(
     return out
 
 
+def model_at(model: RewardModel, log, arms: np.ndarray, chunk: int = 65_536) -> np.ndarray:
+    """r^(x_t, arms[t]) for every event, shape (n,), computed by chunks (memory O(chunk K))."""
+    out = np.empty(log.n_events)
+    for s in range(0, log.n_events, chunk):
+        idx = np.arange(s, min(s + chunk, log.n_events))
+        pred = model.predict(log.contexts[idx], idx)
+        out[idx] = pred[np.arange(len(idx)), arms[idx]]
+    return out
+
+
 def _ess(w: np.ndarray) -> float:
     sw, sw2 = float(w.sum()), float((w * w).sum())
     return sw * sw / sw2 if sw2 > 0 else 0.0
 
 
-__all__ = ["reward_model", "run_terms", "propensities", "RATIOS", "RIDGE"]
+__all__ = [
+    "RewardModel",
+    "fit_reward_model",
+    "reward_model",
+    "run_terms",
+    "event_terms",
+    "model_at",
+    "propensities",
+    "RATIOS",
+    "RIDGE",
+]

@@ -24,7 +24,14 @@ from ..defaults import default_params
 from ..errors import SpecError
 from ..specs import LIMITS, PolicySpec, policy_specs
 from ..stats import ci95_halfwidth
-from .estimators import RATIOS, _check_finite, propensities, reward_model, run_terms
+from .estimators import (
+    RATIOS,
+    _check_finite,
+    event_terms,
+    fit_reward_model,
+    model_at,
+    propensities,
+)
 from .intervals import block_bootstrap, events_needed, reported_interval, wilson
 from .policy_probs import ProbRecorder
 from .replay import _check_policy, build_policy, replay_fast, replay_reference
@@ -88,18 +95,23 @@ def offline_specs(names=None) -> tuple[PolicySpec, ...]:
 
 @functools.lru_cache(maxsize=2)
 def _model(log):
-    return reward_model(log)
+    return fit_reward_model(log)
 
 
 def run_one(log, spec: PolicySpec, seed: int, k: int, fast: bool = True) -> dict:
     """One (policy, seed) run: the replay (the policy learns on its kept events), pi_t at
     every event, and :func:`~allseason.logs.estimators.run_terms`."""
     policy = build_policy(spec, log, seed, k)
-    rec = ProbRecorder(log)
+    model = _model(log)
+    rec = ProbRecorder(log, model)
     drawn = np.zeros(log.n_events, dtype=np.int64)
     replay = replay_fast if fast else replay_reference
     keep = replay(policy, log, on_state=rec.segment, drawn=drawn)
-    return run_terms(log, keep, rec.result(), _model(log), drawn)
+    if rec.known:
+        pi_a, dm = rec.pi_a, rec.dm
+    else:  # pi unknown: the realised draw's indicator
+        pi_a, dm = (drawn == log.arm).astype(float), model_at(model, log, drawn)
+    return event_terms(log, keep, pi_a, dm, model_at(model, log, log.arm), rec.known)
 
 
 def replay_job(job) -> dict:

@@ -289,16 +289,25 @@ def state_probs(state: PosteriorState, contexts: np.ndarray) -> np.ndarray:
 class ProbRecorder:
     """Collects pi_t(. | x_t) during a replay: :meth:`segment` is called with the policy and
     the events [start, stop) that it decides with its current state; contexts repeated
-    within a segment are computed once. :meth:`result` gives pi, shape (n, K), or None for a
-    policy whose pi is unknown."""
+    within a segment are computed once.
 
-    def __init__(self, log):
+    Without ``model``, :attr:`pi` holds pi, shape (n, K). With a reward model
+    (:class:`~allseason.logs.estimators.RewardModel`) only what the estimators need is kept,
+    memory O(n): :attr:`pi_a` = pi_t(a_t | x_t) and :attr:`dm` = sum_a pi_t(a) r^(x_t, a).
+    :attr:`known` is False for a policy whose pi is unknown (its realised draw is used)."""
+
+    def __init__(self, log, model=None):
         self.log = log
         self.K = log.n_arms
         self.p = log.contexts.shape[1]
         self.uniq, self.code = np.unique(log.contexts, axis=0, return_inverse=True)
         self.code = self.code.reshape(-1)
-        self.pi = np.empty((log.n_events, self.K))
+        self.model = model
+        n = log.n_events
+        if model is None:
+            self.pi = np.empty((n, self.K))
+        else:
+            self.pi_a, self.dm = np.empty(n), np.empty(n)
         self.known = True
 
     def segment(self, policy, start: int, stop: int) -> None:
@@ -309,15 +318,26 @@ class ProbRecorder:
             self.known = False
             return
         if state.kind == "uniform":
-            self.pi[start:stop] = 1.0 / self.K
+            self._store(start, stop, np.full((1, self.K), 1.0 / self.K))
+        elif len(self.uniq) == 1:  # no context: one distribution for the whole segment
+            self._store(start, stop, state_probs(state, self.uniq))
+        else:
+            codes, inv = np.unique(self.code[start:stop], return_inverse=True)
+            self._store(start, stop, state_probs(state, self.uniq[codes])[inv.reshape(-1)])
+
+    def _store(self, start: int, stop: int, rows: np.ndarray) -> None:
+        """rows: pi of the events [start, stop), shape (stop - start, K) or (1, K)."""
+        m = stop - start
+        rows = np.broadcast_to(rows, (m, self.K))
+        if self.model is None:
+            self.pi[start:stop] = rows
             return
-        if len(self.uniq) == 1:  # no context: one distribution for the whole segment
-            self.pi[start:stop] = state_probs(state, self.uniq)[0]
-            return
-        codes, inv = np.unique(self.code[start:stop], return_inverse=True)
-        self.pi[start:stop] = state_probs(state, self.uniq[codes])[inv.reshape(-1)]
+        self.pi_a[start:stop] = rows[np.arange(m), self.log.arm[start:stop]]
+        rhat = self.model.predict(self.log.contexts[start:stop], np.arange(start, stop))
+        self.dm[start:stop] = (rows * rhat).sum(axis=1)
 
     def result(self) -> np.ndarray | None:
+        """pi, shape (n, K) (no model), or None when it is unknown."""
         return self.pi if self.known else None
 
 
