@@ -255,6 +255,12 @@ def show_log(source: dict, log: api.Log) -> None:
             )
         bar.empty()
         st.session_state[RESULT] = (key, "log", result)
+    show_log_results(log, result)
+
+
+def show_log_results(log: api.Log, result: api.OfflineResult) -> None:
+    """The logger's own value, the estimator chosen, the too-sparse warning with the events
+    that would decide, the table, the figure and the CSV."""
     rows = result.summary()
     logger = rows[0]
     st.markdown(
@@ -418,6 +424,7 @@ __all__ = [
     "page_body",
     "upload_section",
     "show_log",
+    "show_log_results",
     "show_table",
     "SOURCE",
     "RESULT",
