@@ -295,84 +295,42 @@ def cmd_replay(args) -> int:
     if out_path is not None:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         frame.to_csv(out_path, index=False)
-        print(f"results written to {out_path}")
+        print(f"results written to {out_path}", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 
 def _replay_log(log, args):
-    from .logs import offline
+    from .logs import report
 
-    specs = api.offline_specs(args.policies)
-    print(
-        f"log: {log.n_events:,} events, {log.n_arms} arms, d = {log.d} "
-        f"({', '.join(log.context_names) or 'no context: one-hot arms'}); logging "
-        + (
-            "uniform (no propensity column: assumed)"
-            if log.propensity is None
-            else "uniform (equal propensities)"
-            if log.uniform
-            else "NOT uniform (propensities differ): replay is biased, read IPS"
-        )
-        + (f"; ignored columns: {', '.join(log.ignored)}" if log.ignored else "")
-        + (f"; {'; '.join(log.notes)}" if log.notes else "")
-    )
+    out = sys.stderr if args.json else sys.stdout  # --json: only the JSON on stdout
+    print(report.log_line(log), file=out)
     api.warm_up()
-    t0 = time.perf_counter()
 
     def progress(done, total):
         if sys.stderr.isatty():
             print(f"\r{done}/{total} replays", end="", file=sys.stderr)
 
-    result = api.evaluate(log, specs, args.seeds, args.seed, progress=progress, processes=True)
+    executor = dict(processes=args.processes or True)
+    if args.workers is not None or args.scheduler is not None:
+        executor = dict(dask_workers=args.workers, scheduler=args.scheduler)
+    try:
+        result = api.evaluate(
+            log,
+            api.offline_specs(args.policies),
+            args.seeds,
+            args.seed,
+            progress=progress,
+            **executor,
+        )
+    except sweeps.SweepError as e:
+        raise CliError(str(e)) from None
     if sys.stderr.isatty():
         print("\r" + " " * 30 + "\r", end="", file=sys.stderr)
-    frame = result.frame()
     if args.json:
-        print(
-            json.dumps(
-                {
-                    "rows": [
-                        {
-                            k: (None if isinstance(v, float) and not math.isfinite(v) else v)
-                            for k, v in r.items()
-                        }
-                        for r in result.summary()
-                    ],
-                    "too_sparse": result.sparsity(),
-                    "seconds": result.seconds,
-                },
-                indent=2,
-            )
-        )
-        return frame
-    width = max(16, *(len(s.label) for s in specs))
-    for method in result.methods:
-        what = "kept" if method == "replay" else "ESS"
-        print(f"\n{offline.METHOD_TITLES[method]}")
-        print(
-            f"{'policy':<{width}} {what:>9} {'estimate':>9} {'95% interval':>22} "
-            f"{'± seeds (t)':>11}"
-        )
-        for r in (r for r in result.summary() if r["method"] == method):
-            interval = f"[{r['low']:.4f}, {r['high']:.4f}]"
-            print(
-                f"{r['policy']:<{width}} {r['events']:>9,.0f} {r['estimate']:>9.4f} "
-                f"{interval:>22} {r['ci_seeds']:>11.4f}"
-            )
-    print(
-        f"\n{args.seeds} seeds in {time.perf_counter() - t0:.1f} s. 95% interval: the "
-        f"estimate ± Student's t x the per-event standard error (the log's noise); ± seeds: "
-        f"Student's t interval over the {args.seeds} replay seeds (the policy's own draws)."
-    )
-    reasons = result.sparsity()
-    if reasons:
-        print(
-            f"TOO SPARSE to decide anything (fewer than {offline.MIN_EVENTS} kept events or "
-            f"ESS, or all intervals overlap):"
-        )
-        for reason in reasons:
-            print(f"  - {reason}")
-    return frame
+        print(json.dumps(report.json_report(result), indent=2, allow_nan=False))
+    else:
+        print(report.text_report(result))
+    return result.frame()
 
 
 def _replay_table(table, args):
@@ -584,7 +542,25 @@ def build_parser() -> argparse.ArgumentParser:
         default=10,
         help="table: customers (steps) per period (10)",
     )
-    rep.add_argument("--json", action="store_true", help="log: print the results as JSON")
+    rep.add_argument(
+        "--json",
+        action="store_true",
+        help="log: print the results as one JSON document on stdout (everything else on stderr)",
+    )
+    rep.add_argument(
+        "--processes", type=int, default=None, help="log: local worker processes (every core)"
+    )
+    rep.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="log: a Dask LocalCluster of N single-threaded workers (as `sweep`)",
+    )
+    rep.add_argument(
+        "--scheduler",
+        default=None,
+        help="log: a running Dask scheduler, e.g. tcp://host:8786 (as `sweep`)",
+    )
     rep.add_argument(
         "--out",
         metavar="NAME.csv",

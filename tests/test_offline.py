@@ -13,6 +13,13 @@ from allseason.policies import RandomPolicy
 from allseason.policies.base import Policy
 
 
+def estimates(keep, log) -> dict:
+    """The estimates of one run from its kept mask alone (a draw that matches the logged
+    arm exactly on the kept events; pi: that draw's one-hot)."""
+    drawn = np.where(keep, log.arm, (log.arm + 1) % log.n_arms)
+    return offline.run_terms(log, keep, None, offline.reward_model(log), drawn)
+
+
 def log_of(arms, rewards, propensity=None, context=None) -> offline.Log:
     lines = [
         "timestamp,arm,reward"
@@ -80,7 +87,7 @@ def test_replay_matches_a_hand_computation(replay):
     policy = AlwaysOne(log.d)
     keep = replay(policy, log)
     assert keep.tolist() == [False, True, True, False, True, False]
-    est = offline.estimates(keep, log)
+    est = estimates(keep, log)
     assert est["kept"] == 3 and est["replay"] == pytest.approx(1 / 3)
     if replay is offline.replay_reference:
         return
@@ -97,7 +104,7 @@ def test_replay_of_a_learning_stub_by_hand(replay):
     log = log_of([0, 2, 1, 0, 1, 1, 2], [0, 1, 1, 1, 0, 0, 1])
     keep = replay(Greedy(log.d), log)
     assert np.flatnonzero(keep).tolist() == [0, 2, 4, 5, 6]
-    assert offline.estimates(keep, log)["replay"] == pytest.approx(2 / 5)
+    assert estimates(keep, log)["replay"] == pytest.approx(2 / 5)
 
 
 def test_random_policy_replay_by_hand():
@@ -109,7 +116,7 @@ def test_random_policy_replay_by_hand():
     u = np.random.default_rng(11).spawn(2)[0].random(200)
     expect = np.minimum((u * 3).astype(int), 2) == arms
     assert np.array_equal(offline.replay_fast(policy, log), expect)
-    assert offline.estimates(expect, log)["replay"] == pytest.approx(rewards[expect].mean())
+    assert estimates(expect, log)["replay"] == pytest.approx(rewards[expect].mean())
 
 
 def test_fast_replay_is_the_step_by_step_replay_for_every_default_contestant():
@@ -128,29 +135,30 @@ def test_fast_replay_is_the_step_by_step_replay_for_every_default_contestant():
         assert 0.15 * n < a.sum() < 0.4 * n
 
 
-def test_ips_is_unbiased_on_a_log_whose_true_value_is_known():
+def test_ips_with_pi_covers_a_known_true_value():
     # logging policy: arm k with probability q_k (not uniform); rewards Bernoulli(mu_k);
-    # the evaluated policy is uniform random, so its true value is mean(mu) = 0.45
+    # the evaluated policy is uniform random (pi = 1/3 exactly), true value mean(mu) = 0.45
     q, mu = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.5, 0.65])
     truth = mu.mean()
-    hits = {"ips": 0, "snips": 0}
+    hits = {"ips": 0, "snips": 0, "dr": 0, "dm": 0}
     errors = []
-    for rep in range(100):
+    for rep in range(60):
         rng = np.random.default_rng(1000 + rep)
         arms = rng.choice(3, size=1500, p=q)
         rewards = (rng.random(1500) < mu[arms]).astype(int)
         log = log_of(arms, rewards, propensity=q[arms])
-        keep = offline.replay_fast(RandomPolicy(log.d, rng=rep), log)
-        est = offline.estimates(keep, log)
+        result = api.evaluate(log, ["random"], n_seeds=1, seed=rep, workers=1)
+        rows = {r["method"]: r for r in result.summary()}
         for m in hits:
-            half = offline.t_quantile(max(int(est[f"{m}_n"]), 2)) * est[f"{m}_se"]
-            hits[m] += abs(est[m] - truth) <= half
-        errors.append(est["ips"] - truth)
-    assert hits["ips"] >= 90 and hits["snips"] >= 90, hits
-    # and the mean error over the 100 logs is within its own t interval of 0
-    assert abs(np.mean(errors)) <= 2 * np.std(errors, ddof=1) / 10
-    # replay on this NON-uniform log is biased towards the logger's favourite arm
+            hits[m] += rows[m]["low"] <= truth <= rows[m]["high"]
+        errors.append(rows["ips"]["estimate"] - truth)
+        # pi = 1/3 at every event: IPS is exactly mean(r / (3 p))
+        assert rows["ips"]["estimate"] == pytest.approx(np.mean(rewards / (3 * q[arms])))
+    assert min(hits.values()) >= 53, hits  # >= 88% of 60
+    assert abs(np.mean(errors)) <= 2.5 * np.std(errors, ddof=1) / np.sqrt(60)
     assert not log.uniform
+    assert result.methods[0] == "ips" and result.methods[-1] == "replay"  # replay last
+    assert [r for r in result.summary() if r["method"] == "replay"][0]["biased"]
 
 
 def test_obd_example_kept_events_and_the_sparsity_warning():
@@ -160,6 +168,9 @@ def test_obd_example_kept_events_and_the_sparsity_warning():
     assert 0.003 < log.reward.mean() < 0.007  # sparse clicks, as in the OBD
     result = api.evaluate(log, n_seeds=3)
     rows = result.summary()
+    assert rows[0]["policy"] == offline.LOGGER and rows[0]["method"] == "logged"
+    assert rows[0]["estimate"] == pytest.approx(log.reward.mean())
+    assert rows[0]["low"] < rows[0]["estimate"] < rows[0]["high"]
     replay = [r for r in rows if r["method"] == "replay"]
     assert len(replay) == len(api.OFFLINE_POLICIES)
     for r in replay:  # uniform logging over 10 items: about a tenth of the events kept
@@ -167,11 +178,12 @@ def test_obd_example_kept_events_and_the_sparsity_warning():
         assert r["low"] <= r["estimate"] <= r["high"]
     reasons = result.sparsity()
     assert any("no policy can be told from another" in r for r in reasons)
-    # with uniform propensities, self-normalised IPS is replay and ESS the kept count
-    snips = {r["policy"]: r for r in rows if r["method"] == "snips"}
-    for r in replay:
-        assert snips[r["policy"]]["estimate"] == pytest.approx(r["estimate"])
-        assert snips[r["policy"]]["events"] == pytest.approx(r["events"])
+    # with pi in place of the realised draw, the ESS grows from the kept count
+    for r in rows:
+        if r["method"] in ("ips", "snips", "dr"):
+            assert r["events"] > 2 * r["ess_draw"], r
+        if r["method"] != "logged":
+            assert 0 <= r["low"] < r["high"] <= 1, r  # never zero width, never outside [0, 1]
 
 
 def test_a_small_log_is_too_sparse_and_a_clear_one_is_not():
@@ -207,3 +219,11 @@ def test_nanosecond_timestamps_stay_distinct_and_events_are_sorted():
     assert log.timestamp.tolist() == [1700000000000000001, 1700000000000000002]
     assert log.arm.tolist() == [0, 1] and log.row.tolist() == [3, 2]
     assert any("events sorted by timestamp" in n for n in log.notes)
+
+
+def test_results_do_not_depend_on_the_executor():
+    """Threads in this process, or the sweep engine's local process pool: the same table."""
+    log = api.read_user_file(examples.obd_log(n_rows=1500))
+    a = api.evaluate(log, ["allseason-sw", "random"], n_seeds=2, workers=1).frame()
+    b = api.evaluate(log, ["allseason-sw", "random"], n_seeds=2, processes=2).frame()
+    assert a.equals(b)

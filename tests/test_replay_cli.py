@@ -4,9 +4,11 @@ written outside the results folder."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from allseason.cli import main
@@ -165,7 +167,7 @@ def test_out_writes_inside_the_results_folder(tmp_path, capsys, monkeypatch):
         == 0
     )
     written = tmp_path / "results" / "replay" / "mine.csv"
-    assert written.read_text().startswith("policy,method,events,estimate")
+    assert written.read_text().startswith("policy,method,events,ess_draw,estimate")
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == ["log.csv", "mine.csv"]
 
 
@@ -197,3 +199,58 @@ def test_the_real_command_line():
         text=True,
     )
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_json_is_one_document_on_stdout_and_everything_else_on_stderr(tmp_path, capsys):
+    rc, out, err = run(
+        tmp_path, capsys, examples.obd_log(n_rows=1500), "--policies", "lints,random", "--json"
+    )
+    assert rc == 0, err
+    doc = json.loads(out)  # nothing but the JSON on stdout
+    assert err.startswith("log: 1,500 events")
+    assert doc["rows"][0]["policy"] == "logger" and doc["logger"]["method"] == "logged"
+    assert doc["methods"][0] == "replay"  # uniform logging: replay first
+    assert set(doc["intervals"]) >= {"logged", "replay", "ips", "snips", "dr", "dm"}
+    assert doc["too_sparse"] and doc["decide"]["ips"]["needed"] > 1500
+    for r in doc["rows"]:
+        assert 0 <= r["low"] < r["high"] <= 1
+
+
+def test_non_uniform_log_puts_ips_first_and_labels_replay_biased(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    q = np.array([0.6, 0.3, 0.1])
+    arms = rng.choice(3, size=900, p=q)
+    lines = ["timestamp,arm,reward,propensity"] + [
+        f"{t},{a},{int(rng.random() < 0.3)},{q[a]}" for t, a in enumerate(arms)
+    ]
+    rc, out, err = run(tmp_path, capsys, "\n".join(lines), "--policies", "lints,random")
+    assert rc == 0, err
+    assert out.index("\nIPS;") < out.index("\nreplay (BIASED here")
+    rc, out, err = run(tmp_path, capsys, "\n".join(lines), "--policies", "random", "--json")
+    doc = json.loads(out)
+    assert doc["methods"][0] == "ips" and doc["methods"][-1] == "replay"
+    assert all(r["biased"] == (r["method"] == "replay") for r in doc["rows"])
+
+
+@pytest.mark.parametrize(
+    "content, flags, words",
+    [
+        (
+            LOG.replace("timestamp,arm,reward", "timestamp,arm,reward,propensity")
+            .replace("\n1,0,1", "\n1,0,1,5e-324")
+            .replace("\n2,1,0", "\n2,1,0,0.5")
+            .replace("\n3,1,1", "\n3,1,1,0.5")
+            .replace("\n4,0,0", "\n4,0,0,0.5"),
+            [],
+            "propensity 4.94066e-324",
+        ),
+        (LOG, ["--seed", "-1"], "seed"),
+        (LOG, ["--workers", "0"], "workers"),
+    ],
+)
+def test_non_finite_weights_and_bad_executor_flags_are_one_line(
+    tmp_path, capsys, content, flags, words
+):
+    rc, out, err = run(tmp_path, capsys, content, *flags)
+    assert rc == 2 and words in err and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1

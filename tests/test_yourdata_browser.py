@@ -74,3 +74,40 @@ def test_a_real_open_bandit_dataset_log(server, page):
     assert "9 events share their time with the one before" in text
     page.mouse.move(5, 5)
     shot(page, "yourdata-obd")
+
+
+def test_a_non_uniform_log_shows_the_logger_first_and_ips(server, page, tmp_path):
+    """A Thompson-logged log of 10,000 events (benchmarks/ope_coverage.py's logger; or the
+    file in $YOURDATA_LOG, e.g. the Open Bandit Dataset's bts/all): the logger's row and
+    value first, IPS first among the estimators, replay labelled biased, the decision
+    sentence under the warning; screenshot ``yourdata-nonuniform``."""
+    import os
+    import sys
+
+    import numpy as np
+
+    path = os.environ.get("YOURDATA_LOG")
+    if not path:
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+        import ope_coverage
+
+        log, _, _ = ope_coverage.make_log(np.random.default_rng(0), 10_000, "thompson")
+        lines = ["timestamp,arm,click,propensity"] + [
+            f"{t},item_{a},{int(r)},{p:.6g}"
+            for t, a, r, p in zip(range(log.n_events), log.arm, log.reward, log.propensity)
+        ]
+        path = tmp_path / "thompson-log.csv"
+        Path(path).write_text("\n".join(lines))
+    go(page, server, "Your_data")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+    page.get_by_text("What the log measured", exact=False).first.wait_for()
+    page.get_by_text("Too sparse to decide anything", exact=False).first.wait_for()
+    wait_idle(page)
+    check(page)
+    table = page.locator('[data-testid="stTable"]').first.inner_text()
+    assert "The logger (what the log measured)" in table and "ESS, realised draw" in table
+    assert "block bootstrap" in table
+    assert page.get_by_text("(biased here)", exact=False).count() >= 1
+    assert page.get_by_text("20% better", exact=False).count() >= 1
+    page.mouse.move(5, 5)
+    shot(page, "yourdata-nonuniform")

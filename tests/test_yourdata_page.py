@@ -67,15 +67,22 @@ def test_log_example_gives_the_table_the_warning_and_a_csv():
     assert not at.error
     table = at.table[0].value
     assert list(table.columns)[:2] == ["Policy", "Kept events"]
-    assert len(table) == len(offline.OFFLINE_POLICIES)
+    assert len(table) == 1 + len(offline.OFFLINE_POLICIES)  # the logger's row first
+    assert table.iloc[0]["Policy"].startswith("The logger") and table.index[0] == "log"
+    assert set(table["Interval"].iloc[1:]) == {"Wilson (kept events)"}
     warning = " ".join(w.value for w in at.warning)
     assert "Too sparse to decide anything" in warning and str(offline.MIN_EVENTS) in warning
+    assert "20% better" in warning and "events; the log has 20,000" in warning
+    assert any("What the log measured" in m.value for m in at.markdown)
     assert any("Estimated mean reward" in t for t in titles(at))
     assert "yd_dl" in [b.key for b in at.get("download_button")] or at.get("download_button")
     # three estimators (the example has propensities): switch to IPS
     at.radio(key="yd_method").set_value("ips").run()
     assert_clean(at)
-    assert list(at.table[0].value.columns)[1] == "Effective sample size"
+    ips = at.table[0].value
+    assert list(ips.columns)[1] == "Effective sample size"
+    assert "ESS, realised draw" in ips.columns
+    assert ips["Interval"].iloc[1].startswith("block bootstrap")
 
 
 def test_table_example_races_on_the_users_dates():
@@ -107,7 +114,7 @@ def test_good_upload():
     upload(at, "mine.csv", examples.obd_log(n_rows=1500))
     assert_clean(at)
     assert not at.error
-    assert len(at.table[0].value) == len(offline.OFFLINE_POLICIES)
+    assert len(at.table[0].value) == 1 + len(offline.OFFLINE_POLICIES)
     # fewer than 500 kept events per policy: the warning says so, with the number
     assert "fewer than 500" in " ".join(w.value for w in at.warning)
 

@@ -317,42 +317,62 @@ def show_log(source: dict, log: api.Log) -> None:
             )
         bar.empty()
         st.session_state[RESULT] = (key, "log", result)
+    show_log_results(log, result)
+
+
+def show_log_results(log: api.Log, result: api.OfflineResult) -> None:
+    """The logger's own value, the estimator chosen, the too-sparse warning with the events
+    that would decide, the table, the figure and the CSV."""
     rows = result.summary()
+    logger = rows[0]
+    st.markdown(
+        f"**What the log measured**: the logging policy's own mean reward, "
+        f"**{logger['estimate']:.4f}** over {logger['events']:,.0f} events, 95% interval "
+        f"[{logger['low']:.4f}, {logger['high']:.4f}] (Wilson). The contestants below are "
+        f"estimated against the same log."
+    )
     methods = list(result.methods)
-    method = methods[0]
-    if len(methods) > 1:
-        method = st.radio(
-            "Estimator",
-            methods,
-            horizontal=True,
-            key="yd_method",
-            format_func=lambda m: offline.METHOD_TITLES[m],
-        )
+    method = st.radio(
+        "Estimator",
+        methods,
+        horizontal=True,
+        key="yd_method",
+        format_func=lambda m: (
+            offline.METHOD_TITLES[m]
+            + (" (biased here)" if m == "replay" and not log.uniform else "")
+        ),
+    )
     reasons = result.sparsity([method])
     if reasons:
         st.warning(
             "**Too sparse to decide anything.** "
             + " ".join(r[0].upper() + r[1:] + "." for r in reasons)
-            + f" The rule: a policy kept fewer "
-            f"than {offline.MIN_EVENTS} events (IPS: an effective sample size below "
-            f"{offline.MIN_EVENTS}), or every 95% interval overlaps every other.",
+            + " "
+            + result.decision_text(method)[0].upper()
+            + result.decision_text(method)[1:]
+            + f". The rule: a policy kept fewer than {offline.MIN_EVENTS} events (IPS, "
+            f"SNIPS, DR, DM: an effective sample size below {offline.MIN_EVENTS}), or every "
+            f"95% interval overlaps every other.",
             icon=":material/warning:",
         )
     st.table(voffline.estimates_table(rows, method))
     st.caption(
         (
-            "**Kept events**: events where the policy chose the logged arm; only those count, "
-            "and only on those does the policy learn (replay, Li et al. 2011). "
+            "**Kept events**: events where the policy chose the logged arm; only those count "
+            "(replay, Li et al. 2011). **95% interval**: Wilson on the kept rewards. "
             if method == "replay"
-            else "**Effective sample size**: (Σw)² / Σw², w = 1/propensity on the events where the "
-            "policy's draw matched the logged arm. "
+            else "**Effective sample size**: (Σw)² / Σw², w = π(a|x)/propensity, π the "
+            "policy's own probability of the logged arm; *ESS, realised draw*: the same "
+            "with the indicator of its one draw in place of π. **95% interval**: a "
+            "bootstrap over 100 blocks of consecutive events (the policies adapt), widened "
+            "to at least the Wilson interval at the ESS. "
         )
-        + f"**95% interval**: Student's t × the per-event standard error (the log's own "
-        f"noise). **± over seeds**: Student's t interval over the {result.n_seeds} replay "
+        + f"Every policy learns only on the events where its draw matched the logged arm. "
+        f"**± over seeds**: Student's t interval over the {result.n_seeds} replay "
         f"seeds (the policies' own draws on this log). **Too sparse** (the warning): a "
-        f"policy kept fewer than {offline.MIN_EVENTS} events (⚠), or every interval "
-        f"overlaps every other. The oracles cannot run on a log: it has no true seasons. "
-        f"{result.seconds:.1f} s."
+        f"policy kept fewer than {offline.MIN_EVENTS} events or has an ESS below "
+        f"{offline.MIN_EVENTS} (⚠), or every interval overlaps every other. The oracles "
+        f"cannot run on a log: it has no true seasons. {result.seconds:.1f} s."
     )
     views.chart(
         voffline.estimates_figure(rows, method),
@@ -466,6 +486,7 @@ __all__ = [
     "page_body",
     "upload_section",
     "show_log",
+    "show_log_results",
     "show_table",
     "SOURCE",
     "RESULT",

@@ -1,6 +1,7 @@
 """Your logged data, evaluated offline: the estimates with their 95% intervals, and the table
-the page shows. Input: ``OfflineResult.summary()`` rows (policy, method, events, estimate,
-ci_data, low, high, ci_seeds, n_seeds)."""
+the page shows. Input: ``OfflineResult.summary()`` rows (policy, method, events, ess_draw,
+estimate, low, high, interval, ci_seeds, n_seeds, biased); the first row is the logger's own
+value (method "logged"), shown first in every table and as a band in the figure."""
 
 from __future__ import annotations
 
@@ -9,30 +10,38 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
-from ..logs.offline import METHOD_TITLES, MIN_EVENTS
+from ..logs.offline import INTERVALS, METHOD_TITLES, MIN_EVENTS
 from .style import INK, base_layout, empty_figure, policy_colors, policy_name, policy_symbol
+
+LOGGER_NAME = "The logger (what the log measured)"
 
 
 def estimates_table(rows: list[dict], method: str) -> pd.DataFrame:
-    """One method's rows as display strings, best estimate first (index "Rank")."""
+    """The logger's row (index "log"), then one method's rows as display strings, best
+    estimate first (index "Rank"); every interval says which it is."""
+    logger = [r for r in rows if r["method"] == "logged"]
     block = [r for r in rows if r["method"] == method]
     what = "Kept events" if method == "replay" else "Effective sample size"
-    out = pd.DataFrame(
-        {
-            "Policy": [policy_name(r["policy"]) for r in block],
-            what: [
-                f"{r['events']:,.0f}" + (" ⚠" if not r["events"] >= MIN_EVENTS else "")
-                for r in block
-            ],
-            "Estimate (mean reward)": [_num(r["estimate"]) for r in block],
-            "95% interval": [f"[{_num(r['low'])}, {_num(r['high'])}]" for r in block],
-            "± over seeds (t)": [
-                ("—" if r["n_seeds"] < 2 else f"± {r['ci_seeds']:.4f}") for r in block
-            ],
-        },
-        index=pd.Index([str(i + 1) for i in range(len(block))], name="Rank"),
-    )
-    return out
+    draw = method in ("ips", "snips", "dr")
+
+    def cells(r, is_logger):
+        out = {
+            "Policy": LOGGER_NAME if is_logger else policy_name(r["policy"]),
+            what: f"{r['events']:,.0f}" + ("" if is_logger or r["events"] >= MIN_EVENTS else " ⚠"),
+            "Estimate (mean reward)": _num(r["estimate"]),
+            "95% interval": f"[{_num(r['low'])}, {_num(r['high'])}]",
+            "Interval": r["interval"],
+            "± over seeds (t)": (
+                "—" if is_logger or r["n_seeds"] < 2 else f"± {r['ci_seeds']:.4f}"
+            ),
+        }
+        if draw:
+            out["ESS, realised draw"] = "—" if r["ess_draw"] is None else f"{r['ess_draw']:,.0f}"
+        return out
+
+    records = [cells(r, True) for r in logger] + [cells(r, False) for r in block]
+    index = ["log"] * len(logger) + [str(i + 1) for i in range(len(block))]
+    return pd.DataFrame(records, index=pd.Index(index, name="Rank"))
 
 
 def _num(v) -> str:
@@ -43,8 +52,11 @@ def estimates_figure(rows: list[dict], method: str) -> go.Figure:
     """Each policy's estimate (a dot, its usual colour and symbol) with its 95% interval (a
     bar), best on top; a dotted line at the largest lower end: intervals that reach it
     cannot be told from the best."""
-    block = [r for r in rows if r["method"] == method and math.isfinite(r["estimate"])]
-    title = f"Estimated mean reward per step, {METHOD_TITLES[method]}"
+    block = [r for r in rows if r["method"] == method and r["estimate"] is not None]
+    logger = next((r for r in rows if r["method"] == "logged"), None)
+    title = f"Estimated mean reward per step, {METHOD_TITLES[method]}" + (
+        " (biased here: the logging is not uniform)" if block and block[0]["biased"] else ""
+    )
     if not block:
         return empty_figure("No estimate: no policy kept an event.", title)
     colors = policy_colors([r["policy"] for r in block])
@@ -81,6 +93,17 @@ def estimates_figure(rows: list[dict], method: str) -> go.Figure:
                 ),
             )
         )
+    if logger is not None:
+        fig.add_vrect(
+            x0=logger["low"],
+            x1=logger["high"],
+            fillcolor=INK,
+            opacity=0.08,
+            line_width=0,
+            annotation_text=f"the logger: {logger['estimate']:.4f}",
+            annotation_position="bottom left",
+            annotation_font_size=12,
+        )
     best_low = max(r["low"] for r in block)
     fig.add_vline(
         x=best_low,
@@ -94,8 +117,8 @@ def estimates_figure(rows: list[dict], method: str) -> go.Figure:
             title,
             "mean reward per step",
             None,
-            subtitle="dot: the estimate (mean over replay seeds); bar: its 95% interval, which "
-            "counts the log's own noise",
+            subtitle=f"dot: estimate (mean over seeds); bar: 95% interval, {INTERVALS[method]}; "
+            "grey band: the logger (Wilson)",
             height=max(280, 110 + 46 * len(block)),
             showlegend=False,
         )
