@@ -40,7 +40,7 @@ from .defaults import (
 from .envs import PRESETS, preset
 from .envs.datasets import DataUnavailable
 from .envs.patterns import Pattern
-from .limits import upload_cap_mb
+from .limits import APP_LIMITS, LIMITS, MAX_INPUT_BYTES, Limits, upload_cap_mb
 from .links import QUERY_FIELDS, decode_batch, encode_batch
 from .logs.offline import (
     MIN_EVENTS,
@@ -59,10 +59,6 @@ from .sim import RaceResult, iter_race, run_race
 from .sim.live import LIVE_POLICIES, LiveFrame, LiveRun
 from .sim.runner import posterior_history
 from .specs import (
-    APP_LIMITS,
-    LIMITS,
-    MAX_INPUT_BYTES,
-    Limits,
     PolicySpec,
     Race,
     Rejected,

@@ -213,7 +213,8 @@ def test_out_of_range_integers_carry_their_bounds():
 
 # --- limits: the engine's and the app's, one validator -----------------------------------------
 def test_race_checked_is_the_one_check_of_a_races_settings():
-    from allseason.specs import APP_LIMITS, Race, Scenario, policy_specs
+    from allseason.limits import APP_LIMITS
+    from allseason.specs import Race, Scenario, policy_specs
 
     def field_of(*args) -> str:
         with pytest.raises(SpecError) as err:
@@ -238,7 +239,8 @@ def test_race_checked_is_the_one_check_of_a_races_settings():
 
 
 def test_the_limits_given_are_the_limits_quoted():
-    from allseason.specs import APP_LIMITS, Race, Scenario, check_limits, parse_scenario
+    from allseason.limits import APP_LIMITS
+    from allseason.specs import Race, Scenario, check_limits, parse_scenario
 
     with pytest.raises(SpecError, match="at most 50,000 steps in this app") as err:
         parse_scenario({"preset": "regular", "horizon": "1000000"}, "query", limits=APP_LIMITS)
