@@ -241,7 +241,7 @@ def cli_run(rng):
 
 
 def cli_sweep(rng, folder: Path):
-    from allseason.sweeps import cli_sweep
+    from allseason.cli.sweep import cli_sweep
 
     pick = lambda good: good if rng.random() < 0.6 else value(rng)  # noqa: E731
     doc = {

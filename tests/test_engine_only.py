@@ -28,7 +28,7 @@ PKG = ROOT / "allseason"
 REFUSED = ("streamlit", "plotly")
 # the engine's modules that import allseason.viz, lazily, for a figure a command draws on
 # demand, and say what to install without it
-VIZ_ON_DEMAND = {"allseason.sweeps.cli": "report's HTML plot (needs plotly)"}
+VIZ_ON_DEMAND = {"allseason.cli.sweep": "report's HTML plot (needs plotly)"}
 
 PRELUDE = textwrap.dedent(
     f"""

@@ -14,7 +14,8 @@ import sys
 import pytest
 
 from allseason import files, limits
-from allseason.cli import CliError, _check_finite, main
+from allseason.cli import CliError, main
+from allseason.cli.run import _check_finite
 
 
 def _one_line_exit_2(argv, capsys) -> str:

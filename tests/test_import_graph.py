@@ -84,7 +84,7 @@ def test_the_cycle_finder_finds_a_cycle():
 
 
 def test_edges_resolve_relative_imports():
-    assert "allseason.paper.tables_snapshot" in _edges("allseason.paper.cli", True)
+    assert "allseason.paper.tables_snapshot" in _edges("allseason.cli.paper", True)
     assert "allseason.paper.reproduce" in _edges("allseason.paper.tables_snapshot", False)
     assert "allseason.sweeps.store" in _edges("allseason.paper.runs", True)
 

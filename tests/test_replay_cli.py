@@ -242,7 +242,7 @@ def test_non_uniform_log_puts_ips_first_and_labels_replay_biased(tmp_path, capsy
             .replace("\n3,1,1", "\n3,1,1,0.5")
             .replace("\n4,0,0", "\n4,0,0,0.5"),
             [],
-            "propensity 4.94066e-324",
+            "column propensity: 4.94066e-324",
         ),
         (LOG, ["--seed", "-1"], "seed"),
         (LOG, ["--workers", "0"], "workers"),

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from allseason import api, sweeps
+from allseason.cli.sweep import cli_report, cli_sweep
 from allseason.specs import SpecError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -164,12 +165,12 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys):
         [],
     ]
     for argv in cases:
-        assert sweeps.cli_sweep(argv) == 2, argv
+        assert cli_sweep(argv) == 2, argv
         err = capsys.readouterr().err.strip()
         assert err.startswith("error: ") and "\n" not in err and "Traceback" not in err, err
-    assert "policies[1].name" in _last_error(sweeps.cli_sweep, [str(wrong)], capsys)
-    assert sweeps.cli_report([str(tmp_path / "nowhere")]) == 2
-    assert sweeps.cli_report([str(tmp_path)]) == 2  # a folder without results
+    assert "policies[1].name" in _last_error(cli_sweep, [str(wrong)], capsys)
+    assert cli_report([str(tmp_path / "nowhere")]) == 2
+    assert cli_report([str(tmp_path)]) == 2  # a folder without results
     assert "Traceback" not in capsys.readouterr().err
 
 
@@ -281,7 +282,7 @@ KILL = {
         {"name": "allseason-disc", "grid": {"gamma": [0.9, 0.95]}},
     ],
 }
-CLI = "import sys; from allseason.sweeps import cli_sweep; sys.exit(cli_sweep(sys.argv[1:]))"
+CLI = "import sys; from allseason.cli.sweep import cli_sweep; sys.exit(cli_sweep(sys.argv[1:]))"
 
 
 def _stored_count(db: Path) -> int:
@@ -361,9 +362,7 @@ def test_killed_sweep_resumes_without_losing_or_repeating_runs(tmp_path):
 def test_report_prints_best_settings_and_writes_html(pool_sweep, tmp_path, capsys):
     spec, folder = pool_sweep
     html = tmp_path / "r.html"
-    assert (
-        sweeps.cli_report([str(folder), "--html", str(html), "--csv", str(tmp_path / "s.csv")]) == 0
-    )
+    assert cli_report([str(folder), "--html", str(html), "--csv", str(tmp_path / "s.csv")]) == 0
     out = capsys.readouterr().out
     assert "20 of 20 runs stored (complete)" in out
     for label in ("sw-lints", "allseason-sw", "D-LinTS 0.9"):
@@ -433,11 +432,11 @@ def test_report_keeps_to_the_last_sweep_unless_all(pool_sweep, tmp_path, capsys)
     subset = sweeps.SweepSpec.from_dict({**SMALL, "seeds": 1, "policies": SMALL["policies"][:1]})
     outcome = sweeps.run_sweep(subset, copy, progress=False)  # all stored: no work
     assert outcome.n_ran == 0 and outcome.n_stored_before == 4
-    assert sweeps.cli_report([str(copy), "--no-html"]) == 0
+    assert cli_report([str(copy), "--no-html"]) == 0
     out = capsys.readouterr().out
     assert "4 of 4 runs stored (complete)" in out and "16 runs of other sweeps" in out
     assert "allseason-sw" not in out
-    assert sweeps.cli_report([str(copy), "--no-html", "--all"]) == 0
+    assert cli_report([str(copy), "--no-html", "--all"]) == 0
     assert "allseason-sw" in capsys.readouterr().out
 
 

@@ -7,5 +7,5 @@
   (``mnist_snapshot.json``);
 - :mod:`.convergence`: LinTS's convergence on MNIST (``convergence.json``);
 - :mod:`.data`: MNIST and Fashion-MNIST, read from where the installers put them;
-- :mod:`.cli`: ``python -m allseason paper``.
+- the command ``python -m allseason paper``: :mod:`allseason.cli.paper`.
 """

@@ -76,14 +76,13 @@ go to the same store file (table ``paper_runs``) through the same executor
 (:func:`run_jobs`) under the same folder lock.
 
 Modules: ``spec`` (SweepSpec, PolicyGrid, Unit), ``store`` (ResultStore and the tables,
-results_root), ``execute`` (run_unit, run_jobs, run_sweep), ``cli`` (cli_sweep,
-cli_report). Importing this package
+results_root), ``execute`` (run_unit, run_jobs, run_sweep), ``report`` (report_text); the commands
+``sweep`` and ``report``: :mod:`allseason.cli.sweep`. Importing this package
 loads neither dask nor plotly nor pandas.
 """
 
 from __future__ import annotations
 
-from .cli import cli_report, cli_sweep, report_text
 from .execute import (
     AUDIT_ENV,
     JobsOutcome,
@@ -95,6 +94,7 @@ from .execute import (
     run_sweep,
     run_unit,
 )
+from .report import report_text
 from .spec import (
     METRICS,
     SWEEP_LIMITS,
@@ -141,8 +141,6 @@ __all__ = [
     "describe_scenario",
     "describe_params",
     "canonical_json",
-    "cli_sweep",
-    "cli_report",
     "run_jobs",
     "run_missing",
     "JobsOutcome",

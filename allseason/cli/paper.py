@@ -13,13 +13,13 @@ import sys
 import time
 
 from ..envs.classification import HORIZON, TABLE_KEYS
+from ..paper import tables_snapshot as paper_snapshot
+from ..paper.protocol import SEEDS, VALIDATIONS, Protocol
+from ..paper.report import format_comparison, format_side_by_side
+from ..paper.runs import RunsFailed, reproduce_protocols, results_dir
 from ..sweeps.execute import SweepError
 from ..sweeps.flags import add_executor_flags, executor_from_args
 from ..sweeps.store import STORE_FILE
-from . import tables_snapshot as paper_snapshot
-from .protocol import SEEDS, VALIDATIONS, Protocol
-from .report import format_comparison, format_side_by_side
-from .runs import RunsFailed, reproduce_protocols, results_dir
 
 
 def cli(argv: list[str]) -> int:

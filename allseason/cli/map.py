@@ -16,7 +16,7 @@ from pathlib import Path
 from ..specs import SpecError
 from ..sweeps.execute import SweepError
 from ..sweeps.store import results_root
-from .grid import MapGrid, run_map
+from ..worldmap.grid import MapGrid, run_map
 
 MAP_FILE = "map.json"
 
@@ -91,7 +91,7 @@ def compute(
     (``snapshot["screening"]``, in ``out/screening``); with ``worlds``, the named worlds
     checked on it (``snapshot["worlds"]``); (None, outcome) when interrupted or a run
     failed."""
-    from .worlds import check_named
+    from ..worldmap.worlds import check_named
 
     t0 = time.perf_counter()
     snap, res = run_map(grid, out, **kw)
@@ -99,7 +99,7 @@ def compute(
         return None, res
     snap["seconds_map"] = snap.pop("seconds")
     if screening:
-        from .screen import effects, run_screening
+        from ..worldmap.screen import effects, run_screening
 
         t1 = time.perf_counter()
         points, cells = run_screening(Path(out) / "screening", **kw)
@@ -127,7 +127,7 @@ def compute(
 def cli_map(argv) -> int:
     """0 when the map is complete (OUT/map.json written), 1 if runs failed, 130 if
     interrupted, 2 on bad input."""
-    from .snapshot import regions
+    from ..worldmap.snapshot import regions
 
     try:
         args = _parser().parse_args(list(argv))
