@@ -18,7 +18,6 @@ from allseason.logs.policy_probs import (
     posterior_state,
     state_probs,
 )
-from allseason.logs.replay import _trial_copy
 
 
 def test_two_arms_match_the_closed_form():
@@ -101,7 +100,7 @@ def test_pi_is_the_frequency_of_the_policys_own_draws(name):
         else state_probs(state, c[None])[0]
     )
     m = 20_000
-    trial, _ = _trial_copy(policy)
+    trial = policy.fork()
     ctx = np.tile(c, (m, 1))
     from allseason.envs.arms import BlockArms
 
