@@ -1,45 +1,26 @@
-"""Frozen, validated configuration: a scenario (pattern + environment + batches + seed), the
-policies to race, and the race itself.
-
-Every value a user sends (CLI flag or file, JSON or CSV upload, URL) enters through ONE entry
-point, :func:`parse_scenario`, and is either accepted as a valid :class:`Scenario` or rejected
-with a ``SpecError`` whose ``field`` names the input. Text is size-checked before it is read
-(``MAX_INPUT_BYTES``), parsed with ``json`` / ``csv`` only, and never evaluated; nothing a
-user sends is used as a path.
-
-    >>> sc = parse_scenario('{"segments": [[0, 500], [1, 300]], "d": 3}')
-    >>> sc.horizon, sc.d, sc.preset
-    (800, 3, 'custom')
-    >>> parse_scenario({"segments": [[0, 500], [1, -3]]}, "dict")
-    Traceback (most recent call last):
-    ...
-    allseason.errors.SpecError: segments[2].length: must be between 1 and 200000, got -3
-    >>> PolicySpec("allseason-sw", {"tau": 20}).params
-    (('tau', 20),)
-"""
+"""The scenario (pattern, environment, batches, seed), validated; the one entry point of
+every scenario a user sends (:func:`parse_scenario`), and the bounds a request is held to
+(:func:`check_limits`)."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import NamedTuple
 
-from .envs.patterns import FIXED_PRESETS, PAPER_SYNTHETIC, PRESETS, Pattern, preset
-from .errors import SpecError
-from .errors import show as _show
-from .limits import LIMITS, MAX_INPUT_BYTES, NOISE_RANGE, Limits
-from .links import QUERY_FIELDS, decode_batch, decode_segments, encode_batch, encode_segments
-from .policies import check_params, hyperparameters, policy_class
+from ..envs.patterns import FIXED_PRESETS, PAPER_SYNTHETIC, PRESETS, Pattern, preset
+from ..errors import SpecError
+from ..errors import show as _show
+from ..limits import LIMITS, MAX_INPUT_BYTES, NOISE_RANGE, Limits
+from ..links import QUERY_FIELDS, decode_batch, decode_segments, encode_batch, encode_segments
+from .readers import _load_json, _read_csv
 
 # the bounds of one request (the app may tighten them) and of the text read: allseason/limits.py
 INPUT_KINDS = ("json", "csv", "query", "dict")
 ENVIRONMENT_FIELDS = ("d", "n_arms", "sigma2", "batch_size", "seed")
-CSV_COLUMNS = ("state", "length")
 
 
 def _int(field, value, lo, hi):
@@ -141,7 +122,7 @@ class Scenario:
                 f"must be one of {', '.join(PRESETS + ('custom',))}, got {_show(self.preset)}",
             )
         if self.preset in FIXED_PRESETS:  # a world from data: its pattern and shape are fixed
-            from .envs import weather
+            from ..envs import weather
 
             weather.check_scenario(self)
 
@@ -178,7 +159,7 @@ class Scenario:
         if n_states is not None:
             n_states = _int("n_states", n_states, 1, LIMITS["n_states"])
         if name in FIXED_PRESETS:
-            from .envs import weather
+            from ..envs import weather
 
             kw = {**weather.FIXED, **kw}
         pattern = preset(name, horizon, n_states)  # SpecError("horizon", ...) if too short
@@ -362,6 +343,7 @@ def check_limits(scenario: Scenario, limits: Limits = LIMITS) -> Scenario:
     limits
         The bounds, e.g. the app's :data:`APP_LIMITS`.
 
+        >>> from allseason.limits import APP_LIMITS
         >>> check_limits(Scenario(d=30), APP_LIMITS)
         Traceback (most recent call last):
         ...
@@ -431,129 +413,6 @@ def _environment(defaults) -> dict:
                 str(k)[:40], f"is not an environment field ({', '.join(ENVIRONMENT_FIELDS)})"
             )
     return {k: v for k, v in defaults.items() if v is not None}
-
-
-def _size_check(source, max_bytes: int, name: str = "file"):
-    if isinstance(source, (bytearray, memoryview)):
-        source = bytes(source)
-    if isinstance(source, bytes):
-        n = len(source)
-    elif isinstance(source, str):
-        n = len(source) if len(source) > max_bytes else len(source.encode("utf-8", "surrogatepass"))
-    else:
-        raise SpecError(name, f"must be text, got {type(source).__name__}")
-    if n > max_bytes:
-        raise SpecError(
-            name,
-            f"is too large ({'at least ' if isinstance(source, str) else ''}"
-            f"{n:,} bytes); at most {max_bytes:,} bytes",
-        )
-    return source
-
-
-def _load_json(source, max_bytes):
-    source = _size_check(source, max_bytes)
-    try:
-        return json.loads(source)
-    except RecursionError:
-        raise SpecError("file", "not valid JSON here (nested too deeply)") from None
-    except (ValueError, TypeError) as e:  # incl. UnicodeDecodeError, ints of > 4300 digits
-        why = "a number with thousands of digits" if "Exceeds the limit" in str(e) else str(e)[:200]
-        raise SpecError("file", f"not valid JSON ({why})") from None
-
-
-def _read_csv(source, max_bytes) -> tuple[list[list[str]], list[int]]:
-    """The segment table's cells (text, validated by Scenario) and each row's line number."""
-    source = _size_check(source, max_bytes)
-    if isinstance(source, bytes):
-        try:  # UTF-8 (a BOM is fine), or UTF-16 with its BOM (spreadsheets' "Unicode text")
-            text = source.decode(
-                "utf-16" if source[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
-            )
-        except UnicodeDecodeError as e:
-            raise SpecError(
-                "file", f"is not UTF-8 text (byte {e.start + 1}); save the table as CSV UTF-8"
-            ) from None
-    else:
-        text = source.removeprefix("\ufeff")
-    first = next((ln for ln in text.splitlines() if ln.strip()), "")
-    delimiter = "," if "," in first else ";" if ";" in first else "\t" if "\t" in first else ","
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
-    columns: dict[str, int] | None = None
-    rows: list[list[str]] = []
-    lines: list[int] = []
-    try:
-        for cells in reader:
-            cells = [c.strip() for c in cells]
-            while cells and not cells[-1]:
-                cells.pop()
-            if not cells:
-                continue  # a blank line
-            if columns is None:
-                columns = _csv_header(cells)
-                continue
-            i = len(rows) + 1
-            if i > LIMITS["n_segments"]:
-                raise SpecError("segments", f"at most {LIMITS['n_segments']} segments (rows)")
-            if len(cells) > len(columns):
-                raise SpecError(
-                    f"segments[{i}]",
-                    f"row {i} (line {reader.line_num}) has "
-                    f"{len(cells)} cells; the header has "
-                    f"{len(columns)} (state, length)",
-                )
-            row = []
-            for name in CSV_COLUMNS:
-                j = columns[name]
-                if j >= len(cells) or not cells[j]:
-                    raise SpecError(
-                        f"segments[{i}].{name}", f"is empty (line {reader.line_num} of the file)"
-                    )
-                row.append(cells[j])
-            rows.append(row)
-            lines.append(reader.line_num)
-    except csv.Error as e:
-        raise SpecError(
-            "file", f"not a readable CSV table (line {reader.line_num}: {str(e)[:100]})"
-        ) from None
-    if columns is None:
-        raise SpecError(
-            "file", "is empty; expected the header state,length and one row per segment"
-        )
-    if not rows:
-        raise SpecError("segments", "the table has a header but no rows")
-    return rows, lines
-
-
-def _csv_header(cells: list[str]) -> dict[str, int]:
-    names = [c.lower() for c in cells]
-    if all(_looks_numeric(c) for c in names):
-        raise SpecError(
-            "file", f"the first line must be the header state,length; got {_show(','.join(cells))}"
-        )
-    for j, name in enumerate(names):
-        if name not in CSV_COLUMNS:
-            raise SpecError(
-                "file",
-                f"unknown column {_show(cells[j])} in the header; the columns are state,length",
-            )
-        if names.index(name) != j:
-            raise SpecError("file", f"the column {name!r} appears twice in the header")
-    missing = [c for c in CSV_COLUMNS if c not in names]
-    if missing:
-        raise SpecError(
-            "file",
-            f"the header must name the columns state and length (missing: {', '.join(missing)})",
-        )
-    return {name: names.index(name) for name in CSV_COLUMNS}
-
-
-def _looks_numeric(text: str) -> bool:
-    try:
-        float(text)
-    except (ValueError, OverflowError):
-        return False
-    return True
 
 
 def _from_query(query, env, defaults, limits, rejected, max_bytes) -> Scenario:
@@ -640,157 +499,3 @@ def _from_query(query, env, defaults, limits, rejected, max_bytes) -> Scenario:
 
 def _pattern(sc: Scenario) -> dict:
     return {"segments": sc.segments, "preset": sc.preset}
-
-
-@dataclass(frozen=True)
-class PolicySpec:
-    """One contestant: a registered policy name, its hyperparameters, a display label.
-
-    sigma2 defaults to the scenario's noise variance (the paper's 'correct specification')."""
-
-    name: str
-    params: tuple[tuple[str, object], ...] = ()
-    label: str = ""
-
-    def __post_init__(self):
-        try:
-            policy_class(self.name)
-        except SpecError as e:
-            raise SpecError("policies", e.message, bounds=e.bounds, got=e.got) from None
-        params = dict(self.params.items() if isinstance(self.params, dict) else self.params)
-        try:  # the policy's declaration: values are checked now rather than mid-race
-            check_params(self.name, params)
-        except SpecError as e:
-            raise e.within(self.name) from None
-        object.__setattr__(self, "params", tuple(sorted(params.items())))
-        if not self.label:
-            object.__setattr__(self, "label", self.name)
-
-    def build(self, d: int, *, rng=None, sigma2: float | None = None, horizon: int | None = None):
-        """Instantiate the policy for dimension d; sigma2 and horizon (BoB needs T) fill in
-        the hyperparameters of those names that the spec leaves unset."""
-        params = dict(self.params)
-        for key, value in (("sigma2", sigma2), ("horizon", horizon)):
-            if value is not None and key in hyperparameters(self.name):
-                params.setdefault(key, value)
-        return policy_class(self.name)(d, rng=rng, **params)
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "params": dict(self.params), "label": self.label}
-
-
-def policy_specs(names_or_dicts, **shared) -> tuple[PolicySpec, ...]:
-    """Build specs from names (sharing the hyperparameters each one takes) or dicts."""
-    specs = []
-    for item in names_or_dicts:
-        if isinstance(item, PolicySpec):
-            specs.append(item)
-            continue
-        if isinstance(item, dict):
-            specs.append(
-                PolicySpec(item.get("name", ""), item.get("params", {}), item.get("label", ""))
-            )
-            continue
-        name = str(item).strip()
-        try:
-            allowed = hyperparameters(name)
-        except SpecError as e:
-            raise SpecError("policies", e.message, bounds=e.bounds, got=e.got) from None
-        specs.append(
-            PolicySpec(name, {k: v for k, v in shared.items() if k in allowed and v is not None})
-        )
-    labels = [s.label for s in specs]
-    if len(set(labels)) != len(labels):
-        raise SpecError("policies", f"labels must be unique, got {labels}")
-    if not specs:
-        raise SpecError("policies", "choose at least one policy")
-    if len(specs) > LIMITS["n_policies"]:
-        raise SpecError(
-            "policies",
-            f"at most {LIMITS['n_policies']} policies, got {len(specs)}",
-            bounds=(1, LIMITS["n_policies"]),
-            got=len(specs),
-        )
-    return tuple(specs)
-
-
-@dataclass(frozen=True)
-class Race:
-    """Several policies on one scenario over ``n_seeds`` independent seeds."""
-
-    scenario: Scenario = field(default_factory=Scenario)
-    policies: tuple[PolicySpec, ...] = ()
-    n_seeds: int = 1
-
-    def __post_init__(self):
-        object.__setattr__(self, "policies", policy_specs(self.policies))
-        object.__setattr__(self, "n_seeds", _int("n_seeds", self.n_seeds, 1, LIMITS["n_seeds"]))
-
-    @classmethod
-    def checked(
-        cls, scenario: Scenario, policies, n_seeds: int = 1, limits: Limits = LIMITS
-    ) -> Race:
-        """The race of these settings within ``limits``: the one check of a race's settings
-        (the app's forms and links collect values and show its message).
-
-        Parameters
-        ----------
-        scenario
-            A valid scenario.
-        policies
-            PolicySpecs, policy names or dicts (as :func:`policy_specs` takes them).
-        n_seeds
-            Independent seeds.
-        limits
-            The bounds, e.g. the app's :data:`APP_LIMITS`.
-
-        Raises
-        ------
-        SpecError
-            For the first setting that is not valid: ``policies`` (none, or too many),
-            ``n_seeds`` (out of range, or over the budget of horizon x seeds x policies), a
-            hyperparameter (``"<policy>.<name>"``) or a field of the scenario.
-
-            >>> Race.checked(Scenario(), ["lints"], 12, APP_LIMITS)
-            Traceback (most recent call last):
-            ...
-            allseason.errors.SpecError: n_seeds: must be between 1 and 10, got 12
-        """
-        policies = tuple(policies)
-        if not policies:
-            raise SpecError("policies", "choose at least one policy")
-        if len(policies) > limits["n_policies"]:
-            raise SpecError("policies", f"at most {limits['n_policies']} policies{limits.where}")
-        n_seeds = _int("n_seeds", n_seeds, 1, limits["n_seeds"])
-        race = cls(check_limits(scenario, limits), policy_specs(policies), n_seeds)
-        budget = limits.get("budget")
-        work = scenario.horizon * n_seeds * len(race.policies)
-        if budget is not None and work > budget:
-            raise SpecError(
-                "n_seeds",
-                f"horizon × seeds × policies is {work:,}; at most {budget:,}{limits.where}. "
-                f"Use fewer seeds or policies, or a shorter horizon",
-            )
-        return race
-
-    def to_dict(self) -> dict:
-        return {
-            "scenario": self.scenario.to_dict(),
-            "n_seeds": self.n_seeds,
-            "policies": [p.to_dict() for p in self.policies],
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
-
-    @classmethod
-    def from_dict(cls, data, limits: Limits = LIMITS) -> Race:
-        """The race of a plain dict (``to_dict``'s, e.g. a race JSON sent back), checked
-        within ``limits`` (:meth:`checked`)."""
-        if not isinstance(data, dict):
-            raise SpecError("race", "must be a JSON object")
-        try:
-            scenario = Scenario.from_dict(data.get("scenario", {}))
-        except SpecError as e:
-            raise _said_within(e, limits) from None
-        return cls.checked(scenario, data.get("policies", []), data.get("n_seeds", 1), limits)

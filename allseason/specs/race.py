@@ -1,0 +1,167 @@
+"""The policies to race (:class:`PolicySpec`, :func:`policy_specs`) and the race itself
+(:class:`Race`): frozen, validated."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ..errors import SpecError
+from ..limits import LIMITS, Limits
+from ..policies import check_params, hyperparameters, policy_class
+from .scenario import Scenario, _int, _said_within, check_limits
+
+
+@dataclass(frozen=True)
+class PolicySpec:
+    """One contestant: a registered policy name, its hyperparameters, a display label.
+
+    sigma2 defaults to the scenario's noise variance (the paper's 'correct specification')."""
+
+    name: str
+    params: tuple[tuple[str, object], ...] = ()
+    label: str = ""
+
+    def __post_init__(self):
+        try:
+            policy_class(self.name)
+        except SpecError as e:
+            raise SpecError("policies", e.message, bounds=e.bounds, got=e.got) from None
+        params = dict(self.params.items() if isinstance(self.params, dict) else self.params)
+        try:  # the policy's declaration: values are checked now rather than mid-race
+            check_params(self.name, params)
+        except SpecError as e:
+            raise e.within(self.name) from None
+        object.__setattr__(self, "params", tuple(sorted(params.items())))
+        if not self.label:
+            object.__setattr__(self, "label", self.name)
+
+    def build(self, d: int, *, rng=None, sigma2: float | None = None, horizon: int | None = None):
+        """Instantiate the policy for dimension d; sigma2 and horizon (BoB needs T) fill in
+        the hyperparameters of those names that the spec leaves unset."""
+        params = dict(self.params)
+        for key, value in (("sigma2", sigma2), ("horizon", horizon)):
+            if value is not None and key in hyperparameters(self.name):
+                params.setdefault(key, value)
+        return policy_class(self.name)(d, rng=rng, **params)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "params": dict(self.params), "label": self.label}
+
+
+def policy_specs(names_or_dicts, **shared) -> tuple[PolicySpec, ...]:
+    """Build specs from names (sharing the hyperparameters each one takes) or dicts."""
+    specs = []
+    for item in names_or_dicts:
+        if isinstance(item, PolicySpec):
+            specs.append(item)
+            continue
+        if isinstance(item, dict):
+            specs.append(
+                PolicySpec(item.get("name", ""), item.get("params", {}), item.get("label", ""))
+            )
+            continue
+        name = str(item).strip()
+        try:
+            allowed = hyperparameters(name)
+        except SpecError as e:
+            raise SpecError("policies", e.message, bounds=e.bounds, got=e.got) from None
+        specs.append(
+            PolicySpec(name, {k: v for k, v in shared.items() if k in allowed and v is not None})
+        )
+    labels = [s.label for s in specs]
+    if len(set(labels)) != len(labels):
+        raise SpecError("policies", f"labels must be unique, got {labels}")
+    if not specs:
+        raise SpecError("policies", "choose at least one policy")
+    if len(specs) > LIMITS["n_policies"]:
+        raise SpecError(
+            "policies",
+            f"at most {LIMITS['n_policies']} policies, got {len(specs)}",
+            bounds=(1, LIMITS["n_policies"]),
+            got=len(specs),
+        )
+    return tuple(specs)
+
+
+@dataclass(frozen=True)
+class Race:
+    """Several policies on one scenario over ``n_seeds`` independent seeds."""
+
+    scenario: Scenario = field(default_factory=Scenario)
+    policies: tuple[PolicySpec, ...] = ()
+    n_seeds: int = 1
+
+    def __post_init__(self):
+        object.__setattr__(self, "policies", policy_specs(self.policies))
+        object.__setattr__(self, "n_seeds", _int("n_seeds", self.n_seeds, 1, LIMITS["n_seeds"]))
+
+    @classmethod
+    def checked(
+        cls, scenario: Scenario, policies, n_seeds: int = 1, limits: Limits = LIMITS
+    ) -> Race:
+        """The race of these settings within ``limits``: the one check of a race's settings
+        (the app's forms and links collect values and show its message).
+
+        Parameters
+        ----------
+        scenario
+            A valid scenario.
+        policies
+            PolicySpecs, policy names or dicts (as :func:`policy_specs` takes them).
+        n_seeds
+            Independent seeds.
+        limits
+            The bounds, e.g. the app's :data:`APP_LIMITS`.
+
+        Raises
+        ------
+        SpecError
+            For the first setting that is not valid: ``policies`` (none, or too many),
+            ``n_seeds`` (out of range, or over the budget of horizon x seeds x policies), a
+            hyperparameter (``"<policy>.<name>"``) or a field of the scenario.
+
+            >>> from allseason.limits import APP_LIMITS
+            >>> Race.checked(Scenario(), ["lints"], 12, APP_LIMITS)
+            Traceback (most recent call last):
+            ...
+            allseason.errors.SpecError: n_seeds: must be between 1 and 10, got 12
+        """
+        policies = tuple(policies)
+        if not policies:
+            raise SpecError("policies", "choose at least one policy")
+        if len(policies) > limits["n_policies"]:
+            raise SpecError("policies", f"at most {limits['n_policies']} policies{limits.where}")
+        n_seeds = _int("n_seeds", n_seeds, 1, limits["n_seeds"])
+        race = cls(check_limits(scenario, limits), policy_specs(policies), n_seeds)
+        budget = limits.get("budget")
+        work = scenario.horizon * n_seeds * len(race.policies)
+        if budget is not None and work > budget:
+            raise SpecError(
+                "n_seeds",
+                f"horizon × seeds × policies is {work:,}; at most {budget:,}{limits.where}. "
+                f"Use fewer seeds or policies, or a shorter horizon",
+            )
+        return race
+
+    def to_dict(self) -> dict:
+        return {
+            "scenario": self.scenario.to_dict(),
+            "n_seeds": self.n_seeds,
+            "policies": [p.to_dict() for p in self.policies],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
+
+    @classmethod
+    def from_dict(cls, data, limits: Limits = LIMITS) -> Race:
+        """The race of a plain dict (``to_dict``'s, e.g. a race JSON sent back), checked
+        within ``limits`` (:meth:`checked`)."""
+        if not isinstance(data, dict):
+            raise SpecError("race", "must be a JSON object")
+        try:
+            scenario = Scenario.from_dict(data.get("scenario", {}))
+        except SpecError as e:
+            raise _said_within(e, limits) from None
+        return cls.checked(scenario, data.get("policies", []), data.get("n_seeds", 1), limits)
