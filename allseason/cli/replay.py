@@ -10,6 +10,7 @@ import time
 
 from .. import api, sweeps
 from ..limits import LIMITS
+from ..sweeps.flags import add_executor_flags, executor_from_args
 from .common import SEED_TYPE, CliError, bounded_int, out_path, read_user_path
 
 
@@ -46,6 +47,30 @@ def add_parser(sub) -> None:
         + ",".join(api.OFFLINE_POLICIES)
         + "; on a table the oracles too)",
     )
+    _reading_flags(rep)
+    rep.add_argument(
+        "--steps",
+        type=bounded_int(1, LIMITS["horizon"]),
+        default=10,
+        help="table: customers (steps) per period (10)",
+    )
+    rep.add_argument(
+        "--json",
+        action="store_true",
+        help="log: print the results as one JSON document on stdout (everything else on stderr)",
+    )
+    add_executor_flags(rep)
+    rep.add_argument(
+        "--out",
+        metavar="NAME.csv",
+        default=None,
+        help="also write the results table to RESULTS/replay/NAME.csv",
+    )
+    rep.set_defaults(func=cmd_replay)
+
+
+def _reading_flags(rep) -> None:
+    """How the file is read: its context columns, its arms, the rewards' scale."""
     rep.add_argument(
         "--context",
         default=None,
@@ -65,38 +90,6 @@ def add_parser(sub) -> None:
         help="rescale rewards into [0, 1]: divide by the largest, or min-max "
         "(default: none, a reward outside [0, 1] is an error)",
     )
-    rep.add_argument(
-        "--steps",
-        type=bounded_int(1, LIMITS["horizon"]),
-        default=10,
-        help="table: customers (steps) per period (10)",
-    )
-    rep.add_argument(
-        "--json",
-        action="store_true",
-        help="log: print the results as one JSON document on stdout (everything else on stderr)",
-    )
-    rep.add_argument(
-        "--processes", type=int, default=None, help="log: local worker processes (every core)"
-    )
-    rep.add_argument(
-        "--workers",
-        type=int,
-        default=None,
-        help="log: a Dask LocalCluster of N single-threaded workers (as `sweep`)",
-    )
-    rep.add_argument(
-        "--scheduler",
-        default=None,
-        help="log: a running Dask scheduler, e.g. tcp://host:8786 (as `sweep`)",
-    )
-    rep.add_argument(
-        "--out",
-        metavar="NAME.csv",
-        default=None,
-        help="also write the results table to RESULTS/replay/NAME.csv",
-    )
-    rep.set_defaults(func=cmd_replay)
 
 
 def cmd_replay(args) -> int:
@@ -135,7 +128,11 @@ def _replay_log(log, args):
         if sys.stderr.isatty():
             print(f"\r{done}/{total} replays", end="", file=sys.stderr)
 
-    executor = dict(processes=args.processes or True)
+    try:
+        flags = executor_from_args(args)
+    except ValueError as e:
+        raise CliError(str(e)) from None
+    executor = dict(processes=flags["processes"] or True)
     if args.workers is not None or args.scheduler is not None:
         executor = dict(dask_workers=args.workers, scheduler=args.scheduler)
     try:

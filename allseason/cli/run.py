@@ -57,6 +57,23 @@ def add_parsers(sub) -> None:
     run.add_argument("--d", type=int, default=None, help="dimension d (5)")
     run.add_argument("--arms", type=int, default=None, help="arms per step K (5)")
     run.add_argument("--sigma2", type=float, default=None, help="reward noise variance (0.1)")
+    _hyperparameter_flags(run)
+    run.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object per policy (ci95: half-width of the 95%% "
+        "Student's t interval over seeds; 0 with one seed)",
+    )
+    run.add_argument("--trace", metavar="FILE.csv", help="write the per-step trace as CSV")
+    run.set_defaults(func=cmd_run)
+    pat = sub.add_parser("patterns", help="list the preset season patterns")
+    pat.set_defaults(func=cmd_patterns)
+    pol = sub.add_parser("policies", help="list the policies and their hyperparameters")
+    pol.set_defaults(func=cmd_policies)
+
+
+def _hyperparameter_flags(run) -> None:
+    """The hyperparameters ``run`` passes to every policy that takes them."""
     run.add_argument(
         "--tau",
         type=int,
@@ -90,18 +107,6 @@ def add_parsers(sub) -> None:
         help="how a newborn base bandit starts under fixed share: 'handover' (takes "
         "the shadow's weight, not pruned before it plays) or 'copy'",
     )
-    run.add_argument(
-        "--json",
-        action="store_true",
-        help="print one JSON object per policy (ci95: half-width of the 95%% "
-        "Student's t interval over seeds; 0 with one seed)",
-    )
-    run.add_argument("--trace", metavar="FILE.csv", help="write the per-step trace as CSV")
-    run.set_defaults(func=cmd_run)
-    pat = sub.add_parser("patterns", help="list the preset season patterns")
-    pat.set_defaults(func=cmd_patterns)
-    pol = sub.add_parser("policies", help="list the policies and their hyperparameters")
-    pol.set_defaults(func=cmd_policies)
 
 
 def _scenario(args) -> api.Scenario:
@@ -146,8 +151,40 @@ def _batch_size(text: str):
 
 
 def cmd_run(args) -> int:
+    """``run``: race the policies, then print a leaderboard (or ``--json``)."""
     if args.trace:  # a FIFO or a device would hang or fill; only a regular file is written
         files.regular_output(args.trace, "--trace")
+    race = _race(args)
+    # numba's one-time load of the compiled kernels (about 0.5 s in a fresh process) would
+    # otherwise be counted in the first policy's seconds: pay it before timing, report apart
+    warm = api.warm_up()
+    t0 = time.perf_counter()
+    result = _run_with_progress(race, quiet=args.json)
+    summary = result.summary()
+    _check_finite(summary)
+    _add_ensemble_numbers(summary, result, race)
+    if args.trace:
+        result.to_frames()["steps"].to_csv(args.trace, index=False)
+    if args.json:  # a share of the gap with no meaning (NaN) is null, so the JSON is strict
+        print(json.dumps({label: _strict(s) for label, s in summary.items()}, indent=2))
+        return 0
+    sc = race.scenario
+    print(
+        f"pattern {sc.preset} | T={sc.horizon} d={sc.d} K={sc.n_arms}"
+        f" sigma2={sc.sigma2} batch={sc.batch_size} seeds={race.n_seeds}"
+        f" seed={sc.seed} | {time.perf_counter() - t0:.2f} s"
+    )
+    _print_leaderboard(summary, set(result.references()), race.n_seeds)
+    print(f"compiled kernels loaded in {warm:.2f} s (not counted above)")
+    _print_notes(summary, bool(result.references()), race.n_seeds)
+    if args.trace:
+        print(f"trace written to {args.trace}")
+    return 0
+
+
+def _race(args) -> api.Race:
+    """The race the flags ask for: each policy with the default race's values, then the flags
+    it takes."""
     scenario = _scenario(args)
     flags = dict(
         tau=args.tau,
@@ -159,75 +196,60 @@ def cmd_run(args) -> int:
         spawn=args.spawn,
     )
     flags = {k: v for k, v in flags.items() if v is not None}
-    names = [n.strip() for n in args.policies.split(",") if n.strip()]
     specs = []
-    for name in names:  # the default race's values, then the flags the policy takes
+    for name in (n.strip() for n in args.policies.split(",") if n.strip()):
         taken = set(api.hyperparameters(name)) if name in api.policy_names() else set()
-        specs.append(
-            api.PolicySpec(
-                name, {**api.default_params(name), **{k: v for k, v in flags.items() if k in taken}}
-            )
-        )
-    race = api.Race(scenario, api.policy_specs(specs), args.seeds)
-    # numba's one-time load of the compiled kernels (about 0.5 s in a fresh process) would
-    # otherwise be counted in the first policy's seconds: pay it before timing, report apart
-    warm = api.warm_up()
-    t0 = time.perf_counter()
-    last = 0.0
-    result = None
+        mine = {k: v for k, v in flags.items() if k in taken}
+        specs.append(api.PolicySpec(name, {**api.default_params(name), **mine}))
+    return api.Race(scenario, api.policy_specs(specs), args.seeds)
+
+
+def _run_with_progress(race: api.Race, quiet: bool) -> api.RaceResult:
+    """Run the race, with a progress line on a terminal's stderr (none when ``quiet``)."""
+    show = not quiet and sys.stderr.isatty()
+    last, result = 0.0, None
     for progress in api.iter_race(race):
         result = progress.result
-        if not args.json and sys.stderr.isatty() and time.perf_counter() - last > 0.2:
+        if show and time.perf_counter() - last > 0.2:
             last = time.perf_counter()
             print(
-                f"\r{progress.fraction:6.1%} of {race.n_seeds} x {scenario.horizon} steps",
+                f"\r{progress.fraction:6.1%} of {race.n_seeds} x {race.scenario.horizon} steps",
                 end="",
                 file=sys.stderr,
             )
-    if not args.json and sys.stderr.isatty():
+    if show:
         print("\r" + " " * 40 + "\r", end="", file=sys.stderr)
-    summary = result.summary()
-    _check_finite(summary)
-    pattern = scenario.pattern
-    for label, s in summary.items():  # ensembles: how many bandits, how decided
+    return result
+
+
+def _add_ensemble_numbers(summary: dict, result: api.RaceResult, race: api.Race) -> None:
+    """For each ensemble (a policy with weights): how many bandits, how decided."""
+    pattern = race.scenario.pattern
+    for label, s in summary.items():
         traces = [result.traces[label, k] for k in range(race.n_seeds)]
         if traces[0].batch_weights() is not None:
             ens = [api.ensemble_summary(t, pattern) for t in traces]
             s["bandits_created_max"] = max(e["bandits_created"] for e in ens)
             s["top_share_mean"] = float(sum(e["top_share"] for e in ens) / len(ens))
-    if args.trace:
-        result.to_frames()["steps"].to_csv(args.trace, index=False)
-    if args.json:  # a share of the gap with no meaning (NaN) is null, so the JSON is strict
-        print(
-            json.dumps(
-                {
-                    label: {
-                        k: (None if isinstance(v, float) and math.isnan(v) else v)
-                        for k, v in s.items()
-                    }
-                    for label, s in summary.items()
-                },
-                indent=2,
-            )
-        )
-        return 0
-    print(
-        f"pattern {scenario.preset} | T={scenario.horizon} d={scenario.d} K={scenario.n_arms}"
-        f" sigma2={scenario.sigma2} batch={scenario.batch_size} seeds={race.n_seeds}"
-        f" seed={scenario.seed} | {time.perf_counter() - t0:.2f} s"
-    )
+
+
+def _strict(s: dict) -> dict:
+    """A summary row for strict JSON: NaN as null."""
+    return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in s.items()}
+
+
+def _print_leaderboard(summary: dict, refs: set, n_seeds: int) -> None:
+    """The contestants by mean reward, then the references (the oracles), ranked apart."""
     width = max(16, *(len(label) for label in summary))
     print(
         f"{'policy':<{width}} {'mean reward':>11} {'std':>7} {'95% (t)':>8} "
         f"{'cum. regret':>12} {'gap closed':>10} {'seconds':>8} {'bandits':>8} "
         f"{'top>0.9':>8}"
     )
-    refs = set(result.references())  # the oracles: ranked apart, below the contestants
     ranked = sorted(summary.items(), key=lambda kv: -kv[1]["mean_reward"])
+    ordered = [kv for kv in ranked if kv[0] not in refs] + [kv for kv in ranked if kv[0] in refs]
     first_ref = True
-    for label, s in [kv for kv in ranked if kv[0] not in refs] + [
-        kv for kv in ranked if kv[0] in refs
-    ]:
+    for label, s in ordered:
         if label in refs and first_ref:
             first_ref = False
             print("-- references: oracle (knows the seasons), ranked apart " + "-" * 20)
@@ -236,21 +258,24 @@ def cmd_run(args) -> int:
             if "bandits_created_max" in s
             else ""
         )
-        ci = f"±{s['ci95']:.4f}" if race.n_seeds > 1 else "—"
+        ci = f"±{s['ci95']:.4f}" if n_seeds > 1 else "—"
         gap = "—" if math.isnan(s["gap_closed"]) else f"{s['gap_closed']:.1%}"
         print(
             f"{label:<{width}} {s['mean_reward']:>11.4f} {s['std_reward']:>7.4f} {ci:>8} "
             f"{s['cum_regret']:>12.1f} {gap:>10} {s['seconds']:>8.3f}{ens}"
         )
-    print(f"compiled kernels loaded in {warm:.2f} s (not counted above)")
-    if race.n_seeds > 1:
+
+
+def _print_notes(summary: dict, has_refs: bool, n_seeds: int) -> None:
+    """What the leaderboard's columns mean."""
+    if n_seeds > 1:
         print(
-            f"95% (t): Student's t interval over {race.n_seeds} seeds, ± "
-            f"{t_quantile(race.n_seeds):.3f} x std / sqrt({race.n_seeds})"
+            f"95% (t): Student's t interval over {n_seeds} seeds, ± "
+            f"{t_quantile(n_seeds):.3f} x std / sqrt({n_seeds})"
         )
     else:
         print("one seed: no std and no 95% interval (reported as 0 in --json)")
-    if refs:
+    if has_refs:
         print(
             "gap closed: (mean reward - best baseline's) / (oracle-state's - best baseline's);"
             " baselines: neither All-Season nor an oracle"
@@ -260,9 +285,6 @@ def cmd_run(args) -> int:
             "bandits: most base bandits created in one run; top>0.9: share of batches "
             "whose top weight exceeds 0.9 (mean over seeds)"
         )
-    if args.trace:
-        print(f"trace written to {args.trace}")
-    return 0
 
 
 def _check_finite(summary: dict) -> None:
