@@ -212,14 +212,26 @@ def parse_reward_table(
             f"header has {', '.join(header[:12])}",
         )
     c_arm, c_reward = _role(header, "arm"), _role(header, "reward")
-    raw_t, kind = usercsv.dates_or_numbers(cols["time"], "time", rows)
+    times_all, kind = _periods(cols["time"], rows)
+    periods, p_idx = np.unique(times_all, return_inverse=True)
+    first_period = p_idx == 0
+    code, arm_names = _arms(cols[c_arm], c_arm, arms, first_period, periods[0], rows)
+    rate = usercsv.numbers(cols[c_reward], c_reward, what="a rate", rows=rows)
+    rate, note = usercsv.check_unit(rate, c_reward, scale, rows)
+    rates = _rate_grid(rate, p_idx, code, periods, arm_names, cols, c_arm, c_reward, rows)
+    return RewardTable(periods, rates, arm_names, kind, (note,) if note else ())
+
+
+def _periods(raw, rows) -> tuple[np.ndarray, str]:
+    """The time column as whole period numbers (int64) or dates (datetime64[D]), and which."""
+    raw_t, kind = usercsv.dates_or_numbers(raw, "time", rows)
     if kind == "number":
         bad = raw_t != np.round(raw_t)
         if bad.any():
             i = int(np.argmax(bad))
             raise SpecError(
                 "time",
-                f"row {rows[i]}, column time: {_show(cols['time'][i])} is "
+                f"row {rows[i]}, column time: {_show(raw[i])} is "
                 f"not a whole period number (or a date)",
             )
         times_all = raw_t.astype(np.int64)
@@ -230,29 +242,33 @@ def parse_reward_table(
             i = int(np.argmax(bad))
             raise SpecError(
                 "time",
-                f"row {rows[i]}, column time: {_show(cols['time'][i])} has "
+                f"row {rows[i]}, column time: {_show(raw[i])} has "
                 f"a time of day; a period is a date (2024-03-31)",
             )
         times_all = t_day
-    periods, p_idx = np.unique(times_all, return_inverse=True)
-    first_period = p_idx == 0
+    return times_all, kind
+
+
+def _arms(labels, c_arm: str, arms, first_period, first, rows) -> tuple[np.ndarray, tuple]:
+    """Each row's arm code and the arms' names: the declared arms, or those of the earliest
+    period (``first``) in natural order; 2 to :data:`MAX_ARMS` of them."""
     declared = usercsv.declared_arms(arms)
     if declared is None:  # the arms of the earliest period
-        arms = list(dict.fromkeys(cols[c_arm][first_period]))
+        arms = list(dict.fromkeys(labels[first_period]))
         if any(a == "" for a in arms):
-            i = int(np.argmax(first_period & (cols[c_arm] == "")))
+            i = int(np.argmax(first_period & (labels == "")))
             raise SpecError(
                 c_arm, f"row {rows[i]}, column {c_arm}: is empty; every row needs an arm"
             )
         if len(arms) < 2:
             raise SpecError(
                 c_arm,
-                f"the earliest period (time {periods[0]}) has only one arm; "
+                f"the earliest period (time {first}) has only one arm; "
                 f"the arms are those of the earliest period, and a bandit "
                 f"needs at least 2",
             )
         arms = sorted(arms, key=usercsv.natural_key)  # item_2 before item_10
-    code, arm_names = usercsv.labels(cols[c_arm], c_arm, arms, rows)
+    code, arm_names = usercsv.labels(labels, c_arm, arms, rows)
     K = len(arm_names)
     if K < 2:
         raise SpecError(c_arm, f"only one arm ({_show(arm_names[0])}); a bandit needs at least 2")
@@ -263,8 +279,12 @@ def parse_reward_table(
             bounds=(2, MAX_ARMS),
             got=K,
         )
-    rate = usercsv.numbers(cols[c_reward], c_reward, what="a rate", rows=rows)
-    rate, note = usercsv.check_unit(rate, c_reward, scale, rows)
+    return code, arm_names
+
+
+def _rate_grid(rate, p_idx, code, periods, arm_names, cols, c_arm, c_reward, rows) -> np.ndarray:
+    """The rates as a (period, arm) grid: exactly one rate per period and arm."""
+    K = len(arm_names)
     key = p_idx.astype(np.int64) * K + code
     dup = usercsv.first_duplicate(key)
     if dup is not None:
@@ -289,7 +309,7 @@ def parse_reward_table(
         )
     rates = np.empty(P * K)
     rates[key] = rate
-    return RewardTable(periods, rates.reshape(P, K), arm_names, kind, (note,) if note else ())
+    return rates.reshape(P, K)
 
 
 __all__ = [
