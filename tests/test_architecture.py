@@ -166,15 +166,30 @@ def test_ui_from_allseason_imports_only_the_facade_and_its_page_subpackage():
                     assert alias.name in {"api", "viz", "ui", *own}, (path.name, alias.name)
 
 
-def test_no_ui_module_is_too_big():
-    """About 500 lines a module and 80 a function at most (yourdata.py: the reader and
-    estimators branches' page, 86 and 83, left as it is)."""
+# The compiled kernels keep their per-step loop inline: moved into helpers it measured about
+# 15% slower (allseason/kernels/__init__.py); a few modules sit a little over 500 lines.
+LONG_FUNCTIONS = {"allseason/kernels/allseason.py": 130, "allseason/kernels/denband.py": 145}
+LONG_MODULES = {
+    "allseason/kernels/denband.py": 530,
+    "allseason/logs/reader.py": 540,
+    "allseason/ui/yourdata.py": 520,
+}
+
+
+def test_no_room_is_too_big():
+    """About 500 lines a module and 80 a function at most, everywhere in allseason/ (the
+    compiled kernels' loops excepted: :data:`LONG_FUNCTIONS`)."""
     import ast
 
-    for path in sorted((ROOT / "allseason" / "ui").glob("*.py")):
-        text = path.read_text()
-        assert len(text.splitlines()) <= 510, path.name
+    too_big = []
+    for path in sorted(PKG.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > LONG_MODULES.get(rel, 510):
+            too_big.append(f"{rel}: {len(text.splitlines())} lines")
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 size = node.end_lineno - node.lineno + 1
-                assert size <= (90 if path.name == "yourdata.py" else 80), (path.name, node.name)
+                if size > LONG_FUNCTIONS.get(rel, 80):
+                    too_big.append(f"{rel}: {node.name} is {size} lines")
+    assert not too_big, "\n".join(too_big)

@@ -117,8 +117,8 @@ def _message(err: api.SpecError) -> str:
     message stands alone, others name the input."""
     msg = err.message
     if msg.startswith(("row ", "time ", "column ")):
-        return (msg[0].upper() + msg[1:]).replace("\n", "  \n")
-    return state.explain(err).replace("\n", "  \n")
+        return msg[0].upper() + msg[1:]
+    return state.explain(err)
 
 
 def format_help() -> None:
@@ -137,30 +137,7 @@ def upload_section():
     RewardTable, or None), with any problem shown as one error under the upload."""
     left, right = st.columns([3, 2], gap="large")
     with right:
-        st.markdown("**Try an example** (made from a seed, nothing is downloaded)")
-        st.button(
-            "An Open-Bandit-style click log",
-            key="yd_ex_log",
-            icon=":material/ads_click:",
-            on_click=_use_example,
-            args=("log",),
-            use_container_width=True,
-            help=f"{examples.OBD_ROWS:,} events, {examples.N_ITEMS} items shown at "
-            f"random, about 0.4% clicks: sparse, as real click logs are.",
-        )
-        st.button(
-            "A seasonal reward table",
-            key="yd_ex_table",
-            icon=":material/calendar_month:",
-            on_click=_use_example,
-            args=("table",),
-            use_container_width=True,
-            help=f"{examples.WEEKS} weeks x {len(examples.PRODUCTS)} products "
-            f"({', '.join(examples.PRODUCTS)}): each season of the year has its "
-            f"best seller, and the seasons come back every year.",
-        )
-        real_log_section()
-        format_help()
+        _examples_panel()
     with left:
         st.file_uploader(
             "Upload a CSV file (a log or a reward table)",
@@ -171,56 +148,89 @@ def upload_section():
             help="UTF-8, comma-separated, a header row. " + limits_text(),
         )
         st.caption(limits_text())
-        with st.expander("Options", icon=":material/tune:"):
-            c1, c2 = st.columns(2)
-            c1.selectbox(
-                "Kind",
-                ["auto", "log", "table"],
-                key="yd_kind",
-                help="auto: a `timestamp` column makes a log, a `time` column a reward table.",
-            )
-            c2.selectbox(
-                "Scale the rewards",
-                ["none", "max", "minmax"],
-                key="yd_scale",
-                help="none: a reward outside [0, 1] is an error. max: divide by the "
-                "largest. minmax: (value − min) / (max − min).",
-            )
-            c1.text_input(
-                "Arms (optional)",
-                key="yd_arms",
-                help="A number N (arms 0 … N−1) or labels separated by commas; any "
-                "other arm in the file is an error. Empty: every arm of a log, "
-                "the arms of a table's earliest period.",
-            )
-            c2.text_input(
-                "Context columns (log, optional)",
-                key="yd_context",
-                help="Columns separated by commas: numbers as they are; text (hashed user "
-                "features, say) one-hot on its most frequent values, within d ≤ 500. "
-                "Empty: x0, x1, ….",
-            )
-            c1.number_input(
-                "Seeds",
-                2,
-                10,
-                api.DEFAULT_SEEDS,
-                key="yd_seeds",
-                help="Replays (or races) with different random draws of the "
-                "policies; the 95% intervals use them.",
-            )
-            c2.number_input(
-                "Customers per period (table)",
-                1,
-                200,
-                table_mod.STEPS,
-                key="yd_steps",
-                help="Each period of a reward table is one batch of this many customers (steps).",
-            )
+        _options_panel()
         source = st.session_state.get(SOURCE)
         if source is None:
             return None, None
         return source, _parse(source)
+
+
+def _examples_panel() -> None:
+    """The example buttons (made from a seed), the real log, the format's help."""
+    st.markdown("**Try an example** (made from a seed, nothing is downloaded)")
+    st.button(
+        "An Open-Bandit-style click log",
+        key="yd_ex_log",
+        icon=":material/ads_click:",
+        on_click=_use_example,
+        args=("log",),
+        use_container_width=True,
+        help=f"{examples.OBD_ROWS:,} events, {examples.N_ITEMS} items shown at "
+        f"random, about 0.4% clicks: sparse, as real click logs are.",
+    )
+    st.button(
+        "A seasonal reward table",
+        key="yd_ex_table",
+        icon=":material/calendar_month:",
+        on_click=_use_example,
+        args=("table",),
+        use_container_width=True,
+        help=f"{examples.WEEKS} weeks x {len(examples.PRODUCTS)} products "
+        f"({', '.join(examples.PRODUCTS)}): each season of the year has its "
+        f"best seller, and the seasons come back every year.",
+    )
+    real_log_section()
+    format_help()
+
+
+def _options_panel() -> None:
+    """How the file is read and evaluated: kind, scale, arms, context, seeds, customers."""
+    with st.expander("Options", icon=":material/tune:"):
+        c1, c2 = st.columns(2)
+        c1.selectbox(
+            "Kind",
+            ["auto", "log", "table"],
+            key="yd_kind",
+            help="auto: a `timestamp` column makes a log, a `time` column a reward table.",
+        )
+        c2.selectbox(
+            "Scale the rewards",
+            ["none", "max", "minmax"],
+            key="yd_scale",
+            help="none: a reward outside [0, 1] is an error. max: divide by the "
+            "largest. minmax: (value − min) / (max − min).",
+        )
+        c1.text_input(
+            "Arms (optional)",
+            key="yd_arms",
+            help="A number N (arms 0 … N−1) or labels separated by commas; any "
+            "other arm in the file is an error. Empty: every arm of a log, "
+            "the arms of a table's earliest period.",
+        )
+        c2.text_input(
+            "Context columns (log, optional)",
+            key="yd_context",
+            help="Columns separated by commas: numbers as they are; text (hashed user "
+            "features, say) one-hot on its most frequent values, within d ≤ 500. "
+            "Empty: x0, x1, ….",
+        )
+        c1.number_input(
+            "Seeds",
+            2,
+            10,
+            api.DEFAULT_SEEDS,
+            key="yd_seeds",
+            help="Replays (or races) with different random draws of the "
+            "policies; the 95% intervals use them.",
+        )
+        c2.number_input(
+            "Customers per period (table)",
+            1,
+            200,
+            table_mod.STEPS,
+            key="yd_steps",
+            help="Each period of a reward table is one batch of this many customers (steps).",
+        )
 
 
 def options() -> dict:
@@ -265,7 +275,8 @@ def _parse(source: dict):
                 limits=LIMITS,
             )
     except api.SpecError as e:
-        st.error(f"**{md(source['name'], 80)}**: {md(_message(e))}", icon=":material/error:")
+        lines = "  \n".join(md(line) for line in _message(e).split("\n"))  # one per problem
+        st.error(f"**{md(source['name'], 80)}**: {lines}", icon=":material/error:")
         return None
     st.session_state[PARSED] = (key, data)
     return data
@@ -439,6 +450,13 @@ def show_table(source: dict, table: api.RewardTable) -> None:
         f"are told the derived seasons (the best arm of each period), ranked apart."
     )
     views.csv_button("Race summary (CSV)", summary, "your-table-race", "yd_dl_race")
+    _table_inside(result, sc, dates, names)
+
+
+def _table_inside(result, sc, dates, names) -> None:
+    """Which bandit All-Season used when, on the user's own calendar."""
+    from allseason.viz import timeline
+
     st.subheader("Which bandit All-Season used when")
     labels = result.labels_of("allseason")
     c1, c2, _ = st.columns([2, 1, 2])
