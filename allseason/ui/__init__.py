@@ -20,18 +20,21 @@ and the frame):
 - Sweep results: :mod:`.sweeps`; Paper tables: :mod:`.paper` and :mod:`.paper_runs` (the tabs
   that run on real data);
 - Guided tour: :mod:`.tour` and :mod:`.tour_steps`; Your data: :mod:`.yourdata`;
-- Live: :mod:`.live` and :mod:`.live_analyse` (the show as a race).
+- Live: :mod:`.live`, :mod:`.live_look` (its style sheets) and :mod:`.live_analyse` (the show
+  as a race), :mod:`.keygate` (key presses paced in the browser);
+- When does it help?: :mod:`.when`.
 
 The rule for reaching the engine: **through** ``allseason.api`` **only**, and the figures
 through ``allseason.viz``. The one exception is the page of a subpackage that has a public
 face of its own, which reads that subpackage: :mod:`.paper` and :mod:`.paper_runs` read
 ``allseason.paper`` (the reproduction's modules), :mod:`.sweeps` reads ``allseason.sweeps``
-(its package), :mod:`.yourdata` reads ``allseason.logs``. What the glue needs of the engine
+(its package), :mod:`.yourdata` reads ``allseason.logs``, :mod:`.when` reads
+``allseason.worldmap``. What the glue needs of the engine
 beyond the facade's first names is in api.py's commented block "for the app's pages";
 tests/test_architecture.py checks the rule, imports inside functions included.
 
 Validation is the engine's, never the glue's: ``api.Scenario``, ``api.PolicySpec``,
 ``api.parse_scenario(..., limits=api.APP_LIMITS)`` and ``api.Race.checked``, with the app's
-limits declared beside the engine's in :mod:`allseason.specs`. The forms and the link only
+limits declared beside the engine's in :mod:`allseason.limits`. The forms and the link only
 collect values and show the validator's message under the input it names.
 """
