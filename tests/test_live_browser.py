@@ -44,7 +44,7 @@ def test_keys_n_and_1_switch_the_season(server, page):
     page.goto(f"{server}/Live")
     page.wait_for_selector(STATUS)
     first = step(page)
-    page.wait_for_function(f"+document.querySelector('{STATUS}').dataset.step > {first}")
+    page.wait_for_function(f"+document.querySelector('{STATUS}')?.dataset.step > {first}")
     assert season(page) == "1"
     page.keyboard.press("n")
     wait_season(page, 2)
@@ -55,13 +55,13 @@ def test_keys_n_and_1_switch_the_season(server, page):
     page.keyboard.press("1")
     wait_season(page, 1)
     before = step(page)
-    page.wait_for_function(f"+document.querySelector('{STATUS}').dataset.step > {before}")
+    page.wait_for_function(f"+document.querySelector('{STATUS}')?.dataset.step > {before}")
     assert page.locator('[data-testid="stException"]').count() == 0
     ticker = page.locator(".live-ticker").inner_text()
     assert "season 1 is back" in ticker or "is back after" in ticker
     page.screenshot(path=str(SCREENS / "live-keys.png"))
     page.keyboard.press("p")  # pause: the step counter stops
-    page.wait_for_function(f"document.querySelector('{STATUS}').textContent.includes('paused')")
+    page.wait_for_function(f"document.querySelector('{STATUS}')?.textContent.includes('paused')")
     paused_at = step(page)
     page.wait_for_timeout(1200)
     assert step(page) == paused_at

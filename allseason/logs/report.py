@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from .evaluate import INTERVALS, LOGGER, METHOD_TITLES, MIN_EVENTS, OfflineResult
+from .reader import columns_text
 
 
 def log_line(log) -> str:
@@ -21,7 +22,7 @@ def log_line(log) -> str:
     return (
         f"log: {log.n_events:,} events, {log.n_arms} arms, d = {log.d} "
         f"({', '.join(log.context_names) or 'no context: one-hot arms'}); logging {logging}"
-        + (f"; ignored columns: {', '.join(log.ignored)}" if log.ignored else "")
+        + (f"; ignored columns: {columns_text(log.ignored)}" if log.ignored else "")
         + (f"; {'; '.join(log.notes)}" if log.notes else "")
     )
 
