@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sqlite3
 import sys
 import time
@@ -15,33 +14,16 @@ from pathlib import Path
 
 from ..specs import SpecError
 from ..sweeps.execute import SweepError
+from ..sweeps.flags import SCHEDULER, add_executor_flags
 from ..sweeps.store import results_root
 from ..worldmap.grid import MapGrid, run_map
+from .common import CliError, Parser
 
 MAP_FILE = "map.json"
 
 
-class _CliError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise _CliError(message)
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return n
-
-
 def _parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = Parser(
         prog="python -m allseason map",
         description="Compute a map of where All-Season wins: a grid over two knobs of a "
         "world (default: season length x noise), each cell a tuned contest on 10 seeds, "
@@ -53,22 +35,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="a grid file (.toml or .json); default: the shipped map's grid",
     )
-    where = p.add_mutually_exclusive_group()
-    where.add_argument(
-        "--processes",
-        type=_positive,
-        metavar="N",
-        help="local worker processes (default: every usable core)",
-    )
-    where.add_argument(
-        "--workers",
-        type=_positive,
-        metavar="N",
-        help="a Dask LocalCluster of N single-threaded workers",
-    )
-    where.add_argument(
-        "--scheduler", metavar="ADDR", help="a running Dask scheduler, e.g. tcp://host:8786"
-    )
+    add_executor_flags(p)
     p.add_argument("--out", metavar="DIR", help="results folder (default: RESULTS/map-NAME)")
     p.add_argument("--no-worlds", action="store_true", help="do not race the named worlds")
     p.add_argument(
@@ -131,16 +98,14 @@ def cli_map(argv) -> int:
 
     try:
         args = _parser().parse_args(list(argv))
-        if args.scheduler is not None and not re.fullmatch(
-            r"(tcp|tls|inproc|ucx|ws|wss)://\S+", args.scheduler
-        ):
-            raise _CliError(
+        if args.scheduler is not None and not SCHEDULER.fullmatch(args.scheduler):
+            raise CliError(
                 f"--scheduler: expected an address like tcp://host:8786, got {args.scheduler!r}"
             )
         grid = MapGrid.from_file(args.grid) if args.grid else MapGrid()
         out = Path(args.out) if args.out else results_root() / f"map-{grid.name}"
         if out.exists() and not out.is_dir():
-            raise _CliError(f"--out: {str(out)!r} is a file, not a folder")
+            raise CliError(f"--out: {str(out)!r} is a file, not a folder")
         ex = {
             k: getattr(args, k)
             for k in ("processes", "workers", "scheduler")
@@ -154,7 +119,7 @@ def cli_map(argv) -> int:
             progress=not args.quiet,
             **ex,
         )
-    except (_CliError, SpecError, SweepError, OSError, ValueError, sqlite3.Error) as e:
+    except (CliError, SpecError, SweepError, OSError, ValueError, sqlite3.Error) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 from ..files import safe_base_name
 from ..specs import SpecError
 from ..sweeps.execute import SweepError, run_sweep
+from ..sweeps.flags import SCHEDULER, add_executor_flags, positive
 from ..sweeps.report import _saved_spec, report_text
 from ..sweeps.spec import METRICS, SweepSpec
 from ..sweeps.store import (
@@ -20,55 +20,18 @@ from ..sweeps.store import (
     ResultStore,
     results_root,
 )
-
-
-class _CliError(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):
-        raise _CliError(message)
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return n
+from .common import CliError, Parser
 
 
 def _sweep_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = Parser(
         prog="python -m allseason sweep",
         description="Run a sweep file (TOML or JSON): scenarios x hyperparameter "
         "grids x seeds. Every finished run is stored at once in "
         "OUT/results.sqlite; run the same command again to resume.",
     )
     p.add_argument("file", metavar="FILE", help="the sweep, .toml or .json")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument(
-        "--processes",
-        type=_positive,
-        metavar="N",
-        help="local worker processes (default: every usable core)",
-    )
-    where.add_argument(
-        "--workers",
-        type=_positive,
-        metavar="N",
-        help="start a Dask LocalCluster of N single-threaded worker processes "
-        "(Dask: pip install 'allseason[sweeps]')",
-    )
-    where.add_argument(
-        "--scheduler",
-        metavar="ADDR",
-        help="use a running Dask scheduler, e.g. tcp://host:8786 (Dask: pip "
-        "install 'allseason[sweeps]')",
-    )
+    add_executor_flags(p)
     p.add_argument(
         "--out",
         metavar="DIR",
@@ -91,19 +54,15 @@ def cli_sweep(argv) -> int:
     (Ctrl-C), 2 on bad input (one line on stderr, never a traceback)."""
     try:
         args = _sweep_parser().parse_args(list(argv))
-        if args.scheduler is not None and not re.fullmatch(
-            r"(tcp|tls|inproc|ucx|ws|wss)://"
-            r"\S+",
-            args.scheduler,
-        ):
-            raise _CliError(
+        if args.scheduler is not None and not SCHEDULER.fullmatch(args.scheduler):
+            raise CliError(
                 f"--scheduler: expected an address like tcp://host:8786, got {args.scheduler!r}"
             )
         spec = SweepSpec.from_file(args.file)
         # a name from the file's content: one safe folder inside the results folder
         out = Path(args.out) if args.out else results_root() / safe_base_name(spec.name, "sweep")
         if out.exists() and not out.is_dir():
-            raise _CliError(f"--out: {str(out)!r} is a file, not a folder")
+            raise CliError(f"--out: {str(out)!r} is a file, not a folder")
         if args.dry_run:
             units = spec.units()
             have = set()
@@ -125,7 +84,7 @@ def cli_sweep(argv) -> int:
             scheduler=args.scheduler,
             progress=not args.quiet,
         )
-    except (_CliError, SpecError, SweepError, OSError, sqlite3.Error) as e:
+    except (CliError, SpecError, SweepError, OSError, sqlite3.Error) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # before the runs started (or while a cluster was starting)
@@ -157,7 +116,7 @@ def cli_sweep(argv) -> int:
 
 
 def _report_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = Parser(
         prog="python -m allseason report",
         description="Best settings per algorithm (mean ± std over seeds) of a sweep's "
         "results folder, and an HTML plot (reward against each "
@@ -168,7 +127,7 @@ def _report_parser() -> argparse.ArgumentParser:
         "--metric", choices=list(METRICS), help="rank by this metric (default: the sweep's)"
     )
     p.add_argument(
-        "--top", type=_positive, default=1, metavar="N", help="settings shown per algorithm (1)"
+        "--top", type=positive, default=1, metavar="N", help="settings shown per algorithm (1)"
     )
     p.add_argument(
         "--all",
@@ -187,14 +146,14 @@ PLOTLY_MISSING = "the HTML plot needs plotly: pip install 'allseason[app]' (or p
 def _figure_maker(html: str | None):
     """``viz.sweep.sweep_figure``, imported here only (it needs plotly, the app's extra).
     Without plotly: None and one line on stderr when the plot was only the default (the table
-    is the report); a _CliError when ``--html`` asked for it."""
+    is the report); a CliError when ``--html`` asked for it."""
     try:
         from ..viz.sweep import sweep_figure
     except ModuleNotFoundError as e:
         if (e.name or "").partition(".")[0] != "plotly":
             raise
         if html:
-            raise _CliError(f"--html: {PLOTLY_MISSING}, or leave --html out") from None
+            raise CliError(f"--html: {PLOTLY_MISSING}, or leave --html out") from None
         print(f"no plot: {PLOTLY_MISSING}; --no-html to say none", file=sys.stderr)
         return None
     return sweep_figure
@@ -206,7 +165,7 @@ def cli_report(argv) -> int:
         args = _report_parser().parse_args(list(argv))
         folder = Path(args.folder)
         if not folder.is_dir():
-            raise _CliError(f"DIR: no such folder {args.folder!r}")
+            raise CliError(f"DIR: no such folder {args.folder!r}")
         text, settings = report_text(folder, args.metric, args.top, args.all)
         print(text)
         if args.csv and len(settings):
@@ -228,7 +187,7 @@ def cli_report(argv) -> int:
             )
             os.replace(tmp, html)
             print(f"plot: {html}")
-    except (_CliError, SpecError, OSError, sqlite3.Error) as e:
+    except (CliError, SpecError, OSError, sqlite3.Error) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     return 0
