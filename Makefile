@@ -37,7 +37,7 @@ install-dev: install
 	$(PIP) install -q -r requirements-dev.txt
 
 # apt: Debian's chromium, only when no chromium is on the PATH. The real-browser tests
-# (tests/test_*_browser.py) drive it with Playwright's Python client; never
+# (tests/browser/) drive it with Playwright's Python client; never
 # `playwright install`, which downloads a browser build of its own from outside the
 # package registries (refused on this machine's network).
 browser:

@@ -5,7 +5,7 @@ titles, icons and URL paths are in :data:`allseason.ui.frame.PAGES`); Home is
 ``app_pages/0_Home.py``. The folder is not called ``pages/``: a folder of that name next to
 the entry point puts a fresh server in Streamlit's legacy multipage mode until ``/`` is first
 opened, and a first visitor who arrives by a deep link (``/Race?seed=3``) gets a sidebar that
-the legacy mode made (tests/test_e2e_browser.py checks that case on a fresh server).
+the legacy mode made (tests/browser/test_pages.py checks that case on a fresh server).
 """
 
 from allseason.ui import frame

@@ -25,7 +25,7 @@ Hyperparameters (:func:`default_params`):
   arms than the seeds 0-4 the default race is reported on), :data:`VALIDATION_RUNS` seeds;
   ties go to the first grid point. :data:`TUNED` stores the result of the rule
   (:func:`allseason.paper.tuning.tune`) so the app need not recompute it;
-  ``tests/test_defaults.py`` recomputes it.
+  ``tests/sim/test_defaults.py`` recomputes it.
 
 D-LinTS's grid is crossed with its two covariances (:data:`CHOICES`): Kim & Tewari's
 M^-1 Mt M^-1 wins on validation and on seeds 0-4 (benchmarks/dlints_covariance.py,

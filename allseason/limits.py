@@ -2,7 +2,7 @@
 the numbers a user may type, each with the reason for it.
 
 The code reads these names; the messages quote them; ``docs/security.md`` states them and
-``tests/test_limits.py`` fails when the page and these numbers disagree (or when
+``tests/hostile/test_limits.py`` fails when the page and these numbers disagree (or when
 ``.streamlit/config.toml``'s upload cap is not the largest upload a page states).
 
     >>> LIMITS["n_policies"], APP_LIMITS["n_policies"]
@@ -94,7 +94,7 @@ MAX_WINDOW = LIMITS["horizon"]
 MAX_BANDITS = 100
 # sigma2 (noise variance) and lam (prior precision) divide and are square-rooted in every
 # update: below about 1e-300 1 / x overflows and the kernels divided by zero (1e-320 gave a
-# ZeroDivisionError). The range is the one tests/test_numerical_extremes.py checks to stay
+# ZeroDivisionError). The range is the one tests/policies/test_numerical_extremes.py checks to stay
 # finite (the precision grows to horizon / sigma2 = 2e11 over lam, within float64's 1e16).
 NOISE_RANGE = (1e-6, 1e6)
 PRIOR_RANGE = (1e-6, 1e6)

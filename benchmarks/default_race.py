@@ -1,6 +1,6 @@
 """The default race (``python -m allseason run`` with no flags) on scenario seeds 0-4: the
 numbers behind the docs' "Section 5: the default race" table (docs/reproduction-synthetic.md) and
-the checks of tests/test_defaults.py.
+the checks of tests/sim/test_defaults.py.
 
     python benchmarks/default_race.py [--seeds 0,1,2,3,4]
 """

@@ -22,7 +22,7 @@ sessions. No ``stException`` and no error alert may appear. Prints a table and w
     python benchmarks/load_test.py [--sessions 10] [--port P] [--out /tmp/allseason-load.json]
 
 Needs /usr/bin/chromium (``make browser``; never ``playwright install``), playwright and
-psutil. ``tests/test_load_browser.py`` runs :func:`run` with 10 sessions and asserts on it.
+psutil. ``tests/browser/test_load.py`` runs :func:`run` with 10 sessions and asserts on it.
 """
 
 from __future__ import annotations

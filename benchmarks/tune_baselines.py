@@ -1,6 +1,6 @@
 """Recompute the default race's baseline hyperparameters with the rule of allseason/defaults.py
 (best mean reward on the paper's grid, validation scenario seed 1000, 3 seeds) and compare
-them with ``defaults.TUNED``. tests/test_defaults.py recomputes SW-LinTS and D-LinTS; BoB and
+them with ``defaults.TUNED``. tests/sim/test_defaults.py recomputes SW-LinTS and D-LinTS; BoB and
 DenBand take about 3 minutes here.
 
     python benchmarks/tune_baselines.py [--policies sw-lints,d-lints,bob,denband]

@@ -1,7 +1,9 @@
-"""Shared helpers for the engine tests: a linear bandit problem and random SPD matrices.
+"""Shared fixtures and helpers of every test folder: a linear bandit problem, random SPD
+matrices, AppTest sessions of the app, and one app server and one chromium per session.
 
-Import the helpers directly (``from conftest import linear_problem``): pytest puts this
-folder on ``sys.path`` (rootdir-relative, no ``__init__.py``).
+The folders under ``tests/`` are packages (``tests.app``, ``tests.browser``...), so test files
+of the same name in two folders import fine. Import the helpers directly
+(``from conftest import linear_problem``): this module is also registered as ``conftest``.
 """
 
 from __future__ import annotations
@@ -13,10 +15,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-# -- real-browser tests (tests/test_*_browser.py): one server, one browser per session ----------
+# -- real-browser tests (tests/browser/): one server, one browser per session ----------
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, LOG_DIR, Server  # noqa: E402,F401
+
+# ``from conftest import ...`` in any folder: pytest imports this file as ``tests.conftest``
+sys.modules.setdefault("conftest", sys.modules[__name__])
 
 SCREENS = LOG_DIR  # screenshots and server logs: $SCREENSHOT_DIR, default /tmp/allseason-screens
 

@@ -54,7 +54,7 @@ class LinearGaussianEnv:
         """Draw the thetas of states up to ``n_states - 1`` if not drawn yet; returns thetas.
 
         Row by row from one stream: drawing (n, d) normals at once or in parts gives the same
-        numbers (tests/test_worlds.py checks it), so a state's theta is the same either way."""
+        numbers (tests/sim/test_worlds.py checks it), so a state's theta is the same either way."""
         missing = int(n_states) - len(self.thetas)
         if missing > 0:
             if self._fixed_thetas:

@@ -13,7 +13,7 @@ Each kernel plays a chunk of whole batches and changes its state (a ``NamedTuple
 arrays kept by the policy, e.g. :class:`~.lints.LinTSState`) in place. The random numbers
 come in as arrays (u: one uniform per step, z: d normals per step) drawn by the policy from
 its own generators, so a kernel is a pure function of its inputs and is checked decision for
-decision against the plain numpy implementation (tests/test_fast_paths.py).
+decision against the plain numpy implementation (tests/policies/test_fast_paths.py).
 
 Two rules keep the typed state as fast as positional arguments were: a kernel is called with
 plain tuples in the named tuples' field order (:func:`~.types.plain`; numba's dispatcher types a

@@ -1,6 +1,6 @@
 """DenBand (:mod:`allseason.policies.denband`), compiled: LinUCB experts with auditors on
 block-diagonal ridge models; the same decisions as the policy's plain select/update loop
-(tests/test_denband_kernel.py).
+(tests/policies/test_denband_kernel.py).
 
 Expert e (slots 0 .. n - 1, in order of creation) has a model (``mM``, ``mVinv``, ``mb``,
 ``mtheta``, ``msteps``, ``mn`` = its number of observations) and an auditor (``aM``,

@@ -124,7 +124,7 @@ def gaussian_argmax_probs(mean: np.ndarray, var: np.ndarray) -> np.ndarray:
     Returns
     -------
     ndarray, the shape of ``mean``: each row sums to 1. Accurate to about 1e-4 (checked
-    against adaptive quadrature and the two-arm closed form in tests/test_policy_probs.py).
+    against adaptive quadrature and the two-arm closed form in tests/logs/test_policy_probs.py).
     """
     mean = np.asarray(mean, dtype=float)
     var = np.asarray(var, dtype=float)

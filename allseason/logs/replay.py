@@ -83,7 +83,7 @@ def replay_fast(
     drawn: np.ndarray | None = None,
 ) -> np.ndarray:
     """Rejection replay on the policies' compiled ``run_chunk``, decision for decision the
-    same as :func:`replay_reference` (tests/test_offline.py checks it).
+    same as :func:`replay_reference` (tests/logs/test_replay.py checks it).
 
     Why it is exact: within a batch a policy decides every step with the posterior it had at
     the batch's start, and between two kept events the policy does not change. So from

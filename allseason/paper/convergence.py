@@ -19,7 +19,7 @@ mean reward over the trailing window of :data:`WINDOW` = 500 observations (50 ba
 ending at t, reaches :data:`LEVEL` = 95% of the plateau. Reported per seed, with the median.
 
 ``python -m allseason.paper.convergence`` recomputes the tracked snapshot ``convergence.json``
-(about a minute, needs ``make data``); ``tests/test_convergence.py`` recomputes a seed and
+(about a minute, needs ``make data``); ``tests/paper/test_convergence.py`` recomputes a seed and
 checks it equals the tracked numbers, so they cannot drift.
 """
 

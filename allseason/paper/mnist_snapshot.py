@@ -5,7 +5,7 @@ the paper's printed rule and the baselines.
 
 ``python -m allseason.paper.mnist_snapshot`` recomputes it (about 15 s, needs ``make data``) and
 writes
-``mnist_snapshot.json`` next to this file; ``tests/test_snapshot.py`` recomputes it and
+``mnist_snapshot.json`` next to this file; ``tests/sim/test_defaults.py`` recomputes it and
 checks that it equals the tracked file, so it cannot drift from the code.
 
 Hyperparameters: All-Season tau = 500, n_max = 5 (a point of the paper's grid); the baselines

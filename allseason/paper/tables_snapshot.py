@@ -6,7 +6,7 @@ our numbers on a fresh clone (no results folder, no data sets).
 (nothing is run) and writes :data:`PATH` (``allseason/paper/tables_snapshot.json``): per
 (protocol, table, pattern, row) the chosen params, the seeds and their mean rewards, mean and
 std, the paper's numbers; plus the commit, the command and each protocol.
-``tests/test_paper_snapshot.py`` reruns one test cell per table at its stored seed and
+``tests/paper/test_tables_snapshot.py`` reruns one test cell per table at its stored seed and
 params and checks the per-seed value equals the snapshot's exactly (the engine is
 deterministic given the seed).
 """

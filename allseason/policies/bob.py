@@ -55,7 +55,7 @@ Choices, and what the paper leaves open:
 
 Two paths: the plain ``select``/``update`` loop, and a compiled ``run_chunk`` in which the
 SW-UCB steps run in :func:`allseason.kernels.ridge.bob_chunk` while EXP3 (draws, updates) runs here,
-between batches; same decisions (tests/test_fast_paths.py). A policy uses one path only.
+between batches; same decisions (tests/policies/test_fast_paths.py). A policy uses one path only.
 
 Ids: ``last_player`` is the index j of the window in J (0 .. |J|-1). ``weights()`` returns
 these ids with EXP3's current probabilities p_j, the distribution from which the next block's

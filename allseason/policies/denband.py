@@ -66,8 +66,8 @@ offered arms it was selected for.
 
 Two paths: the plain one below (``select``/``update``, numpy, readable) and a compiled
 ``run_chunk`` (:func:`allseason.kernels.denband.denband_chunk`) that keeps the same state in arrays
-and makes the same decisions (tests/test_fast_paths.py, tests/test_block_structure.py); a
-policy uses one path only.
+and makes the same decisions (tests/policies/test_fast_paths.py,
+tests/policies/test_block_structure.py); a policy uses one path only.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ is learned mid-batch, even at a change point: that would give the oracle feedbac
 contestants do not get). So the inner model of key k (state s, or segment j) sees exactly the
 run ``LinTS.run_chunk`` on its own steps with batch ends at the last of its steps in each
 batch. Chunks are whole batches, so the decisions do not depend on how the horizon is cut
-into chunks (the runner's, a sweep's or one step at a time; tests/test_oracles.py).
+into chunks (the runner's, a sweep's or one step at a time; tests/policies/test_oracles.py).
 
 Streams: the oracle's ``rng`` gives, as every policy, children 0 and 1 (``u``, ``z``;
 unused) and child 2, the root of the inner models: the model of key k (state s for

@@ -112,7 +112,7 @@ class BlockRidgeModel:
     ``lam``, ``widths``, ``solve``, ``gram``); ``M``, ``Vinv`` are (G, p, p) and ``b`` (G, p).
 
     Every observation must lie in one block (ValueError otherwise): that is what keeps V
-    block-diagonal. ``tests/test_block_structure.py`` checks it against the dense model."""
+    block-diagonal. ``tests/policies/test_block_structure.py`` checks it against the dense model."""
 
     REFRESH = RidgeModel.REFRESH
 

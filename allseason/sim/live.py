@@ -11,7 +11,7 @@ Replayed as a pattern through :func:`~allseason.sim.runner.run_race` with the sa
 (:meth:`LiveRun.race`), it gives the same decisions and rewards bit for bit: the streams
 are the race's (environment: spawn key (0, 0); policy ``label``: (0, 1, crc32(label))), every
 advance is made of whole batches, and the policies' decisions do not depend on how time is
-cut into chunks (tests/test_live.py).
+cut into chunks (tests/sim/test_live_run.py).
 
 Memory stays bounded however long the show runs: per-step columns are kept for the last
 ``window`` steps only (rolling windows, not full traces), the ticker keeps its last

@@ -18,7 +18,7 @@ the scenario, a world registered for the scenario's preset in :data:`WORLDS`, or
 Within a chunk, once every seed's round is drawn, the (seed, policy) pairs play in ``workers``
 threads (one per core by default): the compiled kernels release the GIL, and a pair's policy
 and trace belong to it alone, so the result does not depend on the number of threads, bit
-for bit (tests/test_runner.py). Pairs rather than seeds: 5 seeds on 2 cores would leave a
+for bit (tests/sim/test_runner.py). Pairs rather than seeds: 5 seeds on 2 cores would leave a
 core idle a sixth of the time.
 """
 
@@ -124,7 +124,7 @@ def iter_race(
     chunks grow (never below ``chunk_size`` steps) so that each takes about that long, e.g. a
     progress bar's pace: a short race then runs in a few chunks, a long one still reports
     often. The result is the same for any ``chunk_size``, ``workers`` and ``chunk_seconds``,
-    bit for bit (tests/test_runner.py)."""
+    bit for bit (tests/sim/test_runner.py)."""
     sc = race.scenario
     ends = sc.batch_ends()
     envs, policies, traces = {}, {}, {}

@@ -31,7 +31,7 @@ face of its own, which reads that subpackage: :mod:`.paper` and :mod:`.paper_run
 (its package), :mod:`.yourdata` reads ``allseason.logs``, :mod:`.when` reads
 ``allseason.worldmap``. What the glue needs of the engine
 beyond the facade's first names is in api.py's commented block "for the app's pages";
-tests/test_architecture.py checks the rule, imports inside functions included.
+tests/house/test_architecture.py checks the rule, imports inside functions included.
 
 Validation is the engine's, never the glue's: ``api.Scenario``, ``api.PolicySpec``,
 ``api.parse_scenario(..., limits=api.APP_LIMITS)`` and ``api.Race.checked``, with the app's

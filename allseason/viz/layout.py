@@ -3,7 +3,7 @@
 Figures follow the app's theme (light or dark): ``st.plotly_chart``'s Streamlit theme sets the
 background, grid and text colours in the browser, so the layout names no text colour, and
 every neutral mark (error bars, zero lines, ticks, change points) is :data:`INK`, a mid grey
-that reads on white and on the dark theme's near-black (tests/test_accessibility.py).
+that reads on white and on the dark theme's near-black (tests/viz/test_accessibility.py).
 
 A figure redrawn often, or narrow beside another, shows its legend as an HTML key under it
 (:func:`key_html`, one :func:`swatch` per entry): a Plotly legend pushes the figure's margins, which

@@ -158,7 +158,7 @@ def registered_styles() -> dict[str, dict[str, str]]:
     ``style`` declares (a colour by its Okabe-Ito name, or a hex code), the rest the first
     entries of :data:`POLICY_PALETTE`, :data:`DASHES` and :data:`SYMBOLS` that no policy
     declares or took before it, in registration order. The default race's choices keep its
-    seven colours apart under colour-vision deficiency (tests/test_accessibility.py)."""
+    seven colours apart under colour-vision deficiency (tests/viz/test_accessibility.py)."""
     from allseason.policies import REGISTRY
 
     pools = {"color": POLICY_PALETTE, "dash": DASHES, "symbol": SYMBOLS}

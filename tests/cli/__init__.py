@@ -1,0 +1,1 @@
+"""The command line: run, sweep, report, map (python -m allseason ...)."""

@@ -1,0 +1,1 @@
+"""The documentation: the site builds, its examples and docstrings run, the wording holds."""

@@ -1,0 +1,1 @@
+"""Hostile input: one clear message and no traceback, every limit stated once."""

@@ -1,0 +1,1 @@
+"""The house's walls: layers, the import graph, the install, the engine without the app."""

@@ -1,0 +1,1 @@
+"""Users' logs: the reader, the replay, the off-policy estimators, the policies' pi."""

@@ -1,0 +1,1 @@
+"""The paper's experiments: real data sets, tables, snapshots, resume, convergence."""

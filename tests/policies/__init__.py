@@ -1,0 +1,1 @@
+"""The policies and their compiled kernels: contract, roles, numerics, baselines."""

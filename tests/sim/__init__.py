@@ -1,0 +1,1 @@
+"""Races and worlds: the runner, live runs, scenarios and their checks, defaults, intervals."""

@@ -1,0 +1,1 @@
+"""The figures: builders, golden figures, colours everyone can read."""
