@@ -240,6 +240,14 @@ def compute_slot(bar=None):
         slots.release()
 
 
+def _exiting() -> bool:
+    """Whether the interpreter has begun to exit (its main thread has stopped): from then on
+    ``concurrent.futures`` refuses new work, so a warm-up still running in its daemon thread
+    is cut short, which is no error (a process that starts the app and exits at once, such
+    as every AppTest run, printed a traceback: "cannot schedule new futures after shutdown")."""
+    return not threading.main_thread().is_alive()
+
+
 def _warm(cache: RunCache) -> None:
     """Everything a fresh process pays once on its first race, on a tiny race: the kernels,
     the tables (``to_frames``' first call costs seconds), the race figures and their JSON;
@@ -248,6 +256,8 @@ def _warm(cache: RunCache) -> None:
     t0 = time.perf_counter()
     try:
         kernels = api.warm_up()
+        if _exiting():
+            return
         if settings.LOW_MEMORY:  # kernels only: no precomputed race, no first tables
             freeze_heap()
             log.info("warm-up (low memory: kernels only) done in %.2f s", kernels)
@@ -291,7 +301,8 @@ def _warm(cache: RunCache) -> None:
         freeze_heap()
         log.info("warm-up done in %.2f s (kernels %.2f s)", time.perf_counter() - t0, kernels)
     except Exception:
-        log.exception("warm-up failed")
+        if not _exiting():
+            log.exception("warm-up failed")
 
 
 def freeze_heap() -> None:
@@ -319,7 +330,8 @@ def _warm_default_race(cache: RunCache) -> None:
                 )
             )
     except Exception:
-        log.exception("warm-up of the default race failed")
+        if not _exiting():
+            log.exception("warm-up of the default race failed")
 
 
 @st.cache_resource(show_spinner=False)
