@@ -54,6 +54,7 @@ class GaussianLinearPosterior:
         self.n_obs = 0.0  # effective number of observations (discounted sum of weights)
 
     def copy(self) -> GaussianLinearPosterior:
+        """An independent copy."""
         other = GaussianLinearPosterior(self.d, self.lam, self.sigma2)
         other.M, other.b, other.n_obs = self.M.copy(), self.b.copy(), self.n_obs
         return other

@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command line on ``argv`` (default: ``sys.argv[1:]``); the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] in (["sweep"], ["report"]):  # their own parsers: .sweep
         from . import sweep

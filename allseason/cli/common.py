@@ -20,6 +20,7 @@ class Parser(argparse.ArgumentParser):
     """argparse's own errors as a :class:`CliError`: one line, exit 2."""
 
     def error(self, message):
+        """Raise :class:`CliError` (one line, exit code 2) instead of argparse's exit."""
         raise CliError(message)
 
 

@@ -93,6 +93,7 @@ def _reading_flags(rep) -> None:
 
 
 def cmd_replay(args) -> int:
+    """``replay FILE``: the log's table of estimates; the exit code."""
     from ..logs import offline
 
     target = out_path(args.out) if args.out else None

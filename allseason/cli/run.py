@@ -301,6 +301,7 @@ def _check_finite(summary: dict) -> None:
 
 
 def cmd_patterns(args) -> int:
+    """``patterns``: the presets, one line each; the exit code."""
     for name in api.PRESETS:
         p = api.preset(name)
         print(
@@ -317,6 +318,7 @@ def cmd_patterns(args) -> int:
 
 
 def cmd_policies(args) -> int:
+    """``policies``: the registered policies with their hyperparameters; the exit code."""
     for name in api.policy_names():
         info = api.describe_policy(name)
         note = " Deterministic: the seed changes nothing." if info.deterministic else ""

@@ -133,10 +133,12 @@ class Task:
 
     @property
     def n_arms(self) -> int:
+        """The number of arms."""
         return len(self.arm_names)
 
     @property
     def n_labels(self) -> int:
+        """The number of labels."""
         return len(self.arm_of_label)
 
     def correct_arm(self, labels) -> np.ndarray:
@@ -268,6 +270,7 @@ class ClassificationEnv:
 
     @property
     def horizon(self) -> int:
+        """The number of steps."""
         return len(self.states)
 
     def next_round(self, n: int) -> Round:
@@ -321,18 +324,22 @@ class PaperSetup:
 
     @property
     def n_arms(self) -> int:
+        """The number of arms."""
         return self.tasks[0].n_arms
 
     @property
     def p(self) -> int:
+        """The dimension of a context."""
         return self.contexts.shape[1]
 
     @property
     def d(self) -> int:
+        """The dimension of an action (arms x context)."""
         return self.n_arms * self.p
 
     @property
     def horizon(self) -> int:
+        """The number of steps."""
         return self.pattern.horizon
 
     def env(self, rng=None) -> ClassificationEnv:

@@ -69,6 +69,7 @@ class LinearGaussianEnv:
 
     @property
     def horizon(self) -> int:
+        """The number of steps."""
         return len(self._states)
 
     def next_round(self, n: int, states: np.ndarray | None = None) -> Round:

@@ -236,9 +236,11 @@ class WeatherEnv:
 
     @property
     def horizon(self) -> int:
+        """The number of steps (days)."""
         return len(self._states)
 
     def next_round(self, n: int) -> Round:
+        """The next ``n`` steps (fewer at the end of the run)."""
         n = min(int(n), self.horizon - self.t)
         state = self._states[self.t : self.t + n]
         arms = np.broadcast_to(np.eye(K), (n, K, D)).copy()

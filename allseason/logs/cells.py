@@ -181,6 +181,7 @@ def arm_order(seen: list[str], arms=None):
 
 
 def unknown(label: str, names, arms) -> str:
+    """The message for an arm ``label`` not among ``names``."""
     known = (
         f"the integers 0 to {len(names) - 1}"
         if isinstance(arms, int) or (isinstance(arms, str) and arms.strip().isdigit())
@@ -250,6 +251,7 @@ def dates_or_numbers(col, name: str, rows=None) -> tuple[np.ndarray, str]:
 
 
 def not_a_date(cell: str) -> str:
+    """The message for a ``cell`` that is not a date."""
     return (
         f"{_show(cell)} is not a date (ISO 8601, e.g. 2024-03-31, 2024-03-31 12:00:00 or "
         f"2024-03-31T12:00:00+09:00; the column's first cell is a date, so every cell "

@@ -172,6 +172,7 @@ class OfflineResult:
         return ("ips", "snips", "dr", "dm", "replay")
 
     def logger_row(self) -> dict:
+        """The logging policy's own row of the table (its mean reward, interval)."""
         r = self.log.reward
         n = len(r)
         est = float(r.mean())
@@ -298,6 +299,7 @@ class OfflineResult:
         return min(usable, key=lambda m: self.decision(m)["needed"])
 
     def decision_text(self, method: str) -> str:
+        """One sentence: what the events that would decide ``method``'s verdict are."""
         d = self.decision(method)
         if not math.isfinite(d["needed"]):
             return "no number of events would decide at this reward rate (none, or all, rewarded)"

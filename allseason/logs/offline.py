@@ -1,4 +1,4 @@
-"""Your logged data: the log, read and checked (evaluated in :mod:`.evaluate`).
+r"""Your logged data: the log, read and checked (evaluated in :mod:`.evaluate`).
 
 A **logged-bandit CSV** has one row per event (a user was shown one arm and gave a reward):
 
@@ -33,13 +33,13 @@ and the table); their public names are re-exported here.
 
 The oracles cannot run here: they are told the true seasons, and a log has none.
 
-    >>> log = parse_log(b"timestamp,arm,reward\\n1,0,1\\n2,1,0\\n3,1,1\\n")
+    >>> log = parse_log(b"timestamp,arm,reward\n1,0,1\n2,1,0\n3,1,1\n")
     >>> log.n_events, log.arm_names, log.d
     (3, ('0', '1'), 2)
 
 The oracles cannot run here: they are told the true seasons, and a log has none.
 
-    >>> log = parse_log(b"timestamp,arm,reward\\n1,0,1\\n2,1,0\\n3,1,1\\n")
+    >>> log = parse_log(b"timestamp,arm,reward\n1,0,1\n2,1,0\n3,1,1\n")
     >>> log.n_events, log.arm_names, log.d
     (3, ('0', '1'), 2)
 """
@@ -89,14 +89,17 @@ class Log:
 
     @property
     def n_events(self) -> int:
+        """The number of events."""
         return len(self.arm)
 
     @property
     def n_arms(self) -> int:
+        """The number of arms."""
         return len(self.arm_names)
 
     @property
     def d(self) -> int:
+        """The dimension of an action (arms x context)."""
         return self.n_arms * self.contexts.shape[1]
 
     def arms(self) -> BlockArms:

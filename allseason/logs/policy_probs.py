@@ -312,6 +312,7 @@ class ProbRecorder:
         self.known = True
 
     def segment(self, policy, start: int, stop: int) -> None:
+        """Record ``policy``'s probabilities of the logged arms for steps ``start:stop``."""
         if stop <= start or not self.known:
             return
         state = posterior_state(policy, self.K, self.p)

@@ -1,10 +1,10 @@
-"""Every problem of a file, collected, then reported at once in one SpecError.
+r"""Every problem of a file, collected, then reported at once in one SpecError.
 
 >>> p = Problems()
 >>> p.add("is empty; every row needs an arm", row=5, column="arm")
 >>> p.add("'x' is not a reward", row=3, column="reward")
 >>> field, text = p.message()
->>> print(field, text, sep="\\n")
+>>> print(field, text, sep="\n")
 reward
 row 3, column reward: 'x' is not a reward
 row 5, column arm: is empty; every row needs an arm
@@ -78,6 +78,7 @@ class Problems:
         return (items[0][2] if items else "file"), "\n".join(lines)
 
     def raise_if_any(self) -> None:
+        """Raise a SpecError with the problems collected, if any."""
         if self.total:
             field, text = self.message()
             raise SpecError(field, text)

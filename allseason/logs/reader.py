@@ -1,4 +1,4 @@
-"""Reading a CSV file a user brings, as it comes: everything in it is hostile until checked.
+r"""Reading a CSV file a user brings, as it comes: everything in it is hostile until checked.
 
 The steps, with memory bounded by the file's size (``docs/your-data.md`` has the measurements):
 
@@ -6,7 +6,7 @@ The steps, with memory bounded by the file's size (``docs/your-data.md`` has the
    Excel workbook), UTF-8 (with or without a byte-order mark), checked in 1 MiB pieces that
    are decoded and dropped, never as one copy of the text.
 2. :func:`open_csv`: the header is the first line that is not blank (leading blank lines are
-   skipped); lines end in ``\\n``, ``\\r\\n`` or ``\\r`` alone. One pass over the bytes counts
+   skipped); lines end in ``\n``, ``\r\n`` or ``\r`` alone. One pass over the bytes counts
    each row's fields: a row with more or fewer fields than the header is a problem naming
    its row. Up to :data:`MAX_COLUMNS` columns (100,000): extra columns cost nothing, since
 3. :meth:`CsvFile.read` reads **only the columns used** (pandas' C reader with ``usecols``,
@@ -18,7 +18,7 @@ Every problem goes to a :class:`Problems`, which reports them all at once (the f
 :data:`MAX_PROBLEMS` lines by row, then a count) in ONE :class:`~allseason.errors.SpecError`;
 each line names its row (1-based, as in a spreadsheet: the header is row 1) and column.
 
-    >>> f = open_csv(b"timestamp,arm,reward\\n1,a,0\\n2,b,1\\n", max_bytes=1000, max_rows=10)
+    >>> f = open_csv(b"timestamp,arm,reward\n1,a,0\n2,b,1\n", max_bytes=1000, max_rows=10)
     >>> cols, rows = f.read(["arm"])
     >>> f.names, cols["arm"].tolist(), rows.tolist()
     (['timestamp', 'arm', 'reward'], ['a', 'b'], [2, 3])
@@ -298,7 +298,7 @@ def header_names(source: bytes | str, limit: int = 65_536) -> list[str]:
 
 
 def _count_lines(raw: bytes, start: int, end: int) -> int:
-    """Line ends (\\n, \\r\\n or \\r alone) between two offsets."""
+    r"""Line ends (\n, \r\n or \r alone) between two offsets."""
     return (
         raw.count(b"\n", start, end) + raw.count(b"\r", start, end) - raw.count(b"\r\n", start, end)
     )

@@ -1,4 +1,4 @@
-"""A per-arm reward table as a world a race runs on (the user's own seasons).
+r"""A per-arm reward table as a world a race runs on (the user's own seasons).
 
 The CSV has one row per (period, arm):
 
@@ -26,8 +26,8 @@ of a period is **its best arm** (the arm with the highest rate; ties: the first 
 order), named "<arm> best". Segments are the runs of equal seasons. The Inside views then
 show which bandit All-Season used in each season, on the table's own dates.
 
-    >>> t = parse_reward_table(b"time,arm,reward\\n2024-01-01,a,0.9\\n2024-01-01,b,0.1\\n"
-    ...                        b"2024-01-08,a,0.2\\n2024-01-08,b,0.7\\n")
+    >>> t = parse_reward_table(b"time,arm,reward\n2024-01-01,a,0.9\n2024-01-01,b,0.1\n"
+    ...                        b"2024-01-08,a,0.2\n2024-01-08,b,0.7\n")
     >>> t.n_periods, t.arm_names, t.seasons.tolist(), t.state_names
     (2, ('a', 'b'), [0, 1], ['a best', 'b best'])
     >>> [str(d) for d in t.step_dates(t.scenario(steps=2))]
@@ -66,10 +66,12 @@ class RewardTable:
 
     @property
     def n_periods(self) -> int:
+        """The number of periods."""
         return len(self.times)
 
     @property
     def n_arms(self) -> int:
+        """The number of arms."""
         return len(self.arm_names)
 
     @property
@@ -127,9 +129,11 @@ class RewardTable:
         return self.times[idx]
 
     def state_names_for(self, scenario=None) -> list[str]:
+        """The states' names (one per period's best arm)."""
         return self.state_names
 
     def __call__(self, scenario, seed_index: int, rng) -> TableEnv:
+        """The table's world for one seed of a race on ``scenario`` (``rng``: its outcomes)."""
         if (
             scenario.n_arms != self.n_arms
             or scenario.horizon != self.n_periods * scenario.batch_size
@@ -161,9 +165,11 @@ class TableEnv:
 
     @property
     def horizon(self) -> int:
+        """The number of steps."""
         return len(self._period)
 
     def next_round(self, n: int) -> Round:
+        """The next ``n`` steps (fewer at the end of the run)."""
         n = min(int(n), self.horizon - self.t)
         K = self.n_arms
         period = self._period[self.t : self.t + n]

@@ -143,6 +143,7 @@ def load() -> dict:
 
 
 def main() -> int:
+    """Recompute the tracked snapshot and write it; the exit code."""
     snap = compute()
     PATH.write_text(json.dumps(snap, separators=(",", ":")) + "\n", encoding="utf-8")
     print(

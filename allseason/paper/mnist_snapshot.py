@@ -87,6 +87,7 @@ def _commit() -> str:
 
 
 def main() -> int:
+    """Recompute the tracked snapshot and write it; the exit code."""
     snap = compute()
     PATH.write_text(json.dumps(snap, indent=1) + "\n", encoding="utf-8")
     for label, p in snap["policies"].items():

@@ -152,6 +152,7 @@ class Protocol:
 
     @property
     def label(self) -> str:
+        """The protocol in words, for tables and captions."""
         return {
             "prefix": "validation on the first 10% of the pattern (the paper's text)",
             "shrunk": "validation on the pattern shrunk to 10%",
@@ -183,6 +184,7 @@ class Job:
 
     @property
     def horizon_of_pattern(self) -> int:
+        """The steps of the pattern (``pattern_n``, else ``n``)."""
         return self.pattern_n or self.n
 
     @property

@@ -1,9 +1,9 @@
-"""The paper's four real-data tables (section 6), as data, and a cell-by-cell comparison.
+r"""The paper's four real-data tables (section 6), as data, and a cell-by-cell comparison.
 
 The rows below are the LaTeX table bodies copied verbatim from the paper (tables
 ``table:mnist2``, ``table:fmnist2``, ``table:mnist10``, ``table:fmnist10``: average reward
 +- standard deviation over seeds, 30,000 steps) and parsed at import, so any copy can be
-checked against the source by eye or by diff. ``\\algo`` is the paper's macro for
+checked against the source by eye or by diff. ``\algo`` is the paper's macro for
 All-Season.
 
     >>> paper_cell("mnist-2arm", "allseason-sw", "realistic")

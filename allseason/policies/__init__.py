@@ -245,7 +245,6 @@ def describe(name: str) -> PolicyInfo:
 
     Examples
     --------
-
     >>> info = describe("allseason-sw")
     >>> info.title, info.deterministic
     ('All-Season (SW)', False)

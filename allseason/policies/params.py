@@ -128,9 +128,11 @@ class Options:
         object.__setattr__(self, "values", tuple(values))
 
     def describe(self, context: Mapping | None = None) -> str:
+        """The allowed values in words."""
         return "one of " + ", ".join(repr(v) for v in self.values)
 
     def check(self, field: str, value, context: Mapping | None = None):
+        """The value, if it is one of the allowed ones; else a SpecError naming ``field``."""
         if not isinstance(value, str) or value not in self.values:
             raise SpecError(
                 field,
@@ -153,6 +155,7 @@ class Param:
     default: object = inspect.Parameter.empty
 
     def check(self, field: str, value, context: Mapping | None = None):
+        """The value, converted, if it is within bounds; else a SpecError naming ``field``."""
         if value is None and self.none:
             return None
         return self.constraint.check(field, value, context)

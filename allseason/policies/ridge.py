@@ -43,6 +43,7 @@ class RidgeModel(GaussianLinearPosterior):
         self._steps = 0
 
     def copy(self) -> RidgeModel:
+        """An independent copy."""
         other = RidgeModel(self.d, self.lam)
         other.M, other.b, other.n_obs = self.M.copy(), self.b.copy(), self.n_obs
         other.Vinv, other.theta, other._steps = self.Vinv.copy(), self.theta.copy(), self._steps
@@ -71,6 +72,7 @@ class RidgeModel(GaussianLinearPosterior):
         self._done(n)
 
     def discount(self, gamma: float) -> None:
+        """Discount every past observation by ``gamma``."""
         super().discount(gamma)
         self._steps = self.REFRESH
         self._done(0)
@@ -85,6 +87,7 @@ class RidgeModel(GaussianLinearPosterior):
 
     @property
     def mean(self) -> np.ndarray:
+        """The posterior mean."""
         return self.theta
 
     def widths(self, arms: np.ndarray) -> np.ndarray:
@@ -102,6 +105,7 @@ class RidgeModel(GaussianLinearPosterior):
         return self.M @ v - self.lam * v
 
     def is_positive_definite(self) -> bool:
+        """Whether the precision matrix is positive definite."""
         return bool(np.all(np.linalg.eigvalsh(self.M) > 0))
 
 
@@ -131,6 +135,7 @@ class BlockRidgeModel:
 
     @property
     def mean(self) -> np.ndarray:
+        """The posterior mean."""
         return self.theta
 
     def update(self, xs, rs) -> None:
@@ -188,6 +193,7 @@ class BlockRidgeModel:
         return np.einsum("gpq,gq->gp", self.M, v.reshape(self.G, self.p)).reshape(-1) - self.lam * v
 
     def is_positive_definite(self) -> bool:
+        """Whether the precision matrix is positive definite."""
         return bool(np.all(np.linalg.eigvalsh(self.M) > 0))
 
 

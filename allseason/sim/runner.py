@@ -92,6 +92,7 @@ class Progress:
 
     @property
     def fraction(self) -> float:
+        """The share of the horizon done, in [0, 1]."""
         return self.done / self.horizon
 
 

@@ -95,10 +95,12 @@ class RaceResult:
 
     @property
     def labels(self) -> list[str]:
+        """The policies' labels, in the race's order."""
         return [p.label for p in self.race.policies]
 
     @property
     def n_done(self) -> int:
+        """The steps every trace has recorded."""
         return min(t.n_done for t in self.traces.values())
 
     def labels_of(self, family: str) -> list[str]:

@@ -46,6 +46,7 @@ class PolicySpec:
         return policy_class(self.name)(d, rng=rng, **params)
 
     def to_dict(self) -> dict:
+        """The spec as plain data (JSON-ready)."""
         return {"name": self.name, "params": dict(self.params), "label": self.label}
 
 
@@ -145,6 +146,7 @@ class Race:
         return race
 
     def to_dict(self) -> dict:
+        """The race as plain data (JSON-ready)."""
         return {
             "scenario": self.scenario.to_dict(),
             "n_seeds": self.n_seeds,
@@ -152,6 +154,7 @@ class Race:
         }
 
     def to_json(self) -> str:
+        """The race's canonical JSON (sorted keys, no spaces): its identity."""
         return json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
 
     @classmethod

@@ -128,10 +128,12 @@ class Scenario:
 
     @property
     def pattern(self) -> Pattern:
+        """The segments as a :class:`Pattern`."""
         return Pattern(self.segments)
 
     @property
     def horizon(self) -> int:
+        """The number of steps."""
         return sum(n for _, n in self.segments)
 
     def batch_ends(self):
@@ -166,6 +168,7 @@ class Scenario:
         return cls(segments=pattern.segments, preset=name, **kw)
 
     def to_dict(self) -> dict:
+        """The scenario as plain data (JSON-ready)."""
         out = asdict(self)
         out["segments"] = [list(s) for s in self.segments]
         if isinstance(self.batch_size, tuple):

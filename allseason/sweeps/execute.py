@@ -141,6 +141,7 @@ class SweepOutcome:
 
     @property
     def complete(self) -> bool:
+        """Whether every run of the sweep is stored."""
         return self.n_stored_before + self.n_ran == self.n_runs
 
 
@@ -160,6 +161,7 @@ class ProgressBar:
         self.failed = 0
 
     def text(self) -> str:
+        """The bar as text."""
         frac = self.done / self.total if self.total else 1.0
         fill = int(round(frac * self.width))
         elapsed = time.monotonic() - self.t0
@@ -175,6 +177,7 @@ class ProgressBar:
         )
 
     def update(self, n: int = 1, force: bool = False) -> None:
+        """Count ``n`` more runs done and redraw (at most so often, unless ``force``)."""
         self.done += n
         if not self.enabled:
             return
@@ -192,6 +195,7 @@ class ProgressBar:
                 self.stream.flush()
 
     def close(self) -> None:
+        """End the bar's line."""
         if self.enabled and self.tty:
             self.stream.write("\n")
             self.stream.flush()

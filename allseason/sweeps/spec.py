@@ -164,6 +164,7 @@ class PolicyGrid:
 
     @property
     def n_settings(self) -> int:
+        """The number of hyperparameter settings in the grid."""
         return math.prod(len(v) for _, v in self.grid)
 
     def specs(self) -> tuple[PolicySpec, ...]:
@@ -174,6 +175,7 @@ class PolicyGrid:
         )
 
     def to_dict(self) -> dict:
+        """The grid as plain data (JSON-ready)."""
         return {
             "name": self.name,
             "label": self.label,
@@ -183,6 +185,7 @@ class PolicyGrid:
 
     @classmethod
     def from_dict(cls, data, where: str = "policy") -> PolicyGrid:
+        """The grid from plain data (a name alone, or a table); a SpecError naming ``where``."""
         if isinstance(data, str):
             data = {"name": data}
         if not isinstance(data, dict):
@@ -315,6 +318,7 @@ class Unit:
 
     @cached_property
     def scenario_key(self) -> str:
+        """A short hash of the scenario's JSON."""
         return hashlib.sha256(self.scenario.to_json().encode()).hexdigest()[:16]
 
 
@@ -390,10 +394,12 @@ class SweepSpec:
 
     @property
     def n_settings(self) -> int:
+        """The number of policy settings."""
         return sum(p.n_settings for p in self.policies)
 
     @property
     def n_runs(self) -> int:
+        """The number of runs: scenarios x settings x seeds."""
         return len(self.scenarios) * self.n_settings * len(self.seeds)
 
     def units(self) -> list[Unit]:
@@ -409,6 +415,7 @@ class SweepSpec:
         return list(out.values())
 
     def to_dict(self) -> dict:
+        """The sweep as plain data (JSON-ready)."""
         return {
             "name": self.name,
             "description": self.description,
@@ -419,6 +426,7 @@ class SweepSpec:
         }
 
     def to_json(self) -> str:
+        """The sweep as JSON."""
         return json.dumps(self.to_dict(), indent=1, sort_keys=True)
 
     @classmethod

@@ -165,6 +165,7 @@ class ResultStore:
                 self.con.execute(f"ALTER TABLE runs ADD COLUMN {name} {kind}")
 
     def keys(self) -> set[str]:
+        """The keys of the stored runs."""
         return {k for (k,) in self.con.execute(f"SELECT key FROM {self.table}")}
 
     def __len__(self) -> int:
@@ -199,11 +200,13 @@ class ResultStore:
         self.con.execute("COMMIT")
 
     def rows(self) -> list[dict]:
+        """Every stored row, in order."""
         cur = self.con.execute(f"SELECT * FROM {self.table} ORDER BY {self._order}")
         names = [c[0] for c in cur.description]
         return [dict(zip(names, r)) for r in cur]
 
     def close(self) -> None:
+        """Close the database."""
         self.con.close()
 
     def __enter__(self):
@@ -240,6 +243,7 @@ def load_runs(folder):
 
 
 def describe_params(params: dict) -> str:
+    """Hyperparameters in words (``k=v, ...`` or ``defaults``)."""
     return ", ".join(f"{k}={v}" for k, v in sorted(params.items())) or "defaults"
 
 

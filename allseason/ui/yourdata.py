@@ -246,7 +246,7 @@ def options() -> dict:
 
 
 def _capitalised(text: str) -> str:
-    """The first letter up, the rest as it is (\"UTC\" keeps its capitals)."""
+    r"""The first letter up, the rest as it is ("UTC" keeps its capitals)."""
     return text[:1].upper() + text[1:]
 
 

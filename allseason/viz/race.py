@@ -61,6 +61,7 @@ def sample_index(n: int, max_points: int) -> np.ndarray:
 
 
 def rgba(hex_color: str, alpha: float) -> str:
+    """``#rrggbb`` and an opacity as a CSS ``rgba(...)``."""
     h = hex_color.lstrip("#")
     r, g, b = (int(h[i : i + 2], 16) for i in (0, 2, 4))
     return f"rgba({r},{g},{b},{alpha})"

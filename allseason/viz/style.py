@@ -77,6 +77,7 @@ def state_color(state: int, strong: bool = False) -> str:
 
 
 def state_label(state: int) -> str:
+    """A state's name in figures."""
     return f"state {int(state)}"
 
 
@@ -327,6 +328,7 @@ def bandit_colors(ids: Iterable[int]) -> dict[int, str]:
 
 
 def bandit_label(bandit: int) -> str:
+    """A bandit's name in figures (the shadow has its own)."""
     bandit = int(bandit)
     if bandit == SHADOW:
         return "shadow"

@@ -1,4 +1,4 @@
-"""Text from outside (a link, a file's name, a column name, a cell) shown as text.
+r"""Text from outside (a link, a file's name, a column name, a cell) shown as text.
 
 Streamlit renders ``st.error``, ``st.markdown``, captions and labels as Markdown (with math
 between ``$`` signs and ``:color[...]`` directives), and Plotly renders a subset of HTML
@@ -8,7 +8,7 @@ such value goes through one of these two functions before it is placed in Markdo
 figure:
 
 - :func:`md` backslash-escapes every character that can start Markdown here (CommonMark lets
-  any ASCII punctuation be escaped, and an escaped one is shown as itself): ``\\ ` * [ ] < >
+  any ASCII punctuation be escaped, and an escaped one is shown as itself): ``\ ` * [ ] < >
   $ ~ | # @ { }``, an underscore at a word's edge, a colon before a non-space
   (``:material/x:``) and a list marker at the start, and puts an invisible word joiner
   (U+2060) into ``https://``, ``www.`` and ``a@b`` (GFM finds those autolinks after the
@@ -18,9 +18,9 @@ figure:
 - :func:`html` escapes ``& < > " '`` for HTML blocks (``unsafe_allow_html``) and Plotly text.
 
     >>> print(md("[x](https://evil.example) _a_ n_max: $x$").replace(JOINER, "^"))
-    \\[x\\](https\\:^//evil.example) \\_a\\_ n_max: \\$x\\$
-    >>> print(md("- a\\n# b www.x.y a@b.c").replace(JOINER, "^"), md("1. a"))
-    \\- a \\# b www^.x.y a\\@^b.c 1\\. a
+    \[x\](https\:^//evil.example) \_a\_ n_max: \$x\$
+    >>> print(md("- a\n# b www.x.y a@b.c").replace(JOINER, "^"), md("1. a"))
+    \- a \# b www^.x.y a\@^b.c 1\. a
     >>> html('<a href="x">')
     '&lt;a href=&quot;x&quot;&gt;'
 """

@@ -38,6 +38,7 @@ def axis_ticks(snapshot: dict, axis: str) -> list[str]:
 
 
 def axis_title(snapshot: dict, axis: str) -> str:
+    """The axis title of a map's knob."""
     knob = snapshot[axis]["knob"]
     if knob == "sigma2":
         return "signal-to-noise: gap between the two best arms / σ"

@@ -31,6 +31,7 @@ class CellsOutcome:
 
     @property
     def complete(self) -> bool:
+        """Whether every cell is computed."""
         return self.cells is not None
 
 

@@ -94,6 +94,7 @@ class MapGrid:
         ]
 
     def to_dict(self) -> dict:
+        """The grid as plain data (JSON-ready)."""
         fixed = self.fixed.to_dict()
         for k in (self.x_knob, self.y_knob, self.page_knob):
             fixed.pop(k)
@@ -107,6 +108,7 @@ class MapGrid:
 
     @classmethod
     def from_dict(cls, data, name: str = "map") -> MapGrid:
+        """The grid from plain data; a SpecError naming the field."""
         if not isinstance(data, dict):
             raise SpecError("grid", "must be a table with x, y and fixed")
         for k in data:
@@ -149,6 +151,7 @@ class MapGrid:
 
     @classmethod
     def from_file(cls, path) -> MapGrid:
+        """The grid from a JSON file; a SpecError naming the field."""
         path = Path(path)
         if not path.is_file():
             raise SpecError("file", f"no such file {str(path)!r}")

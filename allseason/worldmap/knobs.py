@@ -99,6 +99,7 @@ class Knobs:
         return replace(self, **changes)
 
     def to_dict(self) -> dict:
+        """The knobs as plain data (JSON-ready)."""
         return asdict(self)
 
 
