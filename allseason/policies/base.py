@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -178,6 +178,10 @@ class Policy:
         with its bounds and value) and store them, converted (ints, floats), as attributes."""
         for k, v in check_own(self, values).items():
             setattr(self, k, v)
+
+    if TYPE_CHECKING:  # for the type checker: the hyperparameters stored by _set_params
+
+        def __getattr__(self, name: str) -> Any: ...
 
     # -- the protocol --------------------------------------------------------------------
     def select(self, arms: np.ndarray) -> int:
