@@ -33,9 +33,13 @@ install-sweeps: install
 	$(PIP) install -q -r requirements-sweeps.txt
 
 # the test tools (requirements-dev.txt includes requirements.txt and requirements-sweeps.txt:
-# Dask is tested too), in one pip call, then this package itself, editable
+# Dask is tested too), in one pip call, then this package itself, editable. pip is skipped
+# when the venv's stamp holds the sha256 of the requirements files it was last run on (a pip
+# call that finds everything present still takes about 10 s of CPU).
+REQ_HASH = $(shell cat requirements*.txt | sha256sum | cut -c1-16)
 install-dev: $(PY)
-	$(PIP) install -q -r requirements-dev.txt
+	@test "$$(cat $(VENV)/.installed-dev 2>/dev/null)" = "$(REQ_HASH)" || { \
+	  $(PIP) install -q -r requirements-dev.txt && echo "$(REQ_HASH)" > $(VENV)/.installed-dev; }
 	@$(PIP) show allseason 2>/dev/null | grep -qx "Editable project location: $(CURDIR)" || \
 	  $(PIP) install -q --no-deps -e .
 
