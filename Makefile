@@ -81,8 +81,9 @@ lint: install-dev
 	$(PY) -m mypy
 
 # The tests, in three steps:
-# 1. the compiled kernels, once: numba keeps them on disk (allseason/kernels/__pycache__), so
-#    the test workers load them instead of each compiling the same kernels at the same time;
+# 1. the compiled kernels of every policy, once (scripts/warm_kernels.py): numba keeps them on
+#    disk (allseason/kernels/__pycache__), so the test workers load them instead of each
+#    compiling the same kernels at the same time;
 # 2. every test but the real-browser ones, on TEST_WORKERS processes (pytest-xdist; "auto":
 #    one per core). --dist worksteal: a worker that runs out of tests takes half of the other's
 #    queue, so the heavy files spread instead of leaving one worker alone at the end;
@@ -90,7 +91,7 @@ lint: install-dev
 #    them all, beside no other test.
 TEST_WORKERS ?= auto
 test: install-dev browser data lint
-	@$(PY) -c "from allseason import api; print(f'compiled kernels ready in {api.warm_up():.1f} s')"
+	@$(PY) scripts/warm_kernels.py
 	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not e2e" --durations=25
 	$(PY) -m pytest -q -m e2e --durations=10
 
