@@ -31,7 +31,7 @@ from .denband import DenBand
 from .dlinucb import DLinUCB
 from .lints import DLinTS, LinTS, SWLinTS
 from .oracle import OracleRestart, OracleState
-from .params import Param, check_values, declared
+from .params import Param, check_values, declared, values_checked
 from .random import RandomPolicy
 
 REGISTRY: dict[str, type[Policy]] = {}
@@ -309,7 +309,9 @@ def make_policy(name: str, d: int, *, rng: RngLike = None, **params) -> Policy:
     >>> make_policy("d-lints", 3, gamma=0.9, rng=0).gamma
     0.9
     """
-    return policy_class(name)(d, rng=rng, **check_params(name, params))
+    values = check_params(name, params)
+    with values_checked():  # checked just now: the constructor need not again
+        return policy_class(name)(d, rng=rng, **values)
 
 
 __all__ = [
@@ -322,6 +324,7 @@ __all__ = [
     "hyperparameters",
     "parameters",
     "check_params",
+    "values_checked",
     "describe",
     "PolicyInfo",
     "register",

@@ -39,6 +39,7 @@ import numpy as np
 from ..envs.arms import BlockArms
 from .base import ChunkOutcome, Policy, RngLike, check_batch_end
 from .lints import LinTS
+from .params import values_checked
 
 
 def _take(arms, idx: np.ndarray):
@@ -80,9 +81,10 @@ class _Oracle(Policy):
                 spawn_key=self._model_seq.spawn_key + (int(key),),
                 pool_size=self._model_seq.pool_size,
             )
-            m = self.models[key] = LinTS(
-                self.d, lam=self.lam, sigma2=self.sigma2, rng=np.random.default_rng(seq)
-            )
+            with values_checked():  # its own lam and sigma2, checked when it was built
+                m = self.models[key] = LinTS(
+                    self.d, lam=self.lam, sigma2=self.sigma2, rng=np.random.default_rng(seq)
+                )
         return m
 
     def _keys(self, states: np.ndarray) -> np.ndarray:

@@ -171,9 +171,7 @@ class LiveRun:
         sc = self._base
         self._env = make_env(sc, 0)
         self._policies = [
-            s.build(
-                sc.d, sigma2=sc.sigma2, rng=np.random.default_rng(seed_sequence(sc, 0, s.label))
-            )
+            s.build_for(sc, rng=np.random.default_rng(seed_sequence(sc, 0, s.label)))
             for s in self.specs
         ]
         self.labels = tuple(s.label for s in self.specs)

@@ -131,11 +131,8 @@ def iter_race(
     for k in range(race.n_seeds):
         envs[k] = make_env(sc, k, world)
         for spec in race.policies:
-            policies[spec.label, k] = spec.build(
-                sc.d,
-                sigma2=sc.sigma2,
-                horizon=sc.horizon,
-                rng=np.random.default_rng(seed_sequence(sc, k, spec.label)),
+            policies[spec.label, k] = spec.build_for(
+                sc, rng=np.random.default_rng(seed_sequence(sc, k, spec.label))
             )
             traces[spec.label, k] = Trace(spec.label, k, sc.horizon)
     result = RaceResult(race, traces)
@@ -269,11 +266,8 @@ def posterior_history(scenario: Scenario, spec: PolicySpec, seed_index: int = 0,
     import pandas as pd
 
     env = make_env(scenario, seed_index)
-    policy = spec.build(
-        scenario.d,
-        sigma2=scenario.sigma2,
-        horizon=scenario.horizon,
-        rng=np.random.default_rng(seed_sequence(scenario, seed_index, spec.label)),
+    policy = spec.build_for(
+        scenario, rng=np.random.default_rng(seed_sequence(scenario, seed_index, spec.label))
     )
     ends = scenario.batch_ends()
     rows = []
