@@ -227,7 +227,7 @@ def race_in_words(race: Race | None = None) -> dict[str, str]:
     """
     race = default_race() if race is None else race
     pattern = race.scenario.pattern
-    refs = [p for p in race.policies if p.name in REFERENCES]
+    refs = [p for p in race.policies if role(p.name).reference]
     n_pol, n_ref, n_cp = len(race.policies) - len(refs), len(refs), len(pattern.change_points())
 
     def count(n: int, one: str, many: str) -> str:

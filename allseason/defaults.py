@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import functools
 
-from .policies import hyperparameters
+from .policies import hyperparameters, role
 from .specs import PolicySpec, Race, Scenario
 
 DEFAULT_POLICIES = (
@@ -54,7 +54,8 @@ DEFAULT_POLICIES = (
     "oracle-state",
     "oracle-restart",
 )
-REFERENCES = ("oracle-state", "oracle-restart")  # in the race, drawn and ranked apart
+# in the race, drawn and ranked apart: the default policies whose class declares it
+REFERENCES = tuple(n for n in DEFAULT_POLICIES if role(n).reference)
 DEFAULT_SEEDS = 5
 VALIDATION_SEED = 1000
 VALIDATION_RUNS = 3

@@ -147,7 +147,7 @@ def race_facts(run: runcache.RaceRun) -> dict:
 def real_facts(snap: dict) -> dict:
     """The numbers of step 7, from the tracked snapshot."""
     pols = snap["policies"]
-    baselines = [lab for lab in pols if getattr(api.label_role(lab), "family", "") != "allseason"]
+    baselines = [lab for lab in pols if api.role(pols[lab]["policy"]).family != "allseason"]
     best = max(baselines, key=lambda lab: pols[lab]["mean_reward"])
     data, _, arms = str(snap["table"]).partition("-")  # e.g. "mnist-10arm"
     out = dict(

@@ -189,7 +189,7 @@ def policy_name(label: str) -> str:
 
 def is_allseason(label: str) -> bool:
     """True for a label of an All-Season policy: its declared family
-    (:func:`allseason.policies.label_role`; a figure has only the label to go on)."""
+    (:func:`allseason.policies.label_role`: the label looked up, not parsed)."""
     from allseason.policies import label_role
 
     r = label_role(label)
