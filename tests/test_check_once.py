@@ -127,3 +127,48 @@ def test_the_engine_alone_builds_a_race_checking_each_value_once(monkeypatch):
     race = api.Race(SMALL, api.policy_specs(specs), n_seeds=2)
     api.run_race(race)
     assert counts["value"] == sum(len(p.params) for p in race.policies)
+
+
+# Module-level MAX_/MIN_ numbers that are not limits on what a user may ask: how much a figure
+# or a message shows, the server's own resources, a statistical threshold, bundled data.
+NOT_LIMITS = {
+    "allseason/viz/live.py": {"MAX_POINTS"},
+    "allseason/viz/paper.py": {"MAX_CHANGE_LINES"},
+    "allseason/viz/timeline.py": {"MAX_LANES", "MAX_STATE_LEGEND"},
+    "allseason/ui/tour_steps.py": {"MAX_POINTS"},
+    "allseason/ui/keygate.py": {"MAX_WAIT_MS"},
+    "allseason/ui/runcache.py": {"MAX_ENTRIES", "MAX_BYTES", "MAX_CONCURRENT"},
+    "allseason/logs/problems.py": {"MAX_PROBLEMS"},
+    "allseason/logs/obd.py": {"MAX_MEMBER"},
+    "allseason/logs/evaluate.py": {"MIN_EVENTS"},
+}
+
+
+def test_every_limit_is_defined_once_in_limits_py():
+    """No module but allseason/limits.py gives a MAX_/MIN_ or *_LIMITS name a number of its own
+    (a name bound to limits.py's value, ``MAX_CELLS = MAX_MAP_CELLS``, is a use, not a
+    definition)."""
+    import ast
+    import re
+
+    name = re.compile(r"^(MAX|MIN)_|_LIMITS$")
+    own = []
+    for path in sorted((ROOT / "allseason").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel == "allseason/limits.py":
+            continue
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if not isinstance(node, ast.Assign):
+                continue
+            numbers = [n for n in ast.walk(node.value) if isinstance(n, ast.Constant)]
+            literal = numbers and all(isinstance(n.value, int | float) for n in numbers)
+            for target in node.targets:
+                if (
+                    isinstance(target, ast.Name)
+                    and name.search(target.id)
+                    and literal
+                    and target.id not in NOT_LIMITS.get(rel, ())
+                    and not isinstance(node.value, ast.IfExp)
+                ):
+                    own.append(f"{rel}: {target.id}")
+    assert not own, "define these in allseason/limits.py: " + ", ".join(own)

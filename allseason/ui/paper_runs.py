@@ -21,7 +21,7 @@ from allseason.viz import paper as vpaper
 from . import paper, runcache
 from .frame import chart, csv_button
 
-LIVE_LIMITS = dict(n_min=600, n_max=5000, seeds=3)
+LIVE_LIMITS = api.PAPER_LIVE_LIMITS  # allseason.limits
 
 
 def live_race() -> None:

@@ -55,17 +55,28 @@ def _on_upload() -> None:
         if (st.session_state.get(SOURCE) or {}).get("origin") == "upload":
             st.session_state.pop(SOURCE, None)
         return
-    st.session_state[SOURCE] = {
-        "name": f.name,
-        "data": f.getvalue()[: LIMITS["bytes"] + 1],
-        "size": f.size,
-        "origin": "upload",
+    st.session_state[SOURCE] = _source(
+        f.name, f.getvalue()[: LIMITS["bytes"] + 1], "upload", size=f.size
+    )
+
+
+def _source(name: str, data: bytes, origin: str, size: int | None = None) -> dict:
+    """A file as the page keeps it, with what is known of it once and for all at upload: its
+    sha256 (the key of every result computed from it) and its kind (log or reward table,
+    :func:`api.detect_kind` on its header). Its content is checked while it is read."""
+    return {
+        "name": name,
+        "data": data,
+        "size": len(data) if size is None else size,
+        "origin": origin,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "kind": api.user_file_kind(data),
     }
 
 
 def _use_example(kind: str) -> None:
     name, make = examples.EXAMPLES[kind]
-    st.session_state[SOURCE] = {"name": name, "data": make(), "origin": "example"}
+    st.session_state[SOURCE] = _source(name, make(), "example")
     st.session_state["yd_kind"] = "auto"
     st.session_state["yd_scale"] = "none"
 
@@ -74,11 +85,9 @@ def _use_obd() -> None:
     from allseason.logs import obd
 
     policy, campaign = st.session_state["yd_obd"].split("/")
-    st.session_state[SOURCE] = {
-        "name": f"obd-{policy}-{campaign}.csv",
-        "data": obd.log_path(policy, campaign).read_bytes(),
-        "origin": "example",
-    }
+    st.session_state[SOURCE] = _source(
+        f"obd-{policy}-{campaign}.csv", obd.log_path(policy, campaign).read_bytes(), "example"
+    )
     st.session_state["yd_kind"] = "auto"
     st.session_state["yd_scale"] = "none"
 
@@ -257,14 +266,14 @@ def _parse(source: dict):
     if parsed and parsed[0] == key:  # a rerun (a widget moved): the file was read already
         return parsed[1]
     try:
-        if source.get("size", len(source["data"])) > LIMITS["bytes"]:
+        if source["size"] > LIMITS["bytes"]:  # the reader's own check sees only the bytes kept
             raise api.SpecError(
                 "file",
                 f"the file has {source['size']:,} bytes; at most "
                 f"{LIMITS['bytes']:,} bytes are read "
                 f"({LIMITS['bytes'] / 1e6:g} MB)",
             )
-        kind = None if opts["kind"] == "auto" else opts["kind"]
+        kind = source["kind"] if opts["kind"] == "auto" else opts["kind"]
         with runs.compute_slot():  # parsing holds a slot: N visitors cannot multiply it
             data = api.read_user_file(
                 source["data"],
@@ -283,8 +292,7 @@ def _parse(source: dict):
 
 
 def _key(source: dict, kind: str) -> str:
-    digest = hashlib.sha256(source["data"]).hexdigest()
-    return f"{kind}:{digest}:{json.dumps(options(), sort_keys=True)}"
+    return f"{kind}:{source['sha256']}:{json.dumps(options(), sort_keys=True)}"
 
 
 def _stored(key: str):
