@@ -224,6 +224,7 @@ def test_gap_closed_has_no_meaning_without_oracle_or_gap():
 
 # -- the views ----------------------------------------------------------------------------------
 def test_final_regret_figure_shows_every_seed_and_the_oracles_apart(race):
+    from allseason.viz import leaderboard as vboard
     from allseason.viz import race as vrace
     from allseason.viz.style import policy_colors, policy_name
 
@@ -231,7 +232,7 @@ def test_final_regret_figure_shows_every_seed_and_the_oracles_apart(race):
     assert len(seeds) == 9 * 3
     for row in seeds.itertuples():
         assert row.cum_regret == pytest.approx(race.traces[row.policy, row.seed].regret.sum())
-    fig = vrace.final_regret_figure(seeds)
+    fig = vboard.final_regret_figure(seeds)
     dots, means = fig.data  # every seed's dot in one trace, every mean tick in another
     assert means.name == "mean"
     rows = {}  # policy name -> its dots: (x, y, seed, colour)
@@ -293,12 +294,13 @@ def test_final_regret_figure_shows_every_seed_and_the_oracles_apart(race):
 
 
 def test_race_figures_and_table_rank_the_oracles_apart(race):
+    from allseason.viz import leaderboard as vboard
     from allseason.viz import race as vrace
     from allseason.viz.style import policy_name
 
     frames = race.to_frames()
     assert frames["summary"]["reference"].tolist() == [False] * 7 + [True] * 2
-    table = vrace.leaderboard_table(frames["summary"])
+    table = vboard.leaderboard_table(frames["summary"])
     assert list(table.index) == ["1", "2", "3", "4", "5", "6", "7", "oracle", "oracle"]
     assert set(table["Policy"][-2:]) == {policy_name("oracle-state"), policy_name("oracle-restart")}
     s = race.summary()
@@ -312,7 +314,7 @@ def test_race_figures_and_table_rank_the_oracles_apart(race):
     head = legend.index(f"<i>{vrace.ORACLE_LABEL}:</i>")
     assert set(legend[head + 1 :]) == {policy_name("oracle-state"), policy_name("oracle-restart")}
     assert len(legend[:head]) == 7
-    board = vrace.leaderboard_figure(frames["summary"])
+    board = vboard.leaderboard_figure(frames["summary"])
     assert [t.name for t in board.data][-2:] == list(table["Policy"][-2:])
     assert all(t.marker.pattern.shape == "/" for t in board.data[-2:])
 

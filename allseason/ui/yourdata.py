@@ -20,15 +20,13 @@ from allseason import api
 from allseason.logs import examples, offline
 from allseason.logs import table as table_mod
 from allseason.logs.reader import MAX_COLUMNS, columns_text
+from allseason.viz import leaderboard as vboard
 from allseason.viz import offline as voffline
-from allseason.viz import race as vrace
 from allseason.viz.style import policy_name
 from allseason.viz.text import md
 from allseason.viz.timeline import date_ticks
 
-from . import frame as views  # the page's frame and widgets (views.py before issue 25)
-from . import runcache as runs  # the compute slots (runs.py before issue 25)
-from . import state
+from . import frame, runcache, state
 
 SOURCE = "yd_source"  # {"name", "data" (bytes), "origin": "upload" | "example"}
 RESULT = "yd_result"  # (key, kind, result)
@@ -274,7 +272,7 @@ def _parse(source: dict):
                 f"({LIMITS['bytes'] / 1e6:g} MB)",
             )
         kind = source["kind"] if opts["kind"] == "auto" else opts["kind"]
-        with runs.compute_slot():  # parsing holds a slot: N visitors cannot multiply it
+        with runcache.compute_slot():  # parsing holds a slot: N visitors cannot multiply it
             data = api.read_user_file(
                 source["data"],
                 kind,
@@ -330,9 +328,9 @@ def show_log(source: dict, log: api.Log) -> None:
         def progress(done, total):
             bar.progress(done / total, text=f"Replaying: {done} of {total} runs (policies × seeds)")
 
-        with runs.compute_slot(bar):  # shares the server's compute slots with the races
+        with runcache.compute_slot(bar):  # shares the server's compute slots with the races
             result = api.evaluate(
-                log, None, opts["seeds"], 0, progress=progress, workers=runs.RACE_WORKERS
+                log, None, opts["seeds"], 0, progress=progress, workers=runcache.RACE_WORKERS
             )
         bar.empty()
         st.session_state[RESULT] = (key, "log", result)
@@ -393,13 +391,13 @@ def show_log_results(log: api.Log, result: api.OfflineResult) -> None:
         f"{offline.MIN_EVENTS} (⚠), or every interval overlaps every other. The oracles "
         f"cannot run on a log: it has no true seasons. {result.seconds:.1f} s."
     )
-    views.chart(
+    frame.chart(
         voffline.estimates_figure(rows, method),
         "Policies whose bars reach the dotted line cannot be told from the best one on this log.",
         "offline-estimates",
         "yd_fig",
     )
-    views.csv_button("Results (CSV)", result.frame, "offline-results", "yd_dl")
+    frame.csv_button("Results (CSV)", result.frame, "offline-results", "yd_dl")
 
 
 # --- a reward table ---------------------------------------------------------------------------
@@ -431,7 +429,7 @@ def show_table(source: dict, table: api.RewardTable) -> None:
     fig = timeline.pattern_timeline(sc.pattern, height=150 + 34 * min(table.n_arms, 8))
     names = api.state_names(sc, world=table)
     fig.update_layout(title_text="Your seasons: the best arm of each period")
-    views.chart(
+    frame.chart(
         fig if dates is None else date_ticks(fig, dates),
         "State k is the season where arm k is best: "
         + md(", ".join(f"{k} = {n}" for k, n in enumerate(names)))
@@ -444,20 +442,20 @@ def show_table(source: dict, table: api.RewardTable) -> None:
     if result is None:
         race = api.Race(sc, api.default_specs(TABLE_SPECS), opts["seeds"])
         bar = st.progress(0.0, text="Racing…")
-        with runs.compute_slot(bar):
-            for progress in api.iter_race(race, workers=runs.RACE_WORKERS, world=table):
+        with runcache.compute_slot(bar):
+            for progress in api.iter_race(race, workers=runcache.RACE_WORKERS, world=table):
                 bar.progress(progress.fraction, text=f"Racing: {progress.fraction:.0%}")
         bar.empty()
         result = progress.result
         st.session_state[RESULT] = (key, "table", result)
     summary = result.summary_frame()
     st.subheader("The race on your table")
-    st.table(vrace.leaderboard_table(summary))
+    st.table(vboard.leaderboard_table(summary))
     st.caption(
         f"Mean ± 95% Student's t interval over {result.race.n_seeds} seeds. The oracles "
         f"are told the derived seasons (the best arm of each period), ranked apart."
     )
-    views.csv_button("Race summary (CSV)", summary, "your-table-race", "yd_dl_race")
+    frame.csv_button("Race summary (CSV)", summary, "your-table-race", "yd_dl_race")
     _table_inside(result, sc, dates, names)
 
 
@@ -474,7 +472,7 @@ def _table_inside(result, sc, dates, names) -> None:
 
     trace = result.traces[label, seed]
     if dates is not None:
-        views.chart(
+        frame.chart(
             inside.season_year_figure(api.season_year_table(trace, dates, names)),
             "Read along a row: the same season in each year. The same bandit in every "
             "year of a row means All-Season recognised the season when it came back.",
@@ -485,7 +483,7 @@ def _table_inside(result, sc, dates, names) -> None:
     fig = timeline.name_states(
         inside.top_weight_figure(w, sc.pattern, policy=label, seed=seed), names
     )
-    views.chart(
+    frame.chart(
         fig if dates is None else date_ticks(fig, dates),
         "After each period, the weight of the bandit All-Season trusted most "
         "(triangles coloured by bandit id; pink dashes: the shadow, a new season). "

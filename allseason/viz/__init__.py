@@ -28,8 +28,9 @@ One module per thing a person comes to change:
   paper's reproduction; ``tour``: the guided tour's cuts; ``offline``: a log's estimates;
 - ``export``: standalone HTML and CSV downloads.
 
-Figures moved between modules stay importable from their old one (``viz.inside``,
-``viz.race``, ``viz.style``).
+Each figure is imported from the module that defines it (the layout from ``layout``, the
+leaderboard from ``leaderboard``; no module re-exports another's names for old imports), but
+``inside``, which gathers the Inside page's figures under the one name the app uses.
 """
 
 from .export import figure_html, frames_csv
@@ -43,10 +44,11 @@ from .inside import (
     weights_animation,
     weights_area_figure,
 )
+from .layout import base_layout
 from .leaderboard import final_regret_figure, leaderboard_figure, leaderboard_table
 from .per_state import reward_by_state_figure
 from .race import cumulative_figure
-from .style import SHADOW_COLOR, bandit_colors, base_layout, policy_colors, policy_name, state_color
+from .style import SHADOW_COLOR, bandit_colors, policy_colors, policy_name, state_color
 from .timeline import add_season_bands, date_ticks, pattern_timeline
 
 __all__ = [

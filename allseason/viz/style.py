@@ -21,18 +21,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .layout import (  # the layout and the HTML keys, still importable from here
-    FONT,
-    INK,
-    LEGEND_BELOW,
-    LEGEND_RIGHT,
-    base_layout,
-    dasharray,
-    empty_figure,
-    key_html,
-    swatch,
-)
-
 # -- states ----------------------------------------------------------------------------------
 # light colours for bands: Paul Tol's "light" scheme, designed to stay apart under colour-vision
 # deficiency (the bands are also labelled "state k" where wide enough); strong twins for
@@ -336,9 +324,6 @@ def bandit_label(bandit: int) -> str:
 
 
 __all__ = [
-    "dasharray",
-    "swatch",
-    "key_html",
     "state_color",
     "state_label",
     "policy_colors",
@@ -357,11 +342,5 @@ __all__ = [
     "SHADOW",
     "SHADOW_COLOR",
     "RANDOM_GREY",
-    "FONT",
-    "INK",
-    "LEGEND_BELOW",
-    "LEGEND_RIGHT",
-    "base_layout",
-    "empty_figure",
     "is_allseason",
 ]
