@@ -468,12 +468,13 @@ def _table_inside(result, sc, dates, names) -> None:
     c1, c2, _ = st.columns([2, 1, 2])
     label = c1.selectbox("All-Season contestant", labels, key="yd_label", format_func=policy_name)
     seed = c2.selectbox("Seed", list(range(result.race.n_seeds)), key="yd_seed")
-    from allseason.viz import inside
+    from allseason.viz import learnt as vlearnt
+    from allseason.viz import weights as vweights
 
     trace = result.traces[label, seed]
     if dates is not None:
         frame.chart(
-            inside.season_year_figure(api.season_year_table(trace, dates, names)),
+            vlearnt.season_year_figure(api.season_year_table(trace, dates, names)),
             "Read along a row: the same season in each year. The same bandit in every "
             "year of a row means All-Season recognised the season when it came back.",
             "your-season-year",
@@ -481,7 +482,7 @@ def _table_inside(result, sc, dates, names) -> None:
         )
     w = result.weights_frame(only=[(label, seed)])
     fig = timeline.name_states(
-        inside.top_weight_figure(w, sc.pattern, policy=label, seed=seed), names
+        vweights.top_weight_figure(w, sc.pattern, policy=label, seed=seed), names
     )
     frame.chart(
         fig if dates is None else date_ticks(fig, dates),
