@@ -40,7 +40,17 @@ from .defaults import (
 from .envs import PRESETS, preset
 from .envs.datasets import DataUnavailable
 from .envs.patterns import Pattern
-from .limits import APP_LIMITS, LIMITS, MAX_INPUT_BYTES, Limits, upload_cap_mb
+from .limits import (
+    APP_LIMITS,
+    LIMITS,
+    MAX_CHECK_STEPS,
+    MAX_INPUT_BYTES,
+    MAX_LIVE_CONTESTANTS,
+    MAX_USER_BYTES,
+    PAPER_LIVE_LIMITS,
+    Limits,
+    upload_cap_mb,
+)
 from .links import QUERY_FIELDS, decode_batch, encode_batch
 from .logs.offline import (
     MIN_EVENTS,
@@ -159,15 +169,31 @@ def read_user_file(source: bytes | str, kind: str | None = None, **options) -> L
     SpecError
         For any problem in the file, naming its row or column.
     """
-    if kind is None:
-        head = _head(source)
-        kind = "log" if "timestamp" in head else "table" if "time" in head else "log"
+    if kind is None:  # the app detects it once, at upload (user_file_kind), and passes it
+        kind = user_file_kind(source)
     if kind == "log":
         return parse_log(source, **options)
     if kind == "table":
         options.pop("context", None)
         return parse_reward_table(source, **options)
     raise SpecError("kind", f"must be log or table, got {kind!r}")
+
+
+def user_file_kind(source: bytes | str) -> str:
+    """Whether a user's file is a log or a reward table, from its header alone
+    (:func:`allseason.logs.offline.detect_kind`: the one rule).
+
+    Parameters
+    ----------
+    source : bytes or str
+        The file's content.
+
+    Returns
+    -------
+    str
+        "log" or "table".
+    """
+    return detect_kind(_head(source))
 
 
 def _head(source) -> list[str]:
@@ -227,7 +253,7 @@ def race_in_words(race: Race | None = None) -> dict[str, str]:
     """
     race = default_race() if race is None else race
     pattern = race.scenario.pattern
-    refs = [p for p in race.policies if p.name in REFERENCES]
+    refs = [p for p in race.policies if role(p.name).reference]
     n_pol, n_ref, n_cp = len(race.policies) - len(refs), len(refs), len(pattern.change_points())
 
     def count(n: int, one: str, many: str) -> str:
@@ -286,6 +312,7 @@ __all__ = [
     "preset",
     "parse_scenario",
     "file_kind",
+    "user_file_kind",
     "MAX_INPUT_BYTES",
     "upload_cap_mb",
     # policies
@@ -338,6 +365,9 @@ __all__ = [
     "MAX_USER_BYTES",
     # for the app's pages and the CLI's help (the block above)
     "APP_LIMITS",
+    "MAX_LIVE_CONTESTANTS",
+    "MAX_CHECK_STEPS",
+    "PAPER_LIVE_LIMITS",
     "Limits",
     "check_limits",
     "Rejected",
@@ -349,5 +379,3 @@ __all__ = [
     "real_data_snapshot",
     "real_data_pattern",
 ]
-
-MAX_USER_BYTES = 200_000_000  # the largest user CSV read at all (the CLI's log limit)

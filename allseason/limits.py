@@ -102,6 +102,44 @@ PRIOR_RANGE = (1e-6, 1e6)
 # math.exp; 1e-6 .. 1e6 is far from both ends of float64 once squared and summed.
 SCALE_RANGE = (1e-6, 1e6)
 
+# --- a user's file (allseason/logs): what the reader takes, each value checked while read -----
+#: what one log may hold on the command line (``replay``); the app's upload: APP_LOG_LIMITS.
+#: No limit on the number of columns used: only the columns used are read.
+LOG_LIMITS = dict(rows=1_000_000, bytes=200_000_000, context=16)
+#: the app's tighter limits on an upload (a log or a reward table)
+APP_LOG_LIMITS = dict(rows=200_000, bytes=20_000_000, context=16)
+#: the largest user CSV read at all (the command line's log limit)
+MAX_USER_BYTES = LOG_LIMITS["bytes"]
+MIN_PROPENSITY = 1e-9  # a smaller propensity is refused: 1 / propensity stays finite (<= 1e9)
+MAX_ABS = 1e15  # the largest magnitude of a reward or a context value: sums stay exact-ish
+MAX_LEVELS = 8  # one-hot columns of one text context column, at most
+MAX_LABEL = 40  # characters of an arm label
+MAX_CELL = 1_000  # characters in one cell of a column that is read
+MAX_COLUMNS = 100_000  # columns in the header (3 x the file's memory at most, measured)
+MAX_TABLE_ARMS = 20  # a reward table's arms, one-hot: d = K
+#: what one reward table may hold (rows, columns in the header, bytes): the app's upload size
+TABLE_LIMITS = dict(rows=200_000, columns=64, bytes=20_000_000)
+
+# --- a sweep (allseason/sweeps): what one grid file may ask --------------------------------
+SWEEP_LIMITS = dict(
+    n_runs=500_000,
+    n_seeds=10_000,
+    seed_index=2**31 - 1,
+    n_values=1_000,
+    n_scenarios=1_000,
+    n_policies=100,
+    file_bytes=MAX_INPUT_BYTES,
+)
+
+# --- the app's pages beyond the race -----------------------------------------------------
+MAX_LIVE_STATES = 9  # seasons in one Live show: keys 1-9
+MAX_LIVE_CONTESTANTS = 8  # policies on the Live stage
+MAX_CHECK_STEPS = 50_000  # When does it help?: the user's world raced, at most this many steps
+MAX_MAP_CELLS = 400  # cells of one world map (knob grid), the cost of a map run
+MAX_PROCESSES = 64  # local processes of a sweep: more than this is a typo on any machine we know
+#: Paper tables' small live MNIST race: images (n_min..n_max) and seeds, a few seconds each
+PAPER_LIVE_LIMITS = dict(n_min=600, n_max=5000, seeds=3)
+
 __all__ = [
     "Limits",
     "LIMITS",
@@ -113,4 +151,22 @@ __all__ = [
     "NOISE_RANGE",
     "PRIOR_RANGE",
     "SCALE_RANGE",
+    "LOG_LIMITS",
+    "APP_LOG_LIMITS",
+    "MAX_USER_BYTES",
+    "MIN_PROPENSITY",
+    "MAX_ABS",
+    "MAX_LEVELS",
+    "MAX_LABEL",
+    "MAX_CELL",
+    "MAX_COLUMNS",
+    "MAX_TABLE_ARMS",
+    "TABLE_LIMITS",
+    "SWEEP_LIMITS",
+    "PAPER_LIVE_LIMITS",
+    "MAX_LIVE_STATES",
+    "MAX_LIVE_CONTESTANTS",
+    "MAX_CHECK_STEPS",
+    "MAX_MAP_CELLS",
+    "MAX_PROCESSES",
 ]

@@ -60,7 +60,7 @@ def steps_per_second(name, arms, expected, noise, ends, sigma2, repeat=3, states
             **PARAMS.get(name, {}),
             **({"sigma2": sigma2} if name != "random" else {}),
         )
-        if policy.needs_state:  # an oracle is told the true states, as the runner does
+        if policy.oracle:  # an oracle is told the true states, as the runner does
             policy.observe_states(states)
         t0 = time.perf_counter()
         policy.run_chunk(arms, expected, noise, ends)

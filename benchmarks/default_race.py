@@ -48,7 +48,7 @@ def main() -> None:
         r = rows(seed)
         refs = set(api.REFERENCES)  # the oracles: references, ranked apart (docs/oracles.md)
         first = max((k for k in r if k not in refs), key=lambda k: r[k]["mean_reward"])
-        base = {k: v for k, v in r.items() if not k.startswith("allseason") and k not in refs}
+        base = {k: v for k, v in r.items() if api.role(k).family != "allseason" and k not in refs}
         best = min(base, key=lambda k: base[k]["regret"])
         f, p = r[first], r["allseason-sw-printed"]
         print(

@@ -72,7 +72,7 @@ def table(result, scenario) -> dict[str, dict]:
         out[spec.label] = row
     base = [lab for lab, v in out.items() if v["name"] in BASELINES]
     best = max(base, key=lambda lab: out[lab]["reward"])
-    oracle = next((lab for lab, v in out.items() if v["name"] == "oracle-state"), None)
+    oracle = next((lab for lab, v in out.items() if api.role(v["name"]).ceiling), None)
     for v in out.values():
         v["share"] = (
             float("nan")

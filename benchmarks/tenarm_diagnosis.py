@@ -22,7 +22,7 @@ Prints Markdown tables (numbers, not pass/fail) and writes figures to ``--out`` 
 
 Every run is the reproduction's own (``reproduce.play_job``, with sigma2 and lambda overrides
 for the sensitivity table); the numbers from ``allseason.analysis``; the figures from
-``allseason.viz.inside``.
+``allseason.viz.weights``.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ def main(argv=None) -> int:
         return tau_table(args.processes)
     import pandas as pd
 
-    from allseason.viz import inside
+    from allseason.viz import weights as vweights
 
     print(
         "## Inside All-Season on MNIST ten-arm (SW, tau = 500, n_max = 5, sigma2 = 0.25, "
@@ -161,7 +161,7 @@ def main(argv=None) -> int:
             f"{r['seconds']:.1f} |"
         )
         frames = _frames(r["trace"])
-        fig = inside.top_weight_figure(
+        fig = vweights.top_weight_figure(
             frames["weights"], r["pattern_obj"], policy=r["trace"].label, seed=args.seed
         )
         _save_figure(fig, out / f"top-weight-{pattern}-{rule}")

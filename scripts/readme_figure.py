@@ -4,7 +4,7 @@
 
 Runs the default race's All-Season (SW) on seed 0 (``api.default_race()``: the paper's
 synthetic experiment, 10,000 steps; only the one contestant and seed the figure shows),
-builds the Inside All-Season page's first figure (``allseason.viz.inside.top_weight_figure``:
+builds the Inside All-Season page's first figure (``allseason.viz.weights.top_weight_figure``:
 the weight of the most likely bandit after each batch, the true states as bands), writes it as
 a self-contained HTML file and screenshots it in Debian's chromium through Playwright (no
 kaleido, no download: Plotly's JavaScript is inlined). The PNG is reduced to a 64-colour
@@ -29,14 +29,14 @@ WIDTH, HEIGHT = 1000, 470
 def figure(label: str = "allseason-sw", seed: int = 0):
     """(figure, race result): the default race's ``label`` on ``seed``, inside."""
     from allseason import api
-    from allseason.viz import inside
+    from allseason.viz import weights as vweights
 
     race = api.default_race()
     spec = next(p for p in race.policies if p.label == label)
     one = api.Race(race.scenario, (spec,), seed + 1)
     result = api.run_race(one)
     weights = result.weights_frame()
-    fig = inside.top_weight_figure(weights, race.scenario.pattern, policy=label, seed=seed)
+    fig = vweights.top_weight_figure(weights, race.scenario.pattern, policy=label, seed=seed)
     fig.update_layout(
         width=WIDTH, height=HEIGHT, template="plotly_white", margin=dict(l=60, r=20, t=60, b=40)
     )

@@ -161,11 +161,10 @@ def _replay_table(table, args):
 
     steps = args.steps
     scenario = table.scenario(steps=steps, seed=args.seed)
-    names = args.policies or ",".join(OFFLINE_TABLE_POLICIES)
-    specs = api.offline_specs(
-        [n for n in names.split(",") if n.strip() and not n.strip().startswith("oracle")]
-    ) + api.default_specs(
-        tuple(n.strip() for n in names.split(",") if n.strip().startswith("oracle"))
+    names = [n.strip() for n in (args.policies or ",".join(OFFLINE_TABLE_POLICIES)).split(",")]
+    oracles = tuple(n for n in names if n in api.policy_names() and api.role(n).oracle)
+    specs = api.offline_specs([n for n in names if n and n not in oracles]) + api.default_specs(
+        oracles
     )
     race = api.Race(scenario, specs, args.seeds)
     print(

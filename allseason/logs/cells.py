@@ -19,8 +19,8 @@ import numpy as np
 
 from ..errors import SpecError
 from ..errors import show as _show_value
+from ..limits import MAX_LABEL
 
-MAX_LABEL = 40  # characters of an arm label
 _LABEL_OK = re.compile(r"^[\w .:/()+#&'-]+$")
 _DIGITS = re.compile(r"(\d+)")
 _INT = re.compile(r"^-?\d{1,19}$")

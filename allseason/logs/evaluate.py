@@ -26,11 +26,9 @@ from ..specs import LIMITS, PolicySpec, policy_specs
 from ..stats import ci95_halfwidth
 from .estimators import (
     RATIOS,
-    _check_finite,
     event_terms,
     fit_reward_model,
     model_at,
-    propensities,
 )
 from .intervals import block_bootstrap, events_needed, reported_interval, wilson
 from .policy_probs import ProbRecorder
@@ -364,16 +362,8 @@ def evaluate(
             progress(done[0], len(jobs))
 
     t0 = time.perf_counter()
-    with np.errstate(over="ignore", divide="ignore"):
-        _check_finite(log, 1.0 / propensities(log))
-    bad = ~np.isfinite(log.reward)
-    if bad.any():  # e.g. --scale minmax over rewards whose range overflows
-        t = int(np.argmax(bad))
-        raise SpecError(
-            "reward",
-            f"row {int(log.row[t])}: the reward is not a finite number after scaling (its "
-            f"range overflows a float); rescale the column before evaluating",
-        )
+    # the log was checked while it was read (allseason.logs.logfile): every propensity is
+    # in [MIN_PROPENSITY, 1], so 1 / propensity is finite, and every reward is in [0, 1]
     if processes or dask_workers is not None or scheduler is not None:
         _on_executor(log, jobs, seed, fast, store, processes, dask_workers, scheduler)
     else:

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import SpecError
+from ..limits import MAX_ABS, MAX_LEVELS, MIN_PROPENSITY
 from ..specs import LIMITS
 from . import cells
 from .reader import CsvFile, Problems, open_csv
@@ -40,9 +41,6 @@ ALIASES = {
     "reward": ("reward", "click", "clicked", "conversion", "label"),
     "propensity": ("propensity", "propensity_score", "pscore", "action_prob"),
 }
-MIN_PROPENSITY = 1e-9  # a smaller propensity is refused (module docstring)
-MAX_ABS = 1e15  # the largest magnitude of a reward or a context value
-MAX_LEVELS = 8  # one-hot columns of one text context column, at most
 #: Unix time units recognised by range (numbers in [lo, hi) x unit), as datetime64 units
 EPOCH_UNITS = (("s", "seconds"), ("ms", "milliseconds"), ("us", "microseconds"))
 _EPOCH_LO, _EPOCH_HI = 946_684_800, 4_102_444_800  # 2000-01-01 .. 2100-01-01 in seconds

@@ -52,14 +52,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..envs.arms import BlockArms
-from ..errors import SpecError
+from ..limits import APP_LOG_LIMITS as APP_LIMITS
+from ..limits import LOG_LIMITS
 from . import logfile
 
-#: what one log may hold (the command line; the app uses :data:`APP_LIMITS`); no limit on
-#: the number of columns: only the columns used are read
-LOG_LIMITS = dict(rows=1_000_000, bytes=200_000_000, context=16)
-#: the app's tighter limits (an upload)
-APP_LIMITS = dict(rows=200_000, bytes=20_000_000, context=16)
 ALIASES = logfile.ALIASES  # the names each column is read from
 
 
@@ -114,18 +110,22 @@ class Log:
 
 
 def detect_kind(header: Sequence[str]) -> str:
-    """'log' (a ``timestamp`` column) or 'table' (a ``time`` column); SpecError if neither."""
+    """The one rule that tells a log from a reward table by its header: 'table' for a
+    ``time`` column without a ``timestamp`` one, else 'log' (whatever else is wrong with
+    the file, the parser of that kind says).
+
+    Parameters
+    ----------
+    header : sequence of str
+        The column names (:func:`allseason.logs.reader.header_names`).
+
+    Returns
+    -------
+    str
+        "log" or "table".
+    """
     cols = [c.strip().lower() for c in header]
-    if "timestamp" in cols:
-        return "log"
-    if "time" in cols:
-        return "table"
-    raise SpecError(
-        "columns",
-        "missing column 'timestamp' (a logged-bandit CSV: timestamp, "
-        "arm, reward) or 'time' (a per-arm reward table: time, arm, "
-        f"reward); the header has {', '.join(cols[:12])}",
-    )
+    return "table" if "time" in cols and "timestamp" not in cols else "log"
 
 
 def parse_log(

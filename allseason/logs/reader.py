@@ -41,6 +41,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import SpecError
+from ..limits import MAX_CELL, MAX_COLUMNS
 from .cells import (
     MAX_LABEL,
     _is_int,
@@ -56,8 +57,6 @@ from .cells import (
 )
 from .problems import MAX_PROBLEMS, Problems
 
-MAX_CELL = 1_000  # characters in one cell of a column that is read
-MAX_COLUMNS = 100_000  # columns in the header (3 x the file's memory at most, measured)
 _CHUNK = 1 << 22  # bytes per step of the field count
 _CSV_LIMIT = 131_072  # Python's csv field limit (a quoted file's field count uses it)
 _BLANK = re.compile(rb"(?:[ \t]*(?:\r\n|\r|\n))*")

@@ -22,9 +22,9 @@ SIGMA2 = 0.25  # the noise variance the policies assume: the largest a reward in
 
 
 def _check_policy(spec: PolicySpec) -> None:
-    from ..policies import policy_class
+    from ..policies import role
 
-    if getattr(policy_class(spec.name), "needs_state", False):
+    if role(spec.name).oracle:
         raise SpecError(
             "policies",
             f"{spec.name} is an oracle: it is told the true seasons, "

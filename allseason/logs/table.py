@@ -42,13 +42,13 @@ import numpy as np
 
 from ..envs.round import Round
 from ..errors import SpecError
+from ..limits import MAX_TABLE_ARMS as MAX_ARMS
+from ..limits import TABLE_LIMITS
 from . import reader as usercsv
 from .reader import _show
 
-TABLE_LIMITS = dict(rows=200_000, columns=64, bytes=20_000_000)
 STEPS = 10  # customers per period by default
 SIGMA2 = 0.25  # the policies' noise variance: the largest a 0/1 sale can have
-MAX_ARMS = 20  # one-hot arms: d = K
 ALIASES = {"arm": ("arm", "item_id", "item", "action"), "reward": ("reward", "rate")}
 
 

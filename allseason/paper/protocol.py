@@ -306,7 +306,7 @@ def play_job(
     """Play one job: (its :class:`~allseason.sim.trace.Trace`, its
     :class:`~allseason.envs.classification.PaperSetup`, seconds). The trace holds every
     decision, and for All-Season the weights and the spawns and prunings, so a real-data run
-    can be looked inside like a race (``allseason.analysis``, ``allseason.viz.inside``).
+    can be looked inside like a race (``allseason.analysis``, ``allseason.viz.weights``).
 
     ``sigma2`` (the model's noise variance) and ``lam`` (the prior precision, M = lam I + ...)
     override the protocol's :data:`SIGMA2` and :data:`LAM` for a policy that has them (a

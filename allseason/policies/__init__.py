@@ -21,6 +21,7 @@ checks, sweeps and the app to offer it.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ..errors import SpecError
@@ -31,7 +32,7 @@ from .denband import DenBand
 from .dlinucb import DLinUCB
 from .lints import DLinTS, LinTS, SWLinTS
 from .oracle import OracleRestart, OracleState
-from .params import Param, check_values, declared
+from .params import Param, check_values, declared, values_checked
 from .random import RandomPolicy
 
 REGISTRY: dict[str, type[Policy]] = {}
@@ -107,42 +108,43 @@ def role(name: str | type[Policy]) -> Role:
     return Role(cls.family or cls.name, bool(cls.oracle), bool(cls.reference), bool(cls.ceiling))
 
 
-def label_role(label) -> Role | None:
-    """The role of the registered policy a display label stands for, when a label is all
-    there is (a figure's legend, a stored table): a registered name or title, alone or
-    followed by a space or a dash and a suffix (``"sw-lints-0.99"``, ``"oracle-state 2"``).
+def label_role(label, names: Mapping[str, str] | None = None) -> Role | None:
+    """The role of the policy a display label stands for, looked up, never guessed from
+    the label's words: ``names`` (label to registry name: a race's own,
+    ``{p.label: p.name for p in race.policies}``) first, else the registered names and
+    titles (a race's labels are its policies' names unless it gives its own).
 
     Parameters
     ----------
     label : str
         A policy label.
+    names : mapping of str to str, optional
+        The registry name of each label.
 
     Returns
     -------
     Role or None
-        None if the label names no registered policy.
+        None if the label is no registered policy's.
 
     Examples
     --------
-    >>> label_role("allseason-sw-tau5").family
+    >>> label_role("allseason-sw").family
     'allseason'
     >>> label_role("All-Season (SW)").family
     'allseason'
-    >>> label_role("my-own") is None
+    >>> label_role("mine", {"mine": "oracle-state"}).oracle
+    True
+    >>> label_role("allseason-sw-tau5") is None  # no policy of that label in the lookup
     True
     """
-    label = str(label)
-    best, best_len = None, -1
-    for name, cls in REGISTRY.items():
-        for key in {name, cls.title} - {""}:
-            if len(key) > best_len and (
-                label == key or label.startswith(key + "-") or label.startswith(key + " ")
-            ):
-                best, best_len = cls, len(key)
-    return None if best is None else role(best)
+    name = (names or {}).get(label, label)
+    cls = REGISTRY.get(name) if isinstance(name, str) else None
+    if cls is None:
+        cls = next((c for c in REGISTRY.values() if c.title and c.title == name), None)
+    return None if cls is None else role(cls)
 
 
-def is_reference(label) -> bool:
+def is_reference(label, names: Mapping[str, str] | None = None) -> bool:
     """True for a label of a reference (:func:`label_role`): drawn and ranked apart from the
     contestants.
 
@@ -150,12 +152,14 @@ def is_reference(label) -> bool:
     ----------
     label : str
         A policy label.
+    names : mapping of str to str, optional
+        The registry name of each label (:func:`label_role`).
 
     Returns
     -------
     bool
     """
-    r = label_role(label)
+    r = label_role(label, names)
     return r is not None and r.reference
 
 
@@ -308,7 +312,9 @@ def make_policy(name: str, d: int, *, rng: RngLike = None, **params) -> Policy:
     >>> make_policy("d-lints", 3, gamma=0.9, rng=0).gamma
     0.9
     """
-    return policy_class(name)(d, rng=rng, **check_params(name, params))
+    values = check_params(name, params)
+    with values_checked():  # checked just now: the constructor need not again
+        return policy_class(name)(d, rng=rng, **values)
 
 
 __all__ = [
@@ -321,6 +327,7 @@ __all__ = [
     "hyperparameters",
     "parameters",
     "check_params",
+    "values_checked",
     "describe",
     "PolicyInfo",
     "register",

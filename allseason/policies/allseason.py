@@ -58,9 +58,9 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .. import kernels
-from ..envs.arms import as_blocks
 from ..models import GaussianLinearPosterior, mean_distance, symmetric_kl
-from .base import ChunkOutcome, Event, Policy, PosteriorBlocks, RngLike, check_batch_end
+from .base import ChunkOutcome, Event, PosteriorBlocks, RngLike
+from .compiled import Chunk, CompiledPolicy, events_of
 from .params import BANDITS, NOISE, OPEN_UNIT, PRIOR, WINDOW, Options, Param
 
 WEIGHTINGS = ("batch", "fixed-share")  # the kernel's codes: the index in these tuples
@@ -68,7 +68,7 @@ PRUNINGS = ("kl", "mean")
 DEFAULT_SHARE = 1e-4  # chosen by examples/sweep_share.toml; docs/weighting.md
 
 
-class AllSeason(Policy):
+class AllSeason(CompiledPolicy):
     """All-Season with a sliding-window shadow (``allseason-sw``).
 
     Parameters
@@ -305,7 +305,7 @@ class AllSeason(Policy):
         return all(np.all(np.linalg.eigvalsh(M) > 0) for M in Ms)
 
     # -- compiled path ------------------------------------------------------------------------
-    def _init_kernel_state(self, n_blocks):
+    def _init_kernel_state(self, n_blocks: int, n_arms: int) -> None:
         if self.t or self.next_id != 2:
             raise RuntimeError("run_chunk must start from a fresh policy")
         self.kernel_state = kernels.new_allseason_state(
@@ -326,17 +326,11 @@ class AllSeason(Policy):
             PRUNINGS.index(self.pruning),
         )
 
-    def run_chunk(self, arms, expected, noise, batch_end):
-        n = arms.shape[0]
-        batch_end = check_batch_end(batch_end, n)
-        ctx, block, cidx, G = as_blocks(arms)
-        if self.kernel_state is None:
-            self._init_kernel_state(G)
-        f = self.kernel_state
-        if f.M.shape[1] != G:
-            raise ValueError("arms: the block structure changed between chunks")
-        S, nb = len(self.slots), len(batch_end)
-        u, z = self.draw(n)
+    def _state_blocks(self) -> int:
+        return self.kernel_state.M.shape[1]
+
+    def _play(self, chunk: Chunk) -> ChunkOutcome:
+        f, n, nb, S = self.kernel_state, chunk.n, chunk.n_batches, len(self.slots)
         out = kernels.AllSeasonOut(
             np.empty(n, dtype=np.int64),
             np.empty(n),
@@ -346,17 +340,13 @@ class AllSeason(Policy):
         )
         ev = kernels.new_events(2 * nb)
         f.counters[1] = 0
-        rounds = (ctx, block, cidx, expected, noise, batch_end)  # kernels.Rounds, as a tuple
         state, params = self._kernel_args()
-        args = rounds, u, z.reshape(n, G, -1), self.t, state, params
+        args = chunk.kernel_rounds, chunk.u, chunk.z, chunk.t0, state, params
         kernels.allseason_chunk(*args, tuple(out), tuple(ev))
-        self.t += n
         self.last_player = int(out.player[-1])
-        m = int(f.counters[1])  # the printed rule makes thousands: built from lists
-        step, kind, a, b, v = (x[:m].tolist() for x in ev)
-        names = kernels.EVENT_NAMES
-        events = [Event(s, names[k], i, j, x) for s, k, i, j, x in zip(step, kind, a, b, v)]
-        return ChunkOutcome(out.arm, out.reward, out.player, batch_end, out.wids, out.w, events)
+        events = events_of(ev, int(f.counters[1]))
+        ends = chunk.rounds.batch_end
+        return ChunkOutcome(out.arm, out.reward, out.player, ends, out.wids, out.w, events)
 
 
 class AllSeasonDiscounted(AllSeason):

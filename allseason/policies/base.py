@@ -152,10 +152,9 @@ class Policy:
     params: ClassVar[dict[str, Param]] = {}  # declared hyperparameters
     uses_normals: ClassVar[bool] = True  # whether each step draws d standard normals
     deterministic: ClassVar[bool] = False  # True: decisions do not depend on the rng at all
-    needs_state: ClassVar[bool] = False  # True: told the true states (observe_states)
     # the role (allseason.policies.role): every registered policy declares its family
     family: ClassVar[str] = ""
-    oracle: ClassVar[bool] = False  # knows what no policy in the wild knows (the true states)
+    oracle: ClassVar[bool] = False  # told the true states (observe_states), as none in the wild
     reference: ClassVar[bool] = False  # drawn and ranked apart from the contestants
     ceiling: ClassVar[bool] = False  # the reference the share of the gap closed is measured to
     # True: run_chunk changes nothing but kernel_state, t and last_player, so fork() may be
@@ -234,7 +233,7 @@ class Policy:
         return events
 
     def observe_states(self, states: np.ndarray) -> None:
-        """Tell an oracle (``needs_state``) the true states of the next chunk.
+        """Tell an oracle (``oracle``) the true states of the next chunk.
 
         Parameters
         ----------

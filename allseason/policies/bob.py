@@ -71,8 +71,8 @@ from collections import deque
 import numpy as np
 
 from .. import kernels
-from ..envs.arms import as_blocks
-from .base import ChunkOutcome, Event, Policy, RngLike, check_batch_end
+from .base import ChunkOutcome, Event, RngLike
+from .compiled import Chunk, CompiledPolicy
 from .params import HORIZON, NOISE, PRIOR, SCALE, Param
 from .ridge import TIE_RTOL, BlockAware, first_best
 
@@ -114,7 +114,7 @@ def window_set(H: int) -> np.ndarray:
     return np.array([math.floor(H ** (k / n) + 1e-9) for k in range(n + 1)], dtype=np.int64)
 
 
-class BoB(BlockAware, Policy):
+class BoB(BlockAware, CompiledPolicy):
     """Bandit-over-Bandits (Cheung, Simchi-Levi & Zhu 2019): EXP3 over SW-UCB window sizes.
 
     Parameters
@@ -292,20 +292,18 @@ class BoB(BlockAware, Policy):
                 self._exp3_update(entry[0], entry[1], entry[2])
                 del self._pending[block]
 
-    def run_chunk(self, arms, expected, noise, batch_end):
-        n = arms.shape[0]
-        batch_end = check_batch_end(batch_end, n)
-        self._prepare(arms)
-        ctx, block, cidx, G = as_blocks(arms)
-        p = self.d // G
-        if self.kernel_state is None:
-            if self.t:
-                raise RuntimeError("run_chunk must start from a fresh policy")
-            self.kernel_state = kernels.new_bob_state(G, p)
-        if self.kernel_state.b.shape[0] != G:
-            raise ValueError("arms: the block structure changed between chunks")
-        u, _ = self.draw(n)
-        t0, H, nb = self.t, self.block, len(batch_end)
+    def _init_kernel_state(self, n_blocks: int, n_arms: int) -> None:
+        if self.t:
+            raise RuntimeError("run_chunk must start from a fresh policy")
+        self.kernel_state = kernels.new_bob_state(n_blocks, self.d // n_blocks)
+
+    def _state_blocks(self) -> int:
+        return self.kernel_state.b.shape[0]
+
+    def _play(self, chunk: Chunk) -> ChunkOutcome:
+        n, u, batch_end, rounds = chunk.n, chunk.u, chunk.rounds.batch_end, chunk.kernel_rounds
+        p = self.d // self._state_blocks()
+        t0, H, nb = chunk.t0, self.block, chunk.n_batches
         starts = np.concatenate([[0], batch_end[:-1] + 1])
         blk = (t0 + np.arange(n)) // H
         prev = np.concatenate([[self._current], blk[:-1]])
@@ -319,7 +317,6 @@ class BoB(BlockAware, Policy):
         player = np.empty(n, dtype=np.int64)
         ids, w_rows, events = np.arange(len(self.windows), dtype=np.int64), [], []
         no_reset = kernels.Resets(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0))
-        rounds = (ctx, block, cidx, expected, noise, batch_end)  # kernels.Rounds, as a tuple
         bi = 0
         while bi < nb:
             if special[bi]:
@@ -355,7 +352,6 @@ class BoB(BlockAware, Policy):
             w_rows.extend([probs] * (b1 - bi))
             events.extend(self.pop_events())
             bi = b1
-        self.t += n
         self.last_player = int(player[-1])
         self._mirror_model()
         return ChunkOutcome(

@@ -77,8 +77,8 @@ from collections import deque
 import numpy as np
 
 from .. import kernels
-from ..envs.arms import as_blocks
-from .base import ChunkOutcome, Event, Policy, RngLike, check_batch_end
+from .base import ChunkOutcome, Event, RngLike
+from .compiled import Chunk, CompiledPolicy
 from .params import NOISE, OPEN_UNIT, PRIOR, SCALE, WINDOW, Param
 from .ridge import TIE_RTOL, BlockAware, confidence_radius, first_best
 
@@ -100,7 +100,7 @@ class _Expert:
         return a.solve(a.b.reshape(-1) - a.gram(theta))
 
 
-class DenBand(BlockAware, Policy):
+class DenBand(BlockAware, CompiledPolicy):
     """DenBand (Wu et al. 2019): a dynamic ensemble of LinUCB experts with arm-level admission.
 
     Parameters
@@ -278,22 +278,21 @@ class DenBand(BlockAware, Policy):
             TIE_RTOL,
         )
 
-    def run_chunk(self, arms, expected, noise, batch_end):
-        n = arms.shape[0]
-        batch_end = check_batch_end(batch_end, n)
-        self._prepare(arms)
-        ctx, block, cidx, G = as_blocks(arms)
-        K = len(block)
-        if self.kernel_state is None:
-            if self.t or self.next_id != 1:
-                raise RuntimeError("run_chunk must start from a fresh policy")
-            self.kernel_state = kernels.new_denband_state(G, self.d // G, K, self.tau, self.lam)
-        f = self.kernel_state
+    def _init_kernel_state(self, n_blocks: int, n_arms: int) -> None:
+        if self.t or self.next_id != 1:
+            raise RuntimeError("run_chunk must start from a fresh policy")
+        self.kernel_state = kernels.new_denband_state(
+            n_blocks, self.d // n_blocks, n_arms, self.tau, self.lam
+        )
+
+    def _state_blocks(self) -> int:
+        return self.kernel_state.experts.mb.shape[1]
+
+    def _play(self, chunk: Chunk) -> ChunkOutcome:
+        # u is drawn (by run_chunk) and ignored, as on the plain path
+        f, n, nb, batch_end = self.kernel_state, chunk.n, chunk.n_batches, chunk.rounds.batch_end
+        G = self._state_blocks()
         p = self.d // G
-        if f.experts.mb.shape[1] != G:
-            raise ValueError("arms: the block structure changed between chunks")
-        self.draw(n)  # u is drawn and ignored, as on the plain path
-        nb = len(batch_end)
         arm = np.empty(n, dtype=np.int64)
         reward = np.empty(n)
         player = np.empty(n, dtype=np.int64)
@@ -301,8 +300,7 @@ class DenBand(BlockAware, Policy):
         rows = []  # (first batch, last batch + 1, wids, w) of each kernel call
         ev = kernels.new_events(2 * n + len(f.experts.eids))
         f.counters[2] = 0
-        rounds = (ctx, block, cidx, expected, noise, batch_end)  # kernels.Rounds, as a tuple
-        ev_args = tuple(ev)
+        rounds, ev_args = chunk.kernel_rounds, tuple(ev)
         b0 = 0
         while b0 < nb:
             cap = len(f.experts.eids)
@@ -316,10 +314,9 @@ class DenBand(BlockAware, Policy):
             w = np.zeros((nb, cap))
             out = kernels.DenBandOut(arm, reward, player, wids, w, nw)
             state, params = self._kernel_args()  # plain tuples: numba types them fast
-            b1 = kernels.denband_chunk(rounds, b0, self.t, state, params, tuple(out), ev_args)
+            b1 = kernels.denband_chunk(rounds, b0, chunk.t0, state, params, tuple(out), ev_args)
             rows.append((b0, b1, wids, w))
             b0 = b1
-        self.t += n
         width = int(nw.max())
         weight_ids = np.full((nb, width), -1, dtype=np.int64)
         weights = np.zeros((nb, width))

@@ -19,13 +19,13 @@ import numpy as np
 from scipy.linalg import cho_solve
 
 from .. import kernels
-from ..envs.arms import as_blocks
 from ..models import GaussianLinearPosterior
-from .base import ChunkOutcome, Policy, PosteriorBlocks, RngLike, check_batch_end
+from .base import ChunkOutcome, PosteriorBlocks, RngLike
+from .compiled import Chunk, CompiledPolicy
 from .params import NOISE, PRIOR, WINDOW, Interval, Options, Param, Real
 
 
-class LinTS(Policy):
+class LinTS(CompiledPolicy):
     """Linear Thompson Sampling: theta ~ N(mu, M^-1), play argmax <theta, x> (Alg. 2).
 
     Parameters
@@ -96,7 +96,7 @@ class LinTS(Policy):
         return None if f is None else [PosteriorBlocks(-1, f.M, f.mu)]
 
     # -- compiled path ------------------------------------------------------------------------
-    def _init_kernel_state(self, n_blocks):
+    def _init_kernel_state(self, n_blocks: int, n_arms: int) -> None:
         if self.model.n_obs:
             raise RuntimeError("run_chunk must start from a fresh policy")
         self.kernel_state = kernels.new_lints_state(
@@ -122,23 +122,16 @@ class LinTS(Policy):
             self._sandwich(),
         )
 
-    def run_chunk(self, arms, expected, noise, batch_end):
-        n = arms.shape[0]
-        batch_end = check_batch_end(batch_end, n)
-        ctx, block, cidx, G = as_blocks(arms)
-        if self.kernel_state is None:
-            self._init_kernel_state(G)
-        f = self.kernel_state
-        if f.M.shape[0] != G:
-            raise ValueError("arms: the block structure changed between chunks")
-        _, z = self.draw(n)
+    def _state_blocks(self) -> int:
+        return self.kernel_state.M.shape[0]
+
+    def _play(self, chunk: Chunk) -> ChunkOutcome:
+        n = chunk.n
         arm = np.empty(n, dtype=np.int64)
         reward = np.empty(n)
-        rounds = (ctx, block, cidx, expected, noise, batch_end)  # kernels.Rounds, as a tuple
         state, params = self._kernel_args()
-        kernels.lints_chunk(rounds, z.reshape(n, G, -1), state, params, arm, reward)
-        self.t += n
-        return ChunkOutcome(arm, reward, np.full(n, -1, dtype=np.int64), batch_end)
+        kernels.lints_chunk(chunk.kernel_rounds, chunk.z, state, params, arm, reward)
+        return ChunkOutcome(arm, reward, np.full(n, -1, dtype=np.int64), chunk.rounds.batch_end)
 
 
 class SWLinTS(LinTS):

@@ -11,7 +11,7 @@ Two bounds on what a policy that has to *find* the seasons can hope for:
 
 Both are *references*, not contestants (``reference = True``): views draw them apart and the
 race summary ranks them apart (:func:`allseason.sim.trace.is_reference`). They are the only
-policies with ``needs_state``: the runner (:func:`allseason.sim.runner.play_round`) tells them
+policies with ``oracle``: the runner (:func:`allseason.sim.runner.play_round`) tells them
 the true states of a round before they play it; no other policy is ever told.
 
 Feedback: rewards arrive at batch ends, as for every other policy. Within a batch each inner
@@ -39,6 +39,7 @@ import numpy as np
 from ..envs.arms import BlockArms
 from .base import ChunkOutcome, Policy, RngLike, check_batch_end
 from .lints import LinTS
+from .params import values_checked
 
 
 def _take(arms, idx: np.ndarray):
@@ -54,7 +55,6 @@ class _Oracle(Policy):
     family = "oracle"
     oracle = True  # told the true states
     reference = True  # drawn and ranked apart from the contestants
-    needs_state = True
     params = LinTS.params
     style = {"color": "#484848", "dash": "12px,6px", "symbol": "circle-x"}  # grey, dashed
 
@@ -80,9 +80,10 @@ class _Oracle(Policy):
                 spawn_key=self._model_seq.spawn_key + (int(key),),
                 pool_size=self._model_seq.pool_size,
             )
-            m = self.models[key] = LinTS(
-                self.d, lam=self.lam, sigma2=self.sigma2, rng=np.random.default_rng(seq)
-            )
+            with values_checked():  # its own lam and sigma2, checked when it was built
+                m = self.models[key] = LinTS(
+                    self.d, lam=self.lam, sigma2=self.sigma2, rng=np.random.default_rng(seq)
+                )
         return m
 
     def _keys(self, states: np.ndarray) -> np.ndarray:

@@ -23,10 +23,12 @@ A bound may name another hyperparameter: ``Interval(Real, 0, "delta1", closed="b
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import inspect
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
 
@@ -251,9 +253,40 @@ def _declared(cls) -> dict[str, Param]:
     return out
 
 
+# True while a policy is built from values already checked (a PolicySpec's): scikit-learn's
+# ``skip_parameter_validation``. A context variable, so each thread sees its own.
+_CHECKED = contextvars.ContextVar("allseason_values_checked", default=False)
+
+
+@contextlib.contextmanager
+def values_checked() -> Iterator[None]:
+    """Within this block, policy constructors trust their hyperparameters and check none.
+
+    For the one checker's callers alone (:class:`~allseason.specs.PolicySpec`'s ``build``,
+    :func:`~allseason.policies.make_policy`): every value they pass was checked against the
+    same declaration, and converted, already. The defaults of ``__init__`` need no check (a
+    contract test checks every declared default once).
+
+    Examples
+    --------
+    >>> from allseason.policies import make_policy
+    >>> with values_checked():
+    ...     make_policy("sw-lints", 3, tau=10).tau
+    10
+    """
+    token = _CHECKED.set(True)
+    try:
+        yield
+    finally:
+        _CHECKED.reset(token)
+
+
 def check_own(obj, values: Mapping) -> dict:
     """Check the values a constructor was given against the declarations of its class and
-    bases (not only of the signature: a subclass may fix a base's hyperparameter)."""
+    bases (not only of the signature: a subclass may fix a base's hyperparameter); inside
+    :func:`values_checked`, the values as given."""
+    if _CHECKED.get():
+        return dict(values)
     cls = type(obj)
     defaults = {k: p.default for k, p in declared(cls).items()}
     return check_values(_merged(cls), values, defaults=defaults, owner=cls.name)
@@ -275,6 +308,7 @@ __all__ = [
     "check_values",
     "declared",
     "check_own",
+    "values_checked",
     "Integral",
     "Real",
 ]

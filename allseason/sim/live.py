@@ -26,13 +26,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SpecError
+from ..limits import MAX_LIVE_STATES as MAX_STATES
 from ..policies import role
 from ..specs import LIMITS, PolicySpec, Race, Scenario, policy_specs
 from .runner import make_env, play_round, seed_sequence
 
 #: the Live page's default contestants: All-Season (SW) against the baselines, and the oracle
 LIVE_POLICIES = ("allseason-sw", "sw-lints", "d-lints", "lints", "oracle-state")
-MAX_STATES = 9  # seasons in one show: keys 1-9
 WINDOW = 2_000  # steps kept for the figures
 RATE_WINDOW = 100  # steps of the rolling reward rate
 TICKER_LEN = 40  # lines the ticker keeps
@@ -171,9 +171,7 @@ class LiveRun:
         sc = self._base
         self._env = make_env(sc, 0)
         self._policies = [
-            s.build(
-                sc.d, sigma2=sc.sigma2, rng=np.random.default_rng(seed_sequence(sc, 0, s.label))
-            )
+            s.build_for(sc, rng=np.random.default_rng(seed_sequence(sc, 0, s.label)))
             for s in self.specs
         ]
         self.labels = tuple(s.label for s in self.specs)

@@ -9,7 +9,7 @@ Time advances chunk by chunk (whole batches of about ``chunk_size`` steps) for e
 (seed, policy), so :func:`iter_race` can report progress and partial results while it runs.
 Every (policy, round) meeting goes through :func:`play_round`: the policy is paid from the
 round's ``payoff`` (``expected`` + ``noise``, or a world's own ``outcome``), and a policy that
-declares ``needs_state`` (an oracle) is told the round's true states first.
+declares ``oracle`` is told the round's true states first.
 
 The world a race is played in is made by :func:`make_env`: the linear Gaussian environment of
 the scenario, a world registered for the scenario's preset in :data:`WORLDS`, or any factory
@@ -50,9 +50,9 @@ def play_round(policy, rnd: Round, batch_end: np.ndarray):
     """Let ``policy`` play one round (a chunk of whole batches ending at ``batch_end``, indices
     within the round); returns its :class:`~allseason.policies.base.ChunkOutcome`.
 
-    An oracle (``policy.needs_state``) is told the round's true states before it plays; every
+    An oracle (``policy.oracle``, its role) is told the round's true states before it plays; every
     other policy sees only arms and, after each batch, its own rewards."""
-    if getattr(policy, "needs_state", False):
+    if policy.oracle:
         policy.observe_states(rnd.state)
     return policy.run_chunk(rnd.arms, rnd.payoff, rnd.noise, batch_end)
 
@@ -132,11 +132,8 @@ def iter_race(
     for k in range(race.n_seeds):
         envs[k] = make_env(sc, k, world)
         for spec in race.policies:
-            policies[spec.label, k] = spec.build(
-                sc.d,
-                sigma2=sc.sigma2,
-                horizon=sc.horizon,
-                rng=np.random.default_rng(seed_sequence(sc, k, spec.label)),
+            policies[spec.label, k] = spec.build_for(
+                sc, rng=np.random.default_rng(seed_sequence(sc, k, spec.label))
             )
             traces[spec.label, k] = Trace(spec.label, k, sc.horizon)
     result = RaceResult(race, traces)
@@ -270,11 +267,8 @@ def posterior_history(scenario: Scenario, spec: PolicySpec, seed_index: int = 0,
     import pandas as pd
 
     env = make_env(scenario, seed_index)
-    policy = spec.build(
-        scenario.d,
-        sigma2=scenario.sigma2,
-        horizon=scenario.horizon,
-        rng=np.random.default_rng(seed_sequence(scenario, seed_index, spec.label)),
+    policy = spec.build_for(
+        scenario, rng=np.random.default_rng(seed_sequence(scenario, seed_index, spec.label))
     )
     ends = scenario.batch_ends()
     rows = []

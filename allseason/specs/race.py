@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..errors import SpecError
 from ..limits import LIMITS, Limits
-from ..policies import check_params, hyperparameters, policy_class
+from ..policies import check_params, hyperparameters, parameters, policy_class, values_checked
 from .scenario import Scenario, _int, _said_within, check_limits
 
 
@@ -16,7 +16,10 @@ from .scenario import Scenario, _int, _said_within, check_limits
 class PolicySpec:
     """One contestant: a registered policy name, its hyperparameters, a display label.
 
-    sigma2 defaults to the scenario's noise variance (the paper's 'correct specification')."""
+    The one check of a policy's hyperparameters: they are checked against its declaration
+    here, once, and kept converted (ints, floats); a policy built from the spec
+    (:meth:`build`, :meth:`build_for`) trusts them. sigma2 defaults to the scenario's noise
+    variance (the paper's 'correct specification')."""
 
     name: str
     params: tuple[tuple[str, object], ...] = ()
@@ -29,7 +32,7 @@ class PolicySpec:
             raise SpecError("policies", e.message, bounds=e.bounds, got=e.got) from None
         params = dict(self.params.items() if isinstance(self.params, dict) else self.params)
         try:  # the policy's declaration: values are checked now rather than mid-race
-            check_params(self.name, params)
+            params = check_params(self.name, params)
         except SpecError as e:
             raise e.within(self.name) from None
         object.__setattr__(self, "params", tuple(sorted(params.items())))
@@ -38,12 +41,33 @@ class PolicySpec:
 
     def build(self, d: int, *, rng=None, sigma2: float | None = None, horizon: int | None = None):
         """Instantiate the policy for dimension d; sigma2 and horizon (BoB needs T) fill in
-        the hyperparameters of those names that the spec leaves unset."""
-        params = dict(self.params)
-        for key, value in (("sigma2", sigma2), ("horizon", horizon)):
-            if value is not None and key in hyperparameters(self.name):
-                params.setdefault(key, value)
-        return policy_class(self.name)(d, rng=rng, **params)
+        the hyperparameters of those names that the spec leaves unset, checked against the
+        policy's declaration (they come from outside the spec); the spec's own values are
+        not checked again."""
+        declared = parameters(self.name)
+        filled = {
+            key: declared[key].check(key, value)
+            for key, value in (("sigma2", sigma2), ("horizon", horizon))
+            if value is not None and key in declared and key not in dict(self.params)
+        }
+        return self._build(d, rng, filled)
+
+    def build_for(self, scenario: Scenario, *, rng=None):
+        """Instantiate the policy for a scenario: its d, and its sigma2 and horizon for the
+        hyperparameters of those names the spec leaves unset. Nothing is checked again: the
+        scenario checked its noise and horizon against the same bounds
+        (``limits.NOISE_RANGE``, ``LIMITS["horizon"]``) as the policies declare."""
+        declared = parameters(self.name)
+        filled = {
+            key: value
+            for key, value in (("sigma2", scenario.sigma2), ("horizon", scenario.horizon))
+            if key in declared and key not in dict(self.params)
+        }
+        return self._build(scenario.d, rng, filled)
+
+    def _build(self, d: int, rng, filled: dict):
+        with values_checked():  # the spec's values and the filled ones are checked
+            return policy_class(self.name)(d, rng=rng, **dict(self.params), **filled)
 
     def to_dict(self) -> dict:
         """The spec as plain data (JSON-ready)."""
@@ -98,6 +122,14 @@ class Race:
         object.__setattr__(self, "n_seeds", _int("n_seeds", self.n_seeds, 1, LIMITS["n_seeds"]))
 
     @classmethod
+    def _of_checked(cls, scenario: Scenario, policies: tuple[PolicySpec, ...], n_seeds: int):
+        """The race of settings :meth:`checked` has just checked, not checked again."""
+        race = object.__new__(cls)
+        for name, value in (("scenario", scenario), ("policies", policies), ("n_seeds", n_seeds)):
+            object.__setattr__(race, name, value)
+        return race
+
+    @classmethod
     def checked(
         cls, scenario: Scenario, policies, n_seeds: int = 1, limits: Limits = LIMITS
     ) -> Race:
@@ -133,8 +165,9 @@ class Race:
             raise SpecError("policies", "choose at least one policy")
         if len(policies) > limits["n_policies"]:
             raise SpecError("policies", f"at most {limits['n_policies']} policies{limits.where}")
-        n_seeds = _int("n_seeds", n_seeds, 1, limits["n_seeds"])
-        race = cls(check_limits(scenario, limits), policy_specs(policies), n_seeds)
+        n_seeds = _int("n_seeds", n_seeds, 1, min(limits["n_seeds"], LIMITS["n_seeds"]))
+        # policy_specs checks each contestant not yet a PolicySpec, and the engine's bounds
+        race = cls._of_checked(check_limits(scenario, limits), policy_specs(policies), n_seeds)
         budget = limits.get("budget")
         work = scenario.horizon * n_seeds * len(race.policies)
         if budget is not None and work > budget:

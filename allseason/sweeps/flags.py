@@ -6,10 +6,10 @@ from __future__ import annotations
 import argparse
 import re
 
+from ..limits import MAX_PROCESSES
 from .execute import _usable_cores, check_executor
 
 SCHEDULER = re.compile(r"(tcp|tls|inproc|ucx|ws|wss)://\S+")
-MAX_PROCESSES = 64  # more local processes than this is a typo on any machine we know
 
 
 def positive(text: str) -> int:

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..envs.patterns import PRESETS
 from ..files import regular_input, safe_base_name
+from ..limits import SWEEP_LIMITS
 from ..policies import check_params, hyperparameters
 from ..specs import PolicySpec, Scenario, SpecError
 
@@ -26,15 +27,6 @@ METRICS = {  # name: (description, higher is better)
     "mean_expected_reward": ("mean expected reward per step", True),
     "cum_regret": ("cumulative pseudo-regret", False),
 }
-SWEEP_LIMITS = dict(
-    n_runs=500_000,
-    n_seeds=10_000,
-    seed_index=2**31 - 1,
-    n_values=1_000,
-    n_scenarios=1_000,
-    n_policies=100,
-    file_bytes=1_000_000,
-)
 
 _SCENARIO_FIELDS = tuple(Scenario.__dataclass_fields__)
 _SCENARIO_KEYS = _SCENARIO_FIELDS + ("horizon", "n_states", "grid")

@@ -155,7 +155,8 @@ def _params_text(run: RaceRun, label: str) -> str:
 
 
 def weights_panel(run: RaceRun, label: str, seed: int) -> None:
-    from allseason.viz import inside
+    from allseason.viz import learnt as vlearnt
+    from allseason.viz import weights as vweights
 
     pattern, w = run.race.scenario.pattern, run.frames_for(label, seed)["weights"]
     trace = run.result.traces[label, seed]
@@ -170,12 +171,12 @@ def weights_panel(run: RaceRun, label: str, seed: int) -> None:
             f"weather regimes ({regimes})."
         )
         chart(
-            inside.season_year_figure(api.season_year_table(trace, dates, names)),
+            vlearnt.season_year_figure(api.season_year_table(trace, dates, names)),
             INSIDE["season_year"],
             "season-year",
             "in_season_year",
         )
-    fig = inside.top_weight_figure(w, pattern, policy=label, seed=seed)
+    fig = vweights.top_weight_figure(w, pattern, policy=label, seed=seed)
     chart(fig if dates is None else date_ticks(fig, dates), INSIDE["top"], "top-weight", "in_top")
     st.markdown(
         f"**Who learnt which state** (bandits that played at least 10% of a state's "
@@ -184,23 +185,23 @@ def weights_panel(run: RaceRun, label: str, seed: int) -> None:
         f"weight exceeds 0.9 in {ens['top_share']:.0%} of the batches."
     )
     chart(
-        inside.weights_animation(w, pattern, n_frames=150, policy=label, seed=seed),
+        vweights.weights_animation(w, pattern, n_frames=150, policy=label, seed=seed),
         INSIDE["animation"],
         "weights-animation",
         "in_anim",
     )
-    fig = inside.weights_area_figure(w, pattern, policy=label, seed=seed)
+    fig = vweights.weights_area_figure(w, pattern, policy=label, seed=seed)
     chart(
         fig if dates is None else date_ticks(fig, dates), INSIDE["area"], "weights-area", "in_area"
     )
 
 
 def lives_panel(run: RaceRun, label: str, seed: int) -> None:
-    from allseason.viz import inside
+    from allseason.viz import lifelines as vlives
 
     pruning = dict(_spec(run, label).params).get("pruning", "kl")
     own = run.frames_for(label, seed)
-    fig = inside.lifelines_figure(
+    fig = vlives.lifelines_figure(
         own["events"],
         own["weights"],
         run.race.scenario.pattern,
@@ -212,13 +213,13 @@ def lives_panel(run: RaceRun, label: str, seed: int) -> None:
 
 
 def seasons_panel(run: RaceRun, label: str, seed: int) -> None:
-    from allseason.viz import inside
+    from allseason.viz import learnt as vlearnt
 
     trace = run.result.traces[label, seed]
     pattern = run.race.scenario.pattern
     recall = api.recall_table(trace, pattern)
     st.markdown(f"**Verdict** — {recall_verdict(recall)}")
-    chart(inside.recall_figure(recall), INSIDE["recall"], "recall", "in_recall")
+    chart(vlearnt.recall_figure(recall), INSIDE["recall"], "recall", "in_recall")
     with st.expander("The recall table"):
         st.dataframe(recall, hide_index=True, key="in_recall_table")
         st.caption(
@@ -228,7 +229,7 @@ def seasons_panel(run: RaceRun, label: str, seed: int) -> None:
         )
         csv_button("Recall table (CSV)", recall, "recall", "dl_recall")
     table = api.state_table(trace)
-    chart(inside.state_heatmap(table), INSIDE["states"], "bandit-by-state", "in_states")
+    chart(vlearnt.state_heatmap(table), INSIDE["states"], "bandit-by-state", "in_states")
 
 
 def inside_view_picker() -> str:
@@ -284,7 +285,7 @@ def inside_views(run_key: str) -> None:
 
 
 def posterior_panel(run: RaceRun, label: str, seed: int) -> None:
-    from allseason.viz import inside
+    from allseason.viz import posterior as vposterior
 
     sc = run.race.scenario
     if sc.d != 2:
@@ -303,7 +304,7 @@ def posterior_panel(run: RaceRun, label: str, seed: int) -> None:
     with st.spinner("Replaying the run to snapshot the posteriors…"):
         history, thetas = posterior_history(sc, _spec(run, label), seed)
     chart(
-        inside.posterior_animation(history, thetas, n_frames=100),
+        vposterior.posterior_animation(history, thetas, n_frames=100),
         INSIDE["posterior"],
         "posterior-animation",
         "in_post",

@@ -32,7 +32,7 @@ from .live_look import CSS, PRESENTER_CSS, SCREENS
 INTERVAL = 0.25  # seconds between two frames while the show plays (4 frames a second)
 IDLE_MINUTES = 5  # the show pauses after this long without a control touched
 SPEED_MIN, SPEED_MAX, SPEED_DEFAULT = 5, 400, 40  # steps per second
-MAX_CONTESTANTS = 8
+MAX_CONTESTANTS = api.MAX_LIVE_CONTESTANTS  # allseason.limits
 TICKER_LINES = 4
 
 RUN = "live_run"  # the api.LiveRun

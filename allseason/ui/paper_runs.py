@@ -21,7 +21,7 @@ from allseason.viz import paper as vpaper
 from . import paper, runcache
 from .frame import chart, csv_button
 
-LIVE_LIMITS = dict(n_min=600, n_max=5000, seeds=3)
+LIVE_LIMITS = api.PAPER_LIVE_LIMITS  # allseason.limits
 
 
 def live_race() -> None:
@@ -193,7 +193,8 @@ def _inside_run(table: str, pattern: str, rule: str, tau: int, n_max: int, seed:
 
 def inside_real() -> None:
     """All-Season on real data, inside: the paper's figure, bandits, recall of each return."""
-    from allseason.viz import inside
+    from allseason.viz import learnt as vlearnt
+    from allseason.viz import weights as vweights
 
     st.markdown(
         "The same views as *Inside All-Season*, on the real data: one 30,000-step run "
@@ -245,7 +246,7 @@ def inside_real() -> None:
         f"{int(np.median(delays))} steps" if delays else "—",
         help="Steps until the bandit that learnt a returning season holds the top weight again.",
     )
-    fig = inside.top_weight_figure(res["weights"], res["pattern"], policy=res["label"], seed=seed)
+    fig = vweights.top_weight_figure(res["weights"], res["pattern"], policy=res["label"], seed=seed)
     chart(
         fig,
         f"{paper_tables.CAPTIONS[table]}, {pattern} pattern, "
@@ -260,7 +261,7 @@ def inside_real() -> None:
         f"steps): {learnt}."
     )
     chart(
-        inside.recall_figure(res["recall"]),
+        vlearnt.recall_figure(res["recall"]),
         "Steps until the right bandit holds the top weight after each change point.",
         "real-data-recall",
         key="paper_inside_recall",

@@ -12,6 +12,8 @@ from dataclasses import dataclass, replace
 import streamlit as st
 
 from allseason import api
+from allseason.viz import leaderboard as vboard
+from allseason.viz import per_state as vstate
 from allseason.viz import race as vrace
 from allseason.viz.timeline import date_ticks
 
@@ -106,7 +108,7 @@ def _cumulative_chart(metric: str, label: str, caption: str, legend: bool = True
 
 FINAL_REGRET = RaceChart(
     "Final regret per seed",
-    lambda run: vrace.final_regret_figure(run.result.seed_frame()),
+    lambda run: vboard.final_regret_figure(run.result.seed_frame()),
     CAPTIONS["final"],
     "final-regret",
 )
@@ -121,14 +123,14 @@ RACE_CHARTS = {  # key: chart; the first is shown until the reader picks another
     "reward": _cumulative_chart("reward", "Cumulative reward", CAPTIONS["reward"]),
     "board": RaceChart(
         "Mean reward per step",
-        lambda run: vrace.leaderboard_figure(run.frames["summary"]),
+        lambda run: vboard.leaderboard_figure(run.frames["summary"]),
         CAPTIONS["board"],
         "leaderboard",
-        lambda steps, summary, pattern: vrace.leaderboard_figure(summary),
+        lambda steps, summary, pattern: vboard.leaderboard_figure(summary),
     ),
     "states": RaceChart(
         "Reward in each state",
-        lambda run: vrace.reward_by_state_figure(run.frames["states"]),
+        lambda run: vstate.reward_by_state_figure(run.frames["states"]),
         CAPTIONS["states"],
         "reward-by-state",
     ),
@@ -258,7 +260,7 @@ def leaderboard(run: runcache.RaceRun) -> None:
     st.subheader("Leaderboard")
     # a plain HTML table: light for the browser (an interactive grid cost 0.2 s of
     # script per race, measured) and read by screen readers; the Summary CSV has the data
-    st.table(vrace.leaderboard_table(run.frames["summary"]), hide_index=False)  # index: rank
+    st.table(vboard.leaderboard_table(run.frames["summary"]), hide_index=False)  # index: rank
     st.caption(
         "Mean ± 95% interval over seeds, Student's t: t·std/√seeds. Regret: best "
         "expected reward − expected reward of the arm played, summed over steps. "

@@ -182,17 +182,19 @@ def _hyperparameters(names: list[str], choice: dict, slots: dict) -> tuple[dict,
 
 def _checked(choice: dict, params: dict, slots: dict, keys: list[str]) -> api.Race | None:
     """The settings through the validator: each contestant's hyperparameters ``params``
-    (``api.PolicySpec``), then the race (:func:`state.race`); every message under its input.
+    (``api.PolicySpec``), then the race of those specs (``api.Race.checked``, the app's
+    limits; no value checked twice); every message under its input.
     The valid settings become the session's; the race, or None."""
     sc = state.scenario()
     names = choice["policies"]
     for name in names:  # policies that take the scenario's horizon get it
         if "horizon" in api.hyperparameters(name):
             params[name]["horizon"] = sc.horizon
-    valid, bad = {}, False
+    valid, specs, bad = {}, [], False
     for name in names:
-        try:
-            api.PolicySpec(name, params[name])
+        try:  # the one check of these values: the race below is made of these specs
+            given = {k: v for k, v in params[name].items() if v is not None}
+            specs.append(api.PolicySpec(name, given))
             valid[name] = params[name]
         except api.SpecError as e:
             bad = True
@@ -204,7 +206,7 @@ def _checked(choice: dict, params: dict, slots: dict, keys: list[str]) -> api.Ra
     if bad:
         return None
     try:
-        return state.race(new_choice, sc)
+        return api.Race.checked(sc, specs, new_choice["n_seeds"], state.APP_LIMITS)
     except api.SpecError as e:
         errors_here(slots.get(e.field, slots["policies"]), [state.explain(e)])
         return None

@@ -268,8 +268,10 @@ def _warm(cache: RunCache) -> None:
             target=_warm_default_race, args=(cache,), name="allseason-warm-up-race", daemon=True
         )
         default.start()
-        from allseason.viz import inside
+        from allseason.viz import leaderboard as vboard
+        from allseason.viz import per_state as vstate
         from allseason.viz import race as vrace
+        from allseason.viz import weights as vweights
 
         sc = api.Scenario(segments=((0, 20), (1, 20)), batch_size=(1, 3), preset="custom")
         race = api.Race(sc, api.default_specs(), 2)
@@ -281,17 +283,17 @@ def _warm(cache: RunCache) -> None:
             vrace.cumulative_figure(
                 partial_steps(run.result), sc.pattern, "reward", max_points=LIVE_POINTS
             ),
-            vrace.leaderboard_figure(summary),
-            vrace.final_regret_figure(run.result.seed_frame()),
-            vrace.reward_by_state_figure(frames["states"]),
-            inside.top_weight_figure(
+            vboard.leaderboard_figure(summary),
+            vboard.final_regret_figure(run.result.seed_frame()),
+            vstate.reward_by_state_figure(frames["states"]),
+            vweights.top_weight_figure(
                 run.frames_for(race.policies[0].label, 0)["weights"],
                 sc.pattern,
                 seed=0,
                 policy=race.policies[0].label,
             ),
         ]
-        vrace.leaderboard_table(summary)
+        vboard.leaderboard_table(summary)
         for name in frames:  # pandas' first tables, and the size accounting, once
             _ = frames[name]
         _ = run.nbytes

@@ -23,9 +23,11 @@ from dataclasses import dataclass
 import streamlit as st
 
 from allseason import api
-from allseason.viz import inside, timeline
+from allseason.viz import lifelines as vlives
 from allseason.viz import race as vrace
+from allseason.viz import timeline
 from allseason.viz import tour as vtour
+from allseason.viz import weights as vweights
 from allseason.viz.style import policy_name
 from allseason.viz.text import md
 
@@ -147,7 +149,7 @@ def race_facts(run: runcache.RaceRun) -> dict:
 def real_facts(snap: dict) -> dict:
     """The numbers of step 7, from the tracked snapshot."""
     pols = snap["policies"]
-    baselines = [lab for lab in pols if getattr(api.label_role(lab), "family", "") != "allseason"]
+    baselines = [lab for lab in pols if api.role(pols[lab]["policy"]).family != "allseason"]
     best = max(baselines, key=lambda lab: pols[lab]["mean_reward"])
     data, _, arms = str(snap["table"]).partition("-")  # e.g. "mnist-10arm"
     out = dict(
@@ -272,7 +274,7 @@ def _learnt_sentence(learnt: dict) -> str:
 def _top_weight(run: runcache.RaceRun, label: str):
     """The paper's figure (weight of the most likely bandit) for one contestant, seed SEED,
     fitted to a projector."""
-    fig = inside.top_weight_figure(
+    fig = vweights.top_weight_figure(
         run.frames_for(label, SEED)["weights"],
         run.race.scenario.pattern,
         policy=label,
@@ -328,7 +330,7 @@ def step_lives(run: runcache.RaceRun, f: dict):
         f"similar bandits is pruned."
     )
     own = run.frames_for(CARRIED, SEED)
-    fig = inside.lifelines_figure(
+    fig = vlives.lifelines_figure(
         own["events"], own["weights"], run.race.scenario.pattern, policy=CARRIED, seed=SEED
     )
     fig = vtour.projector(fig, subtitle="one lane per base bandit; background: true state")

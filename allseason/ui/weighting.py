@@ -99,7 +99,7 @@ def _span(values) -> str:
 
 def panel(run: RaceRun, label: str) -> None:
     """The view: the two weightings' numbers, then the paper's figure for each."""
-    from allseason.viz import inside
+    from allseason.viz import weights as vweights
 
     sc = run.race.scenario
     with st.spinner("Running both weightings…"):
@@ -123,7 +123,7 @@ def panel(run: RaceRun, label: str) -> None:
         "and a top weight near 1 after each change."
     )
     for title, lab in rules:
-        fig = inside.top_weight_figure(
+        fig = vweights.top_weight_figure(
             pair.frames_for(lab, 0)["weights"], sc.pattern, policy=lab, seed=0
         )
         fig.update_layout(

@@ -21,7 +21,7 @@ VARIANT = "when_variant"
 PAGE = "when_page"  # which page of the map (batch size)
 CLICKED = "when_clicked"  # the last cell clicked on the map: (page, i, j)
 MY_RESULT = "when_my_result"  # (key, cell) of the user's world raced
-MAX_CHECK_STEPS = 50_000  # the user's world raced here: at most this many steps
+MAX_CHECK_STEPS = api.MAX_CHECK_STEPS  # the user's world raced here (allseason.limits)
 
 
 @st.cache_data(show_spinner=False, max_entries=2)

@@ -20,15 +20,13 @@ from allseason import api
 from allseason.logs import examples, offline
 from allseason.logs import table as table_mod
 from allseason.logs.reader import MAX_COLUMNS, columns_text
+from allseason.viz import leaderboard as vboard
 from allseason.viz import offline as voffline
-from allseason.viz import race as vrace
 from allseason.viz.style import policy_name
 from allseason.viz.text import md
 from allseason.viz.timeline import date_ticks
 
-from . import frame as views  # the page's frame and widgets (views.py before issue 25)
-from . import runcache as runs  # the compute slots (runs.py before issue 25)
-from . import state
+from . import frame, runcache, state
 
 SOURCE = "yd_source"  # {"name", "data" (bytes), "origin": "upload" | "example"}
 RESULT = "yd_result"  # (key, kind, result)
@@ -55,17 +53,28 @@ def _on_upload() -> None:
         if (st.session_state.get(SOURCE) or {}).get("origin") == "upload":
             st.session_state.pop(SOURCE, None)
         return
-    st.session_state[SOURCE] = {
-        "name": f.name,
-        "data": f.getvalue()[: LIMITS["bytes"] + 1],
-        "size": f.size,
-        "origin": "upload",
+    st.session_state[SOURCE] = _source(
+        f.name, f.getvalue()[: LIMITS["bytes"] + 1], "upload", size=f.size
+    )
+
+
+def _source(name: str, data: bytes, origin: str, size: int | None = None) -> dict:
+    """A file as the page keeps it, with what is known of it once and for all at upload: its
+    sha256 (the key of every result computed from it) and its kind (log or reward table,
+    :func:`api.detect_kind` on its header). Its content is checked while it is read."""
+    return {
+        "name": name,
+        "data": data,
+        "size": len(data) if size is None else size,
+        "origin": origin,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "kind": api.user_file_kind(data),
     }
 
 
 def _use_example(kind: str) -> None:
     name, make = examples.EXAMPLES[kind]
-    st.session_state[SOURCE] = {"name": name, "data": make(), "origin": "example"}
+    st.session_state[SOURCE] = _source(name, make(), "example")
     st.session_state["yd_kind"] = "auto"
     st.session_state["yd_scale"] = "none"
 
@@ -74,11 +83,9 @@ def _use_obd() -> None:
     from allseason.logs import obd
 
     policy, campaign = st.session_state["yd_obd"].split("/")
-    st.session_state[SOURCE] = {
-        "name": f"obd-{policy}-{campaign}.csv",
-        "data": obd.log_path(policy, campaign).read_bytes(),
-        "origin": "example",
-    }
+    st.session_state[SOURCE] = _source(
+        f"obd-{policy}-{campaign}.csv", obd.log_path(policy, campaign).read_bytes(), "example"
+    )
     st.session_state["yd_kind"] = "auto"
     st.session_state["yd_scale"] = "none"
 
@@ -257,15 +264,15 @@ def _parse(source: dict):
     if parsed and parsed[0] == key:  # a rerun (a widget moved): the file was read already
         return parsed[1]
     try:
-        if source.get("size", len(source["data"])) > LIMITS["bytes"]:
+        if source["size"] > LIMITS["bytes"]:  # the reader's own check sees only the bytes kept
             raise api.SpecError(
                 "file",
                 f"the file has {source['size']:,} bytes; at most "
                 f"{LIMITS['bytes']:,} bytes are read "
                 f"({LIMITS['bytes'] / 1e6:g} MB)",
             )
-        kind = None if opts["kind"] == "auto" else opts["kind"]
-        with runs.compute_slot():  # parsing holds a slot: N visitors cannot multiply it
+        kind = source["kind"] if opts["kind"] == "auto" else opts["kind"]
+        with runcache.compute_slot():  # parsing holds a slot: N visitors cannot multiply it
             data = api.read_user_file(
                 source["data"],
                 kind,
@@ -283,8 +290,7 @@ def _parse(source: dict):
 
 
 def _key(source: dict, kind: str) -> str:
-    digest = hashlib.sha256(source["data"]).hexdigest()
-    return f"{kind}:{digest}:{json.dumps(options(), sort_keys=True)}"
+    return f"{kind}:{source['sha256']}:{json.dumps(options(), sort_keys=True)}"
 
 
 def _stored(key: str):
@@ -322,9 +328,9 @@ def show_log(source: dict, log: api.Log) -> None:
         def progress(done, total):
             bar.progress(done / total, text=f"Replaying: {done} of {total} runs (policies × seeds)")
 
-        with runs.compute_slot(bar):  # shares the server's compute slots with the races
+        with runcache.compute_slot(bar):  # shares the server's compute slots with the races
             result = api.evaluate(
-                log, None, opts["seeds"], 0, progress=progress, workers=runs.RACE_WORKERS
+                log, None, opts["seeds"], 0, progress=progress, workers=runcache.RACE_WORKERS
             )
         bar.empty()
         st.session_state[RESULT] = (key, "log", result)
@@ -385,13 +391,13 @@ def show_log_results(log: api.Log, result: api.OfflineResult) -> None:
         f"{offline.MIN_EVENTS} (⚠), or every interval overlaps every other. The oracles "
         f"cannot run on a log: it has no true seasons. {result.seconds:.1f} s."
     )
-    views.chart(
+    frame.chart(
         voffline.estimates_figure(rows, method),
         "Policies whose bars reach the dotted line cannot be told from the best one on this log.",
         "offline-estimates",
         "yd_fig",
     )
-    views.csv_button("Results (CSV)", result.frame, "offline-results", "yd_dl")
+    frame.csv_button("Results (CSV)", result.frame, "offline-results", "yd_dl")
 
 
 # --- a reward table ---------------------------------------------------------------------------
@@ -423,7 +429,7 @@ def show_table(source: dict, table: api.RewardTable) -> None:
     fig = timeline.pattern_timeline(sc.pattern, height=150 + 34 * min(table.n_arms, 8))
     names = api.state_names(sc, world=table)
     fig.update_layout(title_text="Your seasons: the best arm of each period")
-    views.chart(
+    frame.chart(
         fig if dates is None else date_ticks(fig, dates),
         "State k is the season where arm k is best: "
         + md(", ".join(f"{k} = {n}" for k, n in enumerate(names)))
@@ -436,20 +442,20 @@ def show_table(source: dict, table: api.RewardTable) -> None:
     if result is None:
         race = api.Race(sc, api.default_specs(TABLE_SPECS), opts["seeds"])
         bar = st.progress(0.0, text="Racing…")
-        with runs.compute_slot(bar):
-            for progress in api.iter_race(race, workers=runs.RACE_WORKERS, world=table):
+        with runcache.compute_slot(bar):
+            for progress in api.iter_race(race, workers=runcache.RACE_WORKERS, world=table):
                 bar.progress(progress.fraction, text=f"Racing: {progress.fraction:.0%}")
         bar.empty()
         result = progress.result
         st.session_state[RESULT] = (key, "table", result)
     summary = result.summary_frame()
     st.subheader("The race on your table")
-    st.table(vrace.leaderboard_table(summary))
+    st.table(vboard.leaderboard_table(summary))
     st.caption(
         f"Mean ± 95% Student's t interval over {result.race.n_seeds} seeds. The oracles "
         f"are told the derived seasons (the best arm of each period), ranked apart."
     )
-    views.csv_button("Race summary (CSV)", summary, "your-table-race", "yd_dl_race")
+    frame.csv_button("Race summary (CSV)", summary, "your-table-race", "yd_dl_race")
     _table_inside(result, sc, dates, names)
 
 
@@ -462,12 +468,13 @@ def _table_inside(result, sc, dates, names) -> None:
     c1, c2, _ = st.columns([2, 1, 2])
     label = c1.selectbox("All-Season contestant", labels, key="yd_label", format_func=policy_name)
     seed = c2.selectbox("Seed", list(range(result.race.n_seeds)), key="yd_seed")
-    from allseason.viz import inside
+    from allseason.viz import learnt as vlearnt
+    from allseason.viz import weights as vweights
 
     trace = result.traces[label, seed]
     if dates is not None:
-        views.chart(
-            inside.season_year_figure(api.season_year_table(trace, dates, names)),
+        frame.chart(
+            vlearnt.season_year_figure(api.season_year_table(trace, dates, names)),
             "Read along a row: the same season in each year. The same bandit in every "
             "year of a row means All-Season recognised the season when it came back.",
             "your-season-year",
@@ -475,9 +482,9 @@ def _table_inside(result, sc, dates, names) -> None:
         )
     w = result.weights_frame(only=[(label, seed)])
     fig = timeline.name_states(
-        inside.top_weight_figure(w, sc.pattern, policy=label, seed=seed), names
+        vweights.top_weight_figure(w, sc.pattern, policy=label, seed=seed), names
     )
-    views.chart(
+    frame.chart(
         fig if dates is None else date_ticks(fig, dates),
         "After each period, the weight of the bandit All-Season trusted most "
         "(triangles coloured by bandit id; pink dashes: the shadow, a new season). "

@@ -16,38 +16,33 @@ One module per thing a person comes to change:
   (references) drawn apart; a figure's legend as an HTML key;
 - ``leaderboard``: the leaderboard (table and figure) and the final regret over seeds, the
   oracles ranked apart; ``per_state``: the reward per true state;
-- ``inside``: All-Season from the inside, gathered under one name from
-  ``weights`` (animated bars, the top bandit's weight, stacked areas), ``lifelines`` (the
-  bandits' lives), ``learnt`` (who played which state, which bandit held the weight in each
-  season of each year, recall after change points) and ``posterior`` (animated
-  posteriors); ``bandits`` (one run of a table, the bandits shown one by one) and
-  ``animation`` (play button and slider) are what they share;
+- All-Season from the inside: ``weights`` (animated bars, the top bandit's weight, stacked
+  areas), ``lifelines`` (the bandits' lives), ``learnt`` (who played which state, which
+  bandit held the weight in each season of each year, recall after change points) and
+  ``posterior`` (animated posteriors); ``bandits`` (one run of a table, the bandits shown
+  one by one) and ``animation`` (play button and slider) are what they share;
 - ``live``: the Live page's figures, from an ``api.LiveFrame`` (rolling reward rate,
   who holds the top weight, regret since the switch);
 - ``sweep``: a sweep's results as small multiples; ``paper`` and ``convergence``: the
   paper's reproduction; ``tour``: the guided tour's cuts; ``offline``: a log's estimates;
 - ``export``: standalone HTML and CSV downloads.
 
-Figures moved between modules stay importable from their old one (``viz.inside``,
-``viz.race``, ``viz.style``).
+Each figure is imported from the module that defines it (the layout from ``layout``, the
+leaderboard from ``leaderboard``, the top weight from ``weights``): no module re-exports
+another's names for old imports.
 """
 
 from .export import figure_html, frames_csv
-from .inside import (
-    lifelines_figure,
-    posterior_animation,
-    recall_figure,
-    season_year_figure,
-    state_heatmap,
-    top_weight_figure,
-    weights_animation,
-    weights_area_figure,
-)
+from .layout import base_layout
 from .leaderboard import final_regret_figure, leaderboard_figure, leaderboard_table
+from .learnt import recall_figure, season_year_figure, state_heatmap
+from .lifelines import lifelines_figure
 from .per_state import reward_by_state_figure
+from .posterior import posterior_animation
 from .race import cumulative_figure
-from .style import SHADOW_COLOR, bandit_colors, base_layout, policy_colors, policy_name, state_color
+from .style import SHADOW_COLOR, bandit_colors, policy_colors, policy_name, state_color
 from .timeline import add_season_bands, date_ticks, pattern_timeline
+from .weights import top_weight_figure, weights_animation, weights_area_figure
 
 __all__ = [
     "state_color",

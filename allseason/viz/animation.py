@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .style import LEGEND_RIGHT, state_color, state_label
+from .layout import LEGEND_RIGHT
+from .style import state_color, state_label
 
 
 def plain(a) -> list:

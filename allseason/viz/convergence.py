@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .style import OKABE_ITO, RANDOM_GREY, base_layout
+from .layout import base_layout
+from .style import OKABE_ITO, RANDOM_GREY
 
 __all__ = ["convergence_figure"]
 

@@ -15,15 +15,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..stats import CI_LABEL
+from .layout import INK, base_layout, empty_figure
 from .race import ORACLE_LABEL, _apart, _references, fixed_margins
-from .style import (
-    INK,
-    base_layout,
-    empty_figure,
-    policy_colors,
-    policy_marker,
-    policy_name,
-)
+from .style import policy_colors, policy_marker, policy_name
 
 
 def _summary_frame(summary) -> pd.DataFrame:

@@ -12,7 +12,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .style import SHADOW, SHADOW_COLOR, bandit_label, base_layout, empty_figure, state_label
+from .layout import base_layout, empty_figure
+from .style import SHADOW, SHADOW_COLOR, bandit_label, state_label
 
 NEVER_COLOR = "#e0453a"  # "never on top": a red that reads on both themes
 

@@ -13,8 +13,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .bandits import one_run, title_policy
+from .layout import INK, base_layout, empty_figure
 from .race import sample_index
-from .style import INK, SHADOW_COLOR, bandit_color, bandit_label, base_layout, empty_figure
+from .style import SHADOW_COLOR, bandit_color, bandit_label
 from .timeline import add_season_bands
 
 BIRTH_KINDS = ("spawn", "create")

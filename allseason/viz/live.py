@@ -29,19 +29,9 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..policies import is_reference
+from .layout import INK, base_layout, key_html, swatch
 from .race import ORACLE_LABEL, sample_index
-from .style import (
-    INK,
-    bandit_color,
-    bandit_label,
-    base_layout,
-    key_html,
-    policy_colors,
-    policy_line,
-    policy_name,
-    state_color,
-    swatch,
-)
+from .style import bandit_color, bandit_label, policy_colors, policy_line, policy_name, state_color
 
 MAX_POINTS = 200  # points per line on screen (a rolling mean: smooth at 1 point per 10 steps)
 BAND_OPACITY = 0.35
@@ -89,7 +79,7 @@ TEMPLATE = "none"
 
 
 def _layout(title: str, scale: float, height: int, **kw) -> dict:
-    """The base layout (:func:`~allseason.viz.style.base_layout`) scaled by ``scale``."""
+    """The base layout (:func:`~allseason.viz.layout.base_layout`) scaled by ``scale``."""
     layout = base_layout(title, height=int(height))
     layout["template"] = TEMPLATE
     layout["font"] = {**layout["font"], "size": round(14 * scale)}

@@ -11,7 +11,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..logs.offline import INTERVALS, METHOD_TITLES, MIN_EVENTS
-from .style import INK, base_layout, empty_figure, policy_colors, policy_name, policy_symbol
+from .layout import INK, base_layout, empty_figure
+from .style import policy_colors, policy_name, policy_symbol
 
 LOGGER_NAME = "The logger (what the log measured)"
 

@@ -11,7 +11,8 @@ from plotly.subplots import make_subplots
 
 from allseason.paper.tables import PRINTED_ROWS
 
-from .style import INK, base_layout, policy_colors, policy_line
+from .layout import INK, base_layout
+from .style import policy_colors, policy_line
 from .style import policy_name as _policy_name
 
 __all__ = ["comparison_figure", "curves_figure", "CURVE_KINDS", "policy_name"]

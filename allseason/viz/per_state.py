@@ -13,16 +13,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..stats import CI_LABEL, ci95_halfwidth
+from .layout import INK, base_layout, empty_figure
 from .race import _labels
-from .style import (
-    INK,
-    base_layout,
-    empty_figure,
-    policy_colors,
-    policy_name,
-    state_color,
-    state_label,
-)
+from .style import policy_colors, policy_name, state_color, state_label
 
 
 def state_means(steps: pd.DataFrame) -> pd.DataFrame:

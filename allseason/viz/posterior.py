@@ -10,16 +10,14 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from .animation import animation_controls, frame_title, plain
+from .layout import INK, base_layout, empty_figure
 from .race import sample_index
 from .style import (
     BANDIT_COLOR_SCALE,
-    INK,
     SHADOW,
     SHADOW_COLOR,
     bandit_color_code,
     bandit_label,
-    base_layout,
-    empty_figure,
     state_color,
     state_label,
 )

@@ -3,8 +3,7 @@ what the race figures share (the oracles drawn apart, sampling for display, a fi
 legend as an HTML key).
 
 How the race ended is in :mod:`~allseason.viz.leaderboard` (leaderboard, final regret over
-seeds) and :mod:`~allseason.viz.per_state` (reward per true state); their figures are still
-importable from here.
+seeds) and :mod:`~allseason.viz.per_state` (reward per true state).
 
 Inputs are the tables of ``RaceResult.to_frames()``: ``steps`` (policy, seed, step, state,
 reward, best, regret, ...) and ``summary`` (policy, mean_reward, std_reward, ci95,
@@ -27,17 +26,8 @@ import plotly.graph_objects as go
 
 from ..policies import is_reference
 from ..stats import CI_LABEL, ci95_halfwidth
-from .style import (
-    INK,
-    base_layout,
-    empty_figure,
-    key_html,
-    policy_colors,
-    policy_line,
-    policy_marker,
-    policy_name,
-    swatch,
-)
+from .layout import INK, base_layout, empty_figure, key_html, swatch
+from .style import policy_colors, policy_line, policy_marker, policy_name
 from .timeline import add_season_bands
 
 METRICS = {
@@ -285,7 +275,7 @@ def fixed_margins(layout: dict, **margin) -> dict:
 
 
 def legend_key(fig: go.Figure, *, indent: int = 90) -> str:
-    """The legend of ``fig`` as an HTML key (:func:`~allseason.viz.style.key_html`), for a
+    """The legend of ``fig`` as an HTML key (:func:`~allseason.viz.layout.key_html`), for a
     figure drawn without its own: every trace the legend would list, in its order, with
     its line, marker and name; a legend group's title before its first entry."""
     items = []
@@ -322,25 +312,6 @@ def _legend_only(trace) -> bool:
 def _plain(text: str) -> str:
     """A legend name without its HTML tags ("<i>oracle…:</i>" → "oracle…:")."""
     return re.sub(r"<[^>]+>", "", str(text))
-
-
-# moved to their own modules, still importable from here (``viz.race.leaderboard_figure``):
-# imported on first use (PEP 562), as those modules import this one
-_MOVED = {
-    "leaderboard_table": "leaderboard",
-    "leaderboard_figure": "leaderboard",
-    "final_regret_figure": "leaderboard",
-    "reward_by_state_figure": "per_state",
-    "state_means": "per_state",
-}
-
-
-def __getattr__(name: str):
-    if name in _MOVED:
-        import importlib
-
-        return getattr(importlib.import_module(f"{__package__}.{_MOVED[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

@@ -21,18 +21,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .layout import (  # the layout and the HTML keys, still importable from here
-    FONT,
-    INK,
-    LEGEND_BELOW,
-    LEGEND_RIGHT,
-    base_layout,
-    dasharray,
-    empty_figure,
-    key_html,
-    swatch,
-)
-
 # -- states ----------------------------------------------------------------------------------
 # light colours for bands: Paul Tol's "light" scheme, designed to stay apart under colour-vision
 # deficiency (the bands are also labelled "state k" where wide enough); strong twins for
@@ -190,7 +178,7 @@ def policy_name(label: str) -> str:
 
 def is_allseason(label: str) -> bool:
     """True for a label of an All-Season policy: its declared family
-    (:func:`allseason.policies.label_role`; a figure has only the label to go on)."""
+    (:func:`allseason.policies.label_role`: the label looked up, not parsed)."""
     from allseason.policies import label_role
 
     r = label_role(label)
@@ -338,9 +326,6 @@ def bandit_label(bandit: int) -> str:
 
 
 __all__ = [
-    "dasharray",
-    "swatch",
-    "key_html",
     "state_color",
     "state_label",
     "policy_colors",
@@ -359,11 +344,5 @@ __all__ = [
     "SHADOW",
     "SHADOW_COLOR",
     "RANDOM_GREY",
-    "FONT",
-    "INK",
-    "LEGEND_BELOW",
-    "LEGEND_RIGHT",
-    "base_layout",
-    "empty_figure",
     "is_allseason",
 ]

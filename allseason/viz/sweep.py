@@ -23,7 +23,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..stats import ci95_halfwidth
-from .style import base_layout, empty_figure, policy_colors, policy_line, policy_name
+from .layout import base_layout, empty_figure
+from .style import policy_colors, policy_line, policy_name
 
 METRIC_TEXT = {  # name: (axis title, higher is better)
     "mean_reward": ("mean reward per step", True),

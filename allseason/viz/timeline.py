@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .style import INK, base_layout, state_color, state_label
+from .layout import INK, base_layout
+from .style import state_color, state_label
 
 BAND_OPACITY = 0.45  # with Tol's light colours: bands stay apart under CVD (tests)
 MAX_LANES = 8  # above this many states the timeline is a single row

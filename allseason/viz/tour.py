@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from . import inside
+from .learnt import recall_figure
 from .paper import curves_figure
 
 HEIGHT = 400  # px: the figure stays on screen at 1280 x 720 with the tour's header
@@ -69,11 +69,11 @@ def _has_points(trace) -> bool:
 
 
 def returns_recall_figure(recall: pd.DataFrame, height: int = HEIGHT) -> go.Figure:
-    """:func:`allseason.viz.inside.recall_figure` on the change points where a season returns
+    """:func:`allseason.viz.learnt.recall_figure` on the change points where a season returns
     (``kind == "returning"`` rows of ``analysis.recall_table``), without the legend entries
     left empty by that cut (new states, and "never" when every return was recalled)."""
     rows = recall[recall["kind"] == "returning"] if recall is not None and len(recall) else recall
-    fig = inside.recall_figure(rows)
+    fig = recall_figure(rows)
     fig.data = tuple(t for t in fig.data if _has_points(t))
     never = rows is not None and len(rows) and bool(rows["steps_to_top"].isna().any())
     return projector(

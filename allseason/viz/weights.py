@@ -27,16 +27,8 @@ from .bandits import (
     state_at,
     title_policy,
 )
-from .style import (
-    INK,
-    LEGEND_BELOW,
-    SHADOW,
-    SHADOW_COLOR,
-    bandit_color,
-    bandit_label,
-    base_layout,
-    empty_figure,
-)
+from .layout import INK, LEGEND_BELOW, base_layout, empty_figure
+from .style import SHADOW, SHADOW_COLOR, bandit_color, bandit_label
 from .timeline import add_change_points, add_season_bands
 
 

@@ -14,7 +14,8 @@ import plotly.graph_objects as go
 from ..worldmap import contest
 from ..worldmap.knobs import KNOBS
 from ..worldmap.snapshot import axis_levels, cell_at
-from .style import OKABE_ITO, base_layout
+from .layout import base_layout
+from .style import OKABE_ITO
 
 TIE_GREY = "#d9d9d9"
 CELLS_TRACE = 2  # the index of the cells' trace (text, hover, click targets): after 2 heatmaps

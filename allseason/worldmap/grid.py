@@ -20,12 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import SpecError
+from ..limits import MAX_MAP_CELLS
 from . import contest
 from .compute import CellsOutcome, run_cells
 from .knobs import KNOBS, Knobs, snr
 
 FORMAT = 1
-MAX_CELLS = 400
+MAX_CELLS = MAX_MAP_CELLS  # allseason.limits
 
 
 @dataclass(frozen=True)

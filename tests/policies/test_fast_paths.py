@@ -51,7 +51,7 @@ def build(name, params, seed, d=D):
     if "sigma2" in hyperparameters(name):
         params.setdefault("sigma2", SIGMA2)
     policy = make_policy(name, d, rng=seed, **params)
-    if policy.needs_state:  # an oracle is told the true segment of each of the T steps
+    if policy.oracle:  # an oracle is told the true segment of each of the T steps
         policy.observe_states(np.searchsorted(SWITCHES, np.arange(T), side="right"))
     return policy
 

@@ -35,11 +35,11 @@ def _check(name, T, d, batch, sigma2, lam, segments=None):
     ends = np.arange(batch - 1, T, batch)
     ends = np.append(ends[ends < T - 1], T - 1)
     policy = make_policy(name, d, rng=0, lam=lam, sigma2=sigma2, **PARAMS.get(name, {}))
-    if policy.needs_state:  # an oracle is told the true states, as the runner does
+    if policy.oracle:  # an oracle is told the true states, as the runner does
         policy.observe_states(rnd.state)
     out = policy.run_chunk(rnd.arms, rnd.expected, rnd.noise, ends)
     assert np.isfinite(out.reward).all()
-    if policy.needs_state:  # the oracles' inner LinTS models
+    if policy.oracle:  # the oracles' inner LinTS models
         assert all(
             np.isfinite(m.kernel_state.mu).all() and np.isfinite(m.kernel_state.M).all()
             for m in policy.models.values()

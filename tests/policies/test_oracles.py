@@ -15,7 +15,7 @@ import pytest
 
 from allseason import api
 from allseason.envs import LinearGaussianEnv, Pattern
-from allseason.policies import REGISTRY, LinTS, Policy, is_reference, make_policy
+from allseason.policies import REGISTRY, LinTS, Policy, is_reference, make_policy, role
 from allseason.sim import runner
 from allseason.sim.trace import gap_closed
 
@@ -154,11 +154,11 @@ def test_only_oracles_are_told_the_states(monkeypatch):
 
     monkeypatch.setattr(REGISTRY["oracle-state"], "observe_states", spy)
     sc = api.Scenario.from_preset("paper-synthetic", horizon=600)
-    plain = [n for n in REGISTRY if not REGISTRY[n].needs_state and n not in ("denband", "bob")]
+    plain = [n for n in REGISTRY if not REGISTRY[n].oracle and n not in ("denband", "bob")]
     res = api.run_race(api.Race(sc, api.policy_specs(plain + ["oracle-state"]), 1), chunk_size=250)
     assert told == []  # no plain policy was ever told anything
     np.testing.assert_array_equal(np.concatenate(seen), res.traces["oracle-state", 0].state)
-    assert [n for n in REGISTRY if REGISTRY[n].needs_state] == ["oracle-state", "oracle-restart"]
+    assert [n for n in REGISTRY if REGISTRY[n].oracle] == ["oracle-state", "oracle-restart"]
 
 
 def test_an_oracle_not_told_refuses_to_play():
@@ -173,7 +173,7 @@ def test_an_oracle_not_told_refuses_to_play():
 def test_declarations():
     for name in ("oracle-state", "oracle-restart"):
         cls = REGISTRY[name]
-        assert cls.reference and cls.needs_state and is_reference(name)
+        assert cls.reference and cls.oracle and is_reference(name)
         assert cls.title.startswith("Oracle: ")
         assert api.hyperparameters(name) == api.hyperparameters("lints")
     assert not is_reference("lints") and not is_reference("allseason-sw")
@@ -224,6 +224,7 @@ def test_gap_closed_has_no_meaning_without_oracle_or_gap():
 
 # -- the views ----------------------------------------------------------------------------------
 def test_final_regret_figure_shows_every_seed_and_the_oracles_apart(race):
+    from allseason.viz import leaderboard as vboard
     from allseason.viz import race as vrace
     from allseason.viz.style import policy_colors, policy_name
 
@@ -231,7 +232,7 @@ def test_final_regret_figure_shows_every_seed_and_the_oracles_apart(race):
     assert len(seeds) == 9 * 3
     for row in seeds.itertuples():
         assert row.cum_regret == pytest.approx(race.traces[row.policy, row.seed].regret.sum())
-    fig = vrace.final_regret_figure(seeds)
+    fig = vboard.final_regret_figure(seeds)
     dots, means = fig.data  # every seed's dot in one trace, every mean tick in another
     assert means.name == "mean"
     rows = {}  # policy name -> its dots: (x, y, seed, colour)
@@ -243,10 +244,10 @@ def test_final_regret_figure_shows_every_seed_and_the_oracles_apart(race):
     ]
     assert sorted(names[-2:]) == sorted(oracles)
     mean = seeds.groupby("policy")["cum_regret"].mean()
-    contestants = [lab for lab in race.labels if not lab.startswith("oracle")]
+    contestants = [lab for lab in race.labels if not role(lab).oracle]
     assert names[:-2] == [policy_name(lab) for lab in sorted(contestants, key=mean.get)]
     label_of = {
-        policy_name(lab) + (f" ({vrace.ORACLE_LABEL})" if lab.startswith("oracle") else ""): lab
+        policy_name(lab) + (f" ({vrace.ORACLE_LABEL})" if role(lab).oracle else ""): lab
         for lab in race.labels
     }
     for name, pts in rows.items():  # one dot per seed, at the seed's final regret
@@ -269,7 +270,7 @@ def test_final_regret_figure_shows_every_seed_and_the_oracles_apart(race):
         lo, hi = min(p[0] for p in pts), max(p[0] for p in pts)
         assert (r.x0, r.x1) == pytest.approx((lo, hi))
         assert r.line.color == policy_colors([lab])[lab]
-        assert r.line.dash == ("dash" if lab.startswith("oracle") else "solid")
+        assert r.line.dash == ("dash" if role(lab).oracle else "solid")
     for lab in ("oracle-state", "oracle-restart"):
         grey = ranges[policy_name(lab)].line.color.lstrip("#")
         assert grey[:2] * 3 == grey
@@ -293,12 +294,13 @@ def test_final_regret_figure_shows_every_seed_and_the_oracles_apart(race):
 
 
 def test_race_figures_and_table_rank_the_oracles_apart(race):
+    from allseason.viz import leaderboard as vboard
     from allseason.viz import race as vrace
     from allseason.viz.style import policy_name
 
     frames = race.to_frames()
     assert frames["summary"]["reference"].tolist() == [False] * 7 + [True] * 2
-    table = vrace.leaderboard_table(frames["summary"])
+    table = vboard.leaderboard_table(frames["summary"])
     assert list(table.index) == ["1", "2", "3", "4", "5", "6", "7", "oracle", "oracle"]
     assert set(table["Policy"][-2:]) == {policy_name("oracle-state"), policy_name("oracle-restart")}
     s = race.summary()
@@ -312,7 +314,7 @@ def test_race_figures_and_table_rank_the_oracles_apart(race):
     head = legend.index(f"<i>{vrace.ORACLE_LABEL}:</i>")
     assert set(legend[head + 1 :]) == {policy_name("oracle-state"), policy_name("oracle-restart")}
     assert len(legend[:head]) == 7
-    board = vrace.leaderboard_figure(frames["summary"])
+    board = vboard.leaderboard_figure(frames["summary"])
     assert [t.name for t in board.data][-2:] == list(table["Policy"][-2:])
     assert all(t.marker.pattern.shape == "/" for t in board.data[-2:])
 
@@ -329,5 +331,5 @@ def test_cli_prints_the_oracles_apart(capsys):
         "oracle-restart",
     }
     ranked = [line.split()[0] for line in lines[2:head]]
-    assert len(ranked) == 7 and not any(r.startswith("oracle") for r in ranked)
+    assert len(ranked) == 7 and not any(role(r).oracle for r in ranked)
     assert "gap closed" in lines[1]

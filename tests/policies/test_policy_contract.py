@@ -3,7 +3,7 @@
 Policies are built with ``make_policy(name, d, rng=seed)``, plus ``sigma2=0.1`` for those
 whose hyperparameters include it. What a policy declares (``deterministic``, ``params``) is
 checked against what it does: bad values are made from each declared constraint.
-An oracle (``needs_state``) is told the true segment of every step (:func:`tell`), as the
+An oracle (``oracle``) is told the true segment of every step (:func:`tell`), as the
 runner tells it; every other policy is never told anything.
 """
 
@@ -35,7 +35,7 @@ def build(name, seed, d=D, **params):
 def tell(policy, T, switch_at=None):
     """Tell an oracle the true states of the next T steps: the segment of each step, as in
     ``linear_problem`` (one theta per segment); no-op for every other policy."""
-    if policy.needs_state:
+    if policy.oracle:
         switches = [] if switch_at is None else sorted(np.atleast_1d(switch_at).astype(int))
         policy.observe_states(
             np.searchsorted(np.asarray(switches, dtype=int), np.arange(T), side="right")

@@ -41,8 +41,8 @@ def test_oracles_are_references_and_only_oracle_state_is_the_ceiling():
     for name in REGISTRY:
         r = role(name)
         assert r.oracle == r.reference == (name in ("oracle-state", "oracle-restart"))
-        assert r.oracle == REGISTRY[name].needs_state
-        assert r.ceiling == (name == "oracle-state")
+        assert r.oracle == REGISTRY[name].oracle
+    assert [n for n in REGISTRY if role(n).ceiling] == ["oracle-state"]
 
 
 def test_a_class_without_a_family_is_a_family_of_its_own():
@@ -59,18 +59,36 @@ def test_a_class_without_a_family_is_a_family_of_its_own():
     [
         ("allseason-sw", "allseason"),
         ("allseason-sw-printed", "allseason"),
-        ("allseason-sw tau=5", "allseason"),
         ("All-Season (Disc)", "allseason"),
-        ("sw-lints-0.99", "lints"),
-        ("oracle-state-2", "oracle"),
         ("Random", "random"),
+        ("oracle-state", "oracle"),
+        # a label is looked up, never parsed: these name no registered policy
+        ("allseason-sw tau=5", None),
+        ("sw-lints-0.99", None),
+        ("oracle-state-2", None),
         ("my-policy", None),
         ("allseasonal", None),
     ],
 )
-def test_label_role_reads_the_registered_name_or_title_a_label_starts_with(label, family):
+def test_label_role_looks_the_label_up_among_the_registered_names_and_titles(label, family):
     r = label_role(label)
     assert (r.family if r else None) == family
+
+
+def test_label_role_reads_a_race_s_own_labels_first():
+    names = {"fast": "sw-lints", "lints": "oracle-state"}
+    assert label_role("fast", names).family == "lints"
+    assert label_role("lints", names).oracle  # the race's lookup wins over the registry
+    assert label_role("fast") is None
+
+
+def test_the_oracle_flag_is_the_role_and_the_default_references_are_read_from_it():
+    from allseason import defaults
+
+    assert not hasattr(Policy, "needs_state")  # one flag: ``oracle``
+    assert defaults.REFERENCES == tuple(
+        n for n in defaults.DEFAULT_POLICIES if REGISTRY[n].reference
+    )
 
 
 def test_race_result_roles_come_from_the_specs_not_the_labels():
@@ -138,21 +156,21 @@ def test_a_fork_plays_as_the_policy_would_and_leaves_it_unchanged(name):
     and the policy, rewound, still plays it the same (what the fast replay relies on)."""
     policy = make_policy(name, 3, rng=2)
     arms, expected, noise, state, ends = _problem(80, 3, 3, batch=4)
-    if policy.needs_state:
+    if policy.oracle:
         policy.observe_states(state[:40])
     policy.run_chunk(arms[:40], expected[:40], noise[:40], ends[ends < 40])
     before = None if policy.kernel_state is None else copy_state(policy.kernel_state)
     states = policy.streams_state()
     twin = policy.fork()
     rest = ends[ends >= 40] - 40
-    if policy.needs_state:
+    if policy.oracle:
         twin.observe_states(state[40:])
     a = twin.run_chunk(arms[40:], expected[40:], noise[40:], rest)
     policy.restore_streams(states)
     if before is not None:  # the fork's kernel state is its own
         for x, y in zip(_leaves(before), _leaves(policy.kernel_state)):
             np.testing.assert_array_equal(x, y)
-    if policy.needs_state:
+    if policy.oracle:
         policy.observe_states(state[40:])
     b = policy.run_chunk(arms[40:], expected[40:], noise[40:], rest)
     np.testing.assert_array_equal(a.arm, b.arm)

@@ -19,7 +19,7 @@ from allseason import api, defaults
 from allseason.envs.datasets import DataUnavailable
 from allseason.paper import mnist_snapshot as snapshot
 from allseason.paper import tuning
-from allseason.policies import REGISTRY
+from allseason.policies import REGISTRY, role
 
 
 def test_default_race_contestants_and_params():
@@ -40,7 +40,7 @@ def test_default_race_contestants_and_params():
     assert defaults.REFERENCES == ("oracle-state", "oracle-restart")
     assert names[-2:] == list(defaults.REFERENCES)
     assert params["oracle-state"] == params["oracle-restart"] == params["lints"] == {}
-    assert all(REGISTRY[n].reference and REGISTRY[n].needs_state for n in defaults.REFERENCES)
+    assert all(REGISTRY[n].reference and REGISTRY[n].oracle for n in defaults.REFERENCES)
     # baselines: the tuned values
     assert params["sw-lints"] == defaults.TUNED["sw-lints"]
     assert params["d-lints"] == defaults.TUNED["d-lints"]
@@ -79,7 +79,7 @@ def test_default_race_tells_the_papers_story(scenario_seed):
     contestants = [k for k in summary if k not in defaults.REFERENCES]  # oracles ranked apart
     first = max(contestants, key=lambda k: summary[k]["mean_reward"])
     assert first in ("allseason-sw", "allseason-disc")
-    baselines = [k for k in contestants if not k.startswith("allseason")]
+    baselines = [k for k in contestants if role(k).family != "allseason"]
     best_regret = min(summary[k]["cum_regret"] for k in baselines)
     assert summary[first]["cum_regret"] <= 0.5 * best_regret
     pattern = race.scenario.pattern

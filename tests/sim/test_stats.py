@@ -110,7 +110,7 @@ def race3():
 
 
 def test_leaderboard_error_bars_are_t(race3):
-    from allseason.viz.race import leaderboard_figure, leaderboard_table
+    from allseason.viz.leaderboard import leaderboard_figure, leaderboard_table
     from allseason.viz.style import policy_name
 
     summary = race3.summary()
@@ -128,7 +128,7 @@ def test_leaderboard_error_bars_are_t(race3):
 
 
 def test_reward_by_state_error_bars_are_t(race3):
-    from allseason.viz.race import reward_by_state_figure
+    from allseason.viz.per_state import reward_by_state_figure
     from allseason.viz.style import policy_name, state_label
 
     steps = race3.to_frames()["steps"]
@@ -173,7 +173,9 @@ def test_cumulative_ci95_band_is_t(race3):
 
 
 def test_one_seed_figures_draw_no_interval():
-    from allseason.viz.race import cumulative_figure, leaderboard_figure, reward_by_state_figure
+    from allseason.viz.leaderboard import leaderboard_figure
+    from allseason.viz.per_state import reward_by_state_figure
+    from allseason.viz.race import cumulative_figure
 
     sc = api.Scenario.from_preset("regular", horizon=200)
     res = api.run_race(api.Race(sc, api.policy_specs(["lints", "random"]), 1))

@@ -73,7 +73,7 @@ def test_play_round_tells_an_oracle_the_states_and_nobody_else():
     seen = []
 
     class Peek(Policy):
-        needs_state = True
+        oracle = True
 
         def observe_states(self, states):
             seen.append(np.asarray(states).copy())

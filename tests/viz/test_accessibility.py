@@ -18,7 +18,7 @@ import pytest
 colorspacious = pytest.importorskip("colorspacious")
 
 from allseason import api  # noqa: E402
-from allseason.viz import style  # noqa: E402
+from allseason.viz import layout, style  # noqa: E402
 from allseason.viz.timeline import BAND_OPACITY  # noqa: E402
 
 KINDS = (None, "deuteranomaly", "protanomaly")
@@ -89,7 +89,7 @@ def test_the_app_has_a_light_and_a_dark_theme():
 def test_lines_and_neutral_marks_stand_out_from_both_backgrounds(theme):
     """Figures follow the theme (the background changes, the trace colours do not): every
     policy colour of the default race and INK must read on either background."""
-    colours = {**policy_colours(), "INK": rgb(style.INK), "shadow": rgb(style.SHADOW_COLOR)}
+    colours = {**policy_colours(), "INK": rgb(layout.INK), "shadow": rgb(style.SHADOW_COLOR)}
     background = rgb(BACKGROUNDS[theme])
     worst = min(
         (
@@ -104,10 +104,10 @@ def test_lines_and_neutral_marks_stand_out_from_both_backgrounds(theme):
 
 
 def test_figures_name_no_text_colour_so_they_follow_the_theme():
-    layout = style.base_layout("t", "x", "y", subtitle="s")
-    assert "color" not in layout["font"]
-    assert "color" not in layout["title"]["subtitle"]["font"]
-    assert layout["legend"]["orientation"] == "h"  # rows under the plot: fits a phone
+    base = layout.base_layout("t", "x", "y", subtitle="s")
+    assert "color" not in base["font"]
+    assert "color" not in base["title"]["subtitle"]["font"]
+    assert base["legend"]["orientation"] == "h"  # rows under the plot: fits a phone
 
 
 def test_no_distinction_rests_on_colour_alone():

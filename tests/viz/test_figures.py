@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("plotly")
 
 from allseason import api, viz
-from allseason.viz import style
+from allseason.viz import layout, style
 
 ROOT = Path(__file__).resolve().parents[2]
 LABEL = "allseason-sw"
@@ -289,7 +289,7 @@ def test_a_figure_without_its_legend_has_an_html_key_that_lists_it(race):
     drawn = [t for t in entries if "lines" in (t.mode or "lines")]
     assert [c for c, _ in lines] == [t.line.color for t in drawn]
     assert [d for _, d in lines] == [
-        style.dasharray(t.line.dash or "solid", t.line.width or 2) for t in drawn
+        layout.dasharray(t.line.dash or "solid", t.line.width or 2) for t in drawn
     ]
     assert key.count("<path") + key.count("<circle") == sum(
         "markers" in (t.mode or "") for t in entries
@@ -303,9 +303,9 @@ def test_a_figure_without_its_legend_has_an_html_key_that_lists_it(race):
 
 def test_dasharray_is_plotly_js_dash_style():
     # plotly.js Drawing.dashStyle: named dashes in multiples of max(width, 3); lists as given
-    assert style.dasharray("solid", 2) == ""
-    assert style.dasharray("dot", 2) == "3,3" and style.dasharray("dot", 4) == "4,4"
-    assert style.dasharray("dash", 3) == "9,9" and style.dasharray("longdash", 2) == "15,15"
-    assert style.dasharray("dashdot", 2) == "9,3,3,3"
-    assert style.dasharray("longdashdot", 2) == "15,6,3,6"
-    assert style.dasharray("5px,3px,1px,3px", 2) == "5,3,1,3"
+    assert layout.dasharray("solid", 2) == ""
+    assert layout.dasharray("dot", 2) == "3,3" and layout.dasharray("dot", 4) == "4,4"
+    assert layout.dasharray("dash", 3) == "9,9" and layout.dasharray("longdash", 2) == "15,15"
+    assert layout.dasharray("dashdot", 2) == "9,3,3,3"
+    assert layout.dasharray("longdashdot", 2) == "15,6,3,6"
+    assert layout.dasharray("5px,3px,1px,3px", 2) == "5,3,1,3"
