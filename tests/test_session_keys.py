@@ -16,10 +16,10 @@ import pytest
 
 pytest.importorskip("streamlit")
 
-import streamlit as st  # noqa: E402
+import streamlit as st
 
-from allseason import api  # noqa: E402
-from allseason.ui import (  # noqa: E402
+from allseason import api
+from allseason.ui import (
     frame,
     inside,
     keys,
@@ -91,7 +91,8 @@ def test_no_widget_key_of_the_table_is_typed_as_a_literal():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.keyword) and node.arg == "key":
                 if isinstance(node.value, ast.Constant) and node.value.value in names:
-                    found.append(f"{path.relative_to(ROOT)}:{node.value.lineno}: {node.value.value}")
+                    where = f"{path.relative_to(ROOT)}:{node.value.lineno}"
+                    found.append(f"{where}: {node.value.value}")
     assert not found, "\n".join(found)
 
 
@@ -192,3 +193,30 @@ def test_fragments_get_a_short_key_and_one_function_recomputes(monkeypatch):
         runcache.get_or_recompute("0" * 16)
     assert not hasattr(runcache, "run_of") and not hasattr(runcache, "partial_steps")
     runcache.store().clear()
+
+
+def test_the_values_in_a_session_have_the_declared_types():
+    """A walk (Pattern builder, a small race, Inside All-Season, Live): every declared key in
+    the session holds a value of its declared type."""
+    from conftest import open_app_page
+
+    at = open_app_page("app_pages/1_Pattern_builder.py")
+    at.session_state[keys.SCENARIO] = api.Scenario.from_preset("regular", horizon=300)
+    at.session_state[keys.PB_RESEED] = True
+    at.run()
+    at.switch_page("app_pages/2_Race.py").run()
+    at.multiselect(key=keys.RACE_POLICIES).set_value(["allseason-sw", "lints"]).run()
+    at.button(key="race_run").click().run()
+    at.switch_page("app_pages/3_Inside_All-Season.py").run()
+    at.switch_page("app_pages/8_Live.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    seen = at.session_state.to_dict()
+    checked = 0
+    for name, value in seen.items():
+        entry = keys.declared(name)
+        if entry is not None and value is not None:
+            assert isinstance(value, entry.type), (name, type(value), entry.type)
+            checked += 1
+    for name in (keys.SCENARIO, keys.RACE_CHOICE, keys.LAST_RACE, keys.LIVE_RUN):
+        assert isinstance(seen[name], keys.TABLE[name].type), name
+    assert checked >= 12, checked

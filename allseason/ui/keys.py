@@ -12,6 +12,9 @@ Kinds:
   :func:`reset`;
 - ``result``: something computed, stored with the key of what it was computed from; kept.
 
+The values are plain data or the engine's values (``api.Scenario``, ``api.Race``,
+``api.LiveRun``); the race settings are a :class:`RaceChoice`, declared here.
+
 A name ending in ``_`` is a prefix (one key per policy and hyperparameter, per table edit...).
 Widget keys whose value the glue never reads (buttons, downloads, charts) are not state: they
 stay beside their widget. A page's ``reset()`` (``pattern.reset``, ``race_settings.reset``, ...)
@@ -20,8 +23,10 @@ is :func:`reset` with its title.
 
 from __future__ import annotations
 
-from collections.abc import MutableMapping
-from dataclasses import dataclass
+from collections.abc import Mapping, MutableMapping
+from dataclasses import dataclass, replace
+
+from allseason import api
 
 KINDS = ("canonical", "form", "view", "result")
 # the pages that own keys: their titles in frame.PAGES (tests/test_session_keys.py checks)
@@ -56,6 +61,37 @@ class Key:
         return str(key).startswith(self.name) if self.prefix else key == self.name
 
 
+# --- the one value type of the app's own ------------------------------------------------------
+@dataclass(frozen=True)
+class RaceChoice:
+    """The Race page's settings as plain data, kept across pages (:data:`RACE_CHOICE`).
+
+    Parameters
+    ----------
+    policies : tuple of str
+        The contestants' policy names, in order (one contestant per policy).
+    params : dict
+        ``{policy: {hyperparameter: value}}``: the form's values (``sigma2`` and ``horizon``
+        follow the scenario); may hold policies that are not contestants (kept for when
+        they come back).
+    n_seeds : int
+        The number of seeds.
+
+    Only collected here; ``state.race`` turns it into a checked ``api.Race``."""
+
+    policies: tuple[str, ...]
+    params: Mapping[str, Mapping[str, object]]
+    n_seeds: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "policies", tuple(self.policies))
+        object.__setattr__(self, "params", {n: dict(p) for n, p in self.params.items()})
+
+    def with_params(self, name: str, params: Mapping) -> RaceChoice:
+        """This choice with ``params`` as the hyperparameters of ``name``."""
+        return replace(self, params={**self.params, name: dict(params)})
+
+
 TABLE: dict[str, Key] = {}
 
 
@@ -69,10 +105,10 @@ _NUMBER = (int, float)
 _ANY = object  # a value Streamlit gives (an uploaded file, a data editor's edits)
 
 # --- shared: the scenario, the race settings, the link (allseason.ui.state) -----------------
-SCENARIO = _key("scenario", object, PAGE_PATTERN, "canonical", "api.Scenario in force")
-RACE_CHOICE = _key("race_choice", object, PAGE_RACE, "canonical", "state.RaceChoice")
+SCENARIO = _key("scenario", api.Scenario, PAGE_PATTERN, "canonical", "the scenario in force")
+RACE_CHOICE = _key("race_choice", RaceChoice, PAGE_RACE, "canonical", "the race settings")
 LAST_RACE = _key(
-    "last_race", object, PAGE_RACE, "canonical", "api.Race the Race page ran or showed last"
+    "last_race", api.Race, PAGE_RACE, "canonical", "the race the Race page ran or showed last"
 )
 URL_ERRORS = _key("url_errors", list, EVERY_PAGE, "view", "messages about the opening link")
 AUTORUN = _key("autorun", bool, EVERY_PAGE, "view", "Home, When, Live: Race runs on arrival")
@@ -146,7 +182,7 @@ YD_STEPS = _key("yd_steps", int, PAGE_YOUR_DATA, "form", "customers per period")
 YD_OBD = _key("yd_obd", str, PAGE_YOUR_DATA, "form", "the real log, policy/campaign")
 
 # --- Live (allseason.ui.live, allseason.ui.live_analyse) ----------------------------------------
-LIVE_RUN = _key("live_run", object, PAGE_LIVE, "canonical", "api.LiveRun: the show")
+LIVE_RUN = _key("live_run", api.LiveRun, PAGE_LIVE, "canonical", "the show")
 LIVE_CONFIG = _key("live_config", tuple, PAGE_LIVE, "canonical", "(contestants, seed) of the show")
 LIVE_SPEED = _key("live_speed", int, PAGE_LIVE, "canonical", "steps per second")
 LIVE_PAUSED = _key("live_paused", bool, PAGE_LIVE, "canonical", "the show is paused")

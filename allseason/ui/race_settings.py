@@ -28,8 +28,8 @@ from .keys import (
     RACE_UPLOAD_ERROR,
     RACE_UPLOAD_OK,
     SETTINGS_SEEN,
+    RaceChoice,
 )
-from .state import RaceChoice
 
 AUTO_PARAMS = state.AUTO_PARAMS  # set from the scenario: correct specification
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import streamlit as st
 
@@ -40,6 +40,7 @@ from .keys import (
     RACE_CHOICE,
     SCENARIO,
     URL_ERRORS,
+    RaceChoice,
 )
 
 RACE_SECTION = "race_section"  # the key of the Race page's results fragment (st.fragment)
@@ -72,37 +73,6 @@ LABELS = {
     "race": "Race",
     "query": "Parameters",
 }
-
-
-# --- the race choice ------------------------------------------------------------------------
-@dataclass(frozen=True)
-class RaceChoice:
-    """The Race page's settings as plain data, kept across pages (:data:`keys.RACE_CHOICE`).
-
-    Parameters
-    ----------
-    policies : tuple of str
-        The contestants' policy names, in order (one contestant per policy).
-    params : dict
-        ``{policy: {hyperparameter: value}}``: the form's values (``sigma2`` and ``horizon``
-        follow the scenario); may hold policies that are not contestants (kept for when
-        they come back).
-    n_seeds : int
-        The number of seeds.
-
-    Only collected here; :func:`race` turns it into a checked ``api.Race``."""
-
-    policies: tuple[str, ...]
-    params: Mapping[str, Mapping[str, object]]
-    n_seeds: int
-
-    def __post_init__(self):
-        object.__setattr__(self, "policies", tuple(self.policies))
-        object.__setattr__(self, "params", {n: dict(p) for n, p in self.params.items()})
-
-    def with_params(self, name: str, params: Mapping) -> RaceChoice:
-        """This choice with ``params`` as the hyperparameters of ``name``."""
-        return replace(self, params={**self.params, name: dict(params)})
 
 
 # --- messages -------------------------------------------------------------------------------
