@@ -33,10 +33,21 @@ from appserver import CHROMIUM, LAUNCH_ARGS, LOG_DIR, ROOT, Server
 from bench_app import new_page, page_drawn, race_done, wait_idle
 
 RADIO = '[data-testid="stRadio"]'
+TIMEOUT_MS = 300_000  # a loaded machine (load 20 on 2 cores) takes minutes for a page
+
+
+def _new_page(browser):
+    context, pg = new_page(browser)
+    pg.set_default_timeout(TIMEOUT_MS)
+    return context, pg
+
+
+def _note(root: str, what: str, seconds: float) -> None:
+    print(f"{what:<18} {seconds:7.3f} s  {root}", flush=True)
 
 
 def race_click(browser, url: str, seed: int) -> float:
-    context, pg = new_page(browser)
+    context, pg = _new_page(browser)
     try:
         pg.goto(f"{url}/Race?seed={seed}")
         page_drawn(pg)
@@ -50,7 +61,7 @@ def race_click(browser, url: str, seed: int) -> float:
 
 def open_your_data(browser, url: str):
     """A session on Your data with the example log evaluated (the Estimator radio shown)."""
-    context, pg = new_page(browser)
+    context, pg = _new_page(browser)
     pg.goto(f"{url}/Your_data")
     wait_idle(pg)
     pg.get_by_role("button", name="An Open-Bandit-style click log").click()
@@ -90,8 +101,8 @@ def main(argv=None) -> int:
                 srv.__enter__()
             # a first visitor on each server runs a race, untimed: the server's warm-up (the
             # kernels; compiled first if that checkout has no numba cache yet) is done
-            for srv in servers:
-                context, pg = new_page(browser)
+            for srv in servers if "race" in parts else ():
+                context, pg = _new_page(browser)
                 pg.set_default_timeout(900_000)
                 pg.goto(f"{srv.url}/Race?seed=200")
                 page_drawn(pg)
@@ -102,6 +113,7 @@ def main(argv=None) -> int:
                 for i in range(args.repeat):
                     for root, srv in zip(roots, servers):
                         times[root]["race_click"].append(race_click(browser, srv.url, 201 + i))
+                        _note(root, "race_click", times[root]["race_click"][-1])
             if "estimator" in parts:
                 sessions = {r: open_your_data(browser, s.url) for r, s in zip(roots, servers)}
                 options = ["IPS", "replay"]  # the example log is uniform: replay first
@@ -109,6 +121,7 @@ def main(argv=None) -> int:
                     for root in roots:
                         pg = sessions[root][1]
                         times[root]["estimator_switch"].append(estimator_switch(pg, options[i % 2]))
+                        _note(root, "estimator_switch", times[root]["estimator_switch"][-1])
                 for context, _ in sessions.values():
                     context.close()
         finally:
