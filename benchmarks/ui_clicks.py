@@ -65,7 +65,7 @@ def open_your_data(browser, url: str):
     pg.goto(f"{url}/Your_data")
     wait_idle(pg)
     pg.get_by_role("button", name="An Open-Bandit-style click log").click()
-    pg.locator(RADIO).filter(has_text="Estimator").first.wait_for(timeout=300_000)
+    pg.locator(RADIO).filter(has_text="Estimator").first.wait_for(timeout=1_200_000)
     pg.locator(".gtitle", has_text="Estimated mean reward per step").first.wait_for()
     wait_idle(pg)
     return context, pg
