@@ -8,10 +8,9 @@ import streamlit as st
 from allseason.ui import frame, home
 
 frame.page(
-    "All-Season: a bandit that remembers the seasons",
     "A recommender learns what people like, but what people like **changes with "
     "the season — and the seasons come back**.",
-    icon=":material/eco:",
+    heading="All-Season: a bandit that remembers the seasons",
 )
 with frame.guard("the home page"):
     frame.url_errors()

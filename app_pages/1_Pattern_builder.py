@@ -8,11 +8,9 @@ import streamlit as st
 from allseason.ui import frame, pattern, state
 
 frame.page(
-    "Pattern builder",
     "Design the **seasons** (which state is in force, and for how long) and the "
     "**environment** the bandits play in. The scenario is kept when you change "
-    "page, and this page's address is a link that reproduces it.",
-    icon=":material/calendar_month:",
+    "page, and this page's address is a link that reproduces it."
 )
 
 with frame.guard("the pattern builder"):
@@ -23,8 +21,4 @@ with frame.guard("the pattern builder"):
     st.subheader("3 · Save, load, share")
     pattern.scenario_files(scenario)
     st.divider()
-    st.page_link(
-        "app_pages/2_Race.py",
-        label="Next: race the policies on this scenario",
-        icon=":material/sports_score:",
-    )
+    frame.page_link("app_pages/2_Race.py", "Next: race the policies on this scenario")

@@ -9,21 +9,15 @@ import streamlit as st
 from allseason.ui import frame, race, race_settings, state
 
 frame.page(
-    "Race",
     "Choose the contestants and run them on the scenario, each on the same arms and "
-    "noise. The chart fills in while the race runs.",
-    icon=":material/sports_score:",
+    "noise. The chart fills in while the race runs."
 )
 
 with frame.guard("the race"):
     frame.url_errors()
     scenario = state.scenario()
     st.markdown(frame.scenario_line(scenario))
-    st.page_link(
-        "app_pages/1_Pattern_builder.py",
-        label="Change the scenario",
-        icon=":material/calendar_month:",
-    )
+    frame.page_link("app_pages/1_Pattern_builder.py", "Change the scenario")
     settings = race_settings.race_settings()
     state.sync_url()  # the link holds the scenario and the race settings
     race_settings.race_upload()
@@ -34,8 +28,6 @@ with frame.guard("the race"):
     # and the chart picker in it only the chart
     race.race_section(settings)
     # outside the section: a fragment's rerun cannot check page links under AppTest
-    st.page_link(
-        "app_pages/3_Inside_All-Season.py",
-        label="Next: look inside All-Season in your last race",
-        icon=":material/troubleshoot:",
+    frame.page_link(
+        "app_pages/3_Inside_All-Season.py", "Next: look inside All-Season in your last race"
     )

@@ -6,11 +6,9 @@ the contestant and seed pickers and the chosen view (they rerun only that part).
 from allseason.ui import frame, inside, runcache
 
 frame.page(
-    "Inside All-Season",
     "How All-Season decided, in your last race: which bandit held the weight, when "
     "bandits were born and pruned, which bandit played which season, and how fast "
-    "the right one took over after each change point.",
-    icon=":material/troubleshoot:",
+    "the right one took over after each change point."
 )
 
 with frame.guard("Inside All-Season"):

@@ -5,11 +5,9 @@ A sweep and a metric to pick, the small multiples, and the best setting per algo
 from allseason.ui import frame, sweeps
 
 frame.page(
-    "Sweep results",
     "How sensitive is each algorithm to its hyperparameters? Pick a sweep run with "
     "`python -m allseason sweep`; each panel shows the metric against one "
-    "hyperparameter, one line per algorithm.",
-    icon=":material/tune:",
+    "hyperparameter, one line per algorithm."
 )
 
 with frame.guard("the sweep results"):

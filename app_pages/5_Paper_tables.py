@@ -9,12 +9,10 @@ import streamlit as st
 from allseason.ui import frame, paper, paper_runs
 
 frame.page(
-    "Paper tables",
     "Does All-Season beat the baselines on real data, as the paper says? Images of "
     "digits (MNIST) and clothes (Fashion-MNIST) become a bandit: the algorithm sees an "
     "image and picks an answer (two-arm: e.g. *even or odd*; ten-arm: the class), and "
-    "**the task changes with the seasons**. Reward 1 for a right answer.",
-    icon=":material/table_chart:",
+    "**the task changes with the seasons**. Reward 1 for a right answer."
 )
 
 tab_tables, tab_conv, tab_inside, tab_live = st.tabs(

@@ -3,12 +3,10 @@
 from allseason.ui import frame, yourdata
 
 frame.page(
-    "Your data",
     "Would All-Season help on **your** data? Bring a **log** of a bandit's past "
     "decisions (evaluated offline: replay and IPS) or a **table of reward rates** per "
     "period and arm (it becomes a world the policies race on, and you see which bandit "
-    "All-Season used when, on your own calendar).",
-    icon=":material/upload_file:",
+    "All-Season used when, on your own calendar)."
 )
 
 with frame.guard("Your data"):

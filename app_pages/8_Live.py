@@ -8,7 +8,7 @@ analyse. Built in :mod:`allseason.ui.live` and :mod:`allseason.ui.live_analyse`.
 
 from allseason.ui import frame, live, live_analyse
 
-frame.page("Live", "", icon=":material/live_tv:", header=False)
+frame.page("", header=False)  # the title is drawn by live.header (not in presenter mode)
 live.style()
 with frame.guard("the live page"), live.drawing():
     live.start()

@@ -3,11 +3,9 @@
 from allseason.ui import frame, when
 
 frame.page(
-    "When does it help?",
     "Will All-Season help **you**? It depends on how long a season lasts and how noisy the "
     "reward is. The map below shows where it wins, where a sliding window or a discount is "
-    "the better bet, and where your own world falls.",
-    icon=":material/map:",
+    "the better bet, and where your own world falls."
 )
 
 with frame.guard("the map"):

@@ -45,7 +45,13 @@ class Server:
     one by default), headless; ``with Server() as srv`` returns once ``/_stcore/health``
     answers ``ok``. Its output goes to ``log_path`` (default: ``$SCREENSHOT_DIR``)."""
 
-    def __init__(self, port: int | None = None, log_path: str | Path | None = None):
+    def __init__(
+        self,
+        port: int | None = None,
+        log_path: str | Path | None = None,
+        root: str | Path | None = None,
+    ):
+        self.root = Path(root or ROOT)  # another checkout's app (e.g. a before/after pair)
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(log_path or LOG_DIR / f"app-server-{self.port}.log")
@@ -69,7 +75,10 @@ class Server:
             "false",
         ]
         self._log = open(self.log_path, "w")
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdout=self._log, stderr=subprocess.STDOUT)
+        env = {**os.environ, "PYTHONPATH": str(self.root)}  # that checkout's allseason
+        self.proc = subprocess.Popen(
+            cmd, cwd=self.root, env=env, stdout=self._log, stderr=subprocess.STDOUT
+        )
         deadline = time.monotonic() + 60
         try:
             while True:

@@ -290,6 +290,50 @@ class RaceResult:
                 parts.append(ev)
         return _concat(parts, ["policy", "seed"] + list(Event._fields))
 
+    def curves_frame(self, max_points: int | None = None):
+        """The columns of the steps table that cumulative curves draw (``policy``, ``seed``,
+        ``step``, ``state``, ``reward``, ``best``, ``regret``), for a race finished or still
+        running (each trace up to its ``n_done``).
+
+        Parameters
+        ----------
+        max_points : int, optional
+            At most that many rows per (policy, seed), at the same sampled steps for every
+            trace (:func:`sample_index`, the last step done included): ``reward``, ``best``
+            and ``regret`` then hold the sums since the previous sampled step, so their
+            cumulative sums are exact at the sampled steps, at a fraction of the rows.
+            None: every step.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per policy, seed and (sampled) step.
+        """
+        import pandas as pd
+
+        names = ("policy", "seed", "step", "state", "reward", "best", "regret")
+        parts = {name: [] for name in names}
+        for (label, k), t in self.traces.items():
+            n = t.n_done
+            cols = {"reward": t.reward[:n], "best": t.best[:n], "regret": np.asarray(t.regret)}
+            step, state = np.arange(n), t.state[:n]
+            if max_points is not None and n > max_points:
+                idx = sample_index(n, max_points)
+                for name, v in cols.items():
+                    cum = np.cumsum(v, dtype=np.float64)[idx]
+                    cols[name] = np.diff(cum, prepend=0.0)
+                step, state = idx, state[idx]
+            for name, v in {
+                "policy": np.full(len(step), label, dtype=object),
+                "seed": np.full(len(step), k),
+                "step": step,
+                "state": state,
+                **cols,
+            }.items():
+                parts[name].append(v)
+        # one table from whole columns (a table per trace and a concat cost twice as much)
+        return pd.DataFrame({name: np.concatenate(v) for name, v in parts.items()})
+
     def summary_frame(self):
         """:meth:`summary` as a table, one row per policy, with a boolean column
         ``reference`` (an oracle: drawn and ranked apart)."""
@@ -349,6 +393,17 @@ class RaceResult:
                 )
             )
         return _concat(parts, ["policy", "seed", "state", "n", "reward", "best"])
+
+
+def sample_index(n: int, max_points: int) -> np.ndarray:
+    """At most ``max_points`` evenly spaced indices into ``range(n)``, first and last kept.
+
+    >>> sample_index(10, 4).tolist()
+    [0, 3, 6, 9]
+    """
+    if n <= max_points:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, max(int(max_points), 2)).round().astype(np.int64))
 
 
 def gap_closed(

@@ -6,8 +6,12 @@ Shared:
 - :mod:`.frame`: the page frame (config, header, sidebar note), the error boundary, the
   link's messages, the navigation (``PAGES``), and the small widgets of every page (a chart
   with its caption and downloads, a CSV button, the scenario's line and timeline);
-- :mod:`.state`: the session's scenario and race settings, and the link (query parameters);
-- :mod:`.runcache`: the bounded cache of finished races, the server's warm-up, streamed runs;
+- :mod:`.keys`: every ``st.session_state`` key in one table (its type, the page that owns it,
+  its kind); a page's ``reset()`` drops its form and view keys;
+- :mod:`.state`: the session's scenario and race settings (a :class:`.state.RaceChoice`), and
+  the link (query parameters);
+- :mod:`.runcache`: the bounded cache of finished races (by a short key, the one a fragment
+  gets; ``get_or_recompute``), the server's warm-up, streamed runs;
 - :mod:`.settings`: the server's settings from the environment (``ALLSEASON_LOW_MEMORY``).
 
 The pages (``app_pages/N_*.py`` reads like a description of its screen and calls its module

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from contextlib import contextmanager
 
 import streamlit as st
@@ -36,7 +37,8 @@ def plotly_config(name: str) -> dict:
 
 
 # (script, title, icon, URL path): the app's pages in sidebar order; Home is the default page
-# (URL "/"), the others keep the URL paths they had when they lived in pages/: old links work
+# (URL "/"), the others keep the URL paths they had when they lived in pages/: old links work.
+# The one place of a page's title and icon: frame.page reads them from here.
 PAGES = (
     ("app_pages/0_Home.py", "Home", ":material/eco:", ""),
     (
@@ -61,21 +63,45 @@ PAGES = (
 )
 
 
+_RUNNING = threading.local()  # the page st.navigation runs in this script thread now
+
+
 def navigation():
     """The app's pages as ``st.navigation`` (the sidebar's links); ``.run()`` runs the one
-    the URL asks for."""
-    return st.navigation(
+    the URL asks for (and :func:`page` reads its title and icon)."""
+    chosen = st.navigation(
         [
             st.Page(path, title=title, icon=icon, url_path=url or None, default=not url)
             for path, title, icon, url in PAGES
         ]
     )
+    _RUNNING.page = chosen
+    return chosen
+
+
+def current_page() -> tuple[str, str]:
+    """(title, icon) of the page running now, as :data:`PAGES` declares them."""
+    chosen = getattr(_RUNNING, "page", None)
+    if chosen is None:  # a page script run on its own, without app.py's navigation
+        return "All-Season", PAGES[0][2]
+    return chosen.title, chosen.icon
+
+
+def page_link(script: str, label: str) -> None:
+    """A link to the page ``script`` (an ``app_pages/`` path of :data:`PAGES`), with that
+    page's icon."""
+    icon = next(icon for path, _, icon, _ in PAGES if path == script)
+    st.page_link(script, label=label, icon=icon)
 
 
 # --- frame ----------------------------------------------------------------------------------
-def page(title: str, purpose: str, icon: str = ":material/eco:", *, header: bool = True) -> None:
-    """Page config, title and one-line purpose (``header=False``: the page draws them
-    itself, e.g. in a fragment); the sidebar note on downloads."""
+def page(purpose: str, *, heading: str | None = None, header: bool = True) -> None:
+    """Page config, title and one-line purpose; the title and icon are the page's in
+    :data:`PAGES` (``heading``: a title of its own instead, in the header and the browser's
+    tab). ``header=False``: the page draws them itself, e.g. in a fragment. The sidebar note
+    on downloads."""
+    title, icon = current_page()
+    title = heading or title
     st.set_page_config(page_title=f"{title} · All-Season", page_icon=icon, layout="wide")
     runcache.warm_up()  # once per process, in the background: the first visitor's race is warm
     if header:

@@ -8,7 +8,7 @@ import streamlit as st
 
 from allseason import api
 
-from . import frame, state
+from . import frame, keys, state
 
 
 def seasonal_rewards() -> None:
@@ -57,27 +57,15 @@ def run_button() -> None:
         "rule, and the baselines LinTS, SW-LinTS, D-LinTS and random, "
         "tuned on a validation seed. A few seconds.",
     )
-    if st.session_state.get(state.AUTORUN):
+    if st.session_state.get(keys.AUTORUN):
         st.switch_page("app_pages/2_Race.py")
 
 
 def ways_on() -> None:
     st.markdown("**Or explore step by step:**")
-    st.page_link(
-        "app_pages/1_Pattern_builder.py",
-        icon=":material/calendar_month:",
-        label="Pattern builder: design the seasons",
-    )
-    st.page_link(
-        "app_pages/2_Race.py",
-        icon=":material/sports_score:",
-        label="Race: All-Season against the baselines",
-    )
-    st.page_link(
-        "app_pages/3_Inside_All-Season.py",
-        icon=":material/troubleshoot:",
-        label="Inside All-Season: how it decided",
-    )
+    frame.page_link("app_pages/1_Pattern_builder.py", "Pattern builder: design the seasons")
+    frame.page_link("app_pages/2_Race.py", "Race: All-Season against the baselines")
+    frame.page_link("app_pages/3_Inside_All-Season.py", "Inside All-Season: how it decided")
 
 
 def picture() -> None:

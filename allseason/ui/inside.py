@@ -18,9 +18,16 @@ from allseason.viz.style import policy_name
 from allseason.viz.text import md
 from allseason.viz.timeline import date_ticks
 
-from . import runcache, state, weighting
-from .frame import chart, csv_button, guard, scenario_line
+from . import keys, runcache, state, weighting
+from .frame import chart, csv_button, guard, page_link, scenario_line
+from .keys import INSIDE_LABEL, INSIDE_LINK_NOTES, INSIDE_LINK_NOW, INSIDE_SEED, INSIDE_VIEW
 from .runcache import RaceRun
+
+
+def reset() -> None:
+    """Inside All-Season starts again at its first contestant, seed and view (keys.reset)."""
+    keys.reset(st.session_state, keys.PAGE_INSIDE)
+
 
 INSIDE = {
     "animation": "Press ▶ Play or drag the slider: after each change point the weight should "
@@ -74,7 +81,7 @@ def inside_needs_race(run: RaceRun | None) -> None:
         with st.spinner("Running the default race…"):
             runcache.remember(runcache.run_race(race))
         st.rerun()
-    st.page_link("app_pages/2_Race.py", label="Go to the Race page", icon=":material/sports_score:")
+    page_link("app_pages/2_Race.py", "Go to the Race page")
 
 
 def inside_picker(run: RaceRun) -> tuple[str, int]:
@@ -86,14 +93,14 @@ def inside_picker(run: RaceRun) -> tuple[str, int]:
     )
     labels = allseason_labels(run)
     ss = st.session_state
-    notes = ss.setdefault("inside_link_notes", {})  # link messages, until the input changes
-    pending = ss.get(state.LINK_INSIDE) or {}
+    notes = ss.setdefault(INSIDE_LINK_NOTES, {})  # link messages, until the input changes
+    pending = ss.get(keys.LINK_INSIDE) or {}
     if "contestant" in pending:  # a link's contestant and seed, applied once
         raw = str(pending.pop("contestant"))
         if raw in labels:
-            ss["inside_label"] = raw
+            ss[INSIDE_LABEL] = raw
         else:
-            notes["inside_label"] = (
+            notes[INSIDE_LABEL] = (
                 f"Link parameter “contestant={raw[:40]}”: this race has "
                 f"no All-Season contestant of that name (it has "
                 f"{', '.join(labels)}); {labels[0]} is shown."
@@ -101,9 +108,9 @@ def inside_picker(run: RaceRun) -> tuple[str, int]:
     if "inside_seed" in pending:
         raw = str(pending.pop("inside_seed")).strip()
         if raw.isdigit() and int(raw) < run.race.n_seeds:
-            ss["inside_seed"] = int(raw)
+            ss[INSIDE_SEED] = int(raw)
         else:
-            notes["inside_seed"] = (
+            notes[INSIDE_SEED] = (
                 f"Link parameter “inside_seed={raw[:20]}”: seeds are "
                 f"numbered 0 to {run.race.n_seeds - 1} in this race; "
                 f"seed 0 is shown."
@@ -113,26 +120,26 @@ def inside_picker(run: RaceRun) -> tuple[str, int]:
         label = st.selectbox(
             "All-Season contestant",
             labels,
-            key="inside_label",
+            key=INSIDE_LABEL,
             format_func=lambda lab: f"{policy_name(lab)}: {_params_text(run, lab)}",
             on_change=notes.pop,
-            args=("inside_label", None),
+            args=(INSIDE_LABEL, None),
         )
-        if notes.get("inside_label"):
-            st.error(md(notes["inside_label"]), icon=":material/link_off:")
+        if notes.get(INSIDE_LABEL):
+            st.error(md(notes[INSIDE_LABEL]), icon=":material/link_off:")
     with c2:
         seed = st.selectbox(
             "Seed",
             list(range(run.race.n_seeds)),
-            key="inside_seed",
+            key=INSIDE_SEED,
             help="Seeds are numbered from 0, as in the CSV downloads.",
             on_change=notes.pop,
-            args=("inside_seed", None),
+            args=(INSIDE_SEED, None),
         )
-        if notes.get("inside_seed"):
-            st.error(md(notes["inside_seed"]), icon=":material/link_off:")
+        if notes.get(INSIDE_SEED):
+            st.error(md(notes[INSIDE_SEED]), icon=":material/link_off:")
     # the link: only what differs from what the page shows first
-    ss["inside_link_now"] = {
+    ss[INSIDE_LINK_NOW] = {
         **({"contestant": label} if label != labels[0] else {}),
         **({"inside_seed": str(seed)} if seed else {}),
     }
@@ -237,34 +244,34 @@ def inside_view_picker() -> str:
     In the link as ``view=<first word of the view's name>`` (e.g. ``view=births``), with
     the contestant and seed :func:`inside_picker` chose."""
     ss = st.session_state
-    notes = ss.setdefault("inside_link_notes", {})
+    notes = ss.setdefault(INSIDE_LINK_NOTES, {})
     views = list(INSIDE_VIEWS)
     slugs = {re.match(r"\w+", v).group().lower(): v for v in views}
-    pending = ss.get(state.LINK_INSIDE) or {}
+    pending = ss.get(keys.LINK_INSIDE) or {}
     if "view" in pending:
         raw = str(pending.pop("view")).strip()
         want = slugs.get(raw.lower()) or (raw if raw in INSIDE_VIEWS else None)
         if want:
-            ss["inside_view"] = want
+            ss[INSIDE_VIEW] = want
         else:
-            notes["inside_view"] = (
+            notes[INSIDE_VIEW] = (
                 f"Link parameter “view={raw[:40]}”: no such view (known: "
                 f"{', '.join(slugs)}); {views[0]} is shown."
             )
     if not pending:
-        ss.pop(state.LINK_INSIDE, None)
+        ss.pop(keys.LINK_INSIDE, None)
     view = st.radio(
         "View",
         views,
         horizontal=True,
-        key="inside_view",
+        key=INSIDE_VIEW,
         label_visibility="collapsed",
         on_change=notes.pop,
-        args=("inside_view", None),
+        args=(INSIDE_VIEW, None),
     )
-    if notes.get("inside_view"):
-        st.error(md(notes["inside_view"]), icon=":material/link_off:")
-    link = dict(ss.get("inside_link_now", {}))
+    if notes.get(INSIDE_VIEW):
+        st.error(md(notes[INSIDE_VIEW]), icon=":material/link_off:")
+    link = dict(ss.get(INSIDE_LINK_NOW, {}))
     if view != views[0]:
         link["view"] = re.match(r"\w+", view).group().lower()
     state.sync_url(link)
@@ -274,10 +281,10 @@ def inside_view_picker() -> str:
 @st.fragment(key="inside_views")
 def inside_views(run_key: str) -> None:
     """The contestant and seed pickers, the view picker and the open view, for the race
-    ``run_key`` (its ``Race.to_json()``). A fragment: a picker reruns this part only, not
-    the page, and only the open view is built."""
+    ``run_key`` (its short key, :func:`runcache.key_of`). A fragment: a picker reruns this part
+    only, not the page, and only the open view is built."""
     with guard("Inside All-Season"):
-        run = runcache.run_of(run_key)
+        run = runcache.get_or_recompute(run_key)
         label, seed = inside_picker(run)
         view = inside_view_picker()  # only the open view is built
         with guard(f"the view {view}"):
@@ -295,11 +302,7 @@ def posterior_panel(run: RaceRun, label: str, seed: int) -> None:
             f"builder and run the race again.",
             icon=":material/straighten:",
         )
-        st.page_link(
-            "app_pages/1_Pattern_builder.py",
-            label="Open the Pattern builder",
-            icon=":material/calendar_month:",
-        )
+        page_link("app_pages/1_Pattern_builder.py", "Open the Pattern builder")
         return
     with st.spinner("Replaying the run to snapshot the posteriors…"):
         history, thetas = posterior_history(sc, _spec(run, label), seed)

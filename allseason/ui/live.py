@@ -25,8 +25,21 @@ from allseason import api
 from allseason.viz import live as vlive
 from allseason.viz.text import html, md
 
-from . import keygate, state
-from .frame import PLOTLY_CONFIG, alt_text, guard
+from . import keygate, keys, state
+from .frame import PLOTLY_CONFIG, alt_text, current_page, guard
+from .keys import LIVE_CONFIG as CONFIG  # (contestants, seed) the run was started with
+from .keys import LIVE_LAST_CALL as LAST_CALL
+from .keys import LIVE_NOTE as NOTE  # (kind, text) to show on the stage until the next control
+from .keys import LIVE_PAUSED as PAUSED
+from .keys import LIVE_POLICIES_W as POLICIES_W
+from .keys import LIVE_PRESENTER as PRESENTER
+from .keys import LIVE_REDEFINING as REDEFINING
+from .keys import LIVE_RUN as RUN  # the api.LiveRun
+from .keys import LIVE_SCREEN as SCREEN  # the presenter's screen, one of SCREENS
+from .keys import LIVE_SEED_W as SEED_W
+from .keys import LIVE_SPEED as SPEED  # steps per second (canonical; the slider is SPEED_W)
+from .keys import LIVE_SPEED_W as SPEED_W
+from .keys import LIVE_TOUCHED as TOUCHED  # time.time() of the last control touched
 from .live_look import CSS, PRESENTER_CSS, SCREENS
 
 INTERVAL = 0.25  # seconds between two frames while the show plays (4 frames a second)
@@ -35,15 +48,6 @@ SPEED_MIN, SPEED_MAX, SPEED_DEFAULT = 5, 400, 40  # steps per second
 MAX_CONTESTANTS = api.MAX_LIVE_CONTESTANTS  # allseason.limits
 TICKER_LINES = 4
 
-RUN = "live_run"  # the api.LiveRun
-CONFIG = "live_config"  # (contestants, seed) the run was started with
-SPEED = "live_speed"  # steps per second (canonical; the slider is SPEED_W)
-PAUSED = "live_paused"
-TOUCHED = "live_touched"  # time.time() of the last control touched
-NOTE = "live_note"  # (kind, text) to show on the stage until the next control
-PRESENTER = "live_presenter"
-ANALYSE = "live_analyse"  # the page to open with the show's race ("race" or "inside")
-SPEED_W, POLICIES_W, SEED_W = "live_speed_w", "live_policies_w", "live_seed_w"
 
 # the stage's figures redraw four times a second: no toolbar, no hover, no zoom (a static
 # plot is lighter for the browser; the figures of a race are on the Race page)
@@ -51,6 +55,11 @@ PLOTLY = {**PLOTLY_CONFIG, "displayModeBar": False, "staticPlot": True}
 
 
 # --- state ------------------------------------------------------------------------------------
+def reset() -> None:
+    """The Live page's controls start again from the show (keys.reset); the show goes on."""
+    keys.reset(st.session_state, keys.PAGE_LIVE)
+
+
 def touch() -> None:
     """A control was used: the idle clock starts again."""
     st.session_state[TOUCHED] = time.time()
@@ -142,12 +151,10 @@ def steps_per_frame(speed: int) -> int:
 
 
 DEBOUNCE = 0.5  # seconds: a second call of the same control within this is the same click
-LAST_CALL = "live_last_call"
-# set when a control asks for the whole page to be drawn again (Pause, Resume: the stage is
-# defined with or without run_every); until that page run has finished, key presses and
+# REDEFINING is set when a control asks for the whole page to be drawn again (Pause, Resume:
+# the stage is defined with or without run_every); until that page run has finished, keys and
 # clicks on the stage are dropped, so no fragment rerun changes the show while the page is
 # being redefined (issue 27's key storm)
-REDEFINING = "live_redefining"
 
 
 def _first_call(control: str) -> bool:
@@ -214,9 +221,6 @@ def _presenter() -> None:
 
 
 # --- the page ---------------------------------------------------------------------------------
-SCREEN = "live_screen"  # the presenter's screen, one of SCREENS
-
-
 def screen() -> dict:
     """The presenter's screen (:data:`SCREENS`)."""
     return SCREENS.get(st.session_state.get(SCREEN), SCREENS["1920×1080"])
@@ -231,7 +235,7 @@ def header() -> None:
     screen)."""
     if presenter():
         return
-    st.title("Live")
+    st.title(current_page()[0])
     st.markdown(
         "**You call the seasons.** Press **Season k** (or the key *k*) to bring a "
         "season back, **New season** (*N*) for a world nobody has seen, **Pause** "

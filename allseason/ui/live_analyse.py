@@ -11,9 +11,10 @@ import streamlit as st
 
 from allseason import api
 
-from . import runcache, state
+from . import keys, runcache, state
 from .frame import guard
-from .live import ANALYSE, PAUSED, RUN
+from .keys import LIVE_ANALYSE as ANALYSE  # the page to open with the show's race
+from .live import PAUSED, RUN
 
 
 def show_race(run: api.LiveRun) -> api.Race:
@@ -23,9 +24,9 @@ def show_race(run: api.LiveRun) -> api.Race:
     return api.Race.checked(race.scenario, race.policies, race.n_seeds, state.APP_LIMITS)
 
 
-def race_choice(run: api.LiveRun) -> dict:
-    names = [s.name for s in run.specs]
-    return {"policies": names, "params": {n: state.policy_defaults(n) for n in names}, "n_seeds": 1}
+def race_choice(run: api.LiveRun) -> state.RaceChoice:
+    """The show's contestants at their default-race settings, one seed."""
+    return state.choice_of(run.specs, 1)
 
 
 def show_link(run: api.LiveRun) -> str:
@@ -70,11 +71,11 @@ def analyse() -> None:
             )
             return
         if target is not None:
-            ss[state.SCENARIO] = race.scenario
-            ss.pop(state.URL_ERRORS, None)
-            ss[state.RACE_CHOICE] = race_choice(run)
+            ss[keys.SCENARIO] = race.scenario
+            ss.pop(keys.URL_ERRORS, None)
+            ss[keys.RACE_CHOICE] = race_choice(run)
             if target == "race":
-                ss[state.AUTORUN] = True
+                ss[keys.AUTORUN] = True
                 st.switch_page("app_pages/2_Race.py")
             with st.spinner("Running the show's race…"):
                 runcache.remember(runcache.run_race(state.race()))

@@ -18,10 +18,16 @@ from allseason.paper import reproduce
 from allseason.paper import tables as paper_tables
 from allseason.viz import paper as vpaper
 
-from . import paper, runcache
+from . import keys, paper, runcache
 from .frame import chart, csv_button
+from .keys import PAPER_INSIDE_REAL, PAPER_LIVE_RESULT
 
 LIVE_LIMITS = api.PAPER_LIVE_LIMITS  # allseason.limits
+
+
+def reset() -> None:
+    """The Paper tables' forms start again (keys.reset); the runs shown stay (results)."""
+    keys.reset(st.session_state, keys.PAGE_PAPER)
 
 
 def live_race() -> None:
@@ -29,7 +35,7 @@ def live_race() -> None:
     asked = _live_form()
     if asked is not None and not _run_live(*asked):
         return
-    res = st.session_state.get("live_result")
+    res = st.session_state.get(PAPER_LIVE_RESULT)
     if res is None:
         st.caption("Nothing run yet: pick a problem and press **Run on real data**.")
         return
@@ -71,7 +77,7 @@ def _live_form():
 
 
 def _run_live(table: str, pattern: str, n: int, policies: list[str], seeds: int) -> bool:
-    """Run the small race into ``st.session_state["live_result"]``; False (and the reason
+    """Run the small race into ``st.session_state[PAPER_LIVE_RESULT]``; False (and the reason
     on the page) if it could not run."""
     if not policies:
         st.error("Pick at least one algorithm.", icon=":material/error:")
@@ -97,7 +103,7 @@ def _run_live(table: str, pattern: str, n: int, policies: list[str], seeds: int)
         st.error(f"{e}", icon=":material/database_off:")
         return False
     bar.progress(1.0, text=f"Done: {len(jobs)} runs in {time.perf_counter() - t0:.1f} s")
-    st.session_state["live_result"] = dict(
+    st.session_state[PAPER_LIVE_RESULT] = dict(
         table=table,
         pattern=pattern,
         n=n,
@@ -217,20 +223,20 @@ def inside_real() -> None:
         c4, c5, c6 = st.columns(3)
         tau = c4.select_slider("τ (shadow window)", reproduce.TAUS, 500, key="inside_tau")
         n_max = c5.select_slider("N_max", (3, 4, 5), 5, key="inside_n_max")
-        seed = c6.number_input("Seed", 0, 4, 0, key="inside_seed")
+        seed = c6.number_input("Seed", 0, 4, 0, key="paper_inside_seed")
         go = st.form_submit_button("Look inside", type="primary", icon=":material/troubleshoot:")
     if go:
         args = (table, pattern, rule, int(tau), int(n_max), int(seed))
         bar = st.progress(0.0, text="Playing 30,000 images (1-6 s)…")
         try:
             with runcache.compute_slot(bar):
-                st.session_state["inside_real"] = (args, _inside_run(*args))
+                st.session_state[PAPER_INSIDE_REAL] = (args, _inside_run(*args))
         except api.DataUnavailable as e:
             bar.empty()
             st.error(f"{e}", icon=":material/database_off:")
             return
         bar.empty()
-    got = st.session_state.get("inside_real")
+    got = st.session_state.get(PAPER_INSIDE_REAL)
     if got is None:
         st.caption("Nothing run yet: pick a problem and press **Look inside**.")
         return

@@ -17,8 +17,31 @@ import streamlit as st
 
 from allseason import api
 
-from . import state
+from . import keys, state
 from .frame import UPLOAD_MB_TEXT, errors_here, literal
+from .keys import (
+    PB_BATCH,
+    PB_D,
+    PB_HORIZON,
+    PB_N_ARMS,
+    PB_N_STATES,
+    PB_PRESET,
+    PB_RESEED,
+    PB_SEED,
+    PB_SIGMA2,
+    PB_TABLE,
+    PB_TABLE_EDITOR,
+    PB_TABLE_VER,
+    PB_UPLOAD,
+    PB_UPLOAD_ERROR,
+    PB_UPLOAD_OK,
+)
+
+
+def reset() -> None:
+    """The Pattern builder starts again from the session's scenario: its inputs, the table's
+    draft and the upload's messages are dropped (keys.reset)."""
+    keys.reset(st.session_state, keys.PAGE_PATTERN)
 
 
 def _paper_synthetic_help() -> str:
@@ -67,34 +90,34 @@ def _seed_builder(sc: api.Scenario, force: bool = False) -> None:
     """Set the builder's widgets (and the segment table's draft) from the scenario: when the
     page is opened (its widget values were dropped when it was left) or when forced."""
     ss = st.session_state
-    fresh = force or "pb_preset" not in ss
+    fresh = force or PB_PRESET not in ss
     values = {
-        "pb_preset": sc.preset,
-        "pb_n_states": min(_n_states(sc.segments), state.APP_LIMITS["n_states"]),
-        "pb_horizon": sc.horizon,
-        "pb_d": sc.d,
-        "pb_n_arms": sc.n_arms,
-        "pb_sigma2": float(sc.sigma2),
-        "pb_seed": int(sc.seed),
-        "pb_batch": state.encode_batch(sc.batch_size).replace("_", ", "),
+        PB_PRESET: sc.preset,
+        PB_N_STATES: min(_n_states(sc.segments), state.APP_LIMITS["n_states"]),
+        PB_HORIZON: sc.horizon,
+        PB_D: sc.d,
+        PB_N_ARMS: sc.n_arms,
+        PB_SIGMA2: float(sc.sigma2),
+        PB_SEED: int(sc.seed),
+        PB_BATCH: state.encode_batch(sc.batch_size).replace("_", ", "),
     }
     for key, value in values.items():
         if force or key not in ss:
             ss[key] = value
-    if fresh or "pb_table" not in ss:
+    if fresh or PB_TABLE not in ss:
         _set_draft([list(seg) for seg in sc.segments])
 
 
 def _set_draft(rows: list) -> None:
     """The custom segment table's rows; a new editor (key) so no stale edit is re-applied."""
     ss = st.session_state
-    ss["pb_table"] = rows
-    ss["pb_table_ver"] = ss.get("pb_table_ver", 0) + 1
+    ss[PB_TABLE] = rows
+    ss[PB_TABLE_VER] = ss.get(PB_TABLE_VER, 0) + 1
 
 
 def _on_preset() -> None:
     """Choosing *custom* starts the table from the scenario in force."""
-    if st.session_state.get("pb_preset") == "custom":
+    if st.session_state.get(PB_PRESET) == "custom":
         _set_draft([list(seg) for seg in state.scenario().segments])
 
 
@@ -113,15 +136,15 @@ def _on_table_edit(key: str, shown: list) -> None:
         {"state": r.get("state"), "length": r.get("length")} for r in edits.get("added_rows") or ()
     ]
     _set_draft([[r["state"], r["length"]] for r in rows])
-    ss["pb_preset"] = "custom"
+    ss[PB_PRESET] = "custom"
 
 
 def _on_upload() -> None:
     """file_uploader callback (runs before the script): apply a valid JSON scenario or CSV
     segment table; a bad file leaves the pattern as it is and says why."""
     ss = st.session_state
-    up = ss.get("pb_upload")
-    ss.pop("pb_upload_error", None)
+    up = ss.get(PB_UPLOAD)
+    ss.pop(PB_UPLOAD_ERROR, None)
     if up is None:
         return
     name = str(up.name)[-80:]  # shown in messages, never used as a path
@@ -140,19 +163,19 @@ def _on_upload() -> None:
             limits=state.APP_LIMITS,
         )
     except api.SpecError as e:
-        ss["pb_upload_error"] = literal(
+        ss[PB_UPLOAD_ERROR] = literal(
             f"{name} was not loaded; the pattern was not changed. {state.explain(e)}"
         )
         return
     except Exception as e:
-        ss["pb_upload_error"] = literal(
+        ss[PB_UPLOAD_ERROR] = literal(
             f"{name} was not loaded; the pattern was not changed ({type(e).__name__})."
         )
         return
     ss[state.SCENARIO] = sc
     ss.pop(state.URL_ERRORS, None)
     _seed_builder(sc, force=True)
-    ss["pb_upload_ok"] = literal(f"Loaded {name}.")
+    ss[PB_UPLOAD_OK] = literal(f"Loaded {name}.")
 
 
 def _is_empty(v) -> bool:
@@ -186,7 +209,7 @@ def scenario_builder():
     A valid change becomes the session's scenario (the page puts it in the URL); an invalid
     one is reported under its input and the previous scenario stays."""
     sc = state.scenario()
-    _seed_builder(sc, force=st.session_state.pop("pb_reseed", False))
+    _seed_builder(sc, force=st.session_state.pop(PB_RESEED, False))
     msg = _Messages()
     st.subheader("1 · Seasons")
     preset, fixed_sc = _seasons_inputs(sc, msg)
@@ -226,17 +249,19 @@ def _fixed_scenario(preset: str, msg: _Messages) -> api.Scenario | None:
     seed stays free."""
     ss = st.session_state
     try:
-        fixed_sc = api.Scenario.from_preset(preset, seed=int(ss.get("pb_seed", 0)))
+        fixed_sc = api.Scenario.from_preset(preset, seed=int(ss.get(PB_SEED, 0)))
     except api.SpecError as e:
         msg.add("preset", state.explain(e))
         return None
     ss.update(
-        pb_horizon=fixed_sc.horizon,
-        pb_n_states=_n_states(fixed_sc.segments),
-        pb_d=fixed_sc.d,
-        pb_n_arms=fixed_sc.n_arms,
-        pb_sigma2=float(fixed_sc.sigma2),
-        pb_batch=state.encode_batch(fixed_sc.batch_size),
+        {
+            PB_HORIZON: fixed_sc.horizon,
+            PB_N_STATES: _n_states(fixed_sc.segments),
+            PB_D: fixed_sc.d,
+            PB_N_ARMS: fixed_sc.n_arms,
+            PB_SIGMA2: float(fixed_sc.sigma2),
+            PB_BATCH: state.encode_batch(fixed_sc.batch_size),
+        }
     )
     return fixed_sc
 
@@ -251,7 +276,7 @@ def _seasons_inputs(sc: api.Scenario, msg: _Messages) -> tuple[str, api.Scenario
         preset = st.selectbox(
             "Preset",
             list(api.PRESETS) + ["custom"],
-            key="pb_preset",
+            key=PB_PRESET,
             on_change=_on_preset,
             help="\n\n".join(f"**{k}**: {v}" for k, v in PRESET_HELP.items()),
         )
@@ -260,15 +285,15 @@ def _seasons_inputs(sc: api.Scenario, msg: _Messages) -> tuple[str, api.Scenario
     custom, fixed = preset == "custom", preset in FIXED_PRESETS
     fixed_sc = _fixed_scenario(preset, msg) if fixed else None
     if custom:  # horizon and number of states follow the table
-        ss["pb_horizon"] = sc.horizon
-        ss["pb_n_states"] = min(_n_states(sc.segments), lim["n_states"])
+        ss[PB_HORIZON] = sc.horizon
+        ss[PB_N_STATES] = min(_n_states(sc.segments), lim["n_states"])
     paper_states = api.preset("paper-synthetic").n_states
     with c2:
         st.slider(
             "Distinct states",
             1,
             lim["n_states"],
-            key="pb_n_states",
+            key=PB_N_STATES,
             disabled=custom or fixed or preset == "paper-synthetic",
             help="How many different reward parameters θ the seasons use."
             + (f" Fixed at {paper_states} for paper-synthetic." if not custom else "")
@@ -281,7 +306,7 @@ def _seasons_inputs(sc: api.Scenario, msg: _Messages) -> tuple[str, api.Scenario
             1,
             lim["horizon"],
             step=500,
-            key="pb_horizon",
+            key=PB_HORIZON,
             disabled=custom or fixed,
             help=f"Total number of steps, at most {lim['horizon']:,} "
             f"here. With a preset the segments scale to it; with "
@@ -296,13 +321,11 @@ def _segment_rows(preset: str, sc: api.Scenario, fixed_sc, msg: _Messages) -> li
     the horizon and number of states (the scenario's own while those are invalid)."""
     ss = st.session_state
     if preset == "custom":
-        return [list(r) for r in ss["pb_table"]]
+        return [list(r) for r in ss[PB_TABLE]]
     if preset in FIXED_PRESETS:
         return [list(seg) for seg in (fixed_sc or sc).segments]
     try:
-        scaled = api.Scenario.from_preset(
-            preset, horizon=ss["pb_horizon"], n_states=ss["pb_n_states"]
-        )
+        scaled = api.Scenario.from_preset(preset, horizon=ss[PB_HORIZON], n_states=ss[PB_N_STATES])
     except api.SpecError as e:
         msg.add(state.field_group(e.field), state.explain(e))
         return [list(seg) for seg in sc.segments]
@@ -317,7 +340,7 @@ def _segment_table(rows: list, msg: _Messages):
     with table_col:
         st.markdown("**Segments** — one row per stretch of steps in one state")
         df = _table_frame(rows)
-        key = f"pb_table_editor_{ss['pb_table_ver']}"
+        key = f"{PB_TABLE_EDITOR}{ss[PB_TABLE_VER]}"
         st.data_editor(
             df,
             key=key,
@@ -365,7 +388,7 @@ def _environment_inputs(fixed: bool, msg: _Messages) -> dict:
             "Dimension d",
             1,
             lim["d"],
-            key="pb_d",
+            key=PB_D,
             disabled=fixed,
             help="Length of θ and of every arm's feature vector. "
             "d = 2 unlocks the posterior animation.",
@@ -376,7 +399,7 @@ def _environment_inputs(fixed: bool, msg: _Messages) -> dict:
             "Arms K",
             2,
             lim["n_arms"],
-            key="pb_n_arms",
+            key=PB_N_ARMS,
             disabled=fixed,
             help="Arms offered at every step (random unit vectors).",
         )
@@ -387,7 +410,7 @@ def _environment_inputs(fixed: bool, msg: _Messages) -> dict:
             min_value=0.0,
             step=0.05,
             format="%g",
-            key="pb_sigma2",
+            key=PB_SIGMA2,
             disabled=fixed,
             help="Variance of the reward noise; > 0.",
         )
@@ -395,7 +418,7 @@ def _environment_inputs(fixed: bool, msg: _Messages) -> dict:
     with e4:
         batch = st.text_input(
             "Batch size",
-            key="pb_batch",
+            key=PB_BATCH,
             disabled=fixed,
             help="Steps between two updates. A list such as 10, 20, 5 "
             "repeats those (inhomogeneous) batch sizes in turn.",
@@ -406,7 +429,7 @@ def _environment_inputs(fixed: bool, msg: _Messages) -> dict:
             "Seed",
             min_value=0,
             step=1,
-            key="pb_seed",
+            key=PB_SEED,
             help="Root of every random stream: same seed, same run.",
         )
         msg.where["seed"] = st.empty()
@@ -457,7 +480,7 @@ def scenario_files(sc: api.Scenario) -> None:
             f"Upload a scenario (JSON) or a segment table (CSV), at most {UPLOAD_MB_TEXT}",
             max_upload_size=api.upload_cap_mb(api.MAX_INPUT_BYTES),
             type=["json", "csv"],
-            key="pb_upload",
+            key=PB_UPLOAD,
             on_change=_on_upload,
             help="**JSON**: a file saved with the download button, or written by "
             'hand: {"segments": [[0, 500], [1, 300]], "d": 5, "n_arms": 5, '
@@ -467,10 +490,10 @@ def scenario_files(sc: api.Scenario) -> None:
             "segment, e.g. `0,500`. It replaces the pattern; the "
             "environment (d, K, σ², batch size, seed) stays.",
         )
-        if ss.get("pb_upload_error"):
-            st.error(ss["pb_upload_error"], icon=":material/error:")
-        elif ss.get("pb_upload_ok"):
-            st.success(ss.pop("pb_upload_ok"), icon=":material/check_circle:")
+        if ss.get(PB_UPLOAD_ERROR):
+            st.error(ss[PB_UPLOAD_ERROR], icon=":material/error:")
+        elif ss.get(PB_UPLOAD_OK):
+            st.success(ss.pop(PB_UPLOAD_OK), icon=":material/check_circle:")
     st.markdown(
         "**Share**: this page's address holds the scenario; copy it from the "
         "browser's address bar. Its parameters:"

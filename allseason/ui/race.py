@@ -19,6 +19,7 @@ from allseason.viz.timeline import date_ticks
 
 from . import runcache, state
 from .frame import PLOTLY_CONFIG, alt_text, chart, csv_button, guard
+from .keys import AUTORUN, RACE_CHART, RACE_CHART_PICK, RUN_REQUESTED
 
 
 def cached_note(run: runcache.RaceRun) -> str:
@@ -54,17 +55,13 @@ FAIRNESS = (
 )
 
 
-RACE_CHART = "race_chart_shown"  # the chart the Race page shows (canonical, not a widget's)
-RACE_CHART_PICK = "race_chart_pick"  # the picker's widget key
-
-
 @dataclass(frozen=True)
 class RaceChart:
     """One chart of the Race page's chart picker.
 
     ``build(run)`` draws it from a finished race (:class:`runcache.RaceRun`); ``live(steps,
     summary, pattern)``, if given, from a race still running (the sampled steps of
-    :func:`runcache.partial_steps` and ``RaceResult.summary()``). A new chart is one more entry
+    ``RaceResult.curves_frame`` and ``RaceResult.summary()``). A new chart is one more entry
     of :data:`RACE_CHARTS`: only the chosen chart is built and drawn."""
 
     label: str  # in the picker
@@ -176,11 +173,11 @@ def draw_live(slots: dict, steps, summary, tick: int) -> None:
 
 @st.fragment(key="race_chart")
 def race_chart(run_key: str) -> None:
-    """The chart picker and the chosen chart of the finished race ``run_key`` (its
-    ``Race.to_json()``). A fragment: picking another chart reruns this function only, not
+    """The chart picker and the chosen chart of the finished race ``run_key`` (its short key,
+    :func:`runcache.key_of`). A fragment: picking another chart reruns this function only, not
     the page, and builds and sends that one figure."""
     with guard("the chart"):
-        run = runcache.run_of(run_key)
+        run = runcache.get_or_recompute(run_key)
         st.session_state[RACE_CHART_PICK] = race_chart_choice()
         key = st.segmented_control(
             "Chart",
@@ -225,7 +222,7 @@ def race_section(race: api.Race | None) -> None:
     settings, the season timeline) is neither rerun nor redrawn."""
     ss = st.session_state
     with guard("the race"):
-        asked = ss.pop(state.RUN_REQUESTED, False) | ss.pop(state.AUTORUN, False)
+        asked = ss.pop(RUN_REQUESTED, False) | ss.pop(AUTORUN, False)
         slots = race_slots()
         if race is None:
             return
@@ -292,7 +289,7 @@ def downloads(run: runcache.RaceRun) -> None:
     with cols[4]:
         st.download_button(
             "Race JSON",
-            data=run.key,
+            data=run.race_json,
             file_name="race.json",
             mime="application/json",
             on_click="ignore",

@@ -17,20 +17,37 @@ from streamlit.errors import StreamlitAPIException
 from allseason import api
 from allseason.viz.text import md
 
-from . import runcache, state
+from . import keys, runcache, state
 from .frame import UPLOAD_MB_TEXT, errors_here, literal
+from .keys import (
+    HP,
+    PB_RESEED,
+    RACE_POLICIES,
+    RACE_SEEDS,
+    RACE_UPLOAD,
+    RACE_UPLOAD_ERROR,
+    RACE_UPLOAD_OK,
+    SETTINGS_SEEN,
+    RaceChoice,
+)
 
 AUTO_PARAMS = state.AUTO_PARAMS  # set from the scenario: correct specification
+
+
+def reset(form_only: bool = False) -> None:
+    """The Race page starts again from the session's race settings: its inputs (and, unless
+    ``form_only``, the chart picked and the upload's messages) are dropped (keys.reset)."""
+    keys.reset(st.session_state, keys.PAGE_RACE, ("form",) if form_only else ("form", "view"))
 
 
 def _policy_label(name: str) -> str:
     return api.describe_policy(name).title
 
 
-def _seed_race(choice: dict) -> None:
+def _seed_race(choice: RaceChoice) -> None:
     ss = st.session_state
-    ss.setdefault("race_policies", [p for p in choice["policies"] if p in api.policy_names()])
-    ss.setdefault("race_seeds", int(choice["n_seeds"]))
+    ss.setdefault(RACE_POLICIES, [p for p in choice.policies if p in api.policy_names()])
+    ss.setdefault(RACE_SEEDS, int(choice.n_seeds))
 
 
 def _param_input(name: str, param: str, value, key: str):
@@ -63,9 +80,6 @@ def _param_input(name: str, param: str, value, key: str):
     return st.text_input(param, key=key, help=help_)
 
 
-SETTINGS_SEEN = "race_settings_seen"  # the settings as the page's last full run saw them
-
-
 def _settings_now(keys) -> tuple:
     """The scenario, the race choice and the values of the settings' widgets ``keys``, as
     they are now."""
@@ -80,7 +94,7 @@ def request_run() -> None:
     the page are not redrawn. A setting changed in the same interaction (a number typed, then
     the button pressed at once) reruns the whole page, so the race is built from it."""
     ss = st.session_state
-    ss[state.RUN_REQUESTED] = True
+    ss[keys.RUN_REQUESTED] = True
     seen = ss.get(SETTINGS_SEEN)
     if seen is not None and seen == _settings_now(seen[2]):
         try:
@@ -95,7 +109,7 @@ def race_settings() -> api.Race | None:
     choice = state.race_choice()
     _seed_race(choice)
     names, n_seeds, slots = _contestants()
-    params, keys = _hyperparameters(names, choice, slots)
+    params, widget_keys = _hyperparameters(names, choice, slots)
     st.button("▶ Run race", type="primary", key="race_run", on_click=request_run)
     lim = state.APP_LIMITS
     st.caption(
@@ -105,8 +119,8 @@ def race_settings() -> api.Race | None:
         f"The server is shared: at most {runcache.MAX_CONCURRENT} races compute at once; "
         f"yours starts when a slot frees up."
     )
-    new_choice = {"policies": list(names), "n_seeds": int(n_seeds), "params": choice["params"]}
-    return _checked(new_choice, params, slots, keys)
+    new_choice = RaceChoice(names, choice.params, int(n_seeds))
+    return _checked(new_choice, params, slots, widget_keys)
 
 
 def _contestants() -> tuple[list[str], int, dict]:
@@ -118,7 +132,7 @@ def _contestants() -> tuple[list[str], int, dict]:
         names = st.multiselect(
             "Policies",
             api.policy_names(),
-            key="race_policies",
+            key=RACE_POLICIES,
             format_func=_policy_label,
             max_selections=lim["n_policies"],
             help="Every policy plays the same arms and noise (common random numbers).\n\n"
@@ -135,7 +149,7 @@ def _contestants() -> tuple[list[str], int, dict]:
             "Seeds",
             1,
             lim["n_seeds"],
-            key="race_seeds",
+            key=RACE_SEEDS,
             help="Independent repetitions; bands and intervals are over seeds.",
         )
         slots["n_seeds"] = st.empty()
@@ -151,11 +165,11 @@ def _shown_defaults(name: str) -> dict:
     }
 
 
-def _hyperparameters(names: list[str], choice: dict, slots: dict) -> tuple[dict, list[str]]:
+def _hyperparameters(names: list[str], choice: RaceChoice, slots: dict) -> tuple[dict, list[str]]:
     """The hyperparameters' inputs, one row per policy that has any (its message slot in
     ``slots[name]``); the values by policy, and the keys of every settings widget drawn."""
     params: dict[str, dict] = {}
-    keys = ["race_policies", "race_seeds"]  # the settings' widgets drawn in this run
+    drawn = [RACE_POLICIES, RACE_SEEDS]  # the settings' widgets drawn in this run
     with st.expander("Hyperparameters", expanded=False):
         st.caption(
             "Every policy uses the scenario's noise σ² (a correctly specified model). "
@@ -163,7 +177,7 @@ def _hyperparameters(names: list[str], choice: dict, slots: dict) -> tuple[dict,
         )
         for name in names:
             defaults = _shown_defaults(name)
-            saved = choice["params"].get(name, {})
+            saved = choice.params.get(name, {})
             params[name] = {}
             if not defaults:
                 continue
@@ -174,19 +188,20 @@ def _hyperparameters(names: list[str], choice: dict, slots: dict) -> tuple[dict,
                     value = saved.get(param, default)
                     if isinstance(default, float) and isinstance(value, int):
                         value = float(value)
-                    params[name][param] = _param_input(name, param, value, f"hp_{name}_{param}")
-                    keys.append(f"hp_{name}_{param}")
+                    key = f"{HP}{name}_{param}"
+                    params[name][param] = _param_input(name, param, value, key)
+                    drawn.append(key)
             slots[name] = st.empty()
-    return params, keys
+    return params, drawn
 
 
-def _checked(choice: dict, params: dict, slots: dict, keys: list[str]) -> api.Race | None:
+def _checked(choice: RaceChoice, params: dict, slots: dict, keys: list[str]) -> api.Race | None:
     """The settings through the validator: each contestant's hyperparameters ``params``
     (``api.PolicySpec``), then the race of those specs (``api.Race.checked``, the app's
     limits; no value checked twice); every message under its input.
     The valid settings become the session's; the race, or None."""
     sc = state.scenario()
-    names = choice["policies"]
+    names = choice.policies
     for name in names:  # policies that take the scenario's horizon get it
         if "horizon" in api.hyperparameters(name):
             params[name]["horizon"] = sc.horizon
@@ -200,7 +215,7 @@ def _checked(choice: dict, params: dict, slots: dict, keys: list[str]) -> api.Ra
             bad = True
             errors_here(slots.get(name, slots["policies"]), [state.explain(e)])
     # only valid hyperparameters are kept: a page revisit starts from the last good ones
-    new_choice = {**choice, "params": {**choice["params"], **valid}}
+    new_choice = RaceChoice(choice.policies, {**choice.params, **valid}, choice.n_seeds)
     state.set_race_choice(new_choice)
     st.session_state[SETTINGS_SEEN] = _settings_now(keys)
     if bad:
@@ -213,10 +228,9 @@ def _checked(choice: dict, params: dict, slots: dict, keys: list[str]) -> api.Ra
 
 
 # --- a race JSON sent back ------------------------------------------------------------------
-RACE_UPLOAD = "race_upload"
 
 
-def race_as_choice(race: api.Race) -> dict:
+def race_as_choice(race: api.Race) -> RaceChoice:
     """The Race page's settings for ``race``; SpecError("race", ...) if the form cannot show
     it: the form has one contestant per policy, named by the policy, and every policy
     takes the scenario's σ² (and horizon)."""
@@ -265,14 +279,14 @@ def race_as_choice(race: api.Race) -> dict:
             for k in state.policy_defaults(p.name)
             if k not in AUTO_PARAMS
         }
-    return {"policies": names, "n_seeds": race.n_seeds, "params": params}
+    return RaceChoice(names, params, race.n_seeds)
 
 
 def _on_race_upload() -> None:
     """file_uploader callback: a valid race JSON becomes the scenario and race settings."""
     ss = st.session_state
     up = ss.get(RACE_UPLOAD)
-    ss.pop("race_upload_error", None)
+    ss.pop(RACE_UPLOAD_ERROR, None)
     if up is None:
         return
     name = str(up.name)[-80:]
@@ -290,26 +304,24 @@ def _on_race_upload() -> None:
         race = api.Race.from_dict(data, state.APP_LIMITS)  # the validator, the app's limits
         choice = race_as_choice(race)
     except api.SpecError as e:
-        ss["race_upload_error"] = literal(f"{failed} {state.explain(e)}.")
+        ss[RACE_UPLOAD_ERROR] = literal(f"{failed} {state.explain(e)}.")
         return
     except Exception as e:
-        ss["race_upload_error"] = literal(f"{failed} ({type(e).__name__}: {str(e)[:120]})")
+        ss[RACE_UPLOAD_ERROR] = literal(f"{failed} ({type(e).__name__}: {str(e)[:120]})")
         return
-    for key in [k for k in ss if str(k).startswith(("race_policies", "race_seeds", "hp_"))]:
-        del ss[key]
+    reset(form_only=True)  # the inputs are seeded again, from the race loaded
     state.set_race_choice(choice)
     state.set_scenario(race.scenario)
-    ss["pb_reseed"] = True  # the Pattern builder's inputs follow the new scenario
-    ss["race_upload_ok"] = literal(
-        f"Loaded {name}: {len(choice['policies'])} policies, "
-        f"{choice['n_seeds']} seeds, and its scenario."
+    ss[PB_RESEED] = True  # the Pattern builder's inputs follow the new scenario
+    ss[RACE_UPLOAD_OK] = literal(
+        f"Loaded {name}: {len(choice.policies)} policies, {choice.n_seeds} seeds, and its scenario."
     )
 
 
 def race_upload() -> None:
     """Upload a race JSON (the "Race JSON" download) to set the scenario and the race."""
     ss = st.session_state
-    error, ok = ss.get("race_upload_error"), ss.pop("race_upload_ok", None)
+    error, ok = ss.get(RACE_UPLOAD_ERROR), ss.pop(RACE_UPLOAD_OK, None)
     with st.expander("Load a race (JSON)", icon=":material/upload:", expanded=bool(error or ok)):
         st.file_uploader(
             f"A race JSON saved with the **Race JSON** button, at most {UPLOAD_MB_TEXT}",

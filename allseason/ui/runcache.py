@@ -1,14 +1,15 @@
 """The app's races: a bounded cache of finished races, the server's warm-up, streamed runs.
 
 Cache: every finished race is kept in one process-wide LRU (``st.cache_resource``) keyed by
-``Race.to_json()`` (the canonical JSON of scenario + policies + seeds), with its tables
+its short key (:func:`key_of`: a hash of ``Race.to_json()``, the canonical JSON of scenario +
+policies + seeds; fragments are handed this key, not the JSON), with its tables
 (:class:`Frames`), each built once, the first time a page reads it: the Race page reads only
 the small ones (the default race's steps and weights tables have 350,000 and 840,000 rows, and
 took 1.4 s to build). It holds at most ``MAX_ENTRIES`` races and ``MAX_BYTES`` of tables and
 traces in all (measured, not estimated: a 50,000-step race of 6 policies x 3 seeds holds about
 400 MB), so a session (or many) cannot fill the memory; an evicted race is simply
-recomputed (runs are deterministic: same JSON, same result, bit for bit). Coming back to a
-page therefore shows the stored result at once.
+recomputed (runs are deterministic: same JSON, same result, bit for bit) by the one
+:func:`get_or_recompute`. Coming back to a page therefore shows the stored result at once.
 
 Shared server: at most ``MAX_CONCURRENT`` races compute at once in the process (one per core;
 the others wait for a slot, and say so), which bounds the memory of races in flight.
@@ -17,7 +18,7 @@ Streaming: :func:`stream_race` iterates ``api.iter_race`` and, after each chunk,
 progress bar and (at most every ``REDRAW_SECONDS``, the first time once the race has run that
 long, and only while the race has at least that long left to run: a chart replaced at once by
 the final one helps nobody) the live charts from the partial result, sampled to
-``LIVE_POINTS`` steps per curve.
+``LIVE_POINTS`` steps per curve (``RaceResult.curves_frame``, the engine's table).
 
 Warm-up: :func:`warm_up` starts, once per process, a background thread that loads the compiled
 kernels and does once what a fresh process pays on its first race (pandas tables, Plotly
@@ -40,7 +41,7 @@ fraction of a second runs in two or three chunks instead of twenty.
 from __future__ import annotations
 
 import gc
-import json
+import hashlib
 import logging
 import threading
 import time
@@ -48,15 +49,16 @@ from collections import OrderedDict
 from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from allseason import api
-from allseason.viz.race import sample_index
 
 from . import settings, state
+from .keys import LAST_RACE
 
 log = logging.getLogger("allseason.ui")
 
@@ -127,8 +129,8 @@ class Frames(Mapping):
 
 @dataclass
 class RaceRun:
-    """A finished race, its tables (:class:`Frames`, built when first read) and how long it
-    took."""
+    """A finished race (``key``: its short key, :func:`key_of`), its tables (:class:`Frames`,
+    built when first read) and how long it took."""
 
     key: str
     race: api.Race
@@ -154,6 +156,11 @@ class RaceRun:
             if name not in self._extras:
                 self._extras[name] = build()
             return self._extras[name]
+
+    @cached_property
+    def race_json(self) -> str:
+        """``Race.to_json()``: the race, to run again (the Race JSON download)."""
+        return self.race.to_json()
 
     def frames_for(self, label: str, seed: int) -> dict[str, pd.DataFrame]:
         """The steps, weights and events of one (policy, seed)."""
@@ -277,11 +284,11 @@ def _warm(cache: RunCache) -> None:
         race = api.Race(sc, api.default_specs(), 2)
         run = RaceRun("warm-up", race, api.run_race(race))
         frames, summary = run.frames, run.frames["summary"]
-        curves = partial_steps(run.result, FINAL_POINTS)
+        curves = run.result.curves_frame(FINAL_POINTS)
         figures = [vrace.cumulative_figure(curves, sc.pattern, m) for m in ("reward", "regret")]
         figures += [
             vrace.cumulative_figure(
-                partial_steps(run.result), sc.pattern, "reward", max_points=LIVE_POINTS
+                run.result.curves_frame(), sc.pattern, "reward", max_points=LIVE_POINTS
             ),
             vboard.leaderboard_figure(summary),
             vboard.final_regret_figure(run.result.seed_frame()),
@@ -364,7 +371,9 @@ def done_text(run: RaceRun) -> str:
 
 
 def key_of(race: api.Race) -> str:
-    return race.to_json()
+    """A race's short key: the first 16 hex digits of the sha256 of ``Race.to_json()`` (what
+    the cache and the fragments are keyed by)."""
+    return hashlib.sha256(race.to_json().encode()).hexdigest()[:16]
 
 
 def cached(race: api.Race) -> RaceRun | None:
@@ -395,69 +404,46 @@ def run_race(race: api.Race) -> RaceRun:
 
 def remember(run: RaceRun) -> None:
     """Make ``run`` the session's last race (the one Inside All-Season looks into)."""
-    st.session_state[state.LAST_RACE] = run.key
+    st.session_state[LAST_RACE] = run.race
 
 
-def run_of(key: str) -> RaceRun:
-    """The race whose ``Race.to_json()`` is ``key``: from the cache, else recomputed (the
-    cache may have dropped it; runs are deterministic)."""
+def get_or_recompute(key: str, race: api.Race | None = None) -> RaceRun:
+    """The finished race of short key ``key``: from the cache, else recomputed (the cache
+    may have dropped it; runs are deterministic) from ``race``, or from the session's last
+    race (:func:`remember`) when that is the race of ``key``.
+
+    Raises
+    ------
+    LookupError
+        If the race is neither in the cache nor known to this session."""
     run = store().get(key)
     if run is None:
+        if race is None:
+            last = st.session_state.get(LAST_RACE)
+            race = last if last is not None and key_of(last) == key else None
+        if race is None:
+            raise LookupError("this race is no longer known here; run it again")
         with st.spinner("Recomputing this race (the cache had dropped it)…"):
-            run = run_race(api.Race.from_dict(json.loads(key)))
+            run = run_race(race)
     return run
 
 
 def final_curves(run: RaceRun) -> pd.DataFrame:
     """The finished race's cumulative curves at ``FINAL_POINTS`` sampled steps per trace
-    (:func:`partial_steps`), built once per run."""
-    return run.extra("curves", lambda: partial_steps(run.result, FINAL_POINTS))
+    (``RaceResult.curves_frame``), built once per run."""
+    return run.extra("curves", lambda: run.result.curves_frame(FINAL_POINTS))
 
 
 def last_run() -> RaceRun | None:
     """The session's last race (recomputed if the cache has dropped it); in a session that
     has not run one, the race of the current settings if it is in the cache."""
-    key = st.session_state.get(state.LAST_RACE)
-    if not key:  # a new session: the current race settings, if that race is in the cache
+    race = st.session_state.get(LAST_RACE)
+    if race is None:  # a new session: the current race settings, if that race is in the cache
         try:
             return cached(state.race())
         except api.SpecError:
             return None
-    run = store().get(key)
-    if run is None:
-        with st.spinner("Recomputing your last race (the cache had dropped it)…"):
-            run = run_race(api.Race.from_dict(json.loads(key)))
-    return run
-
-
-def partial_steps(result: api.RaceResult, max_points: int | None = None) -> pd.DataFrame:
-    """The steps table of a race still running (only the columns the live charts use).
-
-    With ``max_points``, at most that many rows per (policy, seed), at the same sampled steps
-    for every trace (the last step done included): ``reward``, ``best`` and ``regret`` then
-    hold the sums since the previous sampled step, so their cumulative sums are exact at the
-    sampled steps (what the live cumulative charts draw) at a fraction of the rows."""
-    parts = {name: [] for name in ("policy", "seed", "step", "state", "reward", "best", "regret")}
-    for (label, k), t in result.traces.items():
-        n = t.n_done
-        cols = {"reward": t.reward[:n], "best": t.best[:n], "regret": np.asarray(t.regret)}
-        step, state = np.arange(n), t.state[:n]
-        if max_points is not None and n > max_points:
-            idx = sample_index(n, max_points)
-            for name, v in cols.items():
-                cum = np.cumsum(v, dtype=np.float64)[idx]
-                cols[name] = np.diff(cum, prepend=0.0)
-            step, state = idx, state[idx]
-        for name, v in {
-            "policy": np.full(len(step), label, dtype=object),
-            "seed": np.full(len(step), k),
-            "step": step,
-            "state": state,
-            **cols,
-        }.items():
-            parts[name].append(v)
-    # one table from whole columns (a table per trace and a concat cost twice as much)
-    return pd.DataFrame({name: np.concatenate(v) for name, v in parts.items()})
+    return get_or_recompute(key_of(race), race)
 
 
 def stream_race(race: api.Race, slots: dict, on_update) -> RaceRun:
@@ -498,7 +484,7 @@ def stream_race(race: api.Race, slots: dict, on_update) -> RaceRun:
             if now - last_draw >= REDRAW_SECONDS and left >= REDRAW_SECONDS:
                 on_update(
                     slots,
-                    partial_steps(progress.result, LIVE_POINTS),
+                    progress.result.curves_frame(LIVE_POINTS),
                     progress.result.summary(),
                     tick,
                 )
@@ -507,5 +493,5 @@ def stream_race(race: api.Race, slots: dict, on_update) -> RaceRun:
         seconds = time.perf_counter() - t0
         run = _finish(race, progress.result, seconds)
     bar.progress(1.0, text=done_text(run))
-    log.info("race %s done in %.2f s (compute %.2f s)", run.key[:60], seconds, compute)
+    log.info("race %s done in %.2f s (compute %.2f s)", run.key, seconds, compute)
     return run

@@ -2,10 +2,10 @@
 in the page's address.
 
 Streamlit drops a widget's value when its page is left, so the truth lives in two
-non-widget keys of ``st.session_state``:
+non-widget keys of ``st.session_state`` (every key is declared in :mod:`allseason.ui.keys`):
 
 - ``SCENARIO`` holds a validated :class:`allseason.api.Scenario`;
-- ``RACE_CHOICE`` holds the race settings as plain data (policy names, their
+- ``RACE_CHOICE`` holds the race settings as a :class:`RaceChoice` (policy names, their
   hyperparameters, number of seeds), turned into an ``api.Race`` by :func:`race`.
 
 Widgets are seeded from these keys when they are (re)created and write back to them after
@@ -26,17 +26,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 
 import streamlit as st
 
 from allseason import api
 
-SCENARIO = "scenario"
-RACE_CHOICE = "race_choice"
-URL_ERRORS = "url_errors"
-LAST_RACE = "last_race"  # Race.to_json() of the race the Race page ran or showed last
-AUTORUN = "autorun"  # set by Home's button: the Race page runs on arrival
-RUN_REQUESTED = "run_requested"  # set by the Race page's Run button: its results section runs it
+from . import keys
+from .keys import (
+    AUTORUN,
+    LINK_INSIDE,
+    LINK_RACE_ERRORS,
+    RACE_CHOICE,
+    SCENARIO,
+    URL_ERRORS,
+    RaceChoice,
+)
+
 RACE_SECTION = "race_section"  # the key of the Race page's results fragment (st.fragment)
 
 APP_LIMITS = api.APP_LIMITS  # what one session may ask of this app (declared in specs.py)
@@ -48,8 +54,6 @@ SCENARIO_FIELDS = api.QUERY_FIELDS  # the parameters of a link
 RACE_FIELDS = ("policies", "n_seeds")
 # Inside All-Season's view, contestant and seed (written by that page only).
 INSIDE_FIELDS = ("view", "contestant", "inside_seed")
-LINK_RACE_ERRORS = "link_race_errors"  # (messages, the choice they were about)
-LINK_INSIDE = "link_inside"  # Inside's settings from the link, not applied yet
 AUTO_PARAMS = ("sigma2", "horizon")  # set from the scenario, never in a link
 
 LABELS = {
@@ -146,17 +150,17 @@ def _is_race_param(key: str) -> bool:
     return key in RACE_FIELDS or ("." in key and key.split(".", 1)[0] in api.policy_names())
 
 
-def race_to_query(choice: dict) -> dict[str, str]:
+def race_to_query(choice: RaceChoice) -> dict[str, str]:
     """Link parameters for the race settings that differ from the default race."""
     default = default_choice()
     out: dict[str, str] = {}
-    if list(choice["policies"]) != default["policies"]:
-        out["policies"] = ",".join(choice["policies"])
-    if choice["n_seeds"] != default["n_seeds"]:
-        out["n_seeds"] = str(choice["n_seeds"])
-    for name in choice["policies"]:
+    if choice.policies != default.policies:
+        out["policies"] = ",".join(choice.policies)
+    if choice.n_seeds != default.n_seeds:
+        out["n_seeds"] = str(choice.n_seeds)
+    for name in choice.policies:
         defaults = policy_defaults(name)
-        for param, value in sorted(choice["params"].get(name, {}).items()):
+        for param, value in sorted(choice.params.get(name, {}).items()):
             if param in AUTO_PARAMS or param not in defaults or value is None:
                 continue
             default_value = defaults[param]
@@ -192,7 +196,7 @@ def _param_value(text: str, default):
     return text
 
 
-def _refused(choice: dict, sc: api.Scenario, fields: tuple[str, ...]) -> str | None:
+def _refused(choice: RaceChoice, sc: api.Scenario, fields: tuple[str, ...]) -> str | None:
     """The validator's message if it refuses the race ``choice`` describes because of one of
     ``fields``, else None (a refusal for another setting is not this parameter's doing)."""
     try:
@@ -203,8 +207,8 @@ def _refused(choice: dict, sc: api.Scenario, fields: tuple[str, ...]) -> str | N
     return None
 
 
-def _link_policies(raw: str, choice: dict, sc: api.Scenario, errors: list[str]) -> None:
-    """The link's ``policies`` into ``choice``: unknown names left out, the rest if valid."""
+def _link_policies(raw: str, choice: RaceChoice, sc: api.Scenario, errors: list[str]) -> RaceChoice:
+    """The link's ``policies`` over ``choice``: unknown names left out, the rest if valid."""
     names = [n.strip() for n in raw.split(",") if n.strip()]
     known = list(dict.fromkeys(n for n in names if n in api.policy_names()))
     unknown = [n for n in names if n not in api.policy_names()]
@@ -218,46 +222,47 @@ def _link_policies(raw: str, choice: dict, sc: api.Scenario, errors: list[str]) 
     if not known:
         what = "no known policy" if unknown else "empty"
         errors.append(f"Link parameter “policies”: {what}; the default race's policies are used.")
-        return
-    params = {**{n: policy_defaults(n) for n in known}, **choice["params"]}
-    candidate = {**choice, "policies": known, "params": params}
+        return choice
+    params = {**{n: policy_defaults(n) for n in known}, **choice.params}
+    candidate = replace(choice, policies=known, params=params)
     why = _refused(candidate, sc, ("policies",))
     if why:
         errors.append(f"Link parameter “policies”: {why}; the default race's policies are used.")
-        return
-    choice.update(candidate)
+        return choice
+    return candidate
 
 
-def _link_param(key: str, raw: str, choice: dict, sc: api.Scenario, errors: list[str]) -> None:
-    """A link's ``<policy>.<hyperparameter>`` into ``choice``, if the validator accepts it."""
+def _link_param(
+    key: str, raw: str, choice: RaceChoice, sc: api.Scenario, errors: list[str]
+) -> RaceChoice:
+    """A link's ``<policy>.<hyperparameter>`` over ``choice``, if the validator accepts it."""
     name, param = key.split(".", 1)
     where = f"Link parameter “{_cut(key, 40)}={_cut(raw, 30)}”"
     defaults = policy_defaults(name)
-    if name not in choice["policies"]:
+    if name not in choice.policies:
         errors.append(f"{where}: {name} is not among the race's policies; ignored.")
-        return
+        return choice
     if param not in defaults or param in AUTO_PARAMS:
         takes = ", ".join(p for p in defaults if p not in AUTO_PARAMS) or "none"
         errors.append(
             f"{where}: {name} has no hyperparameter “{_cut(param, 30)}” here "
             f"(it takes {takes}); ignored."
         )
-        return
+        return choice
     try:
         value = _param_value(raw, defaults[param])
     except ValueError as e:
         errors.append(f"{where}: {name}, {param}: {e}; the default {defaults[param]} is used.")
-        return
-    params = {**choice["params"][name], param: value}
-    candidate = {**choice, "params": {**choice["params"], name: params}}
+        return choice
+    candidate = choice.with_params(name, {**choice.params[name], param: value})
     why = _refused(candidate, sc, (key,))
     if why:
         errors.append(f"{where}: {why}; the default {defaults[param]} is used.")
-        return
-    choice["params"][name] = params
+        return choice
+    return candidate
 
 
-def race_from_query(query: Mapping[str, str]) -> tuple[dict, list[str]]:
+def race_from_query(query: Mapping[str, str]) -> tuple[RaceChoice, list[str]]:
     """The race settings a link asks for, over the default race's: each parameter is applied
     on its own and kept if the validator (:func:`race`) accepts the settings with it; a
     refused one is reported by name, with the validator's message, and left out."""
@@ -265,7 +270,7 @@ def race_from_query(query: Mapping[str, str]) -> tuple[dict, list[str]]:
     errors: list[str] = []
     sc = scenario_if_set()
     if "policies" in query:
-        _link_policies(str(query["policies"]), choice, sc, errors)
+        choice = _link_policies(str(query["policies"]), choice, sc, errors)
     if "n_seeds" in query:
         raw = str(query["n_seeds"]).strip()
         where = f"Link parameter “n_seeds={_cut(raw, 30)}”"
@@ -274,13 +279,13 @@ def race_from_query(query: Mapping[str, str]) -> tuple[dict, list[str]]:
         except ValueError as e:
             why = f"{LABELS['n_seeds']}: {e}"
         else:
-            why = _refused({**choice, "n_seeds": n_seeds}, sc, ("n_seeds",))
+            why = _refused(replace(choice, n_seeds=n_seeds), sc, ("n_seeds",))
         if why:
-            errors.append(f"{where}: {why}; {choice['n_seeds']} is used.")
+            errors.append(f"{where}: {why}; {choice.n_seeds} is used.")
         else:
-            choice["n_seeds"] = n_seeds
+            choice = replace(choice, n_seeds=n_seeds)
     for key in sorted(k for k in query if "." in k and k.split(".", 1)[0] in api.policy_names()):
-        _link_param(key, query[key], choice, sc, errors)
+        choice = _link_param(key, query[key], choice, sc, errors)
     return choice, errors
 
 
@@ -356,15 +361,21 @@ def url_errors() -> list[str]:
 
 
 # --- the race choice ------------------------------------------------------------------------
-def default_choice() -> dict:
+def default_choice() -> RaceChoice:
     """The default race's settings (``api.default_race``): its contestants, their default-race
     hyperparameters, its seeds."""
     race = api.default_race()
-    return {
-        "policies": [p.name for p in race.policies],
-        "params": {p.name: policy_defaults(p.name) for p in race.policies},
-        "n_seeds": race.n_seeds,
-    }
+    return choice_of(race.policies, race.n_seeds)
+
+
+def choice_of(policies, n_seeds: int, params: Mapping | None = None) -> RaceChoice:
+    """A :class:`RaceChoice` of the policies ``policies`` (names, or specs), each with its
+    default-race hyperparameters updated by ``params[name]``."""
+    names = [getattr(p, "name", p) for p in policies]
+    params = params or {}
+    return RaceChoice(
+        names, {n: {**policy_defaults(n), **params.get(n, {})} for n in names}, n_seeds
+    )
 
 
 def policy_defaults(name: str) -> dict:
@@ -379,7 +390,8 @@ def policy_defaults(name: str) -> dict:
     return hp
 
 
-def race_choice() -> dict:
+def race_choice() -> RaceChoice:
+    """The session's race settings (the default race's at first)."""
     ss = st.session_state
     scenario()  # a session's first page reads the link (race settings included) first
     if RACE_CHOICE not in ss:
@@ -387,11 +399,11 @@ def race_choice() -> dict:
     return ss[RACE_CHOICE]
 
 
-def set_race_choice(choice: dict) -> None:
+def set_race_choice(choice: RaceChoice) -> None:
     st.session_state[RACE_CHOICE] = choice
 
 
-def race(choice: dict | None = None, sc: api.Scenario | None = None) -> api.Race:
+def race(choice: RaceChoice | None = None, sc: api.Scenario | None = None) -> api.Race:
     """The race the choice describes on the session's scenario, within this app's limits
     (``api.Race.checked``); the SpecError of the first setting that is not valid."""
     choice = race_choice() if choice is None else choice
@@ -399,11 +411,11 @@ def race(choice: dict | None = None, sc: api.Scenario | None = None) -> api.Race
     specs = [
         {
             "name": n,
-            "params": {k: v for k, v in choice["params"].get(n, {}).items() if v is not None},
+            "params": {k: v for k, v in choice.params.get(n, {}).items() if v is not None},
         }
-        for n in choice["policies"]
+        for n in choice.policies
     ]
-    return api.Race.checked(sc, specs, choice["n_seeds"], APP_LIMITS)
+    return api.Race.checked(sc, specs, choice.n_seeds, APP_LIMITS)
 
 
 def start_default_race() -> None:
@@ -411,7 +423,7 @@ def start_default_race() -> None:
     ss = st.session_state
     ss[SCENARIO] = api.Scenario()
     ss.pop(URL_ERRORS, None)
+    keys.reset(ss, keys.PAGE_PATTERN)  # the forms start again from the default race
+    keys.reset(ss, keys.PAGE_RACE)
     ss[RACE_CHOICE] = default_choice()
-    for key in [k for k in ss if str(k).startswith(("pb_", "race_", "hp_"))]:
-        del ss[key]
     ss[AUTORUN] = True

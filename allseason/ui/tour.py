@@ -15,11 +15,16 @@ import streamlit as st
 from allseason import api
 from allseason.viz.text import md
 
-from . import frame, runcache, tour_steps
+from . import frame, keys, runcache, tour_steps
+from .keys import TOUR_PICK as PICK  # the step picker's key
 from .tour_steps import N_STEPS, STEPS, step
 
 QUERY = "step"  # the URL parameter
-PICK = "tour_pick"  # the step picker's key
+
+
+def reset() -> None:
+    """The step picker follows the URL's step again (keys.reset)."""
+    keys.reset(st.session_state, keys.PAGE_TOUR)
 
 
 # --- the step in the URL ----------------------------------------------------------------------
@@ -60,7 +65,7 @@ def page_frame() -> None:
     """The page's frame: the tab's title, the sidebar (collapsed at first: the figure gets
     the whole width of a projector). The heading is the step's, drawn by :func:`show`."""
     k, _ = parse_step(st.query_params.get(QUERY))
-    frame.page(heading(k), PURPOSE, icon=":material/slideshow:", header=False)
+    frame.page(PURPOSE, heading=heading(k), header=False)
     st.set_page_config(initial_sidebar_state="collapsed")
 
 

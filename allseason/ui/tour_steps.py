@@ -233,7 +233,7 @@ def step_race(run: runcache.RaceRun, f: dict):
         f"All-Season's curves stay nearly flat: when a season returns, it does not learn it "
         f"again."
     )
-    steps = runcache.partial_steps(run.result, MAX_POINTS // 4)  # exact at the drawn steps
+    steps = run.result.curves_frame(MAX_POINTS // 4)  # exact at the drawn steps
     steps = steps[steps["policy"].isin(shown)]
     fig = vrace.cumulative_figure(
         steps, run.race.scenario.pattern, "regret", max_points=MAX_POINTS // 4

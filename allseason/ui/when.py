@@ -15,12 +15,12 @@ from allseason.viz import worldmap as vmap
 from allseason.worldmap import KNOBS, contest, estimate_knobs, snapshot
 from allseason.worldmap.worlds import race_world
 
-from . import frame, runcache, state, yourdata
+from . import frame, keys, pattern, race_settings, runcache, state, yourdata
+from .keys import WHEN_CLICKED as CLICKED  # the last cell clicked on the map: (page, i, j)
+from .keys import WHEN_MY_RESULT as MY_RESULT  # (key, cell) of the user's world raced
+from .keys import WHEN_PAGE as PAGE  # which page of the map (batch size)
+from .keys import WHEN_VARIANT as VARIANT
 
-VARIANT = "when_variant"
-PAGE = "when_page"  # which page of the map (batch size)
-CLICKED = "when_clicked"  # the last cell clicked on the map: (page, i, j)
-MY_RESULT = "when_my_result"  # (key, cell) of the user's world raced
 MAX_CHECK_STEPS = api.MAX_CHECK_STEPS  # the user's world raced here (allseason.limits)
 
 
@@ -52,26 +52,28 @@ def current_page(snap: dict):
     return got if got in snapshot.pages(snap) else snapshot.pages(snap)[0]
 
 
-def race_choice_for(cell: dict) -> dict:
+def reset() -> None:
+    """The map's pickers start again (keys.reset); the user's raced world stays."""
+    keys.reset(st.session_state, keys.PAGE_WHEN)
+
+
+def race_choice_for(cell: dict) -> state.RaceChoice:
     """The Race page's settings for a cell: its six contestants at their tuned settings."""
-    params = {}
-    for label in contest.GRIDS:
-        p = state.policy_defaults(label)
-        p.update(contest.GRIDS[label][1])
-        p.update(cell["chosen"].get(label, {}))
-        params[label] = p
-    return {"policies": list(contest.GRIDS), "params": params, "n_seeds": 5}
+    tuned = {
+        label: {**contest.GRIDS[label][1], **cell["chosen"].get(label, {})}
+        for label in contest.GRIDS
+    }
+    return state.choice_of(list(contest.GRIDS), 5, tuned)
 
 
 def open_in_race(cell: dict) -> None:
     """Make the cell's world and contest the session's race, run it on arrival, go to Race."""
     sc = cell_scenario(cell)
-    ss = st.session_state
-    for key in [k for k in ss if str(k).startswith(("pb_", "race_", "hp_"))]:
-        del ss[key]
+    pattern.reset()  # the forms start again from the cell's scenario and race
+    race_settings.reset()
     state.set_race_choice(race_choice_for(cell))
     state.set_scenario(sc)
-    ss[state.AUTORUN] = True
+    st.session_state[keys.AUTORUN] = True
     st.switch_page("app_pages/2_Race.py")
 
 

@@ -26,12 +26,11 @@ from allseason.viz.style import policy_name
 from allseason.viz.text import md
 from allseason.viz.timeline import date_ticks
 
-from . import frame, runcache, state
+from . import frame, keys, runcache, state
 
-SOURCE = "yd_source"  # {"name", "data" (bytes), "origin": "upload" | "example"}
-RESULT = "yd_result"  # (key, kind, result)
-UPLOAD = "yd_upload"
-PARSED = "yd_parsed"  # (key, the parsed file): read once per file and options, not per rerun
+SOURCE, RESULT = keys.YD_SOURCE, keys.YD_RESULT  # the file {"name", "data", ...}; its result
+UPLOAD, PARSED = keys.YD_UPLOAD, keys.YD_PARSED  # the uploader; (key, the parsed file)
+
 LIMITS = offline.APP_LIMITS  # rows, bytes, context columns (the reward table: rows, bytes)
 MAX_MB = LIMITS["bytes"] // 1_000_000
 TABLE_SPECS = offline.OFFLINE_POLICIES + api.REFERENCES
@@ -45,6 +44,12 @@ def limits_text() -> str:
         f"{table_mod.MAX_ARMS} arms and {state.APP_LIMITS['horizon']:,} steps "
         f"(periods × customers)."
     )
+
+
+def reset() -> None:
+    """Your data's options go back to their defaults (keys.reset); the file and its results
+    stay."""
+    keys.reset(st.session_state, keys.PAGE_YOUR_DATA)
 
 
 def _on_upload() -> None:
@@ -75,19 +80,19 @@ def _source(name: str, data: bytes, origin: str, size: int | None = None) -> dic
 def _use_example(kind: str) -> None:
     name, make = examples.EXAMPLES[kind]
     st.session_state[SOURCE] = _source(name, make(), "example")
-    st.session_state["yd_kind"] = "auto"
-    st.session_state["yd_scale"] = "none"
+    st.session_state[keys.YD_KIND] = "auto"
+    st.session_state[keys.YD_SCALE] = "none"
 
 
 def _use_obd() -> None:
     from allseason.logs import obd
 
-    policy, campaign = st.session_state["yd_obd"].split("/")
+    policy, campaign = st.session_state[keys.YD_OBD].split("/")
     st.session_state[SOURCE] = _source(
         f"obd-{policy}-{campaign}.csv", obd.log_path(policy, campaign).read_bytes(), "example"
     )
-    st.session_state["yd_kind"] = "auto"
-    st.session_state["yd_scale"] = "none"
+    st.session_state[keys.YD_KIND] = "auto"
+    st.session_state[keys.YD_SCALE] = "none"
 
 
 def real_log_section() -> None:
@@ -104,7 +109,7 @@ def real_log_section() -> None:
     st.selectbox(
         "Open Bandit Dataset sample",
         have,
-        key="yd_obd",
+        key=keys.YD_OBD,
         format_func=lambda v: f"{words[v.split('/')[0]]}, {v.split('/')[1]} items",
         help="10,000 real impressions each: items shown on ZOZOTOWN and whether they were "
         "clicked, with the logger's propensities.",
@@ -197,26 +202,26 @@ def _options_panel() -> None:
         c1.selectbox(
             "Kind",
             ["auto", "log", "table"],
-            key="yd_kind",
+            key=keys.YD_KIND,
             help="auto: a `timestamp` column makes a log, a `time` column a reward table.",
         )
         c2.selectbox(
             "Scale the rewards",
             ["none", "max", "minmax"],
-            key="yd_scale",
+            key=keys.YD_SCALE,
             help="none: a reward outside [0, 1] is an error. max: divide by the "
             "largest. minmax: (value − min) / (max − min).",
         )
         c1.text_input(
             "Arms (optional)",
-            key="yd_arms",
+            key=keys.YD_ARMS,
             help="A number N (arms 0 … N−1) or labels separated by commas; any "
             "other arm in the file is an error. Empty: every arm of a log, "
             "the arms of a table's earliest period.",
         )
         c2.text_input(
             "Context columns (log, optional)",
-            key="yd_context",
+            key=keys.YD_CONTEXT,
             help="Columns separated by commas: numbers as they are; text (hashed user "
             "features, say) one-hot on its most frequent values, within d ≤ 500. "
             "Empty: x0, x1, ….",
@@ -226,7 +231,7 @@ def _options_panel() -> None:
             2,
             10,
             api.DEFAULT_SEEDS,
-            key="yd_seeds",
+            key=keys.YD_SEEDS,
             help="Replays (or races) with different random draws of the "
             "policies; the 95% intervals use them.",
         )
@@ -235,7 +240,7 @@ def _options_panel() -> None:
             1,
             200,
             table_mod.STEPS,
-            key="yd_steps",
+            key=keys.YD_STEPS,
             help="Each period of a reward table is one batch of this many customers (steps).",
         )
 
@@ -243,12 +248,12 @@ def _options_panel() -> None:
 def options() -> dict:
     ss = st.session_state
     return {
-        "kind": ss.get("yd_kind", "auto"),
-        "scale": ss.get("yd_scale", "none"),
-        "arms": (ss.get("yd_arms") or "").strip(),
-        "context": (ss.get("yd_context") or "").strip(),
-        "seeds": int(ss.get("yd_seeds", api.DEFAULT_SEEDS)),
-        "steps": int(ss.get("yd_steps", table_mod.STEPS)),
+        "kind": ss.get(keys.YD_KIND, "auto"),
+        "scale": ss.get(keys.YD_SCALE, "none"),
+        "arms": (ss.get(keys.YD_ARMS) or "").strip(),
+        "context": (ss.get(keys.YD_CONTEXT) or "").strip(),
+        "seeds": int(ss.get(keys.YD_SEEDS, api.DEFAULT_SEEDS)),
+        "steps": int(ss.get(keys.YD_STEPS, table_mod.STEPS)),
     }
 
 

@@ -25,6 +25,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from ..policies import is_reference
+from ..sim.trace import sample_index  # the engine's sampling: figures draw the steps it keeps
 from ..stats import CI_LABEL, ci95_halfwidth
 from .layout import INK, base_layout, empty_figure, key_html, swatch
 from .style import policy_colors, policy_line, policy_marker, policy_name
@@ -41,13 +42,6 @@ METRICS = {
 }
 BANDS = {"minmax": "min–max", "std": "mean ± 1 std", "ci95": "mean ± " + CI_LABEL}
 ORACLE_LABEL = "oracle (knows the seasons)"  # how the references (oracles) are labelled
-
-
-def sample_index(n: int, max_points: int) -> np.ndarray:
-    """At most ``max_points`` evenly spaced indices into ``range(n)``, first and last kept."""
-    if n <= max_points:
-        return np.arange(n)
-    return np.unique(np.linspace(0, n - 1, max(int(max_points), 2)).round().astype(np.int64))
 
 
 def rgba(hex_color: str, alpha: float) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +30,7 @@ from conftest import run_fragment
 from streamlit.testing.v1 import AppTest
 
 from allseason import api
-from allseason.ui import frame, race_settings, runcache, state, tour
+from allseason.ui import frame, keys, race_settings, runcache, state, tour
 from allseason.ui import race as race_results
 from allseason.viz.style import policy_name
 
@@ -141,7 +142,8 @@ def race_page(monkeypatch):
     at.slider(key="race_seeds").set_value(2)
     at.run()
     assert_clean(at)
-    return at, state.race({**state.default_choice(), "policies": POLICIES, "n_seeds": 2}, SMALL)
+    choice = replace(state.default_choice(), policies=POLICIES, n_seeds=2)
+    return at, state.race(choice, SMALL)
 
 
 # --- the Race page --------------------------------------------------------------------------
@@ -166,10 +168,10 @@ def test_run_reruns_only_the_results_section(race_page, monkeypatch):
     assert not [t for t in figures(at)[0]["data"] if t["x"] == [None]]  # no legend-only trace
     # its HTML download is the figure with its legend (no key beside it there)
     spec = race_results.RACE_CHARTS["regret"]
-    full = spec.download(runcache.run_of(race.to_json()))
+    full = spec.download(runcache.get_or_recompute(runcache.key_of(race)))
     assert full.layout.showlegend is not False and len(full.data) > len(figures(at)[0]["data"])
     assert len(at.table) == 1 and len(at.table[0].value) == len(POLICIES)
-    assert at.session_state[state.LAST_RACE] == race.to_json()
+    assert at.session_state[keys.LAST_RACE] == race
     # the figure's numbers are the engine's: each mean line ends on the mean cumulative
     # regret over the seeds, at the last step
     want = mean_final(race, "regret")
@@ -189,7 +191,7 @@ def test_a_setting_changed_with_the_click_reruns_the_whole_page(race_page, monke
     at.button(key="race_run").click().run()
     assert_clean(at)
     assert len(settings) == 1 and at.title[0].value == "Race"
-    assert api.Race.from_dict(json.loads(at.session_state[state.LAST_RACE])).n_seeds == 3
+    assert at.session_state[keys.LAST_RACE].n_seeds == 3
 
 
 def test_the_chart_picker_reruns_only_the_chart(race_page, monkeypatch):
@@ -250,8 +252,8 @@ def test_every_chart_of_the_picker_builds_from_a_finished_race():
     """The registry's contract: every chart builds from a finished race, and the live ones
     from a race still running (a new chart is one more entry)."""
     race = api.Race(SMALL, api.policy_specs(POLICIES), 2)
-    run = runcache.RaceRun(race.to_json(), race, api.run_race(race))
-    steps = runcache.partial_steps(run.result, runcache.LIVE_POINTS)
+    run = runcache.RaceRun(runcache.key_of(race), race, api.run_race(race))
+    steps = run.result.curves_frame(runcache.LIVE_POINTS)
     for key, chart in race_results.RACE_CHARTS.items():
         fig = chart.build(run)
         assert fig.layout.title.text and chart.caption and chart.name, key

@@ -28,7 +28,7 @@ from conftest import open_app_page, run_fragment
 from streamlit.testing.v1 import AppTest
 
 from allseason import api
-from allseason.ui import live, state
+from allseason.ui import keys, live, state
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -279,7 +279,7 @@ def test_analyse_this_show_opens_its_race(monkeypatch):
     at.button(key="live_to_race").click().run()
     assert not at.exception
     assert at.session_state[state.SCENARIO] == sc
-    assert at.session_state[state.RACE_CHOICE]["n_seeds"] == 1
+    assert at.session_state[state.RACE_CHOICE].n_seeds == 1
 
 
 def test_a_show_over_the_apps_limits_says_so():
@@ -412,5 +412,5 @@ def test_analyse_this_show_in_inside_all_season(monkeypatch):
     assert at.session_state[live.PAUSED] is True
     race = state.race(at.session_state[state.RACE_CHOICE], at.session_state[state.SCENARIO])
     assert race.scenario == run_of(at).race().scenario
-    assert at.session_state[state.LAST_RACE] == race.to_json()  # Inside looks into it
+    assert at.session_state[keys.LAST_RACE] == race  # Inside looks into it
     assert any("Inside All-Season" in t.value for t in at.title)

@@ -22,7 +22,7 @@ pytest.importorskip("plotly")
 from streamlit.testing.v1 import AppTest
 
 from allseason import api
-from allseason.ui import runcache, state
+from allseason.ui import keys, runcache, state
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -165,11 +165,10 @@ def test_home_button_runs_the_paper_experiment_on_the_race_page():
     at.run()
     assert_clean(at)
     assert at.title[0].value == "Race"
-    key = at.session_state[state.LAST_RACE]
-    race = api.Race.from_dict(json.loads(key))
+    race = at.session_state[keys.LAST_RACE]
     assert [p.name for p in race.policies] == list(api.DEFAULT_POLICIES)
     assert race.n_seeds == api.DEFAULT_SEEDS and race.scenario == api.Scenario()
-    assert runcache.store().get(key) is not None
+    assert runcache.store().get(runcache.key_of(race)) is not None
     board = at.table[0].value
     assert len(board) == len(api.DEFAULT_POLICIES)
     assert set(board["Policy"]) >= {
@@ -346,7 +345,7 @@ def test_race_settings_run_and_cache(monkeypatch):
     assert_clean(at)
     board = at.table[0].value
     assert list(board["Policy"]).count("LinTS") == 1 and len(board) == 2
-    race = api.Race.from_dict(json.loads(at.session_state[state.LAST_RACE]))
+    race = at.session_state[keys.LAST_RACE]
     assert dict(race.policies[0].params)["tau"] == 20 and race.n_seeds == 2
     regret = figure(at, "Cumulative regret")  # the chart shown first
     assert regret["layout"]["xaxis"]["range"] == [0, SMALL.horizon]

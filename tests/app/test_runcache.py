@@ -4,7 +4,6 @@ server's warm-up that computes Home's race."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ pytest.importorskip("plotly")
 from streamlit.testing.v1 import AppTest
 
 from allseason import api
-from allseason.ui import runcache, state
+from allseason.ui import keys, runcache, state
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 TIMEOUT = 90
@@ -28,21 +27,22 @@ def fresh_cache():
     runcache.store().clear()
 
 
-def test_partial_steps_sample_the_steps_as_the_figures_do():
-    """The live curves' steps are ``viz.race.sample_index``'s, with exact cumulative sums at
-    them (the sums since the previous sampled step)."""
+def test_curves_frame_samples_the_steps_as_the_figures_do():
+    """The live curves' steps (``RaceResult.curves_frame``, the engine's table) are
+    ``viz.race.sample_index``'s, with exact cumulative sums at them (the sums since the
+    previous sampled step)."""
     import numpy as np
 
     from allseason.viz.race import sample_index
 
     race = api.Race(api.Scenario.from_preset("regular", horizon=900), api.policy_specs(["lints"]))
     result = api.run_race(race)
-    steps = runcache.partial_steps(result, 50)
+    steps = result.curves_frame(50)
     trace = result.traces["lints", 0]
     assert steps["step"].tolist() == sample_index(900, 50).tolist()
     want = np.cumsum(trace.reward)[sample_index(900, 50)]
     assert np.allclose(np.cumsum(steps["reward"]), want, rtol=1e-12)
-    assert len(runcache.partial_steps(result)) == 900  # no max_points: every step
+    assert len(result.curves_frame()) == 900  # no max_points: every step
 
 
 def test_result_cache_is_bounded_in_measured_bytes():
@@ -114,13 +114,14 @@ def test_the_warm_up_computes_homes_race():
     for exactly that race, so its first visitor gets it at once."""
     cache = runcache.RunCache()
     runcache._warm(cache)
-    homes = runcache.key_of(state.race(state.default_choice(), api.Scenario()))
+    home_race = state.race(state.default_choice(), api.Scenario())
+    homes = runcache.key_of(home_race)
     run = cache.get(homes)
     assert run is not None and run.precomputed
-    assert run.race.to_dict() == api.Race.from_dict(json.loads(homes)).to_dict()
+    assert run.race.to_dict() == home_race.to_dict()
     assert runcache.done_text(run).startswith("Done: 10,000 steps × 5 seeds × 9 policies in ")
     assert runcache.done_text(run).endswith(" (computed when the server started)")
     at = AppTest.from_file(str(APP), default_timeout=120)
     at.run()
     at.button(key="home_run").click().run()
-    assert at.session_state[state.LAST_RACE] == homes
+    assert runcache.key_of(at.session_state[keys.LAST_RACE]) == homes

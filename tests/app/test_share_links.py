@@ -7,6 +7,7 @@ gets a message naming it while the rest of the link still applies.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -68,14 +69,12 @@ def test_default_race_adds_nothing_to_the_link():
 
 def test_race_link_round_trip():
     choice = state.default_choice()
-    choice["policies"] = ["allseason-sw", "sw-lints", "denband"]
-    choice["n_seeds"] = 3
-    choice["params"]["sw-lints"] = {**state.policy_defaults("sw-lints"), "tau": 250}
-    choice["params"]["allseason-sw"] = {
-        **state.policy_defaults("allseason-sw"),
-        "weighting": "batch",
-        "share": 0.01,
-    }
+    choice = replace(choice, policies=["allseason-sw", "sw-lints", "denband"], n_seeds=3)
+    choice = choice.with_params("sw-lints", {**state.policy_defaults("sw-lints"), "tau": 250})
+    choice = choice.with_params(
+        "allseason-sw",
+        {**state.policy_defaults("allseason-sw"), "weighting": "batch", "share": 0.01},
+    )
     q = state.race_to_query(choice)
     assert q == {
         "policies": "allseason-sw,sw-lints,denband",
@@ -86,9 +85,9 @@ def test_race_link_round_trip():
     }
     back, errs = state.race_from_query(q)
     assert errs == []
-    assert back["policies"] == choice["policies"] and back["n_seeds"] == 3
-    for name in choice["policies"]:
-        assert back["params"][name] == choice["params"].get(name, state.policy_defaults(name))
+    assert back.policies == choice.policies and back.n_seeds == 3
+    for name in choice.policies:
+        assert back.params[name] == choice.params.get(name, state.policy_defaults(name))
 
 
 # --- the Race page --------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 
 from allseason import api
 from allseason.cli import main as cli_main
-from allseason.ui import state
+from allseason.ui import keys, state
 
 ROOT = Path(__file__).resolve().parents[2]
 APP = str(ROOT / "app.py")
@@ -283,8 +283,8 @@ def test_race_json_round_trip():
     sender.button(key="race_run").click()
     sender.run()
     assert_clean(sender)
-    text = sender.session_state[state.LAST_RACE]
-    sent = api.Race.from_dict(json.loads(text))
+    sent = sender.session_state[keys.LAST_RACE]
+    text = sent.to_json()
     assert sent.scenario == TINY and sent.n_seeds == 2
     # ... uploaded in a fresh session gives the same settings, and the same race
     at = open_race_page()
@@ -327,7 +327,7 @@ def _race_json(**changes) -> str:
 )
 def test_race_json_bad_file_is_reported_and_settings_kept(data, needle):
     at = open_race_page()
-    before = dict(at.session_state[state.RACE_CHOICE])
+    before = at.session_state[state.RACE_CHOICE]  # frozen: compared by value below
     upload_race(at, "race.json", data)
     assert_clean(at)
     found = [e for e in errors(at) if "was not loaded" in e]

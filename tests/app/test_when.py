@@ -48,18 +48,18 @@ def test_a_cell_opens_in_race_with_its_tuned_contest():
     cell = snapshot.cell_at(snap, 1, 2)
     assert at.session_state["scenario"] == Knobs(**cell["knobs"]).scenario()
     choice = at.session_state["race_choice"]
-    assert choice["policies"][:2] == ["allseason-sw", "allseason-disc"]
-    assert choice["params"]["sw-lints"]["tau"] == cell["chosen"]["sw-lints"]["tau"]
+    assert list(choice.policies[:2]) == ["allseason-sw", "allseason-disc"]
+    assert choice.params["sw-lints"]["tau"] == cell["chosen"]["sw-lints"]["tau"]
     # the race Race runs is the cell's: its 5 seeds are the cell's first 5, bit for bit
     specs = [
-        api.PolicySpec(n, {k: v for k, v in choice["params"][n].items() if v is not None})
-        for n in choice["policies"]
+        api.PolicySpec(n, {k: v for k, v in choice.params[n].items() if v is not None})
+        for n in choice.policies
     ]
-    res = api.run_race(api.Race(at.session_state["scenario"], specs, choice["n_seeds"]))
+    res = api.run_race(api.Race(at.session_state["scenario"], specs, choice.n_seeds))
     frame = res.seed_frame()
     for label, rewards in cell["rewards"].items():
         got = frame[frame.policy == label].sort_values("seed").mean_reward.tolist()
-        assert got == rewards[: choice["n_seeds"]], label
+        assert got == rewards[: choice.n_seeds], label
 
 
 def test_your_world_is_raced_to_check():
