@@ -11,6 +11,7 @@ FIFO given to ``--trace`` used to hang forever), and a name that comes from a fi
 
 from __future__ import annotations
 
+import codecs
 import os
 import re
 import stat
@@ -102,4 +103,112 @@ def safe_base_name(name: str, default: str) -> str:
     return clean or default
 
 
-__all__ = ["regular_input", "regular_output", "safe_base_name"]
+def _row_of_offset(raw: bytes, offset: int) -> int:
+    """The 1-based line (row) of a byte offset."""
+    return raw.count(b"\n", 0, offset) + 1
+
+
+def check_text_bytes(raw: bytes, kind: str = "CSV", field: str = "file") -> None:
+    """The one check of a text file's bytes, for every file a user brings (an upload, a log,
+    a grid, a sweep, a scenario): no NUL byte (a binary file, or UTF-16 text), and UTF-8
+    throughout (checked in 1 MiB pieces, never one copy of the text). SpecError naming
+    ``field`` and the row of the first bad byte otherwise, in the same words everywhere.
+
+    Parameters
+    ----------
+    raw : bytes
+        The file's bytes (a UTF-8 byte-order mark is fine).
+    kind : str
+        What the file should be, for the message: ``"CSV"`` (save as 'CSV UTF-8'), or e.g.
+        ``"TOML"``, ``"JSON"`` (save as UTF-8 text).
+    field : str
+        The field or flag the message names.
+
+    Examples
+    --------
+    >>> try:
+    ...     check_text_bytes("x = 1\n".encode("utf-16"), "TOML")
+    ... except SpecError as e:
+    ...     print(e.message)
+    row 1: a NUL byte; this is a binary file (or UTF-16 text), not a UTF-8 TOML file
+    """
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        raise SpecError(
+            field,
+            f"row {_row_of_offset(raw, nul)}: a NUL byte; this is a "
+            f"binary file (or UTF-16 text), not a UTF-8 {kind} file",
+        )
+    if raw.isascii():
+        return
+    save = "'CSV UTF-8'" if kind == "CSV" else "UTF-8 text"
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    step = 1 << 20
+    for off in range(0, len(raw), step):
+        pending = len(decoder.getstate()[0])
+        try:
+            decoder.decode(raw[off : off + step], final=off + step >= len(raw))
+        except UnicodeDecodeError as e:
+            at = max(0, off - pending + e.start)
+            raise SpecError(
+                field,
+                f"row {_row_of_offset(raw, at)}: byte 0x{raw[at]:02x} is not UTF-8 "
+                f"text; save the file as {save} (the encoding must be UTF-8)",
+            ) from None
+
+
+def decode_text(raw: bytes, kind: str = "CSV", field: str = "file", utf16: bool = False) -> str:
+    """The text of a small file a user brings: :func:`check_text_bytes`, then UTF-8 (a
+    byte-order mark dropped). ``utf16``: UTF-16 with its byte-order mark is read too
+    (spreadsheets' "Unicode text", for a segment table)."""
+    if utf16 and raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError as e:
+            raise SpecError(
+                field, f"byte {e.start + 1} is not UTF-16 text; save the file as {kind} UTF-8"
+            ) from None
+    check_text_bytes(raw, kind, field)
+    return raw.decode("utf-8-sig")
+
+
+def read_text(path, field: str, max_bytes: int, kind: str, utf16: bool = False) -> str:
+    """The text of a file a user names on the command line (a grid, a sweep, a scenario):
+    a regular file of at most ``max_bytes`` (:func:`regular_input`), decoded by
+    :func:`decode_text`; one SpecError naming ``field`` and the file otherwise.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    field : str
+        The flag or field the message names.
+    max_bytes : int
+        The largest size read.
+    kind : str
+        ``"TOML"``, ``"JSON"`` or ``"CSV"``: what the messages say the file should be.
+    utf16 : bool
+        Also read UTF-16 with its byte-order mark.
+    """
+    p = regular_input(path, field, max_bytes)
+    try:
+        with open(p, "rb") as f:
+            raw = f.read(max_bytes + 1)
+    except OSError as e:
+        raise SpecError(field, f"cannot read {str(path)!r} ({e.strerror})") from None
+    if len(raw) > max_bytes:
+        raise SpecError(field, f"{str(path)!r} is larger than {max_bytes:,} bytes")
+    try:
+        return decode_text(raw, kind, field, utf16)
+    except SpecError as e:
+        raise SpecError(field, f"{str(path)!r}: {e.message}") from None
+
+
+__all__ = [
+    "regular_input",
+    "regular_output",
+    "safe_base_name",
+    "check_text_bytes",
+    "decode_text",
+    "read_text",
+]

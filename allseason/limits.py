@@ -102,7 +102,19 @@ PRIOR_RANGE = (1e-6, 1e6)
 # math.exp; 1e-6 .. 1e6 is far from both ends of float64 once squared and summed.
 SCALE_RANGE = (1e-6, 1e6)
 
+# --- a map (python -m allseason map --grid FILE), checked whole before anything runs ---------
+# Every run of every cell, in steps: a cell is 105 runs (45 tuning, 60 shown) of its horizon.
+# The shipped map is 36 million steps (374 s on 2 processes, 2026-11); 20 times that is about
+# two hours of a 2-core machine. A grid of huge n_states used to build its segments first
+# and died of a MemoryError at 5.4 GB.
+MAP_MAX_STEPS = 720_000_000
+# One run's memory (its trace, about 400 B a step, and one chunk of arm features, steps x K x
+# d floats): batch_size 10,000 x K 100 x d 500 asked for 4 GB in one chunk.
+MAP_MAX_RUN_BYTES = 500_000_000
+
 __all__ = [
+    "MAP_MAX_STEPS",
+    "MAP_MAX_RUN_BYTES",
     "Limits",
     "LIMITS",
     "APP_LIMITS",

@@ -41,8 +41,26 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-screening", action="store_true", help="do not run the screening of the knobs"
     )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the grid and print its cells, runs, steps and memory; run none",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
+
+
+def describe(grid: MapGrid) -> str:
+    """One line: the grid's cells, runs, steps and the memory of its largest run."""
+    from ..worldmap.grid import runs_per_cell
+
+    n_cells = len(grid.cells())
+    return (
+        f"map {grid.name!r}: {n_cells} cells x {runs_per_cell()} runs = "
+        f"{n_cells * runs_per_cell():,} runs, {grid.total_steps():,} steps; the largest run "
+        f"takes about {grid.max_run_bytes() / 1e6:,.0f} MB (then the screening and the named "
+        f"worlds, unless --no-screening / --no-worlds)"
+    )
 
 
 def _write(path: Path, snap: dict) -> None:
@@ -103,6 +121,9 @@ def cli_map(argv) -> int:
                 f"--scheduler: expected an address like tcp://host:8786, got {args.scheduler!r}"
             )
         grid = MapGrid.from_file(args.grid) if args.grid else MapGrid()
+        if args.dry_run:
+            print(describe(grid))
+            return 0
         out = Path(args.out) if args.out else results_root() / f"map-{grid.name}"
         if out.exists() and not out.is_dir():
             raise CliError(f"--out: {str(out)!r} is a file, not a folder")

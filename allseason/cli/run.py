@@ -118,9 +118,10 @@ def _scenario(args) -> api.Scenario:
     common = {k: v for k, v in common.items() if v is not None}
     name = args.pattern
     if name.lower().endswith((".json", ".csv")):
-        path = files.regular_input(name, "--pattern", MAX_FILE_BYTES)
+        kind = api.file_kind(name)
+        text = files.read_text(name, "--pattern", MAX_FILE_BYTES, kind.upper(), utf16=True)
         try:
-            return api.parse_scenario(path.read_bytes(), api.file_kind(name), defaults=common)
+            return api.parse_scenario(text, kind, defaults=common)
         except api.SpecError as e:
             raise CliError(f"--pattern {name!r}: {e}") from None
     if name not in api.PRESETS:
