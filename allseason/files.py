@@ -12,8 +12,10 @@ FIFO given to ``--trace`` used to hang forever), and a name that comes from a fi
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import re
+import shutil
 import stat
 from pathlib import Path
 
@@ -204,7 +206,99 @@ def read_text(path, field: str, max_bytes: int, kind: str, utf16: bool = False) 
         raise SpecError(field, f"{str(path)!r}: {e.message}") from None
 
 
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def write_problem(exc: BaseException) -> str | None:
+    """``"full"`` when ``exc`` says the disk (or a quota, or a file-size limit) is full,
+    ``"read-only"`` when the folder cannot be written, None for any other error. Knows
+    OSError's errno and SQLite's words ("database or disk is full", "readonly database")."""
+    if isinstance(exc, OSError):
+        return "full" if exc.errno in _FULL else "read-only" if exc.errno in _READ_ONLY else None
+    text = str(exc).lower()
+    if type(exc).__module__ == "sqlite3":
+        if "disk is full" in text or "disk i/o error" in text:
+            return "full"
+        if "readonly" in text or "read-only" in text or "unable to open database" in text:
+            return "read-only"
+    return None
+
+
+def _free_bytes(folder: Path) -> int | None:
+    for p in (folder, *folder.parents):
+        try:
+            return shutil.disk_usage(p).free
+        except OSError:
+            continue
+    return None
+
+
+def disk_message(exc: BaseException, folder, needed: int, kept: str) -> str | None:
+    """The one line for a write that failed on a full or read-only disk, naming the folder,
+    the free space needed and what was kept; None when ``exc`` is another error.
+
+    Parameters
+    ----------
+    exc : BaseException
+        What the write raised (OSError or sqlite3.Error).
+    folder : str or Path
+        The folder written into.
+    needed : int
+        About how many bytes the rest of the write needs.
+    kept : str
+        What is kept, and how to go on (a sentence).
+
+    Examples
+    --------
+    >>> disk_message(OSError(errno.ENOSPC, "No space left on device"), "/nowhere", 2_500_000,
+    ...              "nothing was written")[:56]
+    "no space left in '/nowhere': about 2.5 MB more is needed"
+    """
+    kind = write_problem(exc)
+    folder = Path(folder)
+    if kind == "full":
+        free = _free_bytes(folder)
+        now = "" if free is None else f" ({_size(free)} free now)"
+        return (
+            f"no space left in {str(folder)!r}: about {_size(needed)} more is needed{now}; {kept}"
+        )
+    if kind == "read-only":
+        why = getattr(exc, "strerror", None) or str(exc)
+        return (
+            f"cannot write in {str(folder)!r} ({why}; about {_size(needed)} needed there); {kept}"
+        )
+    return None
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{max(1, round(n / 1e3))} kB"
+
+
+def write_text_atomic(path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` all or nothing: a temporary file beside it, fsync,
+    then ``os.replace``; on any error the temporary file is removed and the error raised,
+    and ``path`` keeps what it held (never a truncated file)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
 __all__ = [
+    "write_problem",
+    "disk_message",
+    "write_text_atomic",
     "regular_input",
     "regular_output",
     "safe_base_name",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sqlite3
 import sys
 import time
@@ -17,7 +16,7 @@ from ..sweeps.execute import SweepError
 from ..sweeps.flags import SCHEDULER, add_executor_flags
 from ..sweeps.store import results_root
 from ..worldmap.grid import MapGrid, run_map
-from .common import CliError, Parser
+from .common import CliError, Parser, store_disk_line, write_output
 
 MAP_FILE = "map.json"
 
@@ -63,10 +62,10 @@ def describe(grid: MapGrid) -> str:
     )
 
 
-def _write(path: Path, snap: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(snap, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+def _n_runs(grid: MapGrid) -> int:
+    from ..worldmap.grid import runs_per_cell
+
+    return len(grid.cells()) * runs_per_cell()
 
 
 def compute(
@@ -114,6 +113,7 @@ def cli_map(argv) -> int:
     interrupted, 2 on bad input."""
     from ..worldmap.snapshot import regions
 
+    grid = out = None
     try:
         args = _parser().parse_args(list(argv))
         if args.scheduler is not None and not SCHEDULER.fullmatch(args.scheduler):
@@ -140,7 +140,11 @@ def cli_map(argv) -> int:
             progress=not args.quiet,
             **ex,
         )
-    except (CliError, SpecError, SweepError, OSError, ValueError, sqlite3.Error) as e:
+    except (OSError, sqlite3.Error) as e:  # a full or read-only disk: one line that says so
+        line = store_disk_line(e, out, _n_runs(grid)) if out and grid else None
+        print(f"error: {line or e}", file=sys.stderr)
+        return 2
+    except (CliError, SpecError, SweepError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -161,7 +165,18 @@ def cli_map(argv) -> int:
         print("some runs failed (not stored; a rerun retries them)", file=sys.stderr)
         return 1
     snap["executor"] = ex or {"processes": "all cores"}
-    _write(out / MAP_FILE, snap)
+    text = json.dumps(snap, indent=1, sort_keys=True) + "\n"
+    try:
+        write_output(
+            out / MAP_FILE,
+            text,
+            "--out",
+            f"every run is stored in {str(out)!r}; free some space and run the same command "
+            "again (it runs nothing more and writes the map)",
+        )
+    except CliError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     for r in regions(snap):
         print(r["sentence"])
     for w in snap.get("worlds", []):

@@ -11,7 +11,7 @@ import time
 
 from .. import api, files
 from ..stats import t_quantile
-from .common import MAX_FILE_BYTES, SEED_TYPE, CliError
+from .common import MAX_FILE_BYTES, SEED_TYPE, CliError, write_output
 
 
 def add_parsers(sub) -> None:
@@ -164,8 +164,13 @@ def cmd_run(args) -> int:
     summary = result.summary()
     _check_finite(summary)
     _add_ensemble_numbers(summary, result, race)
-    if args.trace:
-        result.to_frames()["steps"].to_csv(args.trace, index=False)
+    if args.trace:  # all or nothing: a full disk leaves no half-written trace
+        write_output(
+            args.trace,
+            result.to_frames()["steps"].to_csv(index=False),
+            "--trace",
+            "no trace was written (no partial file): run again with --trace in a folder with room",
+        )
     if args.json:  # a share of the gap with no meaning (NaN) is null, so the JSON is strict
         print(json.dumps({label: _strict(s) for label, s in summary.items()}, indent=2))
         return 0
