@@ -112,7 +112,13 @@ MAP_MAX_STEPS = 720_000_000
 # d floats): batch_size 10,000 x K 100 x d 500 asked for 4 GB in one chunk.
 MAP_MAX_RUN_BYTES = 500_000_000
 
+# What one request may cost where a budget applies (a page of the app), in CPU-seconds
+# estimated before it runs (allseason.costs): "Race it to check" at 50,000 steps, d = 20,
+# K = 50 held a slot for 249 s; the default race costs about 10.
+COST_BUDGET_SECONDS = 120
+
 __all__ = [
+    "COST_BUDGET_SECONDS",
     "MAP_MAX_STEPS",
     "MAP_MAX_RUN_BYTES",
     "Limits",

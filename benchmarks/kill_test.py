@@ -130,6 +130,18 @@ def tagged(tag: str) -> list[int]:
     return pids
 
 
+def _kind(pid: int) -> str:
+    """What a process is: the driver, the forkserver, a worker, the resource tracker."""
+    try:
+        cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return "gone"
+    for word in ("forkserver", "resource_tracker", "allseason"):
+        if word in cmd:
+            return word
+    return cmd[:40]
+
+
 def run(argv, work: Path, tag: str, timeout: float = 600) -> tuple[int, float, str]:
     """Run the CLI to the end: (exit code, seconds, stderr)."""
     t0 = time.perf_counter()
@@ -150,7 +162,8 @@ def result_of(name: str, out: Path, work: Path):
         import pandas as pd
 
         frame = pd.read_csv(work / "results" / "replay" / f"{out.name}.csv")
-        return frame.drop(columns=[c for c in frame.columns if c in VOLATILE]).to_dict("records")
+        frame = frame.drop(columns=[c for c in frame.columns if c in VOLATILE])
+        return frame.astype(str).to_dict("records")  # NaN == NaN as text
     with sqlite3.connect(out / "results.sqlite") as db:
         db.row_factory = sqlite3.Row
         rows = [dict(r) for r in db.execute("SELECT * FROM runs ORDER BY key")]
@@ -186,7 +199,7 @@ def kill_round(
         raise RuntimeError(f"{name}: the reference run failed ({rc}): {err[-500:]}")
     reference = result_of(name, work / f"{name}-ref", work)
     out = work / f"{name}-killed"
-    left, finished, moments = [], 0, []
+    left, finished, moments, kinds = [], 0, [], {}
     for i in range(n_kills):
         tag = f"{name}-{i}-{os.getpid()}"
         at = float(rng.uniform(0.2, full))
@@ -212,6 +225,8 @@ def kill_round(
         time.sleep(wait)
         alive = tagged(tag)
         left.append(len(alive))
+        for pid in alive:
+            kinds[_kind(pid)] = kinds.get(_kind(pid), 0) + 1
         for pid in alive:  # ours: clean up so the next kill starts alone
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -227,6 +242,7 @@ def kill_round(
         "orphans_after_2s": sum(left),
         "kills_leaving_orphans": sum(n > 0 for n in left),
         "identical": result_of(name, out, work) == reference,
+        "orphan_kinds": kinds,
         "reference_s": round(full, 1),
         "resume_s": round(resume, 1),
     }

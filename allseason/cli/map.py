@@ -56,7 +56,8 @@ def describe(grid: MapGrid) -> str:
     n_cells = len(grid.cells())
     return (
         f"map {grid.name!r}: {n_cells} cells x {runs_per_cell()} runs = "
-        f"{n_cells * runs_per_cell():,} runs, {grid.total_steps():,} steps; the largest run "
+        f"{n_cells * runs_per_cell():,} runs, {grid.total_steps():,} steps, about "
+        f"{grid.cost_seconds():,.0f} CPU-seconds (estimated); the largest run "
         f"takes about {grid.max_run_bytes() / 1e6:,.0f} MB (then the screening and the named "
         f"worlds, unless --no-screening / --no-worlds)"
     )

@@ -9,6 +9,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from ..costs import estimate_units
 from ..files import safe_base_name
 from ..specs import SpecError
 from ..sweeps.execute import SweepError, run_sweep
@@ -74,7 +75,9 @@ def cli_sweep(argv) -> int:
             print(
                 f"sweep {spec.name!r}: {len(spec.scenarios)} scenarios x "
                 f"{spec.n_settings} settings x {len(spec.seeds)} seeds = {len(units)} runs; "
-                f"{n_have} stored in {out}, {len(units) - n_have} to run"
+                f"{n_have} stored in {out}, {len(units) - n_have} to run, about "
+                f"{estimate_units([u for u in units if u.key not in have]):,.0f} CPU-seconds "
+                "(estimated)"
             )
             return 0
         outcome = run_sweep(

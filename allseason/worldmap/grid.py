@@ -19,6 +19,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..costs import estimate_runs
 from ..errors import SpecError
 from ..errors import show as _show
 from ..files import read_text
@@ -36,6 +37,23 @@ def runs_per_cell(n_shown: int = len(contest.SHOWN_SEEDS)) -> int:
     every contestant on the ``n_shown`` shown seeds (105 by default)."""
     tuned = sum(len(contest.settings(lab)) for lab, (_, _, g) in contest.GRIDS.items() if g)
     return tuned * len(contest.TUNE_SEEDS) + len(contest.GRIDS) * n_shown
+
+
+def cell_names(n_shown: int = len(contest.SHOWN_SEEDS)) -> list[str]:
+    """The policy of every run of one cell (:func:`runs_per_cell` of them)."""
+    tuned = [
+        contest.GRIDS[lab][0]
+        for lab, (_, _, g) in contest.GRIDS.items()
+        if g
+        for _ in contest.settings(lab)
+    ]
+    return tuned * len(contest.TUNE_SEEDS) + [n for n, _, _ in contest.GRIDS.values()] * n_shown
+
+
+def cell_cost(scenario) -> float:
+    """CPU-seconds of one cell (a tuned contest) on ``scenario``, estimated
+    (:mod:`allseason.costs`): a map cell, or the When page's "Race it to check"."""
+    return estimate_runs(scenario.horizon, scenario.d, scenario.n_arms, cell_names(), 1)
 
 
 def _knob_name(value, field: str) -> str:
@@ -141,6 +159,10 @@ class MapGrid:
         """Steps of every run of every cell (the screening and the named worlds aside)."""
         worlds = self.cells() if worlds is None else worlds
         return runs_per_cell() * sum(k.horizon for k in worlds)
+
+    def cost_seconds(self) -> float:
+        """CPU-seconds of every cell, estimated (the screening and the named worlds aside)."""
+        return sum(cell_cost(k.scenario()) for k in self.cells())
 
     def max_run_bytes(self) -> int:
         """The memory of the largest run of the grid (bytes, estimated)."""
