@@ -192,7 +192,8 @@ def kill_round(
 ) -> dict:
     """The reference run, ``n_kills`` SIGKILLs, the resume; the counts. ``when``: "random"
     (a uniform moment in [0.2 s, the reference's duration]) or "workers" (0-0.5 s after
-    the driver's pool is up, so that every kill leaves workers to die)."""
+    the driver's pool is up, so that every kill leaves workers to die) or "pool" (0-2 s
+    after it: a random moment while the pool works)."""
     tag0 = f"{name}-ref-{os.getpid()}"
     rc, full, err = run(argv_of(work / f"{name}-ref"), work, tag0)
     if rc != 0:
@@ -211,8 +212,8 @@ def kill_round(
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # its own session, as a terminal's command would be
         )
-        if when == "workers":
-            at = float(rng.uniform(0.0, 0.5))
+        if when in ("workers", "pool"):
+            at = float(rng.uniform(0.0, 0.5 if when == "workers" else 2.0))
             if not _wait_for_workers(p, tag, full * 3):
                 at = 0.0
         try:
@@ -253,6 +254,13 @@ def main(argv=None) -> int:
     ap.add_argument("--kills", type=int, default=20)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--only", choices=["sweep", "map", "replay"], action="append")
+    ap.add_argument(
+        "--when",
+        choices=["random", "pool", "workers"],
+        default="random",
+        help="random: a moment in [0.2 s, the reference's duration] (a resumed run is shorter,"
+        " so many end first); pool: 0-2 s after the driver's pool is up",
+    )
     ap.add_argument("--code", type=Path, default=ROOT, help="the checkout to test")
     args = ap.parse_args(argv)
     global CODE
@@ -264,7 +272,7 @@ def main(argv=None) -> int:
         for name, argv_of in commands(work).items():
             if args.only and name not in args.only:
                 continue
-            row = kill_round(name, argv_of, work, args.kills, rng)
+            row = kill_round(name, argv_of, work, args.kills, rng, when=args.when)
             rows.append(row)
             print(json.dumps(row), flush=True)
     print(

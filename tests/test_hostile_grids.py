@@ -209,20 +209,6 @@ def test_hostile_grids_get_one_line_each_in_process(tmp_path, capsys):
     assert max(peaks) < GB
 
 
-def _run_rss(args, cwd):
-    """(exit code, stderr, peak RSS in bytes) of a CLI subprocess, from wait4."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    p = subprocess.Popen(
-        [sys.executable, "-m", "allseason", *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    out, err = p.communicate(timeout=120)
-    return p.returncode, err.decode(), p.rusage_maxrss if hasattr(p, "rusage_maxrss") else None
-
-
 def test_a_sample_of_refused_grids_in_subprocesses_without_dry_run(tmp_path):
     """Refused grids never start a run: a sample of them without ``--dry-run``, each in its
     own process, one line, exit 2, peak RSS (wait4) under 1 GB."""
@@ -235,6 +221,7 @@ def test_a_sample_of_refused_grids_in_subprocesses_without_dry_run(tmp_path):
         except Exception:
             sample.append(path)
     sample = sample[:: max(1, len(sample) // 4)][:4]
+    peaks = []
     for path in sample:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         p = subprocess.Popen(
@@ -251,6 +238,8 @@ def test_a_sample_of_refused_grids_in_subprocesses_without_dry_run(tmp_path):
         rc = os.waitstatus_to_exitcode(status)
         assert rc == 2 and _one_line(err) and "Traceback" not in err, (path.name, err)
         assert usage.ru_maxrss * 1024 < GB, (path.name, usage.ru_maxrss)
+        peaks.append(usage.ru_maxrss / 1024)
+    print(f"\n{len(sample)} refused grids in subprocesses: peak RSS {max(peaks):.0f} MB")
     assert not (tmp_path / "results").exists()  # nothing was written
 
 
