@@ -42,6 +42,7 @@ from .envs.datasets import DataUnavailable
 from .envs.patterns import Pattern
 from .limits import (
     APP_LIMITS,
+    COST_BUDGET_SECONDS,
     LIMITS,
     MAX_CHECK_STEPS,
     MAX_INPUT_BYTES,
@@ -271,6 +272,51 @@ def race_in_words(race: Race | None = None) -> dict[str, str]:
     }
 
 
+def estimate_cost(request) -> float:
+    """CPU-seconds a request is estimated to cost, before it runs: steps x seeds x the
+    per-step price of each policy, measured once and stored (:mod:`allseason.costs`).
+
+    Parameters
+    ----------
+    request : Race, Scenario, SweepSpec or MapGrid
+        A race (the Race page); a scenario: one tuned contest on it (a map cell, the When
+        page's "Race it to check"); a sweep; a map's grid.
+
+    Returns
+    -------
+    float
+        Estimated CPU-seconds (one core; ``benchmarks/cost_check.py`` measures how close).
+    """
+    from . import costs
+    from .sweeps.spec import SweepSpec
+    from .worldmap.grid import MapGrid, cell_cost
+
+    if isinstance(request, Race):
+        return costs.estimate_race(request)
+    if isinstance(request, Scenario):
+        return cell_cost(request)
+    if isinstance(request, SweepSpec):
+        return costs.estimate_units(request.units())
+    if isinstance(request, MapGrid):
+        return request.cost_seconds()
+    raise TypeError(f"estimate_cost: a Race, Scenario, SweepSpec or MapGrid, got {request!r}")
+
+
+def check_cost(race: Race, budget: float | None = None) -> float:
+    """The estimate of ``race`` (:func:`estimate_cost`); SpecError("budget", ...) above
+    ``budget`` (default ``limits.COST_BUDGET_SECONDS``), naming the budget and the command
+    that runs the race from a terminal."""
+    from . import costs
+
+    seconds = costs.estimate_race(race)
+    costs.check_budget(
+        seconds,
+        COST_BUDGET_SECONDS if budget is None else budget,
+        costs.command_line(race),
+    )
+    return seconds
+
+
 def real_data_snapshot() -> dict:
     """The tracked ten-arm MNIST race that the tour shows without the data sets
     (:mod:`allseason.paper.mnist_snapshot`: its pattern, change points and each policy's mean
@@ -332,6 +378,9 @@ __all__ = [
     "iter_race",
     "RaceResult",
     "warm_up",
+    "estimate_cost",
+    "check_cost",
+    "COST_BUDGET_SECONDS",
     # a live show, stepped by hand
     "LiveRun",
     "LiveFrame",

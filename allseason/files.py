@@ -11,8 +11,11 @@ FIFO given to ``--trace`` used to hang forever), and a name that comes from a fi
 
 from __future__ import annotations
 
+import codecs
+import errno
 import os
 import re
+import shutil
 import stat
 from pathlib import Path
 
@@ -102,4 +105,204 @@ def safe_base_name(name: str, default: str) -> str:
     return clean or default
 
 
-__all__ = ["regular_input", "regular_output", "safe_base_name"]
+def _row_of_offset(raw: bytes, offset: int) -> int:
+    """The 1-based line (row) of a byte offset."""
+    return raw.count(b"\n", 0, offset) + 1
+
+
+def check_text_bytes(raw: bytes, kind: str = "CSV", field: str = "file") -> None:
+    r"""The one check of a text file's bytes, for every file a user brings (an upload, a log,
+    a grid, a sweep, a scenario): no NUL byte (a binary file, or UTF-16 text), and UTF-8
+    throughout (checked in 1 MiB pieces, never one copy of the text). SpecError naming
+    ``field`` and the row of the first bad byte otherwise, in the same words everywhere.
+
+    Parameters
+    ----------
+    raw : bytes
+        The file's bytes (a UTF-8 byte-order mark is fine).
+    kind : str
+        What the file should be, for the message: ``"CSV"`` (save as 'CSV UTF-8'), or e.g.
+        ``"TOML"``, ``"JSON"`` (save as UTF-8 text).
+    field : str
+        The field or flag the message names.
+
+    Examples
+    --------
+    >>> try:
+    ...     check_text_bytes("x = 1\n".encode("utf-16"), "TOML")
+    ... except SpecError as e:
+    ...     print(e.message)
+    row 1: a NUL byte; this is a binary file (or UTF-16 text), not a UTF-8 TOML file
+    """
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        raise SpecError(
+            field,
+            f"row {_row_of_offset(raw, nul)}: a NUL byte; this is a "
+            f"binary file (or UTF-16 text), not a UTF-8 {kind} file",
+        )
+    if raw.isascii():
+        return
+    save = "'CSV UTF-8'" if kind == "CSV" else "UTF-8 text"
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    step = 1 << 20
+    for off in range(0, len(raw), step):
+        pending = len(decoder.getstate()[0])
+        try:
+            decoder.decode(raw[off : off + step], final=off + step >= len(raw))
+        except UnicodeDecodeError as e:
+            at = max(0, off - pending + e.start)
+            raise SpecError(
+                field,
+                f"row {_row_of_offset(raw, at)}: byte 0x{raw[at]:02x} is not UTF-8 "
+                f"text; save the file as {save} (the encoding must be UTF-8)",
+            ) from None
+
+
+def decode_text(raw: bytes, kind: str = "CSV", field: str = "file", utf16: bool = False) -> str:
+    """The text of a small file a user brings: :func:`check_text_bytes`, then UTF-8 (a
+    byte-order mark dropped). ``utf16``: UTF-16 with its byte-order mark is read too
+    (spreadsheets' "Unicode text", for a segment table)."""
+    if utf16 and raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        try:
+            return raw.decode("utf-16")
+        except UnicodeDecodeError as e:
+            raise SpecError(
+                field, f"byte {e.start + 1} is not UTF-16 text; save the file as {kind} UTF-8"
+            ) from None
+    check_text_bytes(raw, kind, field)
+    return raw.decode("utf-8-sig")
+
+
+def read_text(path, field: str, max_bytes: int, kind: str, utf16: bool = False) -> str:
+    """The text of a file a user names on the command line (a grid, a sweep, a scenario):
+    a regular file of at most ``max_bytes`` (:func:`regular_input`), decoded by
+    :func:`decode_text`; one SpecError naming ``field`` and the file otherwise.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file.
+    field : str
+        The flag or field the message names.
+    max_bytes : int
+        The largest size read.
+    kind : str
+        ``"TOML"``, ``"JSON"`` or ``"CSV"``: what the messages say the file should be.
+    utf16 : bool
+        Also read UTF-16 with its byte-order mark.
+    """
+    p = regular_input(path, field, max_bytes)
+    try:
+        with open(p, "rb") as f:
+            raw = f.read(max_bytes + 1)
+    except OSError as e:
+        raise SpecError(field, f"cannot read {str(path)!r} ({e.strerror})") from None
+    if len(raw) > max_bytes:
+        raise SpecError(field, f"{str(path)!r} is larger than {max_bytes:,} bytes")
+    try:
+        return decode_text(raw, kind, field, utf16)
+    except SpecError as e:
+        raise SpecError(field, f"{str(path)!r}: {e.message}") from None
+
+
+_FULL = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+_READ_ONLY = {errno.EROFS, errno.EACCES, errno.EPERM}
+
+
+def write_problem(exc: BaseException) -> str | None:
+    """``"full"`` when ``exc`` says the disk (or a quota, or a file-size limit) is full,
+    ``"read-only"`` when the folder cannot be written, None for any other error. Knows
+    OSError's errno and SQLite's words ("database or disk is full", "readonly database")."""
+    if isinstance(exc, OSError):
+        return "full" if exc.errno in _FULL else "read-only" if exc.errno in _READ_ONLY else None
+    text = str(exc).lower()
+    if type(exc).__module__ == "sqlite3":
+        if "disk is full" in text or "disk i/o error" in text:
+            return "full"
+        if "readonly" in text or "read-only" in text or "unable to open database" in text:
+            return "read-only"
+    return None
+
+
+def _free_bytes(folder: Path) -> int | None:
+    for p in (folder, *folder.parents):
+        try:
+            return shutil.disk_usage(p).free
+        except OSError:
+            continue
+    return None
+
+
+def disk_message(exc: BaseException, folder, needed: int, kept: str) -> str | None:
+    """The one line for a write that failed on a full or read-only disk, naming the folder,
+    the free space needed and what was kept; None when ``exc`` is another error.
+
+    Parameters
+    ----------
+    exc : BaseException
+        What the write raised (OSError or sqlite3.Error).
+    folder : str or Path
+        The folder written into.
+    needed : int
+        About how many bytes the rest of the write needs.
+    kept : str
+        What is kept, and how to go on (a sentence).
+
+    Examples
+    --------
+    >>> disk_message(OSError(errno.ENOSPC, "No space left on device"), "/nowhere", 2_500_000,
+    ...              "nothing was written")[:56]
+    "no space left in '/nowhere': about 2.5 MB more is needed"
+    """
+    kind = write_problem(exc)
+    folder = Path(folder)
+    if kind == "full":
+        free = _free_bytes(folder)
+        now = "" if free is None else f" ({_size(free)} free now)"
+        return (
+            f"no space left in {str(folder)!r}: about {_size(needed)} more is needed{now}; {kept}"
+        )
+    if kind == "read-only":
+        why = getattr(exc, "strerror", None) or str(exc)
+        return (
+            f"cannot write in {str(folder)!r} ({why}; about {_size(needed)} needed there); {kept}"
+        )
+    return None
+
+
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{max(1, round(n / 1e3))} kB"
+
+
+def write_text_atomic(path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` all or nothing: a temporary file beside it, fsync,
+    then ``os.replace``; on any error the temporary file is removed and the error raised,
+    and ``path`` keeps what it held (never a truncated file)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+__all__ = [
+    "write_problem",
+    "disk_message",
+    "write_text_atomic",
+    "regular_input",
+    "regular_output",
+    "safe_base_name",
+    "check_text_bytes",
+    "decode_text",
+    "read_text",
+]

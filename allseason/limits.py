@@ -140,7 +140,25 @@ MAX_PROCESSES = 64  # local processes of a sweep: more than this is a typo on an
 #: Paper tables' small live MNIST race: images (n_min..n_max) and seeds, a few seconds each
 PAPER_LIVE_LIMITS = dict(n_min=600, n_max=5000, seeds=3)
 
+# --- a map (python -m allseason map --grid FILE), checked whole before anything runs ---------
+# Every run of every cell, in steps: a cell is 105 runs (45 tuning, 60 shown) of its horizon.
+# The shipped map is 36 million steps (374 s on 2 processes, 2026-11); 20 times that is about
+# two hours of a 2-core machine. A grid of huge n_states used to build its segments first
+# and died of a MemoryError at 5.4 GB.
+MAP_MAX_STEPS = 720_000_000
+# One run's memory (its trace, about 400 B a step, and one chunk of arm features, steps x K x
+# d floats): batch_size 10,000 x K 100 x d 500 asked for 4 GB in one chunk.
+MAP_MAX_RUN_BYTES = 500_000_000
+
+# What one request may cost where a budget applies (a page of the app), in CPU-seconds
+# estimated before it runs (allseason.costs): "Race it to check" at 50,000 steps, d = 20,
+# K = 50 held a slot for 249 s; the default race costs about 10.
+COST_BUDGET_SECONDS = 120
+
 __all__ = [
+    "COST_BUDGET_SECONDS",
+    "MAP_MAX_STEPS",
+    "MAP_MAX_RUN_BYTES",
     "Limits",
     "LIMITS",
     "APP_LIMITS",

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sqlite3
 import sys
 import time
@@ -17,7 +16,7 @@ from ..sweeps.execute import SweepError
 from ..sweeps.flags import SCHEDULER, add_executor_flags
 from ..sweeps.store import results_root
 from ..worldmap.grid import MapGrid, run_map
-from .common import CliError, Parser
+from .common import CliError, Parser, store_disk_line, write_output
 
 MAP_FILE = "map.json"
 
@@ -41,14 +40,33 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--no-screening", action="store_true", help="do not run the screening of the knobs"
     )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the grid and print its cells, runs, steps and memory; run none",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
 
-def _write(path: Path, snap: dict) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(snap, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+def describe(grid: MapGrid) -> str:
+    """One line: the grid's cells, runs, steps and the memory of its largest run."""
+    from ..worldmap.grid import runs_per_cell
+
+    n_cells = len(grid.cells())
+    return (
+        f"map {grid.name!r}: {n_cells} cells x {runs_per_cell()} runs = "
+        f"{n_cells * runs_per_cell():,} runs, {grid.total_steps():,} steps, about "
+        f"{grid.cost_seconds():,.0f} CPU-seconds (estimated); the largest run "
+        f"takes about {grid.max_run_bytes() / 1e6:,.0f} MB (then the screening and the named "
+        f"worlds, unless --no-screening / --no-worlds)"
+    )
+
+
+def _n_runs(grid: MapGrid) -> int:
+    from ..worldmap.grid import runs_per_cell
+
+    return len(grid.cells()) * runs_per_cell()
 
 
 def compute(
@@ -96,6 +114,7 @@ def cli_map(argv) -> int:
     interrupted, 2 on bad input."""
     from ..worldmap.snapshot import regions
 
+    grid = out = None
     try:
         args = _parser().parse_args(list(argv))
         if args.scheduler is not None and not SCHEDULER.fullmatch(args.scheduler):
@@ -103,6 +122,9 @@ def cli_map(argv) -> int:
                 f"--scheduler: expected an address like tcp://host:8786, got {args.scheduler!r}"
             )
         grid = MapGrid.from_file(args.grid) if args.grid else MapGrid()
+        if args.dry_run:
+            print(describe(grid))
+            return 0
         out = Path(args.out) if args.out else results_root() / f"map-{grid.name}"
         if out.exists() and not out.is_dir():
             raise CliError(f"--out: {str(out)!r} is a file, not a folder")
@@ -119,7 +141,11 @@ def cli_map(argv) -> int:
             progress=not args.quiet,
             **ex,
         )
-    except (CliError, SpecError, SweepError, OSError, ValueError, sqlite3.Error) as e:
+    except (OSError, sqlite3.Error) as e:  # a full or read-only disk: one line that says so
+        line = store_disk_line(e, out, _n_runs(grid)) if out and grid else None
+        print(f"error: {line or e}", file=sys.stderr)
+        return 2
+    except (CliError, SpecError, SweepError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -140,7 +166,18 @@ def cli_map(argv) -> int:
         print("some runs failed (not stored; a rerun retries them)", file=sys.stderr)
         return 1
     snap["executor"] = ex or {"processes": "all cores"}
-    _write(out / MAP_FILE, snap)
+    text = json.dumps(snap, indent=1, sort_keys=True) + "\n"
+    try:
+        write_output(
+            out / MAP_FILE,
+            text,
+            "--out",
+            f"every run is stored in {str(out)!r}; free some space and run the same command "
+            "again (it runs nothing more and writes the map)",
+        )
+    except CliError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     for r in regions(snap):
         print(r["sentence"])
     for w in snap.get("worlds", []):

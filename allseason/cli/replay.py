@@ -8,10 +8,17 @@ import math
 import sys
 import time
 
-from .. import api, sweeps
+from .. import api, files, sweeps
 from ..limits import LIMITS
 from ..sweeps.flags import add_executor_flags, executor_from_args
-from .common import SEED_TYPE, CliError, bounded_int, out_path, read_user_path
+from .common import (
+    SEED_TYPE,
+    CliError,
+    bounded_int,
+    out_path,
+    read_user_path,
+    write_output,
+)
 
 
 def add_parser(sub) -> None:
@@ -112,8 +119,15 @@ def cmd_replay(args) -> int:
     else:
         frame = _replay_log(data, args)
     if target is not None:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        frame.to_csv(target, index=False)
+        kept = "the results above are complete; nothing was written (no partial file)"
+        text = frame.to_csv(index=False)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise CliError(
+                files.disk_message(e, target.parent, len(text), kept) or f"--out: {e}"
+            ) from None
+        write_output(target, text, "--out", kept)
         print(f"results written to {target}", file=sys.stderr if args.json else sys.stdout)
     return 0
 

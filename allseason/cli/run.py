@@ -11,7 +11,7 @@ import time
 
 from .. import api, files
 from ..stats import t_quantile
-from .common import MAX_FILE_BYTES, SEED_TYPE, CliError
+from .common import MAX_FILE_BYTES, SEED_TYPE, CliError, write_output
 
 
 def add_parsers(sub) -> None:
@@ -118,9 +118,10 @@ def _scenario(args) -> api.Scenario:
     common = {k: v for k, v in common.items() if v is not None}
     name = args.pattern
     if name.lower().endswith((".json", ".csv")):
-        path = files.regular_input(name, "--pattern", MAX_FILE_BYTES)
+        kind = api.file_kind(name)
+        text = files.read_text(name, "--pattern", MAX_FILE_BYTES, kind.upper(), utf16=True)
         try:
-            return api.parse_scenario(path.read_bytes(), api.file_kind(name), defaults=common)
+            return api.parse_scenario(text, kind, defaults=common)
         except api.SpecError as e:
             raise CliError(f"--pattern {name!r}: {e}") from None
     if name not in api.PRESETS:
@@ -163,8 +164,13 @@ def cmd_run(args) -> int:
     summary = result.summary()
     _check_finite(summary)
     _add_ensemble_numbers(summary, result, race)
-    if args.trace:
-        result.to_frames()["steps"].to_csv(args.trace, index=False)
+    if args.trace:  # all or nothing: a full disk leaves no half-written trace
+        write_output(
+            args.trace,
+            result.to_frames()["steps"].to_csv(index=False),
+            "--trace",
+            "no trace was written (no partial file): run again with --trace in a folder with room",
+        )
     if args.json:  # a share of the gap with no meaning (NaN) is null, so the JSON is strict
         print(json.dumps({label: _strict(s) for label, s in summary.items()}, indent=2))
         return 0

@@ -9,6 +9,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from ..costs import estimate_units
 from ..files import safe_base_name
 from ..specs import SpecError
 from ..sweeps.execute import SweepError, run_sweep
@@ -20,7 +21,7 @@ from ..sweeps.store import (
     ResultStore,
     results_root,
 )
-from .common import CliError, Parser
+from .common import CliError, Parser, store_disk_line
 
 
 def _sweep_parser() -> argparse.ArgumentParser:
@@ -52,6 +53,7 @@ def cli_sweep(argv) -> int:
     """``python -m allseason sweep FILE [--processes N | --workers N | --scheduler ADDR]
     [--out DIR]``: 0 when every run is stored, 1 if some runs failed, 130 if interrupted
     (Ctrl-C), 2 on bad input (one line on stderr, never a traceback)."""
+    spec = out = None
     try:
         args = _sweep_parser().parse_args(list(argv))
         if args.scheduler is not None and not SCHEDULER.fullmatch(args.scheduler):
@@ -73,7 +75,9 @@ def cli_sweep(argv) -> int:
             print(
                 f"sweep {spec.name!r}: {len(spec.scenarios)} scenarios x "
                 f"{spec.n_settings} settings x {len(spec.seeds)} seeds = {len(units)} runs; "
-                f"{n_have} stored in {out}, {len(units) - n_have} to run"
+                f"{n_have} stored in {out}, {len(units) - n_have} to run, about "
+                f"{estimate_units([u for u in units if u.key not in have]):,.0f} CPU-seconds "
+                "(estimated)"
             )
             return 0
         outcome = run_sweep(
@@ -84,7 +88,11 @@ def cli_sweep(argv) -> int:
             scheduler=args.scheduler,
             progress=not args.quiet,
         )
-    except (CliError, SpecError, SweepError, OSError, sqlite3.Error) as e:
+    except (OSError, sqlite3.Error) as e:  # a full or read-only disk: one line that says so
+        line = store_disk_line(e, out, len(spec.units())) if out and spec else None
+        print(f"error: {line or e}", file=sys.stderr)
+        return 2
+    except (CliError, SpecError, SweepError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # before the runs started (or while a cluster was starting)

@@ -41,6 +41,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..errors import SpecError
+from ..files import check_text_bytes
 from ..limits import MAX_CELL, MAX_COLUMNS
 from .cells import (
     MAX_LABEL,
@@ -61,11 +62,6 @@ _CHUNK = 1 << 22  # bytes per step of the field count
 _CSV_LIMIT = 131_072  # Python's csv field limit (a quoted file's field count uses it)
 _BLANK = re.compile(rb"(?:[ \t]*(?:\r\n|\r|\n))*")
 _SPACE = np.array([9, 13, 32], dtype=np.uint8)
-
-
-def _row_of_offset(raw: bytes, offset: int) -> int:
-    """The 1-based line (row) of a byte offset."""
-    return raw.count(b"\n", 0, offset) + 1
 
 
 def check_bytes(raw: bytes | str, *, max_bytes: int) -> bytes:
@@ -94,32 +90,8 @@ def check_bytes(raw: bytes | str, *, max_bytes: int) -> bytes:
             "this looks like an Excel workbook, not a CSV file; save it "
             "as 'CSV UTF-8 (comma delimited)'",
         )
-    nul = raw.find(b"\x00")
-    if nul >= 0:
-        raise SpecError(
-            "file",
-            f"row {_row_of_offset(raw, nul)}: a NUL byte; this is a "
-            f"binary file (or UTF-16 text), not a UTF-8 CSV file",
-        )
-    if not raw.isascii():
-        _check_utf8(raw)
+    check_text_bytes(raw, "CSV")  # NUL bytes, UTF-8: the words of every file a user brings
     return raw
-
-
-def _check_utf8(raw: bytes) -> None:
-    decoder = codecs.getincrementaldecoder("utf-8")()
-    step = 1 << 20
-    for off in range(0, len(raw), step):
-        pending = len(decoder.getstate()[0])
-        try:
-            decoder.decode(raw[off : off + step], final=off + step >= len(raw))
-        except UnicodeDecodeError as e:
-            at = max(0, off - pending + e.start)
-            raise SpecError(
-                "file",
-                f"row {_row_of_offset(raw, at)}: byte 0x{raw[at]:02x} is not UTF-8 "
-                f"text; save the file as 'CSV UTF-8' (the encoding must be UTF-8)",
-            ) from None
 
 
 def decode(raw: bytes | str, *, max_bytes: int) -> str:

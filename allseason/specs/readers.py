@@ -9,6 +9,7 @@ import json
 
 from ..errors import SpecError
 from ..errors import show as _show
+from ..files import check_text_bytes, decode_text
 from ..limits import LIMITS
 
 CSV_COLUMNS = ("state", "length")  # the columns of a segment table
@@ -38,6 +39,10 @@ def _load_json(source, max_bytes):
         return json.loads(source)
     except RecursionError:
         raise SpecError("file", "not valid JSON here (nested too deeply)") from None
+    except UnicodeDecodeError as e:  # the words of every file a user brings
+        if isinstance(source, bytes):
+            check_text_bytes(source, "JSON")
+        raise SpecError("file", f"not valid JSON ({str(e)[:200]})") from None
     except (ValueError, TypeError) as e:  # incl. UnicodeDecodeError, ints of > 4300 digits
         why = "a number with thousands of digits" if "Exceeds the limit" in str(e) else str(e)[:200]
         raise SpecError("file", f"not valid JSON ({why})") from None
@@ -46,15 +51,8 @@ def _load_json(source, max_bytes):
 def _read_csv(source, max_bytes) -> tuple[list[list[str]], list[int]]:
     """The segment table's cells (text, validated by Scenario) and each row's line number."""
     source = _size_check(source, max_bytes)
-    if isinstance(source, bytes):
-        try:  # UTF-8 (a BOM is fine), or UTF-16 with its BOM (spreadsheets' "Unicode text")
-            text = source.decode(
-                "utf-16" if source[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8-sig"
-            )
-        except UnicodeDecodeError as e:
-            raise SpecError(
-                "file", f"is not UTF-8 text (byte {e.start + 1}); save the table as CSV UTF-8"
-            ) from None
+    if isinstance(source, bytes):  # UTF-8 (a BOM is fine), or UTF-16 with its BOM
+        text = decode_text(source, "CSV", utf16=True)
     else:
         text = source.removeprefix("\ufeff")
     first = next((ln for ln in text.splitlines() if ln.strip()), "")

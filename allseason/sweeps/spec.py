@@ -12,11 +12,12 @@ import re
 import tomllib
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 import numpy as np
 
 from ..envs.patterns import PRESETS
-from ..files import regular_input, safe_base_name
+from ..files import read_text, safe_base_name
 from ..limits import SWEEP_LIMITS
 from ..policies import check_params, hyperparameters
 from ..specs import PolicySpec, Scenario, SpecError
@@ -460,11 +461,10 @@ class SweepSpec:
     @classmethod
     def from_file(cls, path) -> SweepSpec:
         """Read a ``.toml`` or ``.json`` sweep file (the name defaults to the file's stem)."""
-        path = regular_input(path, "file", SWEEP_LIMITS["file_bytes"])  # no FIFO, no device
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as e:
-            raise SpecError("file", f"{str(path)!r} is not UTF-8 text ({e.reason})") from None
+        path = Path(path)
+        kind = "JSON" if path.suffix.lower() == ".json" else "TOML"
+        # a regular file (no FIFO, no device), its size, UTF-8: the words of every user file
+        text = read_text(path, "file", SWEEP_LIMITS["file_bytes"], kind)
         if path.suffix.lower() == ".json":
             try:
                 data = json.loads(text)

@@ -132,6 +132,26 @@ _TABLES = {  # table: (columns written by add, order of rows())
 }
 
 
+def _writable(folder: Path, path: Path) -> bool:
+    """Whether SQLite can write the store and its journal there (access(2): a read-only
+    mount says no even to root)."""
+    return os.access(folder, os.W_OK) and os.access(path, os.W_OK)
+
+
+def _open_read_only(path: Path) -> sqlite3.Connection:
+    """A store on a read-only disk: opened read-only, or as immutable when its WAL index
+    cannot be made there (the file cannot change under us: nobody can write it)."""
+    uri = path.resolve().as_uri()
+    for mode in ("mode=ro", "immutable=1"):
+        try:
+            con = sqlite3.connect(f"{uri}?{mode}", uri=True, isolation_level=None)
+            con.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+            return con
+        except sqlite3.Error:
+            continue
+    raise sqlite3.OperationalError(f"cannot read {str(path)!r} on a read-only disk")
+
+
 class ResultStore:
     """``folder/results.sqlite``: one row per finished run, keyed by the run's key, in
     ``table`` ("runs": sweeps; :data:`PAPER_TABLE`: the paper's reproduction).
@@ -153,6 +173,10 @@ class ResultStore:
             raise FileNotFoundError(
                 f"{str(self.folder)!r} holds no sweep results ({STORE_FILE} not found)"
             )
+        self.read_only = not create and not _writable(self.folder, self.path)
+        if self.read_only:  # a store on a read-only disk is read as it is, never written
+            self.con = _open_read_only(self.path)
+            return
         self.con = sqlite3.connect(self.path, timeout=60, isolation_level=None)
         self.con.execute("PRAGMA journal_mode=WAL")
         self.con.execute("PRAGMA synchronous=FULL")
@@ -195,7 +219,10 @@ class ResultStore:
         try:
             yield
         except BaseException:
-            self.con.execute("ROLLBACK")
+            try:  # SQLite may have rolled back already (a full disk): the first error counts
+                self.con.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
             raise
         self.con.execute("COMMIT")
 

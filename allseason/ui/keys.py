@@ -88,7 +88,7 @@ class RaceChoice:
         object.__setattr__(self, "params", {n: dict(p) for n, p in self.params.items()})
 
     def with_params(self, name: str, params: Mapping) -> RaceChoice:
-        """This choice with ``params`` as the hyperparameters of ``name``."""
+        """The same choice with ``params`` as the hyperparameters of ``name``."""
         return replace(self, params={**self.params, name: dict(params)})
 
 

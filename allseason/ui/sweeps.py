@@ -8,6 +8,9 @@ checkout), the CLI's default: the user picks one by name from a list, never type
 
 from __future__ import annotations
 
+import re
+import sqlite3
+
 import streamlit as st
 
 from allseason import sweeps
@@ -50,7 +53,12 @@ def show() -> None:
     metric = c2.selectbox(
         "Metric", list(vsweep.METRIC_TEXT), format_func=lambda m: vsweep.METRIC_TEXT[m][0]
     )
-    settings = _settings(name, (ROOT / name / sweeps.STORE_FILE).stat().st_mtime)
+    try:  # a store that cannot be read (a disk gone, a damaged file): one line, no traceback
+        settings = _settings(name, (ROOT / name / sweeps.STORE_FILE).stat().st_mtime)
+    except (OSError, sqlite3.Error) as e:
+        why = re.sub(r"([\\`*_\[\]<>#~|$])", r"\\\1", str(e)[:300])  # shown literally
+        st.error(f"Cannot read this sweep's results: {why}", icon=":material/error:")
+        return
     if settings is None or not len(settings):
         st.warning("This sweep has no finished run yet.", icon=":material/hourglass:")
         return

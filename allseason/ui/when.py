@@ -349,13 +349,22 @@ def your_world_result(snap: dict, mine: dict) -> None:
             icon=":material/block:",
         )
         return
+    cost = api.estimate_cost(sc)  # known before it runs: refused above the budget
+    if cost > api.COST_BUDGET_SECONDS:
+        st.warning(
+            f"Racing it here is estimated at {cost:,.0f} CPU-seconds; at most "
+            f"{api.COST_BUDGET_SECONDS:,} per request in this app. From a terminal: "
+            "`python -m allseason map --grid FILE` with a grid of this world's knobs.",
+            icon=":material/block:",
+        )
+        return
     ss = st.session_state
     if st.button(
         "Race it to check",
         icon=":material/sports_score:",
         key="when_check",
         help="The same tuned contest as a map cell, on this world: 3 tuning seeds, "
-        "then 10 shown seeds (about 100 runs).",
+        f"then 10 shown seeds (about 100 runs), about {cost:,.0f} CPU-seconds (estimated).",
     ):
         bar = st.progress(0.0, text="Racing the tuned contest on your world…")
         with runcache.compute_slot(bar), st.spinner("Racing the tuned contest on your world…"):

@@ -19,14 +19,60 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..costs import estimate_runs
 from ..errors import SpecError
-from ..limits import MAX_MAP_CELLS
+from ..errors import show as _show
+from ..files import read_text
+from ..limits import MAP_MAX_RUN_BYTES, MAP_MAX_STEPS, MAX_INPUT_BYTES, MAX_MAP_CELLS
 from . import contest
 from .compute import CellsOutcome, run_cells
-from .knobs import KNOBS, Knobs, snr
+from .knobs import KNOBS, Knobs, check_level, snr
 
 FORMAT = 1
 MAX_CELLS = MAX_MAP_CELLS  # allseason.limits
+
+
+def runs_per_cell(n_shown: int = len(contest.SHOWN_SEEDS)) -> int:
+    """Runs of one cell: every setting of the tuned contestants on the tuning seeds, then
+    every contestant on the ``n_shown`` shown seeds (105 by default)."""
+    tuned = sum(len(contest.settings(lab)) for lab, (_, _, g) in contest.GRIDS.items() if g)
+    return tuned * len(contest.TUNE_SEEDS) + len(contest.GRIDS) * n_shown
+
+
+def cell_names(n_shown: int = len(contest.SHOWN_SEEDS)) -> list[str]:
+    """The policy of every run of one cell (:func:`runs_per_cell` of them)."""
+    tuned = [
+        contest.GRIDS[lab][0]
+        for lab, (_, _, g) in contest.GRIDS.items()
+        if g
+        for _ in contest.settings(lab)
+    ]
+    return tuned * len(contest.TUNE_SEEDS) + [n for n, _, _ in contest.GRIDS.values()] * n_shown
+
+
+def cell_cost(scenario) -> float:
+    """CPU-seconds of one cell (a tuned contest) on ``scenario``, estimated
+    (:mod:`allseason.costs`): a map cell, or the When page's "Race it to check"."""
+    return estimate_runs(scenario.horizon, scenario.d, scenario.n_arms, cell_names(), 1)
+
+
+def _knob_name(value, field: str) -> str:
+    if not isinstance(value, str) or value not in KNOBS:
+        raise SpecError(field, f"one of {', '.join(KNOBS)}, got {_show(value)}")
+    return value
+
+
+def _levels(knob: str, values, field: str, required: bool = True) -> tuple:
+    """The levels of a swept knob: a list of at most MAX_CELLS levels, each of the knob's
+    type and range (:func:`.knobs.check_level`), increasing, without repeats."""
+    if not isinstance(values, (list, tuple)) or (required and not values):
+        raise SpecError(field, f"a non-empty list of levels, got {_show(values)}")
+    if len(values) > MAX_CELLS:
+        raise SpecError(field, f"at most {MAX_CELLS} levels, got {len(values):,}")
+    out = tuple(check_level(knob, v, f"{field}[{i}]") for i, v in enumerate(values))
+    if list(out) != sorted(set(out)):
+        raise SpecError(field, "must be increasing, without repeats")
+    return out
 
 
 @dataclass(frozen=True)
@@ -60,30 +106,67 @@ class MapGrid:
     page_values: tuple = (1, 10)
 
     def __post_init__(self):
-        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", str(self.name)):
-            raise SpecError("name", f"1-64 letters, digits, '-', '_' or '.', got {self.name!r}")
+        """The whole grid checked before anything is built or run: names, knobs and levels
+        (types, ranges), the number of cells, each world's size, the total number of steps
+        (:data:`~allseason.limits.MAP_MAX_STEPS`) and one run's memory
+        (:data:`~allseason.limits.MAP_MAX_RUN_BYTES`)."""
+        if not isinstance(self.name, str) or not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", self.name):
+            raise SpecError(
+                "name", f"1-64 letters, digits, '-', '_' or '.', got {_show(self.name)}"
+            )
+        if not isinstance(self.fixed, Knobs):
+            raise SpecError("fixed", "must be a table of knob values")
         for axis in ("x", "y"):
-            knob, values = getattr(self, f"{axis}_knob"), getattr(self, f"{axis}_values")
-            if knob not in KNOBS:
-                raise SpecError(f"{axis}.knob", f"one of {', '.join(KNOBS)}, got {knob!r}")
-            if not isinstance(values, (list, tuple)) or not values:
-                raise SpecError(f"{axis}.values", "a non-empty list of levels")
-            values = tuple(values)
-            if list(values) != sorted(set(values)):
-                raise SpecError(f"{axis}.values", "must be increasing, without repeats")
+            knob = _knob_name(getattr(self, f"{axis}_knob"), f"{axis}.knob")
+            values = _levels(knob, getattr(self, f"{axis}_values"), f"{axis}.values")
             object.__setattr__(self, f"{axis}_values", values)
         if self.x_knob == self.y_knob:
             raise SpecError("y.knob", "must differ from x.knob")
-        if self.page_knob not in KNOBS or self.page_knob in (self.x_knob, self.y_knob):
-            raise SpecError("page.knob", f"a knob other than x's and y's, got {self.page_knob!r}")
-        pages = tuple(self.page_values) or (getattr(self.fixed, self.page_knob),)
-        if list(pages) != sorted(set(pages)):
-            raise SpecError("page.values", "must be increasing, without repeats")
+        page = _knob_name(self.page_knob, "page.knob")
+        if page in (self.x_knob, self.y_knob):
+            raise SpecError("page.knob", f"a knob other than x's and y's, got {page!r}")
+        pages = _levels(page, self.page_values, "page.values", required=False)
+        pages = pages or (getattr(self.fixed, self.page_knob),)
         object.__setattr__(self, "page_values", pages)
-        if len(self.x_values) * len(self.y_values) * len(pages) > MAX_CELLS:
-            raise SpecError("x.values", f"at most {MAX_CELLS} cells")
-        for k in self.cells():  # every cell a valid world (SpecError names the knob)
-            k.scenario()
+        n_cells = len(self.x_values) * len(self.y_values) * len(pages)
+        if n_cells > MAX_CELLS:
+            raise SpecError("x.values", f"{n_cells:,} cells; at most {MAX_CELLS}")
+        worlds = self.cells()  # each a valid world (SpecError names the knob)
+        steps = self.total_steps(worlds)
+        if steps > MAP_MAX_STEPS:
+            raise SpecError(
+                "grid",
+                f"{n_cells} cells x {runs_per_cell()} runs = {steps:,} steps; at most "
+                f"{MAP_MAX_STEPS:,} (limits.MAP_MAX_STEPS): fewer levels, or shorter seasons",
+                bounds=(0, MAP_MAX_STEPS),
+                got=steps,
+            )
+        big = max(worlds, key=Knobs.run_bytes)
+        if big.run_bytes() > MAP_MAX_RUN_BYTES:
+            raise SpecError(
+                "grid",
+                f"one run of the cell {self._where(big)} takes about "
+                f"{big.run_bytes() / 1e6:,.0f} MB; at most {MAP_MAX_RUN_BYTES / 1e6:,.0f} MB "
+                f"(limits.MAP_MAX_RUN_BYTES): a smaller d, K, batch or horizon",
+            )
+
+    def _where(self, k: Knobs) -> str:
+        return ", ".join(
+            f"{n} = {getattr(k, n):g}" for n in (self.x_knob, self.y_knob, self.page_knob)
+        )
+
+    def total_steps(self, worlds=None) -> int:
+        """Steps of every run of every cell (the screening and the named worlds aside)."""
+        worlds = self.cells() if worlds is None else worlds
+        return runs_per_cell() * sum(k.horizon for k in worlds)
+
+    def cost_seconds(self) -> float:
+        """CPU-seconds of every cell, estimated (the screening and the named worlds aside)."""
+        return sum(cell_cost(k.scenario()) for k in self.cells())
+
+    def max_run_bytes(self) -> int:
+        """The memory of the largest run of the grid (bytes, estimated)."""
+        return max(k.run_bytes() for k in self.cells())
 
     def cells(self) -> list[Knobs]:
         """The worlds of the cells, page by page, row by row (y), x innermost."""
@@ -109,28 +192,32 @@ class MapGrid:
 
     @classmethod
     def from_dict(cls, data, name: str = "map") -> MapGrid:
-        """The grid from plain data; a SpecError naming the field."""
+        """A grid from a table (a parsed TOML or JSON file): every field's type checked
+        here, every level in :meth:`__post_init__`; one SpecError naming the field."""
         if not isinstance(data, dict):
             raise SpecError("grid", "must be a table with x, y and fixed")
         for k in data:
             if k not in ("name", "x", "y", "page", "fixed"):
-                raise SpecError(k, "unknown field; known: name, x, y, page, fixed")
+                raise SpecError(_show(k), "unknown field; known: name, x, y, page, fixed")
         axes = {}
-        for axis in ("x", "y"):
-            a = data.get(axis)
-            if not isinstance(a, dict) or "knob" not in a or "values" not in a:
+        for axis in ("x", "y", "page"):
+            a = data.get(axis, {"knob": "batch_size", "values": []} if axis == "page" else None)
+            if not isinstance(a, dict) or "knob" not in a or (axis != "page" and "values" not in a):
                 raise SpecError(axis, "required: { knob = NAME, values = [...] }")
-            axes[axis] = a
-        page = data.get("page", {"knob": "batch_size", "values": []})
-        if not isinstance(page, dict) or "knob" not in page:
-            raise SpecError("page", "must be { knob = NAME, values = [...] }")
-        axes["page"] = {"knob": page["knob"], "values": page.get("values", [])}
+            for k in a:
+                if k not in ("knob", "values"):
+                    raise SpecError(f"{axis}.{_show(k)}", "unknown field; known: knob, values")
+            _knob_name(a["knob"], f"{axis}.knob")
+            values = a.get("values", [])
+            if not isinstance(values, list):
+                raise SpecError(f"{axis}.values", f"must be a list of levels, got {_show(values)}")
+            axes[axis] = {"knob": a["knob"], "values": values}
         fixed = data.get("fixed", {})
         if not isinstance(fixed, dict):
             raise SpecError("fixed", "must be a table of knob values")
         for k in fixed:
             if k not in KNOBS:
-                raise SpecError(f"fixed.{k}", f"unknown knob; known: {', '.join(KNOBS)}")
+                raise SpecError(f"fixed.{_show(k)}", f"unknown knob; known: {', '.join(KNOBS)}")
             if k in (axes["x"]["knob"], axes["y"]["knob"]) or (
                 k == axes["page"]["knob"] and axes["page"]["values"]
             ):
@@ -152,15 +239,19 @@ class MapGrid:
 
     @classmethod
     def from_file(cls, path) -> MapGrid:
-        """The grid from a JSON file; a SpecError naming the field."""
+        """A grid file (.toml or .json, UTF-8, at most 1 MB), checked whole."""
         path = Path(path)
-        if not path.is_file():
-            raise SpecError("file", f"no such file {str(path)!r}")
-        text = path.read_text(encoding="utf-8")
+        suffix = path.suffix.lower()
+        if suffix not in (".toml", ".json"):
+            raise SpecError("--grid", f"{str(path)!r}: use a .toml or .json file")
+        text = read_text(path, "--grid", MAX_INPUT_BYTES, suffix[1:].upper())
         try:
-            data = json.loads(text) if path.suffix == ".json" else tomllib.loads(text)
+            data = json.loads(text) if suffix == ".json" else tomllib.loads(text)
+        except RecursionError:
+            raise SpecError("--grid", f"{str(path)!r}: nested too deeply") from None
         except ValueError as e:
-            raise SpecError("file", f"{str(path)!r} cannot be read ({e})") from None
+            why = "a number with thousands of digits" if "Exceeds the limit" in str(e) else e
+            raise SpecError("--grid", f"{str(path)!r} cannot be read ({str(why)[:200]})") from None
         stem = re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem)[:64] or "map"
         return cls.from_dict(data, name=stem)
 

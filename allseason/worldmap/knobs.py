@@ -21,6 +21,8 @@ from dataclasses import asdict, dataclass, replace
 import numpy as np
 
 from ..errors import SpecError
+from ..errors import show as _show
+from ..limits import LIMITS, NOISE_RANGE
 from ..specs import Scenario
 
 #: name: (plain label, unit or note) of every knob, in screening order
@@ -33,6 +35,48 @@ KNOBS = {
     "sigma2": ("noise σ²", "reward noise variance"),
     "batch_size": ("batch size", "observations per feedback"),
 }
+
+#: name: (integer?, lowest, highest) level of every knob, checked before a world is built
+RANGES = {
+    "season_length": (True, 1, LIMITS["horizon"]),
+    "n_states": (True, 1, LIMITS["n_states"]),
+    "returns": (True, 0, LIMITS["n_segments"] - 1),
+    "n_arms": (True, 2, LIMITS["n_arms"]),
+    "d": (True, 1, LIMITS["d"]),
+    "sigma2": (False, *NOISE_RANGE),
+    "batch_size": (True, 1, LIMITS["batch_size"]),
+}
+# A run's memory (measured 2026-11, tracemalloc of one map run): its trace, at most about
+# 400 B a step (All-Season's weights; 115-300 for the others), and one chunk of rounds
+# (2,500 steps or a whole batch, K x d features, twice).
+TRACE_BYTES_PER_STEP = 400
+_CHUNK = 2_500
+
+
+def check_level(knob: str, value, field: str | None = None):
+    """A level of ``knob`` as an int (or a float for sigma2) within :data:`RANGES`; a
+    SpecError naming ``field`` (default: the knob) otherwise: a list, a table, text, a
+    bool, NaN or a number out of range never reach the world.
+
+    >>> check_level("n_states", 3), check_level("sigma2", 1)
+    (3, 1.0)
+    >>> check_level("d", [5])
+    Traceback (most recent call last):
+    ...
+    allseason.errors.SpecError: d: must be an integer from 1 to 500, got [5]
+    """
+    integer, lo, hi = RANGES[knob]
+    field = field or knob
+    kind = "an integer" if integer else "a number"
+    ok = isinstance(value, (int, np.integer)) if integer else isinstance(value, (int, float))
+    if isinstance(value, (bool, np.bool_)) or not ok:
+        raise SpecError(field, f"must be {kind} from {lo:g} to {hi:g}, got {_show(value)}")
+    v = int(value) if integer else float(value)
+    if not lo <= v <= hi:  # NaN fails too
+        raise SpecError(
+            field, f"must be {kind} from {lo:g} to {hi:g}, got {_show(value)}", bounds=(lo, hi)
+        )
+    return v
 
 
 @dataclass(frozen=True)
@@ -65,17 +109,41 @@ class Knobs:
     batch_size: int = 1
 
     def __post_init__(self):
-        for name in ("season_length", "n_states", "n_arms", "d", "batch_size"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 1:
-                raise SpecError(name, f"must be an integer >= 1, got {v!r}")
-            object.__setattr__(self, name, int(v))
-        if isinstance(self.returns, bool) or not isinstance(self.returns, (int, np.integer)):
-            raise SpecError("returns", f"must be an integer >= 0, got {self.returns!r}")
-        if self.returns < 0:
-            raise SpecError("returns", f"must be an integer >= 0, got {self.returns!r}")
-        object.__setattr__(self, "returns", int(self.returns))
-        object.__setattr__(self, "sigma2", float(self.sigma2))
+        for name in RANGES:  # types and ranges first: nothing is built from a bad level
+            object.__setattr__(self, name, check_level(name, getattr(self, name)))
+        if self.n_segments > LIMITS["n_segments"]:
+            raise SpecError(
+                "returns",
+                f"n_states x (returns + 1) = {self.n_segments:,} seasons; at most "
+                f"{LIMITS['n_segments']:,}",
+            )
+        if self.horizon > LIMITS["horizon"]:
+            raise SpecError(
+                "season_length",
+                f"n_states x (returns + 1) x season_length = {self.horizon:,} steps; at most "
+                f"{LIMITS['horizon']:,}",
+            )
+
+    @property
+    def n_segments(self) -> int:
+        """Seasons in the pattern: ``n_states * (returns + 1)``."""
+        return self.n_states * (self.returns + 1)
+
+    @property
+    def horizon(self) -> int:
+        """Steps of the world: ``n_states * (returns + 1) * season_length``."""
+        return self.n_segments * self.season_length
+
+    def run_bytes(self) -> int:
+        """The memory one run of this world takes, at most (bytes): its trace and one chunk
+        of rounds (:data:`TRACE_BYTES_PER_STEP`; the policies' own state is small beside
+        them: All-Season keeps n_max + 2 posteriors of 3 d x d)."""
+        chunk = min(self.horizon, _CHUNK + self.batch_size)
+        return (
+            self.horizon * TRACE_BYTES_PER_STEP
+            + 2 * chunk * self.n_arms * self.d * 8
+            + 8 * 3 * self.d * self.d * 8
+        )
 
     def segments(self) -> tuple[tuple[int, int], ...]:
         """The regular pattern: states 0..S-1 in turn, ``returns + 1`` rounds."""
@@ -162,4 +230,4 @@ def estimate_knobs(scenario: Scenario, world=None, snr_steps: int = 2000) -> dic
     return out
 
 
-__all__ = ["KNOBS", "Knobs", "estimate_knobs", "pattern_knobs", "snr"]
+__all__ = ["KNOBS", "RANGES", "check_level", "Knobs", "estimate_knobs", "pattern_knobs", "snr"]

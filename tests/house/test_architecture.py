@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ),
     ("worlds", {"envs"}),
     ("policies", {"policies"}),
-    ("validated settings", {"specs"}),
+    ("validated settings", {"specs", "costs"}),
     ("the default race", {"defaults"}),
     ("simulation", {"sim"}),
     ("analysis of a run", {"analysis"}),

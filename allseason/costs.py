@@ -1,0 +1,112 @@
+"""What a request costs, known before it runs: CPU-seconds estimated as steps x seeds x the
+per-step price of each policy, measured once on this machine and stored in
+``allseason/costs.json`` (``python benchmarks/cost_prices.py`` measures it again).
+
+A policy's price per step grows with the arms' features it reads, K x d: it is measured at
+two sizes (d = 5, K = 5 and d = 20, K = 50) and taken on the line through them (never below
+the smaller). ``benchmarks/cost_check.py`` compares the estimates with measured times.
+
+    >>> from allseason.specs import Race, Scenario
+    >>> race = Race(Scenario(horizon=2000), ["lints", "allseason-sw"], n_seeds=2)
+    >>> 0 < estimate_race(race) < 10
+    True
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import shlex
+from pathlib import Path
+
+from .errors import SpecError
+from .limits import COST_BUDGET_SECONDS
+from .policies import role
+from .specs import Race
+
+PRICES_FILE = Path(__file__).with_name("costs.json")
+RUN_OVERHEAD_S = 0.002  # one (policy, seed) run's set-up, seconds
+
+
+@functools.lru_cache(maxsize=1)
+def prices() -> dict:
+    """The stored snapshot: ``{"sizes": [[d, K], [d, K]], "prices": {name: [s, s]},
+    "families": {family: [s, s]}, "measured": ...}`` (seconds per step at each size)."""
+    return json.loads(PRICES_FILE.read_text(encoding="utf-8"))
+
+
+def step_price(name: str, d: int, n_arms: int) -> float:
+    """Seconds per step of policy ``name`` at dimension ``d`` with ``n_arms`` arms (its
+    family's price for a policy measured under no name of its own)."""
+    snap = prices()
+    (d0, k0), (d1, k1) = snap["sizes"]
+    p0, p1 = snap["prices"].get(name) or snap["families"][role(name).family]
+    x0, x1, x = d0 * k0, d1 * k1, d * n_arms
+    return max(min(p0, p1), p0 + (p1 - p0) * (x - x0) / (x1 - x0))
+
+
+def estimate_runs(
+    horizon: int, d: int, n_arms: int, names, n_seeds: int, shared_world: bool = False
+) -> float:
+    """CPU-seconds of ``n_seeds`` runs of each of ``names`` on a world of ``horizon``
+    steps, dimension ``d``, ``n_arms`` arms. A price includes drawing the world (what
+    ``random`` costs); in a race the policies of a seed share one world
+    (``shared_world``), so it is counted once a seed."""
+    world = step_price("random", d, n_arms) if shared_world else 0.0
+    per_seed = sum(horizon * (step_price(n, d, n_arms) - world) + RUN_OVERHEAD_S for n in names)
+    return (per_seed + horizon * world) * n_seeds
+
+
+def estimate_race(race: Race) -> float:
+    """CPU-seconds of a race (every policy on every seed, a world drawn once a seed)."""
+    sc = race.scenario
+    names = [s.name for s in race.policies]
+    return estimate_runs(sc.horizon, sc.d, sc.n_arms, names, race.n_seeds, shared_world=True)
+
+
+def estimate_units(units) -> float:
+    """CPU-seconds of sweep or map runs (each alone, :class:`allseason.sweeps.Unit`)."""
+    return sum(
+        estimate_runs(u.scenario.horizon, u.scenario.d, u.scenario.n_arms, [u.policy.name], 1)
+        for u in units
+    )
+
+
+def command_line(race: Race) -> str:
+    """The command that runs ``race`` from a terminal (no budget there)."""
+    sc = race.scenario
+    args = ["python", "-m", "allseason", "run"]
+    if sc.preset in (None, "custom"):
+        args += ["--pattern", "FILE.json"]
+    else:
+        args += ["--pattern", sc.preset, "--horizon", str(sc.horizon)]
+    args += ["--d", str(sc.d), "--arms", str(sc.n_arms), "--sigma2", f"{sc.sigma2:g}"]
+    args += ["--seeds", str(race.n_seeds)]
+    args += ["--policies", ",".join(s.name for s in race.policies)]
+    return shlex.join(args)
+
+
+def check_budget(seconds: float, budget: float = COST_BUDGET_SECONDS, command: str = "") -> None:
+    """SpecError("budget", ...) when an estimate is above the per-request ``budget``, with
+    the budget and the command that runs it without one."""
+    if seconds > budget:
+        then = f"; run it from a terminal: {command}" if command else ""
+        raise SpecError(
+            "budget",
+            f"this request is estimated at {seconds:,.0f} CPU-seconds; at most {budget:,.0f} "
+            f"per request here (limits.COST_BUDGET_SECONDS){then}",
+            bounds=(0, budget),
+            got=seconds,
+        )
+
+
+__all__ = [
+    "prices",
+    "step_price",
+    "estimate_runs",
+    "estimate_race",
+    "estimate_units",
+    "command_line",
+    "check_budget",
+    "RUN_OVERHEAD_S",
+]

@@ -1,0 +1,54 @@
+"""No orphans (issue 33, item 4): a driver killed with SIGKILL while its process pool works
+leaves no process behind (the workers die with their parent, ``prctl(PR_SET_PDEATHSIG)``),
+and the same command then resumes to the result of an uninterrupted run.
+
+A short version of ``benchmarks/kill_test.py`` (which does 20 random kills of each):
+2 kills of each of ``sweep``, ``map`` and ``replay --processes 2``, each 0-0.5 s after the
+driver's pool is up, so that every kill finds workers alive."""
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "allseason").is_dir())
+
+pytestmark = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="the parent-death signal is Linux's"
+)
+
+
+def _kill_test():
+    spec = importlib.util.spec_from_file_location("kill_test", ROOT / "benchmarks" / "kill_test.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("command", ["sweep", "map", "replay"])
+def test_a_killed_driver_leaves_no_process_and_resumes_identically(tmp_path, command):
+    kt = _kill_test()
+    argv_of = kt.commands(tmp_path)[command]
+    row = kt.kill_round(command, argv_of, tmp_path, 2, np.random.default_rng(33), when="workers")
+    assert row["orphans_after_2s"] == 0, row
+    assert row["identical"], row
+
+
+def test_a_worker_asks_to_die_with_its_parent():
+    """The initializer sets the signal (read back with PR_GET_PDEATHSIG in a child)."""
+    import ctypes
+    import signal
+
+    from allseason.sweeps.execute import die_with_parent
+
+    pid = os.fork()
+    if pid == 0:  # the child: set, read back, report by exit code
+        ok = die_with_parent(os.getppid())
+        sig = ctypes.c_int(0)
+        ctypes.CDLL(None).prctl(2, ctypes.byref(sig), 0, 0, 0)  # PR_GET_PDEATHSIG
+        os._exit(0 if ok and sig.value == signal.SIGKILL else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
