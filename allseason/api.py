@@ -21,6 +21,7 @@ exist, what they take and what they mean: :func:`policy_names`, :func:`hyperpara
 
 from __future__ import annotations
 
+from .agent import Agent, Decision, UnknownEvent
 from .analysis import (
     ensemble_summary,
     learnt_by,
@@ -347,6 +348,10 @@ def real_data_pattern(name: str, n: int) -> Pattern:
 
 
 __all__ = [
+    # the agent a service embeds (issue 31)
+    "Agent",
+    "Decision",
+    "UnknownEvent",
     # configuration
     "Scenario",
     "PolicySpec",
