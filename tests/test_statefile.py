@@ -44,6 +44,7 @@ def _arrays(seed: int = 0, d: int = 5, n: int = 3) -> dict:
 def test_round_trip_is_exact(tmp_path):
     arrays = _arrays()
     manifest = {"kind": "agent", "policy": "allseason-sw", "d": 5, "labels": ["a", "é"], "x": 0.1}
+    manifest.update(format="allseason-agent", format_version=[1, 0])  # the caller's own: kept
     path = tmp_path / "agent.state"
     size = write_state(path, manifest, arrays)
     assert size == path.stat().st_size
@@ -54,10 +55,9 @@ def test_round_trip_is_exact(tmp_path):
         assert b.dtype == np.asarray(a).dtype and b.shape == np.shape(a), name
         assert np.asarray(a).tobytes() == b.tobytes(), name
         assert b.flags.writeable
-    assert got_manifest["format_version"] == "1.0" and got_manifest["kind"] == "agent"
-    assert {k: got_manifest[k] for k in ("policy", "d", "labels", "x")} == {
-        k: manifest[k] for k in ("policy", "d", "labels", "x")
-    }
+    assert got_manifest["state_format_version"] == "1.0" and got_manifest["kind"] == "agent"
+    keys = ("policy", "d", "labels", "x", "format", "format_version")
+    assert {k: got_manifest[k] for k in keys} == {k: manifest[k] for k in keys}
     assert got_manifest["arrays"]["b"]["shape"] == [3, 5]
     # numpy reads it as an npz, without pickle
     with np.load(path, allow_pickle=False) as npz:
@@ -107,8 +107,8 @@ def _npy(a) -> bytes:
 
 def _head(arrays: dict, **over) -> dict:
     head = {
-        "format": "allseason-state",
-        "format_version": "1.0",
+        "state_format": "allseason-state",
+        "state_format_version": "1.0",
         "kind": "agent",
         "created": "2026-11-26T00:00:00+00:00",
         "arrays": {
@@ -233,13 +233,13 @@ def _hostile(tmp_path, case: str):
         _bomb(path)
         return path, "entry 'a.npy' is compressed"
     if case == "version-2":
-        _zip(path, _head(a, format_version="2.0"), {"a.npy": _npy(a["a"])})
+        _zip(path, _head(a, state_format_version="2.0"), {"a.npy": _npy(a["a"])})
         return path, "reads 1.x only"
     if case == "version-garbage":
-        _zip(path, _head(a, format_version=2), {"a.npy": _npy(a["a"])})
+        _zip(path, _head(a, state_format_version=2), {"a.npy": _npy(a["a"])})
         return path, "MAJOR.MINOR"
     if case == "other-format":
-        _zip(path, _head(a, format="gittins"), {"a.npy": _npy(a["a"])})
+        _zip(path, _head(a, state_format="gittins"), {"a.npy": _npy(a["a"])})
         return path, "format"
     if case == "manifest-not-json":
         _zip(path, b"{'format': 'allseason-state'", {"a.npy": _npy(a["a"])})
@@ -350,9 +350,9 @@ def test_a_hostile_file_is_refused_in_one_line_within_its_size(tmp_path, case):
 def test_a_minor_version_is_read(tmp_path):
     a = {"a": np.arange(3.0)}
     path = tmp_path / "v17.state"
-    _zip(path, _head(a, format_version="1.7", extra={"new": 1}), {"a.npy": _npy(a["a"])})
+    _zip(path, _head(a, state_format_version="1.7", extra={"new": 1}), {"a.npy": _npy(a["a"])})
     manifest, arrays = read_state(path)
-    assert manifest["format_version"] == "1.7" and np.array_equal(arrays["a"], a["a"])
+    assert manifest["state_format_version"] == "1.7" and np.array_equal(arrays["a"], a["a"])
     with pytest.raises(StateFileError, match="not 'other'"):
         read_state(path, kind="other")
 

@@ -4,8 +4,8 @@ trusted. Never pickle.
 **Layout (format version 1.0).** One uncompressed ("stored") zip archive -- numpy's ``.npz``
 layout, so ``numpy.load(path, allow_pickle=False)`` opens it too -- holding
 
-- ``manifest.json``: a UTF-8 JSON object: ``format`` (``"allseason-state"``),
-  ``format_version`` (``"1.0"``), ``kind`` (what the state is of: ``"agent"``, ...),
+- ``manifest.json``: a UTF-8 JSON object: ``state_format`` (``"allseason-state"``),
+  ``state_format_version`` (``"1.0"``), ``kind`` (what the state is of: ``"agent"``, ...),
   ``created`` (ISO 8601, UTC), the caller's own fields, and ``arrays``: for every array its
   ``dtype`` (numpy's dtype string, such as ``"<f8"``), ``shape`` (a list of integers) and
   ``sha256`` (the hex SHA-256 of its bytes in C order);
@@ -42,7 +42,7 @@ and the parsed manifest (measured per refusal in ``tests/test_statefile.py``).
     >>> path = os.path.join(tempfile.mkdtemp(), "a.state")
     >>> n = write_state(path, {"kind": "demo", "note": "hi"}, {"M": np.eye(2)})
     >>> manifest, arrays = read_state(path)
-    >>> manifest["format_version"], manifest["kind"], manifest["note"], arrays["M"].tolist()
+    >>> manifest["state_format_version"], manifest["kind"], manifest["note"], arrays["M"].tolist()
     ('1.0', 'demo', 'hi', [[1.0, 0.0], [0.0, 1.0]])
 """
 
@@ -74,7 +74,8 @@ MANIFEST = "manifest.json"
 MAX_STATE_BYTES = 2**31
 #: entries in one archive, at most (an agent writes a few dozen)
 MAX_ENTRIES = 10_000
-_RESERVED = ("format", "format_version", "arrays")
+_RESERVED = ("state_format", "state_format_version", "arrays")  # the file's; the caller's own
+# "format" and "format_version" (what its payload is) are kept as they are
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}")
 _DTYPE = re.compile(r"[<>|][biuf][1248]")
 _SHA = re.compile(r"[0-9a-f]{64}")
@@ -128,7 +129,7 @@ def write_state(path, manifest: dict, arrays: dict, *, kind: str | None = None) 
     path : str or Path
         The file to write (replaced if it exists); its folder must exist.
     manifest : dict
-        JSON-able fields of the caller's (no NaN or inf); ``format``, ``format_version``
+        JSON-able fields of the caller's (no NaN or inf); ``state_format``, ``state_format_version``
         and ``arrays`` are the writer's and are replaced. ``kind`` and ``created`` are kept
         if given.
     arrays : dict of str to numpy.ndarray
@@ -147,8 +148,8 @@ def write_state(path, manifest: dict, arrays: dict, *, kind: str | None = None) 
     head = {k: v for k, v in dict(manifest).items() if k not in _RESERVED}
     now = _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
     head = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
+        "state_format": FORMAT,
+        "state_format_version": FORMAT_VERSION,
         "kind": str(kind or head.pop("kind", None) or "state"),
         "created": head.pop("created", None) or now,
         **{k: v for k, v in head.items() if k not in ("kind", "created")},
@@ -361,14 +362,14 @@ def _manifest(path, zf, info, kind):
     del raw
     if not isinstance(head, dict):
         raise StateFileError(path, "the manifest is not a JSON object")
-    if head.get("format") != FORMAT:
+    if head.get("state_format") != FORMAT:
         raise StateFileError(
-            path, f"format {show(head.get('format'))}; this reads {FORMAT!r} files"
+            path, f"state_format {show(head.get('state_format'))}; this reads {FORMAT!r} files"
         )
-    version = head.get("format_version")
+    version = head.get("state_format_version")
     m = re.fullmatch(r"(\d{1,6})\.(\d{1,6})", version) if isinstance(version, str) else None
     if m is None:
-        raise StateFileError(path, f"format_version {show(version)} is not MAJOR.MINOR")
+        raise StateFileError(path, f"state_format_version {show(version)} is not MAJOR.MINOR")
     if int(m.group(1)) != MAJOR:
         raise StateFileError(
             path,
