@@ -36,6 +36,7 @@ def _arrays(seed: int = 0, d: int = 5, n: int = 3) -> dict:
         "alive": np.array([True, False, True]),
         "f32": rng.normal(size=4).astype(np.float32),
         "empty": np.zeros((0, d)),
+        "logw": np.array([-0.5, -np.inf, -1.0]),
         "scalar": np.float64(np.pi),
         "rng_state": np.array([2**64 - 1, 12345], dtype=np.uint64),
     }
@@ -59,6 +60,8 @@ def test_round_trip_is_exact(tmp_path):
     keys = ("policy", "d", "labels", "x", "format", "format_version")
     assert {k: got_manifest[k] for k in keys} == {k: manifest[k] for k in keys}
     assert got_manifest["arrays"]["b"]["shape"] == [3, 5]
+    assert got_manifest["arrays"]["logw"]["neg_inf"] is True
+    assert "neg_inf" not in got_manifest["arrays"]["b"]
     # numpy reads it as an npz, without pickle
     with np.load(path, allow_pickle=False) as npz:
         assert np.array_equal(npz["precision"], arrays["precision"])
@@ -75,6 +78,7 @@ def test_writer_refuses_what_the_reader_would(tmp_path):
     before = path.read_bytes()
     for arrays, manifest, words in [
         ({"a": np.array([1.0, np.nan])}, {}, "NaN"),
+        ({"a": np.array([-np.inf, np.inf])}, {}, "NaN or \\+inf"),
         ({"a": np.array(["x"], dtype=object)}, {}, "only numbers"),
         ({"a": np.array(["x"])}, {}, "only numbers"),
         ({"../a": np.ones(1)}, {}, "array name"),
@@ -211,6 +215,16 @@ def _hostile(tmp_path, case: str):
         b = {"a": np.array([[np.inf]])}
         _zip(path, _head(b), {"a.npy": _npy(b["a"])})
         return path, "NaN or inf"
+    if case == "neg-inf-undeclared":
+        b = {"a": np.array([0.0, -np.inf])}
+        _zip(path, _head(b), {"a.npy": _npy(b["a"])})
+        return path, "NaN or inf"
+    if case == "pos-inf-declared":
+        b = {"a": np.array([0.0, np.inf])}
+        head = _head(b)
+        head["arrays"]["a"]["neg_inf"] = True
+        _zip(path, head, {"a.npy": _npy(b["a"])})
+        return path, "NaN or inf"
     if case == "huge-shape":
         head = _head(a)
         head["arrays"]["a"]["shape"] = [10**9]
@@ -301,6 +315,8 @@ CASES = [
     "pickle-as-manifest",
     "nan",
     "inf",
+    "neg-inf-undeclared",
+    "pos-inf-declared",
     "huge-shape",
     "huge-shape-header",
     "shape-beyond-file",

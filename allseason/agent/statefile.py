@@ -17,23 +17,17 @@ folder is fsynced: a crash or a ``kill -9`` at any moment leaves either the old 
 new one, never a mixture (``tests/test_statefile.py`` kills a saving process 50 times).
 
 **Reading** (:func:`read_state`) refuses, with one :class:`StateFileError` line and no
-traceback, and before allocating anything the file did not pay for:
-
-- a file larger than ``max_bytes`` (checked with ``fstat``, before reading), or not a regular
-  file;
-- a file that is not a zip archive, is truncated, or has more than :data:`MAX_ENTRIES`
-  entries;
-- a compressed or encrypted entry (a state file is never compressed: a zip bomb is refused
-  without inflating a byte), duplicated entries, entries the manifest does not name, or
-  arrays it names that are missing;
-- a manifest that is not JSON (or holds NaN, or a key twice), of another format, or of an
-  unknown **major** version (``2.0``; ``1.7`` is read);
-- an array whose declared dtype is not numeric (bool, integers, floats: an object array,
-  a pickle, is refused from its header, never unpickled), whose shape holds more than
-  :data:`~allseason.limits.MAX_STATE_ELEMENTS` elements, whose npy header disagrees with the
-  manifest or whose bytes do not fill its entry exactly; then, reading it (numpy's
-  ``read_array`` with ``allow_pickle=False``), a CRC or SHA-256 that does not match (a
-  changed byte), or a float that is not finite.
+traceback, before allocating anything the file did not pay for: a file over ``max_bytes``
+(``fstat``, before reading) or not regular; not a zip, truncated, over :data:`MAX_ENTRIES`
+entries; a compressed or encrypted entry (a zip bomb is never inflated), duplicated, extra or
+missing entries; a manifest not JSON (NaN, a key twice), of another format or of an unknown
+**major** version (``2.0``; ``1.7`` is read); an array whose declared dtype is not numeric
+(an object array, a pickle, is refused from its header, never unpickled), whose shape holds
+over :data:`~allseason.limits.MAX_STATE_ELEMENTS` elements, whose npy header disagrees with
+the manifest or whose bytes do not fill its entry; then, read (``read_array`` with
+``allow_pickle=False``), a CRC or SHA-256 that does not match, or a float not finite (NaN,
++inf never; -inf only where the entry says ``"neg_inf": true``, which the writer sets for an
+array holding -inf, such as a dead bandit's log-weight).
 
 Memory while reading is bounded by the file's size: the arrays, numpy's 256 KiB read buffer
 and the parsed manifest (measured per refusal in ``tests/test_statefile.py``).
@@ -48,6 +42,7 @@ and the parsed manifest (measured per refusal in ``tests/test_statefile.py``).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import json
@@ -114,11 +109,13 @@ def _sha256(a: np.ndarray) -> str:
     return hashlib.sha256(np.asarray(a, order="C").reshape(-1).view(np.uint8)).hexdigest()
 
 
-def _all_finite(a: np.ndarray) -> bool:
+def _all_finite(a: np.ndarray, neg_inf: bool = False) -> bool:
+    """No NaN, no +inf, and no -inf unless ``neg_inf`` (checked 1M elements at a time)."""
     if a.dtype.kind != "f":
         return True
     flat = a.reshape(-1)
-    return all(np.isfinite(flat[i : i + _CHUNK]).all() for i in range(0, flat.size, _CHUNK))
+    ok = (lambda x: ~np.isnan(x) & (x < np.inf)) if neg_inf else np.isfinite
+    return all(ok(flat[i : i + _CHUNK]).all() for i in range(0, flat.size, _CHUNK))
 
 
 def write_state(path, manifest: dict, arrays: dict, *, kind: str | None = None) -> int:
@@ -180,9 +177,12 @@ def _checked(path, arrays: dict) -> tuple[dict, dict]:
             raise StateFileError(
                 path, f"array {name!r} has {a.size:,} elements; at most {MAX_STATE_ELEMENTS:,}"
             )
-        if not _all_finite(a):
-            raise StateFileError(path, f"array {name!r} holds NaN or inf; not saved")
+        neg_inf = not _all_finite(a) and _all_finite(a, neg_inf=True)
+        if not _all_finite(a, neg_inf):
+            raise StateFileError(path, f"array {name!r} holds NaN or +inf; not saved")
         entries[name] = {"dtype": a.dtype.str, "shape": list(a.shape), "sha256": _sha256(a)}
+        if neg_inf:  # e.g. the log-weight of a dead bandit's slot
+            entries[name]["neg_inf"] = True
         data[name] = a
     return entries, data
 
@@ -220,15 +220,12 @@ def _write_atomic(path: Path, text: bytes, data: dict) -> int:
 
 
 def _fsync_folder(folder: Path) -> None:
-    try:
+    with contextlib.suppress(OSError):  # some file systems cannot fsync a folder
         fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # some file systems cannot fsync a folder; the rename is still atomic
-        pass
-    os.close(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def read_state(path, *, max_bytes: int = MAX_STATE_BYTES, kind: str | None = None):
@@ -331,7 +328,7 @@ def _read(path, fh, size: int, kind: str | None):
     if missing:
         raise StateFileError(path, f"array {show(missing[0])} is missing ({len(missing)} such)")
     specs = {n: _spec(path, n, s) for n, s in declared.items()}
-    total = sum(math.prod(shape) * dtype.itemsize for dtype, shape, _ in specs.values())
+    total = sum(math.prod(s[1]) * s[0].itemsize for s in specs.values())
     if total > size:
         raise StateFileError(path, f"the manifest declares {total:,} bytes of arrays in {size:,}")
     arrays = {n: _array(path, zf, by_name[n + ".npy"], n, *specs[n]) for n in declared}
@@ -391,10 +388,13 @@ def _manifest(path, zf, info, kind):
     return head
 
 
-def _spec(path, name: str, spec) -> tuple[np.dtype, tuple[int, ...], str]:
+def _spec(path, name: str, spec) -> tuple[np.dtype, tuple[int, ...], str, bool]:
     what = f"array {name!r}"
-    if not isinstance(spec, dict) or set(spec) != {"dtype", "shape", "sha256"}:
+    keys = {"dtype", "shape", "sha256"}
+    if not isinstance(spec, dict) or not keys <= set(spec) <= keys | {"neg_inf"}:
         raise StateFileError(path, f"{what}: the manifest must give dtype, shape and sha256")
+    if spec.get("neg_inf", False) is not True and "neg_inf" in spec:
+        raise StateFileError(path, f"{what}: neg_inf must be true if given")
     dt, shape, sha = spec["dtype"], spec["shape"], spec["sha256"]
     if not isinstance(dt, str) or not _DTYPE.fullmatch(dt):
         raise StateFileError(
@@ -411,19 +411,19 @@ def _spec(path, name: str, spec) -> tuple[np.dtype, tuple[int, ...], str]:
         )
     if not isinstance(sha, str) or not _SHA.fullmatch(sha):
         raise StateFileError(path, f"{what}: sha256 {show(sha)} is not 64 hex digits")
-    return np.dtype(dt), tuple(shape), sha
+    return np.dtype(dt), tuple(shape), sha, "neg_inf" in spec
 
 
-def _array(path, zf, info, name, dtype, shape, sha):
+def _array(path, zf, info, name, dtype, shape, sha, neg_inf):
     try:
-        return _checked_array(path, zf, info, name, dtype, shape, sha)
+        return _checked_array(path, zf, info, name, dtype, shape, sha, neg_inf)
     except zipfile.BadZipFile as e:  # the CRC-32 of the entry, checked as its end is read
         raise StateFileError(
             path, f"array {name!r}: its bytes were changed or damaged ({_short(e)})"
         ) from None
 
 
-def _checked_array(path, zf, info, name, dtype, shape, sha):
+def _checked_array(path, zf, info, name, dtype, shape, sha, neg_inf):
     what = f"array {name!r}"
     with zf.open(info) as fp:
         try:
@@ -458,7 +458,7 @@ def _checked_array(path, zf, info, name, dtype, shape, sha):
             raise StateFileError(path, f"{what}: not readable ({_short(e)})") from None
     if _sha256(a) != sha:
         raise StateFileError(path, f"{what}: its SHA-256 is not the manifest's (changed bytes)")
-    if not _all_finite(a):
+    if not _all_finite(a, neg_inf):
         raise StateFileError(path, f"{what}: holds NaN or inf")
     return a
 
