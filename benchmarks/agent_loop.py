@@ -65,7 +65,7 @@ def deploy(n: int, folder, seed: int = 0, batch_size: int = 10) -> dict:
 
     c, seasons, p, u = world(n, seed)
     agent = api.Agent("allseason-sw", d=D, arms=LABELS, seed=seed, batch_size=batch_size)
-    agent.attach_log(folder)
+    log = agent.attach_log(folder)
     rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(32,)))
     due = rng.integers(0, MAX_DELAY + 1, n) + np.arange(n)  # when each reward comes back
     waiting: dict[int, list] = {}
@@ -84,9 +84,7 @@ def deploy(n: int, folder, seed: int = 0, batch_size: int = 10) -> dict:
             agent.learn(event, r)
     agent.end_batch()
     seconds = time.perf_counter() - t0
-    close = getattr(agent, "close_log", None)
-    if close is not None:
-        close()
+    log.close()
     best = p.max(axis=1)
     return dict(
         events=n,

@@ -254,6 +254,19 @@ class DecisionLog:
         elif kind == "batch":
             self.write_batch(batch_record(args[0], args[1] if len(args) > 1 else (), self._last_t))
 
+    def follow(self, agent) -> None:
+        """Follow an agent (its listener): in context mode a decision's context is read from
+        the agent's open decision (its row ``[c, 1]``) when it is made."""
+        d = agent.d if getattr(agent, "context_mode", False) else 0
+
+        def listener(kind: str, *args) -> None:
+            if kind == "decide" and d and len(args) == 1:
+                entry = agent._open.get(args[0].event_id)
+                args = args if entry is None else (args[0], entry[0][:d])
+            self(kind, *args)
+
+        agent.add_listener(listener)
+
     def close(self) -> None:
         """Flush, fsync and close both files."""
         for fh in (self._csv, self._jsonl):

@@ -132,7 +132,7 @@ def write_state(path, manifest: dict, arrays: dict, *, kind: str | None = None) 
     arrays : dict of str to numpy.ndarray
         Numeric arrays (bool, integers, floats), all finite, by name.
     kind : str, optional
-        What the state is of (default: ``manifest["kind"]``, else ``"state"``).
+        What it is a state of (default: the manifest's ``kind``, ``format``, or "state").
 
     Raises
     ------
@@ -147,7 +147,7 @@ def write_state(path, manifest: dict, arrays: dict, *, kind: str | None = None) 
     head = {
         "state_format": FORMAT,
         "state_format_version": FORMAT_VERSION,
-        "kind": str(kind or head.pop("kind", None) or "state"),
+        "kind": str(kind or head.pop("kind", None) or head.get("format") or "state"),
         "created": head.pop("created", None) or now,
         **{k: v for k, v in head.items() if k not in ("kind", "created")},
         "arrays": entries,
