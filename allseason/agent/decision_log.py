@@ -256,8 +256,12 @@ class DecisionLog:
 
     def follow(self, agent) -> None:
         """Follow an agent (its listener): in context mode a decision's context is read from
-        the agent's open decision (its row ``[c, 1]``) when it is made."""
+        the agent's open decision (its row ``[c, 1]``) when it is made, and at once for the
+        decisions already open (an agent just loaded: their rows come when they resolve)."""
         d = agent.d if getattr(agent, "context_mode", False) else 0
+        if d:
+            for event, entry in agent._open.items():
+                self._contexts[event] = np.asarray(entry[0][:d], dtype=float)
 
         def listener(kind: str, *args) -> None:
             if kind == "decide" and d and len(args) == 1:
