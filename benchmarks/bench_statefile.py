@@ -4,10 +4,10 @@ save and load times (issue 31). Prints one JSON document.
     python benchmarks/bench_statefile.py [--repeats 20]
 
 The agent (arms mode, K = 5 arms of dimension d, batch size 10, the race's default
-hyperparameters) is driven through ``decide``/``learn`` on a linear world whose parameter
-changes every 400 steps among 6 seasons, until 5 bandits are alive (base bandits, not
-counting the shadow), with 100 decisions left open (no reward yet: the open decisions are
-part of the state). Then ``agent.save`` (atomic: temporary file, fsync, rename, folder fsync)
+hyperparameters: at most n_max = 5 base bandits) is driven through ``decide``/``learn`` on
+the default race's world (its seasons, at dimension d) until 5 base bandits are alive (the
+shadow not counted), with 100 decisions left open (no reward yet: the open decisions are part
+of the state). Then ``agent.save`` (atomic: temporary file, fsync, rename, folder fsync)
 and ``api.Agent.load`` (every check: sizes, SHA-256, finiteness, the agent's own checks) are
 timed ``--repeats`` times each; the median and the best are reported, in wall time (the disk's
 fsync is part of a save) and CPU time. The machine is shared: wall times are noisy.
@@ -26,32 +26,35 @@ from pathlib import Path
 import numpy as np
 
 K = 5
-SEASON = 400
-N_SEASONS = 6
 OPEN = 100
 
 
 def grown_agent(d: int, seed: int = 0, target: int = 5, max_steps: int = 40_000):
-    """An All-Season (SW) agent with ``target`` base bandits alive (or the most it reached
-    in ``max_steps``) and :data:`OPEN` decisions open."""
-    from allseason import api
+    """An All-Season (SW) agent (the race's default hyperparameters: n_max = 5) driven on
+    the default race's world (paper-synthetic seasons, K = 5, sigma2 = 0.1) at dimension
+    ``d`` until ``target`` base bandits are alive (or ``max_steps``), then :data:`OPEN`
+    decisions left open. pi is not computed while growing it (it is not part of the state)."""
+    import dataclasses
 
-    rng = np.random.default_rng(seed)
-    thetas = rng.standard_normal((N_SEASONS, d)) / np.sqrt(d)
-    agent = api.Agent("allseason-sw", d=d, seed=seed, batch_size=10)
-    step = 0
+    from allseason import api
+    from allseason.sim.runner import make_env
+
+    scenario = dataclasses.replace(api.default_race().scenario, d=d)
+    rounds = [make_env(scenario, k).next_round(scenario.horizon) for k in range(4)]
+    arms = np.concatenate([r.arms for r in rounds])  # the race's seeds 0-3, one after another
+    pay = np.concatenate([r.payoff + r.noise[:, None] for r in rounds])
+    agent = api.Agent("allseason-sw", d=d, seed=seed, batch_size=10, propensities=False)
 
     def alive() -> int:
         return sum(b["role"] == "base" for b in agent.summary()["bandits"])
 
-    while step < max_steps and (step % 100 or alive() < target):
-        X = rng.standard_normal((K, d)) / np.sqrt(d)
-        rec = agent.decide(arms=X, event_id=f"e{step}")
-        theta = thetas[(step // SEASON) % N_SEASONS]
-        agent.learn(f"e{step}", float(X[rec.arm] @ theta + 0.1 * rng.standard_normal()))
+    step = 0
+    while step < min(max_steps, len(pay)) and (step % 100 or alive() < target):
+        rec = agent.decide(arms=arms[step], event_id=f"e{step}")
+        agent.learn(f"e{step}", float(pay[step, rec.arm]))
         step += 1
     for k in range(OPEN):
-        agent.decide(arms=rng.standard_normal((K, d)) / np.sqrt(d), event_id=f"open{k}")
+        agent.decide(arms=arms[(step + k) % len(arms)], event_id=f"open{k}")
     return agent, step, alive()
 
 
