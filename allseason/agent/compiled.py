@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from .. import kernels
+from ..errors import SpecError
 from ..kernels import agent as kagent
 from ..kernels.types import plain
 from ..policies import AllSeason
@@ -36,6 +37,24 @@ def setup_engine(self) -> None:
     self._is_allseason = isinstance(pol, AllSeason)
     self._tuple_params = plain(pol._kernel_params())
     self._tmp = np.empty(p)
+    cap = min(self.batch_size, 1024)
+    self._buf = (
+        np.empty((cap, p)),
+        np.empty(cap, dtype=np.int64),
+        np.empty(cap),
+        np.empty(cap, dtype=np.int64),
+        np.empty(cap, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+    )
+    self._n_pending = 0
+    if self._is_allseason:
+        S = pol.kernel_state.ids.shape[0]
+        window = pol.tau if pol._shadow_mode == kernels.WINDOW else 0
+        self._track_arrays = (
+            np.zeros(S, dtype=np.int64),
+            np.zeros(S, dtype=np.int64),
+            np.array([0, window], dtype=np.int64),
+        )
     self._bind_state()
 
 
@@ -48,6 +67,7 @@ def bind_state(self) -> None:
         Lt = np.zeros((G, p, p))
         self._bank = (f.L, f.mu, Lt, f.logw, f.alive, False)
         self._ll = np.empty(S)
+        self._lwork = (self._ll, self._tmp)
         self._events = tuple(kernels.new_events(2))
     else:
         S = 1
@@ -104,15 +124,17 @@ def work(self, K: int):
 
 def decide_compiled(self, ctx, block, cidx, work, pi_mode, event, K):
     if self.draws == "event":
-        key, u = event_key(self._seed_text, event), -1.0
+        key, u = event_key(self._hasher, event), -1.0
     else:
         pol = self.policy
-        key, u = np.uint64(0), pol._rng_u.random()
+        key, u = 0, pol._rng_u.random()
         self._z[...] = pol._rng_z.standard_normal(self.D).reshape(self._z.shape)
     mode = pi_mode if self.propensities and pi_mode >= 0 else 0
     arm, slot, stderr = kagent.decide_step(
         ctx, block, cidx, self._bank, key, u, mode, self.n_mc, work
     )
+    if arm < 0:
+        raise SpecError("arms" if not self.context_mode else "context", "must be finite numbers")
     if self._is_allseason:
         bandit = int(self.policy.kernel_state.ids[slot])
     else:
@@ -128,45 +150,6 @@ def decide_compiled(self, ctx, block, cidx, work, pi_mode, event, K):
     else:
         method = "exact-mixture" if self._is_allseason else "exact-quadrature"
     return arm, bandit, pi, method, float(stderr)
-
-
-def update_compiled(self, gs, xs, rs, bandits, step):
-    f = self.policy.kernel_state
-    if not self._is_allseason:
-        st = self._state_tuple
-        M, L, b, mu, window, Mt, Lt, bt = st
-        wx, wg, wr, wst = window
-        kernels.lints.lints_batch(
-            M, L, b, mu, wx, wg, wr, wst, Mt, Lt, bt, gs, xs, rs, self._tuple_params, self._tmp
-        )
-        return []
-    ids, alive = f.ids, f.alive
-    pslot = np.full(len(bandits), -1, dtype=np.int64)
-    for i, bid in enumerate(bandits.tolist()):
-        hit = np.flatnonzero(alive & (ids == bid))
-        if len(hit):
-            pslot[i] = hit[0]
-    f.counters[1] = 0
-    M, L, b, mu, ids, logw, alive, counters, window, cache = self._state_tuple
-    wx, wg, wr, wst = window
-    kernels.allseason.allseason_batch(
-        M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wst, cache, self._events,
-        gs, xs, rs, pslot, step, self._tuple_params, self._ll, self._tmp,
-    )  # fmt: skip
-    m = int(f.counters[1])
-    out = []
-    if m:
-        _, kind, bnd, other, value = self._events
-        for i in range(m):
-            out.append(
-                {
-                    "kind": kernels.EVENT_NAMES[int(kind[i])],
-                    "bandit": int(bnd[i]),
-                    "other": int(other[i]),
-                    "value": None if math.isnan(value[i]) else float(value[i]),
-                }
-            )
-    return out
 
 
 def state_tuple(self):
@@ -198,3 +181,88 @@ def track(self, events, bandits) -> None:
     if self.policy._shadow_mode == kernels.WINDOW and tau is not None:
         n0 = min(n0, tau)
     self._nobs[0] = n0
+
+
+def learn_compiled(self, entry, r) -> None:
+    """A resolved decision into the batch buffer, the batch update once B wait (one call)."""
+    x, g, bandit = entry[0], entry[1], entry[2]
+    if self._n_pending == self._buf[2].shape[0]:
+        grow_buffer(self)
+    res = _learn_call(self, x, g, bandit, r, self.batch_size)
+    if res < 0:
+        self._n_pending += 1
+    else:
+        after_batch(self, res)
+
+
+def flush_compiled(self) -> None:
+    """The batch update on whatever waits (end_batch)."""
+    after_batch(self, _learn_call(self, self._tmp, -1, -1, 0.0, 0))
+
+
+def _learn_call(self, x, g, bandit, r, B):
+    if self._is_allseason:
+        step = self.counts["decisions"] - 1
+        return kagent.allseason_learn(
+            x, g, bandit, r, self._buf, B, self._state_tuple, self._tuple_params,
+            self._events, step, self._track_arrays, self._lwork,
+        )  # fmt: skip
+    return kagent.lints_learn(
+        x, g, bandit, r, self._buf, B, self._state_tuple, self._tuple_params, self._tmp
+    )
+
+
+def grow_buffer(self, room: int | None = None) -> None:
+    """Double the batch buffer (or make room for ``room`` rows), keeping what waits."""
+    old = self._buf
+    cap = max(2 * old[2].shape[0], room or 0)
+    new = tuple(np.empty((cap, *a.shape[1:]), dtype=a.dtype) for a in old[:5]) + (old[5],)
+    for a, b in zip(old[:5], new[:5]):
+        b[: a.shape[0]] = a
+    self._buf = new
+
+
+def after_batch(self, n_events: int) -> None:
+    """Versions, counts and events after a compiled batch update."""
+    self._n_pending = 0
+    self.model_version += 1
+    self.counts["batches"] += 1
+    events = []
+    if n_events > 0:
+        _, kind, bnd, other, value = self._events
+        for i in range(n_events):
+            k = kernels.EVENT_NAMES[int(kind[i])]
+            self.counts["spawned" if k == "spawn" else "pruned"] += 1
+            v = float(value[i])
+            events.append(
+                {
+                    "kind": k,
+                    "bandit": int(bnd[i]),
+                    "other": int(other[i]),
+                    "value": None if math.isnan(v) else v,
+                }
+            )
+    if self._is_allseason:
+        self._track_arrays[2][0] = self.model_version
+    self._batch_events = events
+    for fn in self._listeners:
+        fn("batch", self, events)
+
+
+def bandit_rows(self) -> list[dict]:
+    """All-Season's live bandits (compiled): id, role, weight, age, n_obs."""
+    f = self.policy.kernel_state
+    nobs, born, _ = self._track_arrays
+    rows = []
+    for s in np.flatnonzero(f.alive).tolist():
+        bid = int(f.ids[s])
+        rows.append(
+            {
+                "id": bid,
+                "role": "shadow" if bid == 0 else "base",
+                "weight": float(np.exp(f.logw[s])),
+                "age": self.model_version - int(born[s]),
+                "n_obs": int(nobs[s]),
+            }
+        )
+    return rows

@@ -49,7 +49,7 @@ from ..policies import AllSeason, LinTS, make_policy, policy_class, role
 from . import compiled as _compiled
 from . import plain as _plain
 from . import state as _state
-from .draws import event_text, seed_text
+from .draws import event_text, key_hasher, seed_text
 from .records import (
     COUNT_NAMES,
     N_MC,
@@ -108,7 +108,10 @@ class Agent:
     _bind_state = _compiled.bind_state
     _work = _compiled.work
     _decide_compiled = _compiled.decide_compiled
-    _update_compiled = _compiled.update_compiled
+    _learn_compiled = _compiled.learn_compiled
+    _flush_compiled = _compiled.flush_compiled
+    _bandit_rows = _compiled.bandit_rows
+    _grow_buffer = _compiled.grow_buffer
     _state_tuple = property(_compiled.state_tuple)
     _track = _compiled.track
     _dense_rows = _plain.dense_rows
@@ -150,6 +153,7 @@ class Agent:
         self.n_arms = len(labels) if labels else None
         self.seed = seed
         self._seed_text = seed_text(seed)
+        self._hasher = key_hasher(self._seed_text)
         self.batch_size = _positive_int("batch_size", batch_size, 1, 10**7)
         self.max_open = _positive_int("max_open", max_open, 1, 10**8)
         expiry = check_expiry(horizon, on_expire, default_reward)
@@ -278,7 +282,7 @@ class Agent:
             K = ctx.shape[0]
             if ctx.shape[1] != self.d or K < 1:
                 raise SpecError("arms", f"must have shape (K, {self.d}), K >= 1, got {ctx.shape}")
-            if not np.isfinite(ctx).all():
+            if self.engine != "compiled" and not np.isfinite(ctx).all():  # compiled: checks
                 raise SpecError("arms", "must be finite numbers (no NaN, no inf)")
             if K > 100_000:
                 raise SpecError("arms", f"at most 100000 arms, got {K}")
@@ -353,10 +357,13 @@ class Agent:
 
     def _resolve(self, event, entry, r, how) -> None:
         self._remember(event)
+        for fn in self._listeners:
+            fn(how, entry[4], r)
+        if self.engine == "compiled":
+            self._learn_compiled(entry, r)
+            return
         x, g, bandit, t, rec = entry
         self._pending.append((x, g, bandit, r))
-        for fn in self._listeners:
-            fn(how, rec, r)
         if len(self._pending) >= self.batch_size:
             self._batch_update()
 
@@ -374,6 +381,11 @@ class Agent:
         bool
             Whether an update ran.
         """
+        if self.engine == "compiled":
+            if not self._n_pending:
+                return False
+            self._flush_compiled()
+            return True
         if not self._pending:
             return False
         self._batch_update()
@@ -426,10 +438,7 @@ class Agent:
         for i, (x, g, b, r) in enumerate(pending):
             xs[i], gs[i], rs[i], bandits[i] = x, g, r, b
         step = self.counts["decisions"] - 1
-        if self.engine == "compiled":
-            events = self._update_compiled(gs, xs, rs, bandits, step)
-        else:
-            events = self._update_plain(gs, xs, rs, bandits, step)
+        events = self._update_plain(gs, xs, rs, bandits, step)
         self.model_version += 1
         self.counts["batches"] += 1
         for ev in events:

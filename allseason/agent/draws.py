@@ -83,22 +83,30 @@ def event_text(event_id) -> str:
     return text
 
 
-def event_key(seed: str, event: str) -> np.uint64:
-    """The 64-bit key of an event's draws: BLAKE2b-64 of the seed text and the event text.
+def key_hasher(seed: str):
+    """BLAKE2b-64 fed with the seed text and a separator: :func:`event_key` copies it."""
+    return hashlib.blake2b(f"{seed}\x1f".encode(), digest_size=8)
+
+
+def event_key(seed, event: str) -> int:
+    """The key of an event's draws: BLAKE2b-64 of the seed text, a separator and the event
+    text, its top 63 bits (an int that numba always types int64).
 
     Parameters
     ----------
-    seed : str
-        :func:`seed_text` of the agent's seed.
+    seed : str or hashlib.blake2b
+        :func:`seed_text` of the agent's seed, or its :func:`key_hasher`.
     event : str
         :func:`event_text` of the event id.
 
     Returns
     -------
-    numpy.uint64
+    int
+        In [0, 2^63).
     """
-    h = hashlib.blake2b(f"{seed}\x1f{event}".encode(), digest_size=8).digest()
-    return np.uint64(int.from_bytes(h, "little"))
+    h = key_hasher(seed) if isinstance(seed, str) else seed.copy()
+    h.update(event.encode())
+    return int.from_bytes(h.digest(), "little") >> 1
 
 
-__all__ = ["seed_text", "seed_from_text", "event_text", "event_key"]
+__all__ = ["seed_text", "seed_from_text", "event_text", "event_key", "key_hasher"]

@@ -28,11 +28,11 @@ def decide_plain(self, ctx, event, K):
     pol = self.policy
     rows = self._dense_rows(ctx, K)
     if self.draws == "event":
-        key = event_key(self._seed_text, event)
-        u = kagent.fill_draws(key, self._zbuf)
+        key = event_key(self._hasher, event)
+        u = kagent.fill_draws(np.uint64(key), self._zbuf)
         z = self._zbuf.copy() if pol.uses_normals else None
     else:
-        key = np.uint64(0)
+        key = 0
         u = pol._rng_u.random()
         z = pol._rng_z.standard_normal(self.D) if pol.uses_normals else None
     is_as = isinstance(pol, AllSeason)

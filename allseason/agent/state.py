@@ -48,10 +48,13 @@ def to_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         [-1.0 if e[4].propensity is None else e[4].propensity for _, e in open_items],
         dtype=float,
     )
-    arrays["pending.x"] = (
-        np.stack([x for x, *_ in self._pending]) if self._pending else np.zeros((0, p))
-    )
-    arrays["pending.r"] = np.array([r for *_, r in self._pending], dtype=float)
+    n = self._n_pending
+    bx, bg, br, bb = self._buf[:4]
+    arrays["pending.x"] = bx[:n].copy()
+    arrays["pending.r"] = br[:n].copy()
+    if self._is_allseason:
+        arrays["agent.nobs"] = self._track_arrays[0].copy()
+        arrays["agent.born"] = self._track_arrays[1].copy()
     open_rows = [_open_row(event, entry) for event, entry in open_items]
     pol = self.policy
     manifest = {
@@ -81,10 +84,8 @@ def to_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         "parent_version": self.parent_version,
         "counts": dict(self.counts),
         "open": open_rows,
-        "pending": [{"g": int(g), "bandit": int(b)} for _, g, b, _ in self._pending],
+        "pending": [{"g": int(g), "bandit": int(b)} for g, b in zip(bg[:n], bb[:n])],
         "resolved_recent": list(self._resolved),
-        "bandit_nobs": {str(k): v for k, v in self._nobs.items()},
-        "bandit_born": {str(k): v for k, v in self._born.items()},
     }
     return manifest, arrays
 
@@ -169,13 +170,16 @@ def from_state(cls, manifest: dict, arrays: dict[str, np.ndarray]) -> Agent:  # 
         pend = manifest["pending"]
         if px.shape != (len(pend), agent.p) or pr.shape != (len(pend),):
             raise SpecError("state", "pending rewards: rows and arrays differ")
-        agent._pending = [
-            (np.array(px[i], dtype=float), int(row["g"]), int(row["bandit"]), float(pr[i]))
-            for i, row in enumerate(pend)
-        ]
+        _restore_pending(agent, pend, px, pr)
         agent._resolved = OrderedDict((str(e), None) for e in manifest["resolved_recent"])
-        agent._nobs = {int(k): int(v) for k, v in manifest["bandit_nobs"].items()}
-        agent._born = {int(k): int(v) for k, v in manifest["bandit_born"].items()}
+        if agent._is_allseason:
+            nobs, born, info = agent._track_arrays
+            for arr, key in ((nobs, "agent.nobs"), (born, "agent.born")):
+                got = arrays[key]
+                if got.shape != arr.shape or got.dtype != arr.dtype:
+                    raise SpecError("state", f"{key}: expected {arr.dtype} {arr.shape}")
+                arr[:] = got
+            info[0] = agent.model_version
     except SpecError:
         raise
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
@@ -183,6 +187,18 @@ def from_state(cls, manifest: dict, arrays: dict[str, np.ndarray]) -> Agent:  # 
             "state", f"the manifest does not describe an agent ({show(str(e))})"
         ) from None
     return agent
+
+
+def _restore_pending(agent, rows, px, pr) -> None:
+    """The rewards waiting for the batch update, into the agent's buffer."""
+    n = len(rows)
+    if n > agent._buf[2].shape[0]:
+        agent._grow_buffer(n)
+    bx, bg, br, bb = agent._buf[:4]
+    for i, row in enumerate(rows):
+        bx[i], bg[i], br[i], bb[i] = px[i], int(row["g"]), float(pr[i]), int(row["bandit"])
+    agent._buf[5][0] = n
+    agent._n_pending = n
 
 
 def _restore_open(agent, rows, ox, opi) -> None:
@@ -217,7 +233,9 @@ def summary(self) -> dict:
     open decisions, pending rewards, and the bandits (id, role, weight, age, n_obs)."""
     bandits = []
     w = self.weights()
-    if w is not None:
+    if w is not None and self.engine == "compiled":
+        bandits = self._bandit_rows()
+    elif w is not None:
         for bid, wt in zip(w[0].tolist(), w[1].tolist()):
             bandits.append(
                 {
@@ -251,7 +269,7 @@ def summary(self) -> dict:
         "parent_version": self.parent_version,
         "counts": dict(self.counts),
         "open": len(self._open),
-        "pending": len(self._pending),
+        "pending": self._n_pending if self.engine == "compiled" else len(self._pending),
         "bandits": bandits,
     }
 

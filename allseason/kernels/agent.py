@@ -30,9 +30,10 @@ import math
 import numpy as np
 from numba import njit
 
-from .allseason import batch_weights, choose_slot
+from .allseason import allseason_batch, batch_weights, choose_slot
 from .argmax import QUAD_NODES, argmax_probs_rows
 from .linalg import backward_solve, best_arm, best_arm_sandwich, forward_solve
+from .lints import lints_batch
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -171,7 +172,7 @@ def _pi_mc(ctx, block, cidx, L, mu, Lt, alive, sandwich, w, pi, key, n_mc, theta
     error."""
     S, G, p = mu.shape
     K = block.shape[0]
-    mkey = splitmix64(key ^ MC_SALT)
+    mkey = splitmix64(np.uint64(key) ^ MC_SALT)
     zz = np.empty((G, p))
     for r in range(n_mc):
         ur = fill_draws(mkey + np.uint64(r) * MC_SALT, zz)
@@ -203,8 +204,8 @@ def decide_step(ctx, block, cidx, bank, key, u, pi_mode, n_mc, work):
     bank : tuple
         ``(L (S, G, p, p), mu (S, G, p), Lt (G, p, p), logw (S,), alive (S,), sandwich)``:
         a single-model policy is one slot (S = 1); ``Lt`` is read when ``sandwich``.
-    key : uint64
-        The event's key (used when ``u`` < 0).
+    key : int
+        The event's key, 63 bits (used when ``u`` < 0).
     u : float
         The uniform to use; negative: draw u and z from ``key``, else z is read from
         ``work``'s z (the runner's streams).
@@ -219,6 +220,7 @@ def decide_step(ctx, block, cidx, bank, key, u, pi_mode, n_mc, work):
     Returns
     -------
     arm : int
+        -1 if ``ctx`` holds a NaN or an infinity (nothing is drawn).
     slot : int
         The slot that played.
     stderr : float
@@ -226,8 +228,12 @@ def decide_step(ctx, block, cidx, bank, key, u, pi_mode, n_mc, work):
     """
     L, mu, Lt, logw, alive, sandwich = bank
     z, theta, tmp, tmp2, w, pi, mean, sd, count, out = work
+    for c in range(ctx.shape[0]):  # the input's check, here: no pass over it in Python
+        for i in range(ctx.shape[1]):
+            if not math.isfinite(ctx[c, i]):
+                return -1, -1, 0.0
     if u < 0.0:
-        u = fill_draws(key, z)
+        u = fill_draws(np.uint64(key), z)
     batch_weights(logw, alive, w)
     j = choose_slot(u, w, alive)
     if sandwich:
@@ -264,4 +270,80 @@ __all__ = [
     "splitmix64",
     "fill_draws",
     "decide_step",
+    "lints_learn",
+    "allseason_learn",
 ]
+
+
+# -- the learning side: a resolved reward into the batch buffer, the batch update when full ----
+@njit(cache=True, nogil=True)
+def _append(x, g, bandit, r, buf):
+    """Append one resolved decision to the batch buffer; returns how many wait."""
+    bx, bg, br, bb, bs, cnt = buf
+    n = cnt[0]
+    if g >= 0 and n < bx.shape[0]:  # the caller grows a full buffer first
+        bx[n] = x
+        bg[n] = g
+        br[n] = r
+        bb[n] = bandit
+        n += 1
+        cnt[0] = n
+    return n
+
+
+@njit(cache=True, nogil=True)
+def lints_learn(x, g, bandit, r, buf, B, state, params, tmp):
+    """A reward of the LinTS family's agent: into the buffer (``g`` < 0: none, a flush);
+    :func:`~.lints.lints_batch` once ``B`` wait (``B`` = 0: whatever waits). Returns -1 (no
+    update) or 0 (an update, no events)."""
+    n = _append(x, g, bandit, r, buf)
+    if n == 0 or (B > 0 and n < B):
+        return -1
+    bx, bg, br, bb, bs, cnt = buf
+    M, L, b, mu, window, Mt, Lt, bt = state
+    wx, wg, wr, wst = window
+    lints_batch(M, L, b, mu, wx, wg, wr, wst, Mt, Lt, bt, bg[:n], bx[:n], br[:n], params, tmp)
+    cnt[0] = 0
+    return 0
+
+
+@njit(cache=True, nogil=True)
+def allseason_learn(x, g, bandit, r, buf, B, state, params, events, step, track, work):
+    """A reward of All-Season's agent: into the buffer (``g`` < 0: a flush);
+    :func:`~.allseason.allseason_batch` once ``B`` wait (``B`` = 0: whatever waits), each
+    decision learnt by the slot of the bandit that played it if it is still alive (else by
+    the shadow alone). ``track`` = (n_obs (S,), born (S,), [version, window]): the bandits'
+    bookkeeping. Returns -1 (no update) or the number of events written."""
+    n = _append(x, g, bandit, r, buf)
+    if n == 0 or (B > 0 and n < B):
+        return -1
+    bx, bg, br, bb, bs, cnt = buf
+    M, L, b, mu, ids, logw, alive, counters, window, cache = state
+    wx, wg, wr, wst = window
+    nobs, born, info = track
+    ll, tmp = work
+    S = ids.shape[0]
+    for t in range(n):
+        bs[t] = -1
+        for s in range(S):
+            if alive[s] and ids[s] == bb[t]:
+                bs[t] = s
+                break
+    next_id, n0 = counters[0], nobs[0]
+    counters[1] = 0
+    allseason_batch(
+        M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wst, cache, events,
+        bg[:n], bx[:n], br[:n], bs[:n], step, params, ll, tmp,
+    )  # fmt: skip
+    if counters[0] > next_id:  # a spawn: the newborn has the shadow's observations
+        for s in range(S):
+            if alive[s] and ids[s] == next_id:
+                nobs[s] = n0
+                born[s] = info[0] + 1
+    for t in range(n):
+        s = bs[t]
+        if s > 0 and alive[s] and ids[s] == bb[t]:
+            nobs[s] += 1
+    nobs[0] = n0 + n if info[1] <= 0 else min(n0 + n, info[1])
+    cnt[0] = 0
+    return counters[1]
