@@ -101,6 +101,11 @@ PRIOR_RANGE = (1e-6, 1e6)
 # Bounds on norms and slacks (BoB's S and L, DenBand's Delta_L): L = 1e300 overflowed
 # math.exp; 1e-6 .. 1e6 is far from both ends of float64 once squared and summed.
 SCALE_RANGE = (1e-6, 1e6)
+# One array of an agent's state file (allseason/agent/statefile.py) holds at most 2**26
+# elements (512 MB of float64); the largest a legitimate agent writes is All-Season's
+# MAX_BANDITS + 2 posteriors at the engine's d = 500, 102 x 500 x 500 = 25.5 million. A
+# hostile manifest asking for 10**9 elements is refused before anything is allocated.
+MAX_STATE_ELEMENTS = 2**26
 
 # --- a user's file (allseason/logs): what the reader takes, each value checked while read -----
 #: what one log may hold on the command line (``replay``); the app's upload: APP_LOG_LIMITS.
@@ -187,4 +192,5 @@ __all__ = [
     "MAX_CHECK_STEPS",
     "MAX_MAP_CELLS",
     "MAX_PROCESSES",
+    "MAX_STATE_ELEMENTS",
 ]

@@ -470,6 +470,16 @@ class Agent:
         events): how a decision log (:mod:`.decision_log`) follows the agent."""
         self._listeners.append(fn)
 
+    def attach_log(self, folder):
+        """Append every resolved decision and every batch update to the decision log in
+        ``folder`` (:class:`.decision_log.DecisionLog`: ``decisions.csv``, ``batches.jsonl``),
+        from now on; returns the log (``close()`` it when done)."""
+        from .decision_log import DecisionLog
+
+        log = DecisionLog(folder, n_context=self.d if self.context_mode else 0)
+        log.follow(self)
+        return log
+
     # -- state -------------------------------------------------------------------------------
 
     def save(self, path) -> None:

@@ -5,7 +5,6 @@ methods)."""
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 
@@ -45,7 +44,7 @@ def to_state(self) -> tuple[dict, dict[str, np.ndarray]]:
     p = self.p
     arrays["open.x"] = np.stack([e[0] for _, e in open_items]) if open_items else np.zeros((0, p))
     arrays["open.pi"] = np.array(
-        [np.nan if e[4].propensity is None else e[4].propensity for _, e in open_items],
+        [-1.0 if e[4].propensity is None else e[4].propensity for _, e in open_items],
         dtype=float,
     )
     n = self._n_pending
@@ -211,7 +210,7 @@ def _restore_open(agent, rows, ox, opi) -> None:
             str(row["event_id"]),
             int(row["arm"]),
             str(row["label"]),
-            None if math.isnan(opi[i]) else float(opi[i]),
+            None if not opi[i] >= 0 else float(opi[i]),  # -1: not computed (a file has no NaN)
             None if pis is None else np.asarray(pis, dtype=float),
             str(row["pi_method"]),
             float(row["pi_stderr"]),
