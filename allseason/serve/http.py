@@ -1,0 +1,191 @@
+"""The HTTP face of the service: a Starlette app over a :class:`~.store.Writer` or
+:class:`~.store.Reader` (Starlette is imported here only, an optional extra).
+
+Every answer is JSON; every refusal is a 4xx (or 503 when the disk refuses a write) with
+``{"error": "one line"}``. Requests are handled one at a time inside the event loop (no
+``await`` between reading the agent and writing the journal), so the journal's order is the
+order the agent saw.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import sys
+import traceback
+
+from ..limits import SERVE_LIMITS
+from .checks import RequestError, TokenBucket, check_decide, check_reward, parse_body
+
+
+def answer(status: int, body: dict):
+    """A JSON response."""
+    from starlette.responses import Response
+
+    return Response(json.dumps(body, allow_nan=False), status, media_type="application/json")
+
+
+def refuse(status: int, message: str):
+    """``{"error": message}`` with its status (and WWW-Authenticate or Retry-After)."""
+    resp = answer(status, {"error": message})
+    if status == 401:
+        resp.headers["WWW-Authenticate"] = "Bearer"
+    elif status == 429:
+        resp.headers["Retry-After"] = "1"
+    return resp
+
+
+async def read_body(request, limits=SERVE_LIMITS) -> bytes:
+    """The body, at most ``body_bytes`` (413) within ``body_seconds`` (408), JSON only (415)."""
+    cap = limits["body_bytes"]
+    length = request.headers.get("content-length")
+    if length is not None:
+        if not length.isdigit():
+            raise RequestError(400, "Content-Length is not a number")
+        if int(length) > cap:
+            raise RequestError(413, f"the body is larger than {cap:,} bytes")
+    ctype = request.headers.get("content-type", "application/json")
+    if ctype.split(";")[0].strip().lower() not in ("application/json", ""):
+        raise RequestError(415, "send Content-Type: application/json")
+    chunks, size = [], 0
+
+    async def collect():
+        nonlocal size
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > cap:
+                raise RequestError(413, f"the body is larger than {cap:,} bytes")
+            chunks.append(chunk)
+
+    try:
+        await asyncio.wait_for(collect(), limits["body_seconds"])
+    except TimeoutError:
+        raise RequestError(408, f"the body took longer than {limits['body_seconds']} s") from None
+    return b"".join(chunks)
+
+
+def _handler(fn):
+    async def endpoint(self, request):
+        try:
+            return await fn(self, request)
+        except RequestError as e:
+            return refuse(e.status, e.message)
+        except Exception as e:  # a bug: one line to the client, the traceback to the log
+            traceback.print_exc(file=sys.stderr)
+            return refuse(500, f"internal error ({type(e).__name__}); see the server log")
+
+    return endpoint
+
+
+class Service:
+    """The endpoints over one store.
+
+    Parameters
+    ----------
+    store : Writer or Reader
+        Who answers.
+    token : str, optional
+        If given, ``/decide``, ``/reward`` and ``/state`` need ``Authorization: Bearer TOKEN``.
+    rate, burst : optional
+        The token bucket (SERVE_LIMITS' by default).
+    poll : float
+        Seconds between two reads of the readers' journals (a writer with readers).
+    """
+
+    def __init__(self, store, *, token=None, rate=None, burst=None, poll: float = 0.05):
+        self.store, self.poll = store, poll
+        self.bucket = TokenBucket(rate or SERVE_LIMITS["rate"], burst or SERVE_LIMITS["burst"])
+        self.expected = f"Bearer {token}".encode() if token else None
+        self.context_mode = bool(getattr(store.agent, "n_arms", None))
+
+    def guard(self, request) -> None:
+        """The bearer token, then the rate cap."""
+        if self.expected is not None:
+            got = request.headers.get("authorization", "").encode()[: SERVE_LIMITS["token_bytes"]]
+            if not hmac.compare_digest(got, self.expected):
+                raise RequestError(401, "send Authorization: Bearer TOKEN (the --token-file's)")
+        if not self.bucket.take():
+            raise RequestError(429, "too many requests; slow down (Retry-After: 1)")
+
+    @_handler
+    async def decide(self, request):
+        self.guard(request)
+        body = parse_body(await read_body(request))
+        req = check_decide(body, d=self.store.agent.d, context_mode=self.context_mode)
+        return answer(200, self.store.decide(req))
+
+    @_handler
+    async def reward(self, request):
+        self.guard(request)
+        body = parse_body(await read_body(request))
+        status, out = self.store.reward(check_reward(body))
+        return answer(status, out)
+
+    @_handler
+    async def state(self, request):
+        self.guard(request)
+        return answer(200, self.store.summary())
+
+    @_handler
+    async def health(self, request):
+        problem = getattr(self.store, "snapshot_error", None)
+        body = {
+            "status": "degraded" if problem else "ok",
+            "model_version": int(self.store.agent.model_version),
+            "role": type(self.store).__name__.lower(),
+        }
+        return answer(200, body | ({"problem": problem} if problem else {}))
+
+    async def lifespan(self, app):
+        """A writer with readers reads their journals every ``poll`` seconds."""
+        task = None
+        if getattr(self.store, "n_readers", 0):
+            task = asyncio.get_running_loop().create_task(self._tail())
+        yield
+        if task is not None:
+            task.cancel()
+
+    async def _tail(self):
+        while True:
+            await asyncio.sleep(self.poll)
+            try:
+                self.store.ingest()
+            except RequestError:
+                pass  # the disk refused: tried again at the next poll
+            except Exception:
+                traceback.print_exc(file=sys.stderr)
+
+
+async def _http_error(request, exc):
+    detail = exc.detail if isinstance(exc.detail, str) else "refused"
+    if exc.status_code == 404:
+        detail = "no such endpoint; see /health, /state, /decide, /reward"
+    elif exc.status_code == 405:
+        detail = f"{request.method} is not allowed here"
+    return refuse(exc.status_code, detail)
+
+
+async def _any_error(request, exc):
+    traceback.print_exception(exc, file=sys.stderr)
+    return refuse(500, "internal error; see the server log")
+
+
+def build_app(store, **options):
+    """The Starlette app over ``store`` (options: :class:`Service`'s)."""
+    from starlette.applications import Starlette
+    from starlette.exceptions import HTTPException
+    from starlette.routing import Route
+
+    s = Service(store, **options)
+    routes = [
+        Route("/decide", s.decide, methods=["POST"]),
+        Route("/reward", s.reward, methods=["POST"]),
+        Route("/state", s.state, methods=["GET"]),
+        Route("/health", s.health, methods=["GET"]),
+    ]
+    return Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: _http_error, Exception: _any_error},
+        lifespan=s.lifespan,
+    )
