@@ -118,6 +118,7 @@ def _token(path: str | None) -> str | None:
 
 
 def _prepare(args) -> None:
+    from ..agent import Agent
     from ..serve import store
 
     folder = Path(args.state_dir)
@@ -129,9 +130,9 @@ def _prepare(args) -> None:
         store.read_pointer(folder)
         return
     if args.init:
-        agent = api.Agent.load(args.init)
+        agent = Agent.load(args.init)
     elif args.d:
-        agent = api.Agent(
+        agent = Agent(
             args.policy, d=args.d, n_arms=args.n_arms, seed=args.seed, batch_size=args.batch_size
         )
     else:

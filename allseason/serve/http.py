@@ -10,6 +10,7 @@ order the agent saw.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import json
 import sys
@@ -37,7 +38,8 @@ def refuse(status: int, message: str):
 
 
 async def read_body(request, limits=SERVE_LIMITS) -> bytes:
-    """The body, at most ``body_bytes`` (413) within ``body_seconds`` (408), JSON only (415)."""
+    """The body, at most ``body_bytes`` (413) within ``body_seconds`` (408); read as JSON
+    whatever its Content-Type says (curl's ``-d`` says form-urlencoded)."""
     cap = limits["body_bytes"]
     length = request.headers.get("content-length")
     if length is not None:
@@ -45,9 +47,6 @@ async def read_body(request, limits=SERVE_LIMITS) -> bytes:
             raise RequestError(400, "Content-Length is not a number")
         if int(length) > cap:
             raise RequestError(413, f"the body is larger than {cap:,} bytes")
-    ctype = request.headers.get("content-type", "application/json")
-    if ctype.split(";")[0].strip().lower() not in ("application/json", ""):
-        raise RequestError(415, "send Content-Type: application/json")
     chunks, size = [], 0
 
     async def collect():
@@ -137,6 +136,7 @@ class Service:
         }
         return answer(200, body | ({"problem": problem} if problem else {}))
 
+    @contextlib.asynccontextmanager
     async def lifespan(self, app):
         """A writer with readers reads their journals every ``poll`` seconds."""
         task = None

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import api
+from ..agent import Agent, Decision, UnknownEvent
 from .checks import RequestError
 from .journal import DiskError, Journal, dumps, fsync_dir, loads, write_atomic
 
@@ -92,7 +92,7 @@ def decision_answer(rec) -> dict:
         event_id=rec.event_id,
         arm=int(rec.arm),
         label=rec.label if isinstance(rec.label, (str, int)) else str(rec.label),
-        propensity=float(rec.propensity),
+        propensity=None if rec.propensity is None else float(rec.propensity),
         model_version=int(rec.model_version),
         bandit=int(rec.bandit),
     )
@@ -105,7 +105,18 @@ def _inputs(rec: dict) -> dict:
 
 
 def _unknown_event():
-    return getattr(api, "UnknownEvent", KeyError)
+    return UnknownEvent
+
+
+def warm_up(agent) -> None:
+    """Compile the agent's single step before the first request (on a copy: the agent is
+    untouched), so that /health answers only once a decision is fast."""
+    a = agent.copy()
+    for k in (1, 2, 3):
+        inputs = {"context": np.zeros(a.d)} if a.context_mode else {"arms": np.zeros((k, a.d))}
+        a.decide(**inputs, event_id=f"warm-up-{k}", t=0.0)
+        a.learn(f"warm-up-{k}", 0.0, t=0.0)
+    a.end_batch()
 
 
 class Writer:
@@ -142,7 +153,7 @@ class Writer:
         ptr = read_pointer(self.folder)
         self.seq = ptr["seq"]
         self.readers = {int(k): dict(v) for k, v in ptr.get("readers", {}).items()}
-        self.agent = api.Agent.load(_snap(self.folder, self.seq))
+        self.agent = Agent.load(_snap(self.folder, self.seq))
         self.journal = Journal(_wal(self.folder, self.seq))
         self.batches_since = 0
         replayed = 0
@@ -151,6 +162,7 @@ class Writer:
             replayed += 1
         self.journal.open()
         self.replayed = replayed
+        warm_up(self.agent)
         self._clean()
         if replayed and self.agent.model_version != ptr.get("version"):
             self._snapshot()
@@ -314,8 +326,41 @@ class Writer:
 
 def adopt(agent, rec: dict):
     """Make a decision a reader answered one of the writer's open decisions (same arm, same
-    bandit, same propensity, the version it was made at)."""
-    return agent.adopt(rec)
+    bandit, same propensity, the version it was made at), as if the writer had made it.
+
+    Uses ``agent.adopt`` when the agent has one; otherwise it writes the open decision in the
+    agent's own shape (``_open[event] = (x, g, bandit, t, Decision)``, agent/core.py), the one
+    place the service reaches inside the agent."""
+    if hasattr(agent, "adopt"):
+        return agent.adopt(rec)
+    d = rec["decision"]
+    event, arm = str(d["event_id"]), int(d["arm"])
+    if event in agent._open:
+        raise ValueError(f"event_id {event!r} is still open: one decision per event")
+    if agent.context_mode:
+        x, g = np.append(np.asarray(rec["context"], dtype=np.float64), 1.0), arm
+    else:
+        x, g = np.asarray(rec["arms"], dtype=np.float64)[arm].copy(), 0
+    pis = d.get("propensities")
+    dec = Decision(
+        event,
+        arm,
+        str(d["label"]),
+        d["propensity"],
+        None if pis is None else np.asarray(pis, dtype=np.float64),
+        d["pi_method"],
+        d["pi_stderr"],
+        int(d["model_version"]),
+        int(d["bandit"]),
+        float(d["t"]),
+    )
+    if len(agent._open) >= agent.max_open:
+        agent._expire_oldest()
+    agent._open[event] = (x, g, int(d["bandit"]), float(d["t"]), dec)
+    agent.counts["decisions"] += 1
+    for fn in agent._listeners:
+        fn("decide", dec)
+    return dec
 
 
 class Reader:
@@ -351,8 +396,10 @@ class Reader:
         try:
             ptr = read_pointer(self.folder)
             if ptr["seq"] != self.seq:
-                self.agent = api.Agent.load(_snap(self.folder, ptr["seq"]))
-                self.seq = ptr["seq"]
+                agent = Agent.load(_snap(self.folder, ptr["seq"]))
+                if self.agent is None:
+                    warm_up(agent)
+                self.agent, self.seq = agent, ptr["seq"]
         except (OSError, ValueError):
             if self.agent is None:
                 raise

@@ -1,0 +1,313 @@
+"""``python -m allseason serve`` (issue 32, items 2-4): the endpoints, the one-line refusals,
+nothing acknowledged lost across ``kill -9``, a full disk, two processes, 1,000 hostile
+requests. Each service is a subprocess on a free port of 127.0.0.1."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from allseason.serve import checks
+
+ROOT = Path(__file__).resolve().parents[1]
+D = 3
+
+
+# --- a client and a service ------------------------------------------------------------------
+class Client:
+    """One keep-alive connection; ``call`` gives (status, JSON body), or raises OSError."""
+
+    def __init__(self, port: int, token: str | None = None, timeout: float = 20):
+        self.port, self.token, self.timeout = port, token, timeout
+        self.conn = None
+
+    def call(self, method: str, path: str, body=None, raw: bytes | None = None, headers=None):
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+        h = {"Content-Type": "application/json", **(headers or {})}
+        if self.token:
+            h["Authorization"] = f"Bearer {self.token}"
+        try:
+            self.conn.request(method, path, body=data, headers=h)
+            resp = self.conn.getresponse()
+            text = resp.read()
+        except (OSError, http.client.HTTPException):
+            self.close()
+            raise OSError("connection lost")
+        return resp.status, json.loads(text)
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+def start(folder, *flags, env=None, timeout=90):
+    """The service on a free port: (process, port)."""
+    cmd = [sys.executable, "-m", "allseason", "serve", str(folder), "--port", "0", *flags]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )
+    line = proc.stderr.readline()
+    m = re.search(r"http://127\.0\.0\.1:(\d+)", line)
+    assert m, line + proc.stderr.read() if proc.poll() is not None else line
+    port = int(m.group(1))
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if Client(port, timeout=2).call("GET", "/health")[0] == 200:
+                return proc, port
+        except OSError:
+            time.sleep(0.1)
+        assert proc.poll() is None, proc.stderr.read()
+    raise AssertionError("the service did not answer /health")
+
+
+def stop(proc, sig=signal.SIGTERM):
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def arms_for(i: int, k: int = 3) -> list:
+    rng = np.random.default_rng(i)
+    return np.round(rng.normal(size=(k, D)), 6).tolist()
+
+
+@pytest.fixture
+def service(tmp_path):
+    procs = []
+
+    def run(*flags, folder=None, **kw):
+        folder = folder or tmp_path / "state"
+        proc, port = start(folder, *flags, **kw)
+        procs.append(proc)
+        return proc, port
+
+    yield run
+    for p in procs:
+        stop(p, signal.SIGKILL)
+
+
+# --- the checks, without a server ------------------------------------------------------------
+@pytest.mark.parametrize(
+    "body, field",
+    [
+        ({"arms": [[1, 2]]}, "arms[0]"),
+        ({"arms": [[1, 2, "x"]]}, "arms[0][2]"),
+        ({"arms": [[1, 2, True]]}, "arms[0][2]"),
+        ({"arms": [[0, 0, 0]] * 101}, "at most 100 rows"),
+        ({"arms": []}, "arms"),
+        ({"arms": {"a": 1}}, "arms"),
+        ({"arms": [[1, 2, 3]], "event_id": 5}, "event_id"),
+        ({"arms": [[1, 2, 3]], "event_id": "a b"}, "event_id"),
+        ({"arms": [[1, 2, 3]], "event_id": "x" * 129}, "event_id"),
+        ({"arms": [[1, 2, 3]], "extra": 1}, "unknown field 'extra'"),
+        ({"context": [1, 2, 3]}, "this agent takes 'arms'"),
+        ({"arms": [[1, 2, 3]], "t": -1}, "t:"),
+        ({"arms": [[1e300, 2, 3]]}, "±1e6"),
+    ],
+)
+def test_a_bad_decide_body_gets_one_line_naming_the_field(body, field):
+    with pytest.raises(checks.RequestError) as e:
+        checks.check_decide(body, d=D, context_mode=False)
+    assert e.value.status == 400 and field in e.value.message and "\n" not in e.value.message
+
+
+@pytest.mark.parametrize(
+    "raw", [b"{", b"[1]", b'{"reward": NaN}', b'{"reward": Infinity}', b"\xff\xfe", b""]
+)
+def test_a_body_that_is_not_a_json_object_is_refused(raw):
+    with pytest.raises(checks.RequestError) as e:
+        checks.parse_body(raw)
+    assert e.value.status == 400
+
+
+def test_the_token_bucket_caps_the_rate():
+    now = [0.0]
+    bucket = checks.TokenBucket(rate=10, burst=5, clock=lambda: now[0])
+    assert sum(bucket.take() for _ in range(20)) == 5
+    now[0] += 0.5
+    assert sum(bucket.take() for _ in range(20)) == 5
+
+
+def test_without_the_extra_the_command_says_how_to_install_it(tmp_path):
+    code = (
+        "import sys; sys.modules['starlette'] = None; from allseason.cli import main; "
+        f"sys.exit(main(['serve', {str(tmp_path)!r}, '--d', '3']))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "error: the service needs its optional extra: pip install -r requirements-serve.txt "
+        "(or pip install 'allseason[serve]')"
+    ]
+
+
+# --- the endpoints ----------------------------------------------------------------------------
+def test_decide_reward_state_health_and_their_refusals(service, tmp_path):
+    token = "s3cret-token-0123456789"
+    (tmp_path / "token").write_text(token + "\n")
+    proc, port = service(
+        "--d", str(D), "--batch-size", "2", "--token-file", str(tmp_path / "token")
+    )
+    c = Client(port, token)
+    assert Client(port).call("GET", "/health")[0] == 200  # health needs no token
+    status, body = Client(port).call("POST", "/decide", {"arms": arms_for(0)})
+    assert status == 401 and body == {"error": body["error"]} and "Bearer" in body["error"]
+    status, dec = c.call("POST", "/decide", {"event_id": "e1", "arms": arms_for(1)})
+    assert status == 200
+    assert set(dec) >= {"event_id", "arm", "propensity", "model_version", "bandit"}
+    assert dec["event_id"] == "e1" and 0 <= dec["arm"] < 3 and 0 < dec["propensity"] <= 1
+    assert c.call("POST", "/decide", {"event_id": "e1", "arms": arms_for(1)})[0] == 409
+    status, dec2 = c.call("POST", "/decide", {"arms": arms_for(2)})
+    assert status == 200 and dec2["event_id"]
+    assert c.call("POST", "/reward", {"event_id": "e1", "reward": 1.0}) == (
+        202,
+        {"event_id": "e1", "status": "learned", "model_version": 0},
+    )
+    assert c.call("POST", "/reward", {"event_id": "e1", "reward": 1.0})[1]["status"] == "duplicate"
+    status, body = c.call("POST", "/reward", {"event_id": "nope", "reward": 1.0})
+    assert status == 404 and "nope" in body["error"]
+    status, body = c.call("POST", "/reward", {"event_id": dec2["event_id"], "reward": 0.0})
+    assert status == 202 and body["model_version"] == 1  # B = 2: one batch update
+    status, state = c.call("GET", "/state")
+    assert status == 200 and state["counts"]["learned"] == 2 and state["counts"]["duplicates"] == 1
+    assert c.call("GET", "/nowhere")[0] == 404 and c.call("GET", "/decide")[0] == 405
+    big = b'{"arms": [' + b"[0,0,0]," * 1_400_000 + b"[0,0,0]]}"  # 11 MB
+    status, body = c.call("POST", "/decide", raw=big)
+    assert status == 413 and "1,000,000 bytes" in body["error"]
+    assert proc.poll() is None
+
+
+# --- nothing acknowledged is lost -------------------------------------------------------------
+def _next_call(rng, open_ids, next_id):
+    if open_ids and rng.random() < 0.5:
+        e = open_ids[int(rng.integers(len(open_ids)))]
+        return "/reward", {"event_id": e, "reward": float(rng.integers(2)), "t": 2e9}
+    i = next_id[0]
+    next_id[0] += 1
+    return "/decide", {"event_id": f"e{i}", "arms": arms_for(i), "t": 1e9 + i}
+
+
+def _acknowledged(ops, open_ids, path, body, status, out, retried=False):
+    """Record an answered call in ``ops`` (the order the service applied them). A call sent
+    again after a kill answers 409 (a decision it holds) or "duplicate" (a reward it holds):
+    the first sending was applied, and a duplicate reward is applied (counted) once more."""
+    if path == "/decide":
+        assert status == 200 or (retried and status == 409), (status, out)
+        ops.append(("d", body, out.get("arm") if status == 200 else None))
+        open_ids.append(body["event_id"])
+        return
+    assert status == 202 or (retried and status == 200), (status, out)
+    ops.append(("r", body, "learned"))
+    if status == 200:
+        assert out["status"] == "duplicate"
+        ops.append(("r", body, "duplicate"))
+    open_ids.remove(body["event_id"])
+
+
+def drive_until_killed(port, ops, open_ids, next_id, rng, pending=None):
+    """Send calls one at a time until the connection dies; the call in flight is returned."""
+    c = Client(port, timeout=10)
+    retried = pending is not None
+    while True:
+        path, body = pending if pending is not None else _next_call(rng, open_ids, next_id)
+        try:
+            status, out = c.call("POST", path, body)
+        except OSError:
+            return path, body
+        _acknowledged(ops, open_ids, path, body, status, out, retried)
+        pending, retried = None, False
+
+
+def reference_agent(first_state, ops):
+    """An agent never interrupted, fed the acknowledged calls in order."""
+    from allseason.agent import Agent
+
+    agent = Agent.load(first_state)
+    for op in ops:
+        body = op[1]
+        if op[0] == "d":
+            rec = agent.decide(
+                np.asarray(body["arms"], dtype=np.float64), event_id=body["event_id"], t=body["t"]
+            )
+            assert op[2] is None or rec.arm == op[2]  # the service's answer, decision for decision
+        else:
+            assert agent.learn(body["event_id"], body["reward"], t=body["t"]) == op[2]
+    return agent
+
+
+def assert_same_state(a, b) -> int:
+    """Every array of to_state, bit for bit; the number of arrays."""
+    ma, xa = a.to_state()
+    mb, xb = b.to_state()
+    assert sorted(xa) == sorted(xb)
+    for k in xa:
+        assert xa[k].dtype == xb[k].dtype and xa[k].shape == xb[k].shape, k
+        assert xa[k].tobytes() == xb[k].tobytes(), k
+    assert ma["counts"] == mb["counts"]
+    return len(xa)
+
+
+@pytest.mark.slow
+def test_kill_9_at_random_moments_loses_no_acknowledged_reward(tmp_path):
+    """SERVE_KILLS (5 here; benchmarks/bench_serve.py --kills 50) kill -9 at random moments
+    while a driver sends decisions and rewards; after each restart every acknowledged reward
+    is counted, and at the end the state equals, array for array and bit for bit, that of an
+    agent never interrupted, fed the acknowledged calls in the same order."""
+    import shutil
+    import threading
+
+    from allseason.serve.store import Writer
+
+    kills = int(os.environ.get("SERVE_KILLS", "5"))
+    folder = tmp_path / "state"
+    rng = np.random.default_rng(32)
+    ops, open_ids, next_id = [], [], [0]
+    proc, port = start(folder, "--d", str(D), "--batch-size", "3", "--seed", "7")
+    first = tmp_path / "agent0.state"
+    shutil.copy(folder / "snapshots" / "snap-00000000.state", first)
+    pending = None
+    for _ in range(kills):
+        timer = threading.Timer(rng.uniform(0.05, 0.5), proc.send_signal, [signal.SIGKILL])
+        timer.start()
+        pending = drive_until_killed(port, ops, open_ids, next_id, rng, pending)
+        timer.join()
+        proc.wait()
+        proc, port = start(folder)
+        learned = sum(op[0] == "r" and op[2] == "learned" for op in ops)
+        state = Client(port).call("GET", "/state")[1]
+        in_flight = pending[0] == "/reward"  # written before the kill, or not
+        assert learned <= state["counts"]["learned"] <= learned + in_flight  # 0 lost
+    path, body = pending
+    status, out = Client(port).call("POST", path, body)
+    _acknowledged(ops, open_ids, path, body, status, out, retried=True)
+    stop(proc, signal.SIGKILL)
+    assert sum(op[0] == "r" for op in ops) > kills  # rewards were in flight
+    restarted = Writer(folder).agent
+    assert assert_same_state(restarted, reference_agent(first, ops)) > 0
