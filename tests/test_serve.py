@@ -7,7 +7,6 @@ from __future__ import annotations
 import http.client
 import json
 import os
-import random
 import re
 import signal
 import socket
@@ -36,6 +35,12 @@ class Client:
     def call(self, method: str, path: str, body=None, raw: bytes | None = None, headers=None):
         if self.conn is None:
             self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+            try:
+                self.conn.connect()
+            except OSError:
+                self.close()
+                raise OSError("connection refused") from None
+            self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         h = {"Content-Type": "application/json", **(headers or {})}
         if self.token:
@@ -46,7 +51,7 @@ class Client:
             text = resp.read()
         except (OSError, http.client.HTTPException):
             self.close()
-            raise OSError("connection lost")
+            raise OSError("connection lost") from None
         return resp.status, json.loads(text)
 
     def close(self):
@@ -311,3 +316,170 @@ def test_kill_9_at_random_moments_loses_no_acknowledged_reward(tmp_path):
     assert sum(op[0] == "r" for op in ops) > kills  # rewards were in flight
     restarted = Writer(folder).agent
     assert assert_same_state(restarted, reference_agent(first, ops)) > 0
+
+
+# --- hostile requests -------------------------------------------------------------------------
+def _rss_kb(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return 0
+
+
+def _raw(port: int, data: bytes, timeout: float = 10) -> bytes:
+    """Send raw bytes, read what comes back until the server closes or a timeout."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        try:
+            s.sendall(data)
+            s.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+        out = b""
+        try:
+            while chunk := s.recv(65536):
+                out += chunk
+        except OSError:
+            pass
+    return out
+
+
+def _hostile(rng, i: int, opened: list):
+    """One hostile request: (method, path, raw body or None, headers)."""
+    junk = [None, True, -1, 1e308, "x" * 300, [], {}, [[]], [1, [2]], "NaN", {"a": [1]}]
+    kind = i % 12
+    if kind == 0:  # wrong types
+        body = {"event_id": junk[rng.integers(len(junk))], "arms": junk[rng.integers(len(junk))]}
+    elif kind == 1:
+        body = {"event_id": "r", "reward": junk[rng.integers(len(junk))]}
+        return "POST", "/reward", json.dumps(body).encode(), {}
+    elif kind == 2:  # huge arrays
+        body = {"arms": [[0.0] * D] * 5000} if rng.random() < 0.5 else {"arms": [[0.0] * 90_000]}
+    elif kind == 3:  # NaN, Infinity
+        raw = b'{"arms": [[NaN, 1, 2]]}' if rng.random() < 0.5 else b'{"reward": Infinity}'
+        return "POST", "/decide" if b"arms" in raw else "/reward", raw, {}
+    elif kind == 4:  # unknown event ids
+        body = {"event_id": f"never-{i}", "reward": 1.0}
+        return "POST", "/reward", json.dumps(body).encode(), {}
+    elif kind == 5:  # duplicates: a decision twice, a reward twice
+        e = f"dup-{i // 24}"
+        if rng.random() < 0.5:
+            return "POST", "/decide", json.dumps({"event_id": e, "arms": arms_for(i)}).encode(), {}
+        return "POST", "/reward", json.dumps({"event_id": e, "reward": 0.5}).encode(), {}
+    elif kind == 6:  # not JSON, deep nesting, not UTF-8
+        raw = [b"{", b"[" * 100_000 + b"]" * 100_000, b"\xff\xfe\x00", b'"just a string"'][i % 4]
+        return "POST", "/decide", raw, {}
+    elif kind == 7:  # wrong methods and paths, a lying Content-Length
+        return (
+            ["GET", "PUT", "DELETE", "POST"][i % 4],
+            ["/decide", "/x", "/../etc", "/state"][(i // 4) % 4],
+            b"{}",
+            {},
+        )
+    elif kind == 8:  # a bad token and strange headers
+        return "POST", "/decide", b"{}", {"Authorization": "Bearer " + "x" * 5000}
+    elif kind == 9:  # unknown fields, ids out of the alphabet
+        body = {"arms": arms_for(i), "event_id": "é/../;DROP", "extra": 1}
+    elif kind == 10:  # valid, to keep the agent busy between the hostile ones
+        body = {"arms": arms_for(i)}
+    else:  # context where arms are expected, rows of the wrong length
+        body = {"context": [1, 2, 3]} if rng.random() < 0.5 else {"arms": [[1, 2]]}
+    return "POST", "/decide", json.dumps(body).encode(), {}
+
+
+def test_1000_hostile_requests_get_4xx_lines_no_traceback_and_bounded_memory(service, tmp_path):
+    proc, port = service("--d", str(D), "--client-timeout", "2", "--rate", "1000000")
+    rss0 = _rss_kb(proc.pid)
+    rng = np.random.default_rng(1000)
+    statuses = {}
+    c = Client(port)
+    t0 = time.monotonic()
+    for i in range(1000):
+        method, path, raw, headers = _hostile(rng, i, [])
+        status, body = c.call(method, path, raw=raw, headers=headers)
+        statuses[status] = statuses.get(status, 0) + 1
+        assert status < 500, (i, status, body)
+        if status >= 400:
+            assert set(body) == {"error"} and "\n" not in body["error"], body
+    # 10 MB bodies: announced (refused unread) and chunked (cut at the cap)
+    ten_mb = b"[" + b"0," * 5_000_000 + b"0]"
+    head = b"POST /decide HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    out = _raw(port, head + b"Content-Length: %d\r\n\r\n" % len(ten_mb) + ten_mb)
+    assert out.startswith(b"HTTP/1.1 413"), out[:200]
+    chunked = head + b"Transfer-Encoding: chunked\r\n\r\n"
+    chunked += b"".join(
+        b"%x\r\n" % 65536 + ten_mb[j : j + 65536] + b"\r\n" for j in range(0, 10**7, 65536)
+    )
+    out = _raw(port, chunked + b"0\r\n\r\n")
+    assert out.startswith(b"HTTP/1.1 413"), out[:200]
+    # slow clients: silent, a header a byte at a time, a body that never comes
+    slow = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+    slow[1].sendall(b"POST /decide HTTP/1.1\r\nHo")
+    slow[2].sendall(head + b"Content-Length: 100\r\n\r\n{")
+    time.sleep(3.5)  # --client-timeout 2
+    for s in slow[:2]:
+        s.settimeout(2)
+        assert s.recv(100) == b""  # closed by the service
+    slow[2].settimeout(2)
+    assert slow[2].recv(200).startswith(b"HTTP/1.1 408")
+    for s in slow:
+        s.close()
+    assert _raw(port, b"GARBAGE\r\n\r\n").startswith(b"HTTP/1.1 400")
+    assert time.monotonic() - t0 < 120
+    assert proc.poll() is None and Client(port).call("GET", "/health")[0] == 200
+    assert _rss_kb(proc.pid) - rss0 < 60_000, (rss0, _rss_kb(proc.pid))
+    assert statuses.get(200, 0) > 50 and statuses.get(400, 0) > 300, statuses
+
+
+def test_the_rate_cap_answers_429(service):
+    proc, port = service("--d", str(D), "--rate", "1", "--burst", "5")
+    c = Client(port)
+    got = [c.call("POST", "/decide", {"arms": arms_for(i)})[0] for i in range(8)]
+    assert got[:5] == [200] * 5 and got[5:] == [429] * 3
+
+
+# --- a full disk --------------------------------------------------------------------------------
+@pytest.fixture
+def small_disk(tmp_path):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    got = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(disk)], capture_output=True
+    )
+    if got.returncode != 0:
+        pytest.skip("cannot mount a 2 MB tmpfs here (not root?): " + got.stderr.decode()[:100])
+    yield disk
+    subprocess.run(["umount", "-l", str(disk)], check=False)
+
+
+def test_a_full_disk_gives_503_with_one_line_and_never_a_corrupt_snapshot(small_disk, tmp_path):
+    import shutil
+
+    from allseason.agent import Agent
+    from allseason.serve.store import Writer, read_pointer
+
+    folder = small_disk / "state"
+    proc, port = start(folder, "--d", "20", "--batch-size", "1")
+    try:
+        c = Client(port)
+        learned, refused = 0, None
+        for i in range(20_000):
+            arms = np.random.default_rng(i).normal(size=(20, 20)).round(9).tolist()
+            status, out = c.call("POST", "/decide", {"event_id": f"e{i}", "arms": arms})
+            if status == 200:
+                status, out = c.call("POST", "/reward", {"event_id": f"e{i}", "reward": 1.0})
+                learned += status == 202
+            if status == 503:
+                refused = out
+                break
+            assert status in (200, 202), out
+        assert refused is not None and set(refused) == {"error"} and "\n" not in refused["error"]
+        assert "refused a write" in refused["error"]
+        assert c.call("GET", "/health")[0] == 200
+        assert c.call("POST", "/decide", {"arms": arms})[0] == 503  # still full
+    finally:
+        stop(proc, signal.SIGKILL)
+    seq = read_pointer(folder)["seq"]
+    Agent.load(folder / "snapshots" / f"snap-{seq:08d}.state")  # the snapshot named is whole
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    assert Writer(copy).agent.counts["learned"] == learned  # every 202 is there

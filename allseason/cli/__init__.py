@@ -1,10 +1,10 @@
 """The command line, ``python -m allseason COMMAND``: one module per command.
 
 ``run``, ``patterns``, ``policies`` (:mod:`.run`), ``replay`` (:mod:`.replay`), ``sweep`` and
-``report`` (:mod:`.sweep`), ``paper`` (:mod:`.paper`), ``map`` (:mod:`.map`), ``serve`` (:mod:`.serve`). Bad flags or
-files get one clear line on stderr and exit code 2, never a traceback. The command line is an
-entry point: it sits above the figures (``report --html`` draws a Plotly figure, imported only
-then), and the engine below it never imports it.
+``report`` (:mod:`.sweep`), ``paper`` (:mod:`.paper`), ``map`` (:mod:`.map`), ``serve``
+(:mod:`.serve`). Bad flags or files get one clear line on stderr and exit code 2, never a
+traceback. The command line is an entry point: it sits above the figures (``report --html``
+draws a Plotly figure, imported only then), and the engine below it never imports it.
 """
 
 from __future__ import annotations

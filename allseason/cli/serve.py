@@ -77,6 +77,13 @@ def build_parser() -> Parser:
         help="how often readers look for a new snapshot and the writer reads the readers' "
         "journals, in ms (50)",
     )
+    p.add_argument(
+        "--client-timeout",
+        type=bounded_int(1, 600),
+        default=SERVE_LIMITS["client_seconds"],
+        help="seconds a client has to send a request's headers, and then its body "
+        f"({SERVE_LIMITS['client_seconds']})",
+    )
     new = p.add_argument_group("a new agent (when STATE_DIR holds none)")
     new.add_argument("--init", metavar="AGENT_FILE", default=None, help="start from a saved agent")
     new.add_argument("--policy", default="allseason-sw", help="a contestant (allseason-sw)")
@@ -155,7 +162,14 @@ def _run_worker(args, sock, index: int, token) -> None:
         )
     else:
         s = store.Reader(args.state_dir, index, poll=args.poll_ms / 1000)
-    app = http.build_app(s, token=token, rate=args.rate, burst=args.burst, poll=args.poll_ms / 1000)
+    app = http.build_app(
+        s,
+        token=token,
+        rate=args.rate,
+        burst=args.burst,
+        poll=args.poll_ms / 1000,
+        client_seconds=args.client_timeout,
+    )
     config = uvicorn.Config(
         app,
         log_level="warning",
@@ -166,6 +180,7 @@ def _run_worker(args, sock, index: int, token) -> None:
         server_header=False,
         timeout_graceful_shutdown=3,
         lifespan="on",
+        http=http.protocol_class(args.client_timeout),
     )
     uvicorn.Server(config).run(sockets=[sock])
 

@@ -46,6 +46,8 @@ def parse_body(raw: bytes):
         body = loads(raw)
     except UnicodeDecodeError:
         raise RequestError(400, "the body is not UTF-8") from None
+    except RecursionError:
+        raise RequestError(400, "the body is nested too deep") from None
     except ValueError as e:
         msg = str(e).splitlines()[0][:120] if "allows" in str(e) else "the body is not JSON"
         raise RequestError(400, msg) from None

@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import hmac
 import json
+import socket
 import sys
 import traceback
 
@@ -37,10 +38,10 @@ def refuse(status: int, message: str):
     return resp
 
 
-async def read_body(request, limits=SERVE_LIMITS) -> bytes:
+async def read_body(request, seconds: float = SERVE_LIMITS["client_seconds"]) -> bytes:
     """The body, at most ``body_bytes`` (413) within ``body_seconds`` (408); read as JSON
     whatever its Content-Type says (curl's ``-d`` says form-urlencoded)."""
-    cap = limits["body_bytes"]
+    cap = SERVE_LIMITS["body_bytes"]
     length = request.headers.get("content-length")
     if length is not None:
         if not length.isdigit():
@@ -58,9 +59,9 @@ async def read_body(request, limits=SERVE_LIMITS) -> bytes:
             chunks.append(chunk)
 
     try:
-        await asyncio.wait_for(collect(), limits["body_seconds"])
+        await asyncio.wait_for(collect(), seconds)
     except TimeoutError:
-        raise RequestError(408, f"the body took longer than {limits['body_seconds']} s") from None
+        raise RequestError(408, f"the body took longer than {seconds:g} s") from None
     return b"".join(chunks)
 
 
@@ -90,13 +91,17 @@ class Service:
         The token bucket (SERVE_LIMITS' by default).
     poll : float
         Seconds between two reads of the readers' journals (a writer with readers).
+    client_seconds : float, optional
+        A body not sent within this gets 408 (SERVE_LIMITS').
     """
 
-    def __init__(self, store, *, token=None, rate=None, burst=None, poll: float = 0.05):
+    def __init__(self, store, *, token=None, rate=None, burst=None, poll=0.05, client_seconds=None):
         self.store, self.poll = store, poll
+        self.client_seconds = client_seconds or SERVE_LIMITS["client_seconds"]
         self.bucket = TokenBucket(rate or SERVE_LIMITS["rate"], burst or SERVE_LIMITS["burst"])
         self.expected = f"Bearer {token}".encode() if token else None
         self.context_mode = bool(getattr(store.agent, "n_arms", None))
+        self.role = "writer" if hasattr(store, "ingest") else f"reader-{store.index}"
 
     def guard(self, request) -> None:
         """The bearer token, then the rate cap."""
@@ -110,14 +115,16 @@ class Service:
     @_handler
     async def decide(self, request):
         self.guard(request)
-        body = parse_body(await read_body(request))
+        body = parse_body(await read_body(request, self.client_seconds))
         req = check_decide(body, d=self.store.agent.d, context_mode=self.context_mode)
-        return answer(200, self.store.decide(req))
+        resp = answer(200, self.store.decide(req))
+        resp.headers["X-Allseason-Role"] = self.role
+        return resp
 
     @_handler
     async def reward(self, request):
         self.guard(request)
-        body = parse_body(await read_body(request))
+        body = parse_body(await read_body(request, self.client_seconds))
         status, out = self.store.reward(check_reward(body))
         return answer(status, out)
 
@@ -132,7 +139,7 @@ class Service:
         body = {
             "status": "degraded" if problem else "ok",
             "model_version": int(self.store.agent.model_version),
-            "role": type(self.store).__name__.lower(),
+            "role": self.role,
         }
         return answer(200, body | ({"problem": problem} if problem else {}))
 
@@ -189,3 +196,35 @@ def build_app(store, **options):
         exception_handlers={HTTPException: _http_error, Exception: _any_error},
         lifespan=s.lifespan,
     )
+
+
+def protocol_class(seconds: float):
+    """uvicorn's h11 protocol, with the timeout it lacks: a connection whose next request's
+    headers have not all arrived ``seconds`` after it opened (or after its last answer) is
+    closed (uvicorn times out only idle keep-alive connections, so a client that sends
+    nothing, or a header a byte at a time, would hold its connection for ever)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class Protocol(H11Protocol):
+        def connection_made(self, transport):
+            super().connection_made(transport)
+            sock = transport.get_extra_info("socket")
+            if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+                # asyncio sets it only on sockets made with proto=IPPROTO_TCP; without it an
+                # answer's two writes wait for the client's delayed ACK: 40 ms a request
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self._arm()
+
+        def on_response_complete(self):
+            super().on_response_complete()
+            self._arm()
+
+        def _arm(self):
+            self._armed = self.cycle
+            self.loop.call_later(seconds, self._too_slow, self.cycle)
+
+        def _too_slow(self, armed):
+            if self.cycle is armed and not self.transport.is_closing():
+                self.transport.close()
+
+    return Protocol
