@@ -459,10 +459,12 @@ def test_a_full_disk_gives_503_with_one_line_and_never_a_corrupt_snapshot(small_
 
     folder = small_disk / "state"
     proc, port = start(folder, "--d", "20", "--batch-size", "1")
+    st = os.statvfs(small_disk)
+    (small_disk / "filler").write_bytes(b"\0" * (st.f_bavail * st.f_frsize - 200_000))
     try:
         c = Client(port)
         learned, refused = 0, None
-        for i in range(20_000):
+        for i in range(2_000):
             arms = np.random.default_rng(i).normal(size=(20, 20)).round(9).tolist()
             status, out = c.call("POST", "/decide", {"event_id": f"e{i}", "arms": arms})
             if status == 200:
@@ -474,8 +476,15 @@ def test_a_full_disk_gives_503_with_one_line_and_never_a_corrupt_snapshot(small_
             assert status in (200, 202), out
         assert refused is not None and set(refused) == {"error"} and "\n" not in refused["error"]
         assert "refused a write" in refused["error"]
-        assert c.call("GET", "/health")[0] == 200
+        health = c.call("GET", "/health")[1]
+        assert health["status"] == "degraded" and "snapshot" in health["problem"]
         assert c.call("POST", "/decide", {"arms": arms})[0] == 503  # still full
+        (small_disk / "filler").unlink()  # room again: the service takes requests again
+        time.sleep(1.1)
+        status, out = c.call("POST", "/decide", {"event_id": "after", "arms": arms})
+        assert status == 200, out
+        assert c.call("POST", "/reward", {"event_id": "after", "reward": 0.0})[0] == 202
+        learned += 1
     finally:
         stop(proc, signal.SIGKILL)
     seq = read_pointer(folder)["seq"]
