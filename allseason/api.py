@@ -21,6 +21,8 @@ exist, what they take and what they mean: :func:`policy_names`, :func:`hyperpara
 
 from __future__ import annotations
 
+from .agent import Agent, Decision, UnknownEvent
+from .agent.decision_log import read_decision_log
 from .analysis import (
     ensemble_summary,
     learnt_by,
@@ -275,6 +277,10 @@ def real_data_pattern(name: str, n: int) -> Pattern:
 
 
 __all__ = [
+    # the agent a service embeds (issue 31)
+    "Agent",
+    "Decision",
+    "UnknownEvent",
     # configuration
     "Scenario",
     "PolicySpec",
@@ -325,6 +331,7 @@ __all__ = [
     "state_names",
     # your data: a logged-bandit CSV evaluated offline, a reward table raced on
     "read_user_file",
+    "read_decision_log",
     "parse_log",
     "parse_reward_table",
     "detect_kind",
