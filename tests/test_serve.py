@@ -4,10 +4,8 @@ requests. Each service is a subprocess on a free port of 127.0.0.1."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
-import re
 import signal
 import socket
 import subprocess
@@ -19,71 +17,14 @@ import numpy as np
 import pytest
 
 from allseason.serve import checks
+from allseason.serve.client import Client, rss_kb, start_service
 
 ROOT = Path(__file__).resolve().parents[1]
 D = 3
 
 
 # --- a client and a service ------------------------------------------------------------------
-class Client:
-    """One keep-alive connection; ``call`` gives (status, JSON body), or raises OSError."""
-
-    def __init__(self, port: int, token: str | None = None, timeout: float = 20):
-        self.port, self.token, self.timeout = port, token, timeout
-        self.conn = None
-
-    def call(self, method: str, path: str, body=None, raw: bytes | None = None, headers=None):
-        if self.conn is None:
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
-            try:
-                self.conn.connect()
-            except OSError:
-                self.close()
-                raise OSError("connection refused") from None
-            self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms
-        data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        h = {"Content-Type": "application/json", **(headers or {})}
-        if self.token:
-            h["Authorization"] = f"Bearer {self.token}"
-        try:
-            self.conn.request(method, path, body=data, headers=h)
-            resp = self.conn.getresponse()
-            text = resp.read()
-        except (OSError, http.client.HTTPException):
-            self.close()
-            raise OSError("connection lost") from None
-        return resp.status, json.loads(text)
-
-    def close(self):
-        if self.conn is not None:
-            self.conn.close()
-            self.conn = None
-
-
-def start(folder, *flags, env=None, timeout=90):
-    """The service on a free port: (process, port)."""
-    cmd = [sys.executable, "-m", "allseason", "serve", str(folder), "--port", "0", *flags]
-    proc = subprocess.Popen(
-        cmd,
-        cwd=ROOT,
-        stderr=subprocess.PIPE,
-        stdout=subprocess.DEVNULL,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
-    )
-    line = proc.stderr.readline()
-    m = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-    assert m, line + proc.stderr.read() if proc.poll() is not None else line
-    port = int(m.group(1))
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if Client(port, timeout=2).call("GET", "/health")[0] == 200:
-                return proc, port
-        except OSError:
-            time.sleep(0.1)
-        assert proc.poll() is None, proc.stderr.read()
-    raise AssertionError("the service did not answer /health")
+start = start_service
 
 
 def stop(proc, sig=signal.SIGTERM):
@@ -319,13 +260,6 @@ def test_kill_9_at_random_moments_loses_no_acknowledged_reward(tmp_path):
 
 
 # --- hostile requests -------------------------------------------------------------------------
-def _rss_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    return 0
-
-
 def _raw(port: int, data: bytes, timeout: float = 10) -> bytes:
     """Send raw bytes, read what comes back until the server closes or a timeout."""
     with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
@@ -388,7 +322,7 @@ def _hostile(rng, i: int, opened: list):
 
 def test_1000_hostile_requests_get_4xx_lines_no_traceback_and_bounded_memory(service, tmp_path):
     proc, port = service("--d", str(D), "--client-timeout", "2", "--rate", "1000000")
-    rss0 = _rss_kb(proc.pid)
+    rss0 = rss_kb(proc.pid)
     rng = np.random.default_rng(1000)
     statuses = {}
     c = Client(port)
@@ -426,7 +360,7 @@ def test_1000_hostile_requests_get_4xx_lines_no_traceback_and_bounded_memory(ser
     assert _raw(port, b"GARBAGE\r\n\r\n").startswith(b"HTTP/1.1 400")
     assert time.monotonic() - t0 < 120
     assert proc.poll() is None and Client(port).call("GET", "/health")[0] == 200
-    assert _rss_kb(proc.pid) - rss0 < 60_000, (rss0, _rss_kb(proc.pid))
+    assert rss_kb(proc.pid) - rss0 < 60_000, (rss0, rss_kb(proc.pid))
     assert statuses.get(200, 0) > 50 and statuses.get(400, 0) > 300, statuses
 
 
@@ -492,3 +426,37 @@ def test_a_full_disk_gives_503_with_one_line_and_never_a_corrupt_snapshot(small_
     copy = tmp_path / "copy"
     shutil.copytree(folder, copy)
     assert Writer(copy).agent.counts["learned"] == learned  # every 202 is there
+
+
+# --- two processes ------------------------------------------------------------------------------
+def test_two_processes_readers_answer_the_writer_learns_within_the_poll(service):
+    proc, port = service("--d", str(D), "--workers", "2", "--batch-size", "1", "--poll-ms", "20")
+    roles, decided = {}, []
+    for i in range(200):  # a new connection each: the kernel spreads them over both
+        c = Client(port)
+        status, out = c.call("POST", "/decide", {"event_id": f"e{i}", "arms": arms_for(i)})
+        assert status == 200, out
+        roles[c.headers["X-Allseason-Role"]] = roles.get(c.headers["X-Allseason-Role"], 0) + 1
+        decided.append(out)
+        c.close()
+    assert set(roles) == {"writer", "reader-1"}, roles
+    for i, out in enumerate(decided):  # rewards to whichever process takes the connection
+        c = Client(port)
+        status, body = c.call("POST", "/reward", {"event_id": out["event_id"], "reward": i % 2})
+        assert status == 202, body
+        c.close()
+    t0 = time.monotonic()
+    seen = {}
+    while len(seen) < 2 or min(seen.values()) < len(decided):
+        assert time.monotonic() - t0 < 5, seen  # the stated bound: poll + a snapshot's load
+        c = Client(port)
+        seen[c.call("GET", "/health")[1]["role"]] = c.call("GET", "/health")[1]["model_version"]
+        c.close()
+    staleness = time.monotonic() - t0
+    c = Client(port)
+    while c.call("GET", "/health")[1]["role"] != "writer":
+        c.close()
+    counts = c.call("GET", "/state")[1]["counts"]
+    assert counts["decisions"] == counts["learned"] == len(decided), counts
+    assert counts["unknown"] == 0 and counts["duplicates"] == 0, counts
+    print(f"roles {roles}; every process at the last version {staleness:.2f} s after the last 202")

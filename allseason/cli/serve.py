@@ -99,6 +99,12 @@ def build_parser() -> Parser:
         default=None,
         help="context mode: this many arms (requests send 'context'); else requests send 'arms'",
     )
+    new.add_argument(
+        "--max-open",
+        type=bounded_int(1, 10**7),
+        default=100_000,
+        help="open decisions kept; the oldest expire first (100,000)",
+    )
     new.add_argument("--seed", type=SEED_TYPE, default=0, help="the agent's seed (0)")
     new.add_argument(
         "--batch-size",
@@ -140,7 +146,12 @@ def _prepare(args) -> None:
         agent = Agent.load(args.init)
     elif args.d:
         agent = Agent(
-            args.policy, d=args.d, n_arms=args.n_arms, seed=args.seed, batch_size=args.batch_size
+            args.policy,
+            d=args.d,
+            n_arms=args.n_arms,
+            seed=args.seed,
+            batch_size=args.batch_size,
+            max_open=args.max_open,
         )
     else:
         raise CliError(f"{args.state_dir}: holds no state yet; give --init AGENT_FILE or --d D")
@@ -198,6 +209,8 @@ def cli(argv: list[str]) -> int:
         _prepare(args)
         sock = socket.socket(socket.AF_INET6 if ":" in args.host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if args.workers > 1:  # each reader listens on its own socket: the kernel spreads
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)  # connections over all
         sock.bind((args.host, args.port))
         sock.listen(1024)
         sock.set_inheritable(True)
@@ -228,7 +241,14 @@ def _supervise(args, sock, token) -> int:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
             try:
-                _run_worker(args, sock, i, token)
+                own = sock
+                if i:
+                    own = socket.socket(sock.family, socket.SOCK_STREAM)
+                    own.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+                    own.bind(sock.getsockname()[:2])
+                    own.listen(1024)
+                    sock.close()
+                _run_worker(args, own, i, token)
             finally:
                 os._exit(0)
         children[pid] = i
