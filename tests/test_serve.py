@@ -239,22 +239,25 @@ def test_kill_9_at_random_moments_loses_no_acknowledged_reward(tmp_path):
     first = tmp_path / "agent0.state"
     shutil.copy(folder / "snapshots" / "snap-00000000.state", first)
     pending = None
-    for _ in range(kills):
-        timer = threading.Timer(rng.uniform(0.05, 0.5), proc.send_signal, [signal.SIGKILL])
-        timer.start()
-        pending = drive_until_killed(port, ops, open_ids, next_id, rng, pending)
-        timer.join()
-        proc.wait()
-        proc, port = start(folder)
-        learned = sum(op[0] == "r" and op[2] == "learned" for op in ops)
-        state = Client(port).call("GET", "/state")[1]
-        in_flight = pending[0] == "/reward"  # written before the kill, or not
-        assert learned <= state["counts"]["learned"] <= learned + in_flight  # 0 lost
-    path, body = pending
-    status, out = Client(port).call("POST", path, body)
-    _acknowledged(ops, open_ids, path, body, status, out, retried=True)
-    stop(proc, signal.SIGKILL)
-    assert sum(op[0] == "r" for op in ops) > kills  # rewards were in flight
+    try:
+        for _ in range(kills):
+            timer = threading.Timer(rng.uniform(0.05, 0.5), proc.send_signal, [signal.SIGKILL])
+            timer.start()
+            pending = drive_until_killed(port, ops, open_ids, next_id, rng, pending)
+            timer.join()
+            proc.wait()
+            proc, port = start(folder)
+            learned = sum(op[0] == "r" and op[2] == "learned" for op in ops)
+            state = Client(port).call("GET", "/state")[1]
+            in_flight = pending[0] == "/reward"  # written before the kill, or not
+            assert learned <= state["counts"]["learned"] <= learned + in_flight  # 0 lost
+        path, body = pending
+        status, out = Client(port).call("POST", path, body)
+        _acknowledged(ops, open_ids, path, body, status, out, retried=True)
+        stop(proc, signal.SIGKILL)
+        assert sum(op[0] == "r" for op in ops) > kills  # rewards were in flight
+    finally:
+        stop(proc, signal.SIGKILL)
     restarted = Writer(folder).agent
     assert assert_same_state(restarted, reference_agent(first, ops)) > 0
 
