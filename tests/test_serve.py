@@ -395,14 +395,14 @@ def test_a_full_disk_gives_503_with_one_line_and_never_a_corrupt_snapshot(small_
     from allseason.serve.store import Writer, read_pointer
 
     folder = small_disk / "state"
-    proc, port = start(folder, "--d", "20", "--batch-size", "1")
+    proc, port = start(folder, "--d", "8", "--batch-size", "1")
     st = os.statvfs(small_disk)
-    (small_disk / "filler").write_bytes(b"\0" * (st.f_bavail * st.f_frsize - 200_000))
+    (small_disk / "filler").write_bytes(b"\0" * (st.f_bavail * st.f_frsize - 120_000))
     try:
         c = Client(port)
         learned, refused = 0, None
         for i in range(2_000):
-            arms = np.random.default_rng(i).normal(size=(20, 20)).round(9).tolist()
+            arms = np.random.default_rng(i).normal(size=(8, 8)).round(9).tolist()
             status, out = c.call("POST", "/decide", {"event_id": f"e{i}", "arms": arms})
             if status == 200:
                 status, out = c.call("POST", "/reward", {"event_id": f"e{i}", "reward": 1.0})

@@ -229,6 +229,16 @@ def cli(argv: list[str]) -> int:
     return _supervise(args, sock, token)
 
 
+def _end_with_parent() -> None:
+    """Linux: this process gets SIGTERM when the supervisor dies, even by kill -9."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def _supervise(args, sock, token) -> int:
     """Fork the writer (0) and the readers (1 .. N-1); start again any that dies; stop them
     all on SIGTERM or SIGINT."""
@@ -240,6 +250,7 @@ def _supervise(args, sock, token) -> int:
         if pid == 0:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            _end_with_parent()
             try:
                 own = sock
                 if i:

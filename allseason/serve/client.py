@@ -37,7 +37,7 @@ class Client:
     def __init__(self, port: int, token: str | None = None, timeout: float = 20):
         self.port, self.token, self.timeout = port, token, timeout
         self.conn = None
-        self.headers: dict = {}
+        self.headers = None
 
     def call(self, method: str, path: str, body=None, raw: bytes | None = None, headers=None):
         """(status, JSON answer); OSError if the connection is refused or lost."""
@@ -57,7 +57,7 @@ class Client:
             self.conn.request(method, path, body=data, headers=h)
             resp = self.conn.getresponse()
             text = resp.read()
-            self.headers = dict(resp.headers)
+            self.headers = resp.headers  # case-insensitive
         except (OSError, http.client.HTTPException):
             self.close()
             raise OSError("connection lost") from None

@@ -156,6 +156,7 @@ class Writer:
         self.agent = Agent.load(_snap(self.folder, self.seq))
         self.journal = Journal(_wal(self.folder, self.seq))
         self.batches_since = 0
+        self.skipped = 0
         replayed = 0
         for rec, _ in self.journal.records():
             self._apply(rec, replay=True)
@@ -185,6 +186,8 @@ class Writer:
             return self.agent.decide(**_inputs(rec), event_id=rec["id"], t=rec["t"])
         if kind == "a":
             return adopt(self.agent, rec)
+        if kind == "x":  # a reader's record the writer could not take (counted, skipped)
+            return None
         if kind == "r":
             try:
                 return self.agent.learn(rec["id"], rec["r"], t=rec["t"])
@@ -304,7 +307,11 @@ class Writer:
                 for rec, end in journal.records(pos, limit_bytes=limit):
                     rec = dict(rec, src=i, f=f, end=end)
                     before = self.agent.model_version
-                    self._apply(rec)
+                    try:
+                        self._apply(rec)
+                    except (ValueError, KeyError) as e:  # e.g. an id open in two processes
+                        rec = {"k": "x", "src": i, "f": f, "end": end, "why": _line(e)}
+                        self.skipped += 1
                     self._write(rec, sync=f == "r")
                     self._after_batch(before)
                     n += 1
@@ -318,6 +325,7 @@ class Writer:
             snapshot=self.seq,
             journal_bytes=self.journal.size,
             replayed_at_start=self.replayed,
+            readers_records_skipped=self.skipped,
             snapshot_error=self.snapshot_error,
             uptime_s=round(time.time() - self.started, 3),
         )
