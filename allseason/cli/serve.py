@@ -84,7 +84,11 @@ def build_parser() -> Parser:
         help="seconds a client has to send a request's headers, and then its body "
         f"({SERVE_LIMITS['client_seconds']})",
     )
-    new = p.add_argument_group("a new agent (when STATE_DIR holds none)")
+    _new_agent_flags(p.add_argument_group("a new agent (when STATE_DIR holds none)"))
+    return p
+
+
+def _new_agent_flags(new) -> None:
     new.add_argument("--init", metavar="AGENT_FILE", default=None, help="start from a saved agent")
     new.add_argument("--policy", default="allseason-sw", help="a contestant (allseason-sw)")
     new.add_argument(
@@ -112,7 +116,6 @@ def build_parser() -> Parser:
         default=1,
         help="a batch update every B resolved rewards (1)",
     )
-    return p
 
 
 def _token(path: str | None) -> str | None:
