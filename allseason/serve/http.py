@@ -145,9 +145,10 @@ class Service:
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app):
-        """A writer with readers reads their journals every ``poll`` seconds."""
+        """Every ``poll`` seconds a writer with readers reads their journals, and a reader
+        looks for a new snapshot."""
         task = None
-        if getattr(self.store, "n_readers", 0):
+        if getattr(self.store, "n_readers", 0) or hasattr(self.store, "refresh"):
             task = asyncio.get_running_loop().create_task(self._tail())
         yield
         if task is not None:
@@ -157,7 +158,10 @@ class Service:
         while True:
             await asyncio.sleep(self.poll)
             try:
-                self.store.ingest()
+                if hasattr(self.store, "refresh"):
+                    self.store.refresh()  # a reader: the latest snapshot
+                else:
+                    self.store.ingest()  # the writer: the readers' journals
             except RequestError:
                 pass  # the disk refused: tried again at the next poll
             except Exception:
