@@ -7,7 +7,9 @@
 Each client is a process with one keep-alive connection sending /decide one at a time (d = 5,
 K = 5 arms, All-Season (SW)), and a reward for every 10th decision (B = 10, so batch updates
 and snapshots happen as they would). Latency is the client's, request to answer. The clients
-run on the same 2 cores as the service: the numbers are a floor, noisy on a shared machine.
+run on the same 2 cores as the service: the numbers are a floor, noisy on a shared machine;
+the service's own CPU time per decision (from /proc, rewards and snapshots included) is the
+steadier number, and 1 / it is what one core would serve.
 The resident memory is the sum over the service's processes, read from /proc, measured as
 decisions go; open decisions are capped (``--max-open``), so it levels off once the cap is
 reached; 10**6 decisions is that level plus what the journal costs (nothing in memory).
@@ -57,6 +59,16 @@ def _client(args):
     return lat, time.perf_counter() - t0
 
 
+def _cpu_s(pids) -> float:
+    """User + system CPU seconds of these processes (/proc/PID/stat)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for p in pids:
+        fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
 def _service_pids(proc) -> list[int]:
     kids = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
     pids = [int(p) for p in kids.read_text().split()] if kids.exists() else []
@@ -72,7 +84,9 @@ def load(workers: int, decisions: int, clients: int, max_open: int, steps: int) 
         )  # fmt: skip
         try:
             time.sleep(1.0)  # the readers warm up too
-            rss0 = sum(rss_kb(p) for p in _service_pids(proc))
+            pids = _service_pids(proc)
+            rss0 = sum(rss_kb(p) for p in pids)
+            cpu0 = _cpu_s(pids)
             per = decisions // clients // steps
             lats, walls, rss = [], 0.0, []
             with mp.get_context("spawn").Pool(clients) as pool:
@@ -83,6 +97,7 @@ def load(workers: int, decisions: int, clients: int, max_open: int, steps: int) 
                     lats += [g[0] for g in got]
                     rss.append(sum(rss_kb(p) for p in _service_pids(proc)))
             lat = np.concatenate(lats)
+            cpu = _cpu_s(pids) - cpu0
             state = Client(port).call("GET", "/state")[1]
         finally:
             proc.terminate()
@@ -92,6 +107,9 @@ def load(workers: int, decisions: int, clients: int, max_open: int, steps: int) 
         clients=clients,
         decisions=int(lat.size),
         per_second=round(lat.size / walls),
+        service_cpu_ms_per_decision=round(cpu / lat.size * 1e3, 3),
+        per_cpu_second=round(lat.size / cpu) if cpu else None,
+        load_average=round(os.getloadavg()[0], 1),
         p50_ms=round(float(np.percentile(lat, 50)) * 1e3, 2),
         p99_ms=round(float(np.percentile(lat, 99)) * 1e3, 2),
         rss_start_mb=round(rss0 / 1024, 1),
