@@ -160,6 +160,26 @@ MAP_MAX_RUN_BYTES = 500_000_000
 # K = 50 held a slot for 249 s; the default race costs about 10.
 COST_BUDGET_SECONDS = 120
 
+# --- the HTTP service (python -m allseason serve; docs/serve.md) ----------------------------
+# A request body is one decision or one reward: at the engine's largest (100 arms x d = 500
+# floats, about 20 bytes each in JSON) that is 1 MB; anything larger is refused unread (413).
+# The rate is one token bucket per process: a burst of `burst` requests, refilled at `rate`
+# per second (429 beyond); a client that takes longer than `client_seconds` to send its
+# headers is cut off, its body gets 408; `max_connections` open connections at once
+# (uvicorn's limit_concurrency, 503 beyond); an idle keep-alive connection is closed after
+# `keep_alive_seconds`.
+SERVE_LIMITS = dict(
+    body_bytes=MAX_INPUT_BYTES,
+    event_id_chars=128,
+    reward_abs=1e6,
+    rate=20_000,
+    burst=2_000,
+    client_seconds=10,
+    keep_alive_seconds=5,
+    max_connections=256,
+    token_bytes=4_096,
+)
+
 __all__ = [
     "COST_BUDGET_SECONDS",
     "MAP_MAX_STEPS",
@@ -193,4 +213,5 @@ __all__ = [
     "MAX_MAP_CELLS",
     "MAX_PROCESSES",
     "MAX_STATE_ELEMENTS",
+    "SERVE_LIMITS",
 ]

@@ -1,10 +1,10 @@
 """The command line, ``python -m allseason COMMAND``: one module per command.
 
 ``run``, ``patterns``, ``policies`` (:mod:`.run`), ``replay`` (:mod:`.replay`), ``sweep`` and
-``report`` (:mod:`.sweep`), ``paper`` (:mod:`.paper`), ``map`` (:mod:`.map`). Bad flags or
-files get one clear line on stderr and exit code 2, never a traceback. The command line is an
-entry point: it sits above the figures (``report --html`` draws a Plotly figure, imported only
-then), and the engine below it never imports it.
+``report`` (:mod:`.sweep`), ``paper`` (:mod:`.paper`), ``map`` (:mod:`.map`), ``serve``
+(:mod:`.serve`). Bad flags or files get one clear line on stderr and exit code 2, never a
+traceback. The command line is an entry point: it sits above the figures (``report --html``
+draws a Plotly figure, imported only then), and the engine below it never imports it.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("report", help="best settings and an HTML plot of a sweep's results")
     sub.add_parser("paper", help="reproduce the paper's real-data tables (MNIST, Fashion-MNIST)")
     sub.add_parser("map", help="a map of where All-Season wins (grid x tuned contests), resumable")
+    sub.add_parser("serve", help="serve a deployed agent over HTTP (decide, reward, state)")
     return parser
 
 
@@ -45,6 +46,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import map as map_cli
 
         return map_cli.cli_map(argv[1:])
+    if argv[:1] == ["serve"]:  # its own parser: .serve
+        from . import serve
+
+        return serve.cli(argv[1:])
     if argv[:1] == ["paper"]:  # its own parser: .paper
         from . import paper
 

@@ -33,10 +33,14 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("clients of the engine", {"logs", "paper", "sweeps", "worldmap", "agent"}),
     ("the facade", {"api"}),
     ("figures", {"viz"}),
-    ("entry points", {"cli", "__main__", "ui"}),
+    ("entry points", {"cli", "__main__", "ui", "serve"}),
 ]
 LAYER_OF = {room: i for i, (_, rooms) in enumerate(LAYERS) for room in rooms}
-ENGINE = {room for room, i in LAYER_OF.items() if i < LAYER_OF["viz"]} | {"cli", "__main__"}
+ENGINE = {room for room, i in LAYER_OF.items() if i < LAYER_OF["viz"]} | {
+    "cli",
+    "__main__",
+    "serve",
+}
 
 
 def _modules() -> dict[str, Path]:
