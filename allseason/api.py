@@ -40,8 +40,10 @@ from .defaults import (
 from .envs import PRESETS, preset
 from .envs.datasets import DataUnavailable
 from .envs.patterns import Pattern
-from .limits import APP_LIMITS, LIMITS, MAX_INPUT_BYTES, Limits, upload_cap_mb
+from .limits import APP_LIMITS, DEPLOYED_LIMITS, LIMITS, MAX_INPUT_BYTES, Limits, upload_cap_mb
 from .links import QUERY_FIELDS, decode_batch, encode_batch
+from .logs.deployed import BATCHES, DECISIONS, Deployment, your_data_bytes, your_data_file
+from .logs.deployed_example import deployment_example
 from .logs.offline import (
     MIN_EVENTS,
     OFFLINE_POLICIES,
@@ -336,6 +338,13 @@ __all__ = [
     "MIN_EVENTS",
     "OFFLINE_POLICIES",
     "MAX_USER_BYTES",
+    # a deployed agent's decision log, read as it grows (the page "Your deployed bandit")
+    "Deployment",
+    "your_data_bytes",
+    "your_data_file",
+    "deployment_example",
+    "DEPLOYED_LIMITS",
+    "DEPLOYED_FILES",
     # for the app's pages and the CLI's help (the block above)
     "APP_LIMITS",
     "Limits",
@@ -350,4 +359,5 @@ __all__ = [
     "real_data_pattern",
 ]
 
+DEPLOYED_FILES = (DECISIONS, BATCHES)  # the decision log's two files, in its folder
 MAX_USER_BYTES = 200_000_000  # the largest user CSV read at all (the CLI's log limit)

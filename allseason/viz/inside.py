@@ -40,6 +40,7 @@ from .weights import (
     minmax_index,
     top_of_each_batch,
     top_weight_figure,
+    top_weight_figure_of,
     weights_animation,
     weights_area_figure,
 )
@@ -47,6 +48,7 @@ from .weights import (
 __all__ = [
     "weights_animation",
     "top_weight_figure",
+    "top_weight_figure_of",
     "weights_area_figure",
     "lifelines_figure",
     "state_heatmap",
