@@ -157,17 +157,17 @@ class DecisionTail:
         return out
 
     def _arm_codes(self, labels: np.ndarray) -> np.ndarray:
-        uniq, inv = np.unique(labels, return_inverse=True)
+        inv, uniq = pd.factorize(labels)  # in order of first appearance
         for u in uniq.tolist():
             self._codes.setdefault(u, len(self._codes))
         return np.array([self._codes[u] for u in uniq.tolist()], dtype=np.int64)[inv]
 
     def _bound(self) -> None:
         kept = sum(len(c["reward"]) for c in self._chunks)
-        while kept > self.max_rows and len(self._chunks) > 1:
+        while kept - len(self._chunks[0]["reward"]) >= self.max_rows:
             kept -= len(self._chunks[0]["reward"])
             self.n_dropped += len(self._chunks.pop(0)["reward"])
-        if kept > self.max_rows:  # one chunk too big: keep its last rows
+        if kept > self.max_rows:  # the oldest chunk: keep its last rows
             cut = kept - self.max_rows
             self._chunks[0] = {k: v[cut:] for k, v in self._chunks[0].items()}
             self.n_dropped += cut

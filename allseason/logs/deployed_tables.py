@@ -16,7 +16,8 @@ from .intervals import wilson
 
 def recalls(tops: pd.DataFrame, min_batches: int = 5) -> pd.DataFrame:
     """The recalls: the top weight going back to a base bandit that held it before, after
-    another bandit held it for at least ``min_batches`` batches (a flicker is not a season).
+    another bandit held it for at least ``min_batches`` batches, and kept for as long (or
+    to the end of the log): a flicker is not a season coming back.
 
     Returns
     -------
@@ -34,7 +35,8 @@ def recalls(tops: pd.DataFrame, min_batches: int = 5) -> pd.DataFrame:
     rows = []
     for k, (s, n) in enumerate(zip(starts.tolist(), lengths.tolist())):
         who = int(b[s])
-        if k and who > 0 and who in last_end and lengths[k - 1] >= min_batches:
+        kept = n >= min_batches or k == len(starts) - 1
+        if k and who > 0 and who in last_end and lengths[k - 1] >= min_batches and kept:
             rows.append((s, int(steps[s]), who, float(weights[s]), int(b[s - 1]), last_end[who]))
         last_end[who] = int(steps[s + n - 1])
     return pd.DataFrame(rows, columns=cols)

@@ -289,7 +289,7 @@ def show(dep, data_fn, name: str) -> None:
         send_section(data_fn, name)
 
 
-@st.fragment(run_every=LIMITS["refresh_seconds"])
+@st.fragment(run_every=LIMITS["refresh_seconds"], key="dp_folder")
 def folder_view(folder: str) -> None:
     """The server's folder, read again every few seconds (only the new bytes)."""
     from pathlib import Path
