@@ -102,8 +102,9 @@ def _batch_log_of(weights: pd.DataFrame) -> bytes:
     """The runner's weights table written as a deployed agent's batches.jsonl."""
     lines = []
     for (batch, step), g in weights.groupby(["batch", "step"], sort=True):
-        lines.append(json.dumps({"version": int(batch) + 1, "learned": int(step) + 1,
-                                 "ids": g["bandit"].tolist(), "weights": g["weight"].tolist()}))  # fmt: skip
+        rec = {"version": int(batch) + 1, "learned": int(step) + 1}
+        rec.update(ids=g["bandit"].tolist(), weights=g["weight"].tolist())
+        lines.append(json.dumps(rec))
     return ("\n".join(lines) + "\n").encode()
 
 
