@@ -104,23 +104,76 @@ def write_fake_log(
     return folder
 
 
+def _clock():
+    return time.perf_counter(), time.process_time()
+
+
+def _since(t0) -> tuple[float, float]:
+    return time.perf_counter() - t0[0], time.process_time() - t0[1]
+
+
+def timed_draw(folder) -> dict[str, tuple[float, float]]:
+    """(wall, CPU) seconds of each stage of the page on the log in ``folder``."""
+    import plotly.io as pio
+
+    from allseason import api
+    from allseason.viz import deployed as vdep
+
+    out = {}
+    t = _clock()
+    dep = api.Deployment()
+    dep.refresh(folder)
+    out["read"] = _since(t)
+    t = _clock()
+    views = dep.views()
+    bins = vdep.propensity_bins(dep.decisions.columns()["propensity"])
+    out["tables"] = _since(t)
+    t = _clock()
+    figs = [
+        vdep.deployment_figure(views["tops"], views["events"], views["recalls"]),
+        vdep.reward_figure(views["windows"]),
+        vdep.propensity_figure(bins, dep.arms, views["propensity"]["min"]),
+    ]
+    size = sum(len(pio.to_json(f, validate=False)) for f in figs)
+    out["figures"] = _since(t)
+    n0 = dep.decisions.n_rows
+    write_fake_log(folder, 1000, start=n0, seed=1)
+    t = _clock()
+    dep.refresh(folder)
+    dep.views()
+    out["refresh"] = _since(t)
+    print(f"  {dep.decisions.n_rows:,} decisions, {dep.batches.n_lines:,} batch lines; "
+          f"figures' JSON {size / 1e3:.0f} kB")  # fmt: skip
+    return out
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--decisions", type=int, default=1_000_000)
     ap.add_argument("--batch-size", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument(
+        "--folder", help="an existing log to read (a copy is timed; default: write one)"
+    )
     args = ap.parse_args(argv)
-    from allseason.ui import deployed_view
+    import shutil
 
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        write_fake_log(tmp, args.decisions, args.batch_size)
-        sizes = {p.name: p.stat().st_size for p in Path(tmp).iterdir()}
-        print(f"wrote {args.decisions:,} decisions, batch size {args.batch_size} in "
-              f"{time.perf_counter() - t0:.1f} s: {sizes}")  # fmt: skip
+        if args.folder:
+            for name in ("decisions.csv", "batches.jsonl"):
+                shutil.copy(Path(args.folder) / name, Path(tmp) / name)
+        else:
+            write_fake_log(tmp, args.decisions, args.batch_size)
+        sizes = {p.name: f"{p.stat().st_size / 1e6:.0f} MB" for p in Path(tmp).iterdir()}
+        print(f"log ready in {time.perf_counter() - t0:.1f} s: {sizes}")
         for r in range(args.repeat):
-            times = deployed_view.timed_draw(tmp)
-            print(f"repeat {r}: " + ", ".join(f"{k} {v:.3f} s" for k, v in times.items()))
+            times = timed_draw(tmp)
+            print(f"repeat {r}: " + ", ".join(f"{k} {w:.2f} s (CPU {c:.2f})"
+                                               for k, (w, c) in times.items()))  # fmt: skip
+            for name in ("decisions.csv", "batches.jsonl"):  # back to the log as it was
+                if args.folder:
+                    shutil.copy(Path(args.folder) / name, Path(tmp) / name)
 
 
 if __name__ == "__main__":

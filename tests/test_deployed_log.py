@@ -21,7 +21,7 @@ HEAD = "timestamp,event_id,arm,reward,propensity,model_version,bandit\n"
 
 
 def test_reading_in_pieces_equals_reading_at_once(tmp_path):
-    write_fake_log(tmp_path, 3000, batch_size=3)
+    write_fake_log(tmp_path, 9000, batch_size=3)
     whole = api.Deployment()
     whole.refresh(tmp_path)
     data = (tmp_path / "decisions.csv").read_bytes()
@@ -36,7 +36,11 @@ def test_reading_in_pieces_equals_reading_at_once(tmp_path):
     for k in ("arm_codes", "reward", "propensity", "model_version", "bandit", "timestamp"):
         np.testing.assert_array_equal(bits.decisions.columns()[k], whole.decisions.columns()[k])
     pd.testing.assert_frame_equal(bits.batches.tops(), whole.batches.tops())
-    assert bits.decisions.offset == len(data) and bits.batches.n_lines == 1000
+    # the whole file went through the numpy reader, the pieces line by line: same reading
+    assert len(whole.batches.events) > 0 and bits.batches.events == whole.batches.events
+    assert bits.batches.first_seen() == whole.batches.first_seen()
+    assert bits.batches.last == whole.batches.last
+    assert bits.decisions.offset == len(data) and bits.batches.n_lines == 3000
 
 
 def test_a_refresh_reads_only_the_new_bytes(tmp_path):
@@ -91,11 +95,13 @@ def test_a_csv_that_is_not_a_decision_log_is_one_line(data, words):
         (b'{"ids": [0], "weights": [1.0], "events": [3]}', "line 2: events"),
     ],
 )
-def test_a_bad_batch_line_is_one_line(line, words):
-    good = b'{"version": 1, "learned": 1, "ids": [0, 1], "weights": [0.4, 0.6]}\n'
+@pytest.mark.parametrize("n_good", [1, 2000])  # line by line; many lines at once (numpy)
+def test_a_bad_batch_line_is_one_line(line, words, n_good):
+    good = b'{"version": 1, "learned": 1, "ids": [0, 1], "weights": [0.4, 0.6]}\n' * n_good
     with pytest.raises(api.SpecError) as e:
         api.Deployment.from_bytes(HEAD.encode(), good + line + b"\n")
-    assert words in str(e.value) and "\n" not in str(e.value)
+    assert words.replace("line 2", f"line {n_good + 1}") in str(e.value)
+    assert "\n" not in str(e.value)
 
 
 def _batch_log_of(weights: pd.DataFrame) -> bytes:

@@ -30,6 +30,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -47,6 +48,19 @@ from .deployed_tables import (
 REQUIRED = ("arm", "reward", "propensity")
 OPTIONAL_INT = ("model_version", "bandit")
 DECISIONS, BATCHES = "decisions.csv", "batches.jsonl"
+FAST_LINES = 1000  # from this many lines at once, batches.jsonl is read with numpy (_fast)
+_IDS = re.compile(rb'"ids": ?\[([^\]\n]*)\]')
+_WEIGHTS = re.compile(rb'"weights": ?\[([^\]\n]*)\]')
+_LEARNED = re.compile(rb'"learned": ?(-?\d+)[,}]')
+_KIND = re.compile(rb'"kind"')
+
+
+def _list_lengths(joined: bytes) -> np.ndarray:
+    """The number of items of each list in ``a,b;c;d,e,f`` (lists joined by ";"): 2, 1, 3."""
+    text = np.frombuffer(joined, np.uint8)
+    seps = np.flatnonzero(text == ord(";"))
+    commas = np.flatnonzero(text == ord(","))
+    return np.diff(np.searchsorted(commas, np.r_[-1, seps, len(text)])) + 1
 
 
 def _complete(buf: bytes) -> tuple[bytes, bytes]:
@@ -194,16 +208,15 @@ class DecisionTail:
 
 class BatchTail:
     """``batches.jsonl`` read as it grows (:meth:`feed`, :meth:`read_from`): per batch
-    update its version, time, counts and top bandit; the last batch's ids and weights; the
+    update its counts and top bandit; the last batch's ids and weights; the
     spawns and prunings."""
 
     def __init__(self):
         self.offset = 0
         self._rest = b""
         self.n_lines = 0
-        self._cols: dict[str, list] = {
-            k: [] for k in ("version", "time", "decisions", "learned", "top", "top_weight")
-        }
+        self._cols: dict[str, list] = {k: [] for k in ("learned", "top", "top_weight")}
+        self._tops: pd.DataFrame | None = None
         self.events: list[tuple] = []  # (batch, step, kind, bandit, other, value)
         self.last: dict | None = None
         self._first_seen: dict[int, int] = {}  # bandit -> first batch it is alive in
@@ -220,25 +233,31 @@ class BatchTail:
         buf = self._rest + data
         lines, self._rest = (buf, b"") if final else _complete(buf)
         n0 = self.n_lines
-        c = self._cols
-        version, times, decisions, learned_ = (
-            c["version"], c["time"], c["decisions"], c["learned"]
-        )  # fmt: skip
-        top, top_weight, first_seen = c["top"], c["top_weight"], self._first_seen
+        if lines.count(b"\n") < FAST_LINES or not self._fast(lines):
+            self._slow(lines)
+        self.offset += len(lines)
+        return self.n_lines - n0
+
+    def _append(self, **cols) -> None:
+        for k, v in cols.items():
+            self._cols[k].append(np.asarray(v, dtype=float if k == "top_weight" else np.int64))
+        self._tops = None
+
+    def _slow(self, lines: bytes) -> None:
+        """Line by line (json.loads), every line checked; the error names the line."""
+        learned_, top, top_weight = [], [], []
+        first_seen = self._first_seen
         prev_ids = self.last["ids"] if self.last else None
         rec = None
         for raw in lines.split(b"\n"):
             if not raw.strip():
                 continue
-            rec = self._record(raw, self.n_lines + 1)
+            batch = self.n_lines + len(top)
+            rec = self._record(raw, batch + 1)
             ids, w = rec["ids"], rec["weights"]
-            batch = self.n_lines
             m = max(w)  # the last of the largest, as top_of_each_batch's stable sort keeps
             j = len(w) - 1 - w[::-1].index(m)
             learned = rec.get("learned", rec.get("decisions", batch + 1))
-            version.append(rec.get("version", batch + 1))
-            times.append(rec.get("time", math.nan))
-            decisions.append(rec.get("decisions", learned))
             learned_.append(learned)
             top.append(ids[j])
             top_weight.append(m)
@@ -248,11 +267,58 @@ class BatchTail:
                 prev_ids = ids
             if rec.get("events"):
                 self._add_events(rec["events"], batch, learned - 1)
-            self.n_lines += 1
+        self._append(learned=learned_, top=top, top_weight=top_weight)
+        self.n_lines += len(top)
         if rec is not None:
             self.last = rec
-        self.offset += len(lines)
-        return self.n_lines - n0
+
+    def _fast(self, lines: bytes) -> bool:
+        """Many lines at once with regular expressions and numpy (the fields the page uses,
+        checked as :meth:`_record` checks them); False (nothing read) when any line is not
+        in the agent's own layout, and :meth:`_slow` then reads them one by one."""
+        n = lines.count(b"\n")
+        found = [r.findall(lines) for r in (_IDS, _WEIGHTS, _LEARNED)]
+        shape_ok = lines.startswith(b"{") and lines.count(b"}\n") == n
+        if not shape_ok or any(len(f) != n for f in found) or lines.count(b"\n{") != n - 1:
+            return False
+        ids_txt, w_txt, learned = found
+        ids_all, w_all = b";".join(ids_txt), b";".join(w_txt)
+        lens = _list_lengths(w_all)
+        if any(c in ids_all for c in (b".", b"e", b"E", b"t", b"n", b'"')) or b'"' in w_all:
+            return False
+        if not np.array_equal(lens, _list_lengths(ids_all)):
+            return False
+        w = np.fromstring(w_all.replace(b";", b","), sep=",")
+        ids = np.fromstring(ids_all.replace(b";", b","), sep=",", dtype=np.int64)
+        if w.size != lens.sum() or ids.size != w.size:
+            return False  # an empty list, or a value that is not a number
+        if not (np.isfinite(w).all() and (w >= 0).all() and (w <= 1 + 1e-9).all()):
+            return False
+        if (ids < -1).any():
+            return False
+        starts = np.r_[0, np.cumsum(lens)[:-1]]
+        m = np.maximum.reduceat(w, starts)
+        j = np.maximum.reduceat(np.where(w == np.repeat(m, lens), np.arange(w.size), -1), starts)
+        learned = np.array(learned, dtype=np.int64)
+        base = self.n_lines
+        events = [(k.start(), k) for k in _KIND.finditer(lines)]
+        if events:  # the few lines with spawns or prunings: read whole
+            ends = np.flatnonzero(np.frombuffer(lines, np.uint8) == 10)
+            rows = sorted(set(np.searchsorted(ends, [p for p, _ in events]).tolist()))
+            starts_b = np.r_[0, ends + 1]
+            for i in rows:
+                rec = self._record(lines[starts_b[i] : ends[i]], base + i + 1)
+                self._add_events(rec.get("events") or [], base + i, int(learned[i]) - 1)
+        prev = None
+        for i, x in enumerate(ids_txt):  # who is alive: only where the list changes
+            if x != prev:
+                for b in np.fromstring(x, sep=",", dtype=np.int64).tolist():
+                    self._first_seen.setdefault(b, base + i)
+                prev = x
+        self._append(learned=learned, top=ids[j], top_weight=m)
+        self.n_lines += n
+        self.last = self._record(lines[lines.rfind(b"\n", 0, len(lines) - 1) + 1 :], base + n)
+        return True
 
     def _add_events(self, events: list, batch: int, step: int) -> None:
         for ev in events:
@@ -301,18 +367,19 @@ class BatchTail:
     # -- tables ----------------------------------------------------------------------------
     def tops(self) -> pd.DataFrame:
         """One row per batch: batch, step (the last decision learned), bandit (the most
-        likely one), weight (its weight), version."""
-        c = self._cols
-        n = len(c["top"])
-        return pd.DataFrame(
-            {
-                "batch": np.arange(n, dtype=np.int64),
-                "step": np.asarray(c["learned"], dtype=np.int64) - 1,
-                "bandit": np.asarray(c["top"], dtype=np.int64),
-                "weight": np.asarray(c["top_weight"], dtype=float),
-                "version": np.asarray(c["version"], dtype=np.int64),
-            }
-        )
+        likely one), weight (its weight)."""
+        if self._tops is None:
+            c = {k: np.concatenate(v) if v else np.zeros(0) for k, v in self._cols.items()}
+            self._cols = {k: [v] for k, v in c.items()}  # one chunk from now on
+            self._tops = pd.DataFrame(
+                {
+                    "batch": np.arange(self.n_lines, dtype=np.int64),
+                    "step": c["learned"].astype(np.int64) - 1,
+                    "bandit": c["top"].astype(np.int64),
+                    "weight": c["top_weight"].astype(float),
+                }
+            )
+        return self._tops
 
     def events_frame(self) -> pd.DataFrame:
         """The spawns and prunings: batch, step, kind, bandit, other, value."""
