@@ -30,6 +30,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import re
 
 import numpy as np
@@ -92,8 +93,12 @@ class DecisionTail:
         """Parse what was appended to the file at ``path`` since the last call (at most
         ``max_bytes`` more); returns the number of new rows."""
         with open(path, "rb") as f:
-            f.seek(self.offset + len(self._rest))
+            if os.fstat(f.fileno()).st_size < self.offset:
+                raise SpecError(path.name if hasattr(path, "name") else str(path),
+                                "the file is shorter than what was read: read again")  # fmt: skip
+            f.seek(self.offset)  # a cut line is read again (a writer may have cut it off)
             data = f.read(-1 if max_bytes is None else max_bytes)
+        self._rest = b""
         return self.feed(data)
 
     def feed(self, data: bytes, final: bool = False) -> int:
@@ -224,8 +229,12 @@ class BatchTail:
     def read_from(self, path, max_bytes: int | None = None) -> int:
         """Parse what was appended to ``path`` since the last call; the number of new lines."""
         with open(path, "rb") as f:
-            f.seek(self.offset + len(self._rest))
+            if os.fstat(f.fileno()).st_size < self.offset:
+                raise SpecError(path.name if hasattr(path, "name") else str(path),
+                                "the file is shorter than what was read: read again")  # fmt: skip
+            f.seek(self.offset)  # a cut line is read again (a writer may have cut it off)
             data = f.read(-1 if max_bytes is None else max_bytes)
+        self._rest = b""
         return self.feed(data)
 
     def feed(self, data: bytes, final: bool = False) -> int:
