@@ -21,6 +21,7 @@ exist, what they take and what they mean: :func:`policy_names`, :func:`hyperpara
 
 from __future__ import annotations
 
+from .agent.decision_log import read_decision_log
 from .analysis import (
     ensemble_summary,
     learnt_by,
@@ -327,6 +328,7 @@ __all__ = [
     "state_names",
     # your data: a logged-bandit CSV evaluated offline, a reward table raced on
     "read_user_file",
+    "read_decision_log",
     "parse_log",
     "parse_reward_table",
     "detect_kind",

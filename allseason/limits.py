@@ -112,6 +112,11 @@ PRIOR_RANGE = (1e-6, 1e6)
 # Bounds on norms and slacks (BoB's S and L, DenBand's Delta_L): L = 1e300 overflowed
 # math.exp; 1e-6 .. 1e6 is far from both ends of float64 once squared and summed.
 SCALE_RANGE = (1e-6, 1e6)
+# One array of an agent's state file (allseason/agent/statefile.py) holds at most 2**26
+# elements (512 MB of float64); the largest a legitimate agent writes is All-Season's
+# MAX_BANDITS + 2 posteriors at the engine's d = 500, 102 x 500 x 500 = 25.5 million. A
+# hostile manifest asking for 10**9 elements is refused before anything is allocated.
+MAX_STATE_ELEMENTS = 2**26
 
 __all__ = [
     "Limits",
@@ -125,4 +130,5 @@ __all__ = [
     "NOISE_RANGE",
     "PRIOR_RANGE",
     "SCALE_RANGE",
+    "MAX_STATE_ELEMENTS",
 ]

@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, set[str]]] = [
     ("the default race", {"defaults"}),
     ("simulation", {"sim"}),
     ("analysis of a run", {"analysis"}),
-    ("clients of the engine", {"logs", "paper", "sweeps", "worldmap"}),
+    ("clients of the engine", {"logs", "paper", "sweeps", "worldmap", "agent"}),
     ("the facade", {"api"}),
     ("figures", {"viz"}),
     ("entry points", {"cli", "__main__", "ui"}),

@@ -41,6 +41,9 @@ MODULES += [
     "allseason.viz.timeline",
 ]
 
+# the agent (issue 31)
+MODULES += ["allseason.agent.statefile"]
+
 
 @pytest.mark.parametrize("name", MODULES)
 def test_docstring_examples_run(name):

@@ -20,7 +20,9 @@ fields of the log, sorted by time.
   (hashed user features, say) is **one-hot** on its most frequent values (at most
   :data:`MAX_LEVELS`, fewer when the arms' dimension d = K x (columns + 1) would pass its
   limit of 500); the other values are all zeros.
-- Other columns are ignored and named; an unnamed column (pandas' index of row numbers) too.
+- An allseason agent's own columns (:data:`AGENT_COLUMNS`: ``event_id``, ``model_version``,
+  ``bandit``) are recognised and named as such; other columns are ignored and named; an
+  unnamed column (pandas' index of row numbers) too.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ ALIASES = {
     "reward": ("reward", "click", "clicked", "conversion", "label"),
     "propensity": ("propensity", "propensity_score", "pscore", "action_prob"),
 }
+#: an allseason agent's own columns (allseason/agent/decision_log.py): recognised, not read,
+#: never listed as ignored
+AGENT_COLUMNS = ("event_id", "model_version", "bandit")
 MIN_PROPENSITY = 1e-9  # a smaller propensity is refused (module docstring)
 MAX_ABS = 1e15  # the largest magnitude of a reward or a context value
 MAX_LEVELS = 8  # one-hot columns of one text context column, at most
@@ -184,7 +189,8 @@ def _convert(f: CsvFile, cols, rows, roles, names, *, arms, scale) -> dict:
             f"column{'s' if len(rest) > 1 else ''} {', '.join(rest)} without a name: ignored"
         )
     used = {c for c in roles.values() if c} | set(names)
-    ignored = [c for c in dict.fromkeys(f.names) if c and c not in used]
+    agent = tuple(c for c in AGENT_COLUMNS if c in f.names and c not in used)
+    ignored = [c for c in dict.fromkeys(f.names) if c and c not in used and c not in agent]
     contexts = np.column_stack([*ctx, np.ones(len(code))])[order]
     return dict(
         timestamp=s,
@@ -196,6 +202,7 @@ def _convert(f: CsvFile, cols, rows, roles, names, *, arms, scale) -> dict:
         arm_names=arm_names,
         context_names=tuple(ctx_names),
         ignored=tuple(ignored),
+        agent_columns=agent,
         notes=tuple(notes + ctx_notes),
         time_kind=kind,
         ties=ties,
@@ -403,4 +410,4 @@ def _one_hot_levels(s, m: int) -> tuple[np.ndarray, list[str]]:
     return level[codes], [str(found[k]) for k in top]
 
 
-__all__ = ["read_log", "ALIASES", "MIN_PROPENSITY", "MAX_ABS", "MAX_LEVELS"]
+__all__ = ["read_log", "ALIASES", "AGENT_COLUMNS", "MIN_PROPENSITY", "MAX_ABS", "MAX_LEVELS"]

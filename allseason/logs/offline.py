@@ -70,8 +70,10 @@ class Log:
     None), ``row`` (the event's row in the file, header = 1); ``contexts`` (n, p): the
     context and a constant 1 (p = 1: none). ``ignored``: columns not used; ``notes``: what
     was done to the data (scaling, sorting, ties, time zones). ``time_kind``: "number" or
-    "date" (datetime64[us], UTC); ``ties``: events at the same time as the one before
-    them (kept in file order); ``out_of_order``: events the sort by time moved."""
+    "date" (datetime64[us], UTC); ``agent_columns``: an allseason agent's own columns found
+    (``event_id``, ``model_version``, ``bandit``: a log the agent wrote); ``ties``: events
+    at the same time as the one before them (kept in file order); ``out_of_order``: events
+    the sort by time moved."""
 
     timestamp: np.ndarray
     arm: np.ndarray
@@ -82,6 +84,7 @@ class Log:
     arm_names: tuple[str, ...]
     context_names: tuple[str, ...] = ()
     ignored: tuple[str, ...] = ()
+    agent_columns: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
     time_kind: str = "number"
     ties: int = 0

@@ -22,6 +22,11 @@ def log_line(log) -> str:
     return (
         f"log: {log.n_events:,} events, {log.n_arms} arms, d = {log.d} "
         f"({', '.join(log.context_names) or 'no context: one-hot arms'}); logging {logging}"
+        + (
+            f"; written by an allseason agent ({', '.join(log.agent_columns)}: its own columns)"
+            if getattr(log, "agent_columns", ())
+            else ""
+        )
         + (f"; ignored columns: {columns_text(log.ignored)}" if log.ignored else "")
         + (f"; {'; '.join(log.notes)}" if log.notes else "")
     )

@@ -310,6 +310,12 @@ def show_log(source: dict, log: api.Log) -> None:
             else "no context (one-hot arms)"
         )
         + f"; {logging}."
+        + (
+            f" Written by an allseason agent ({md(', '.join(log.agent_columns))}: its own "
+            f"columns; the propensities are the agent's exact pi)."
+            if log.agent_columns
+            else ""
+        )
         + (f" Ignored columns: {md(columns_text(log.ignored))}." if log.ignored else "")
         + (f" {md(_capitalised('; '.join(log.notes)))}." if log.notes else "")
     )
