@@ -61,8 +61,8 @@ def write_fake_log(
     df = pd.DataFrame(
         {
             "timestamp": 1.7e9 + t * 0.5,
-            "event_id": [f"e{i}" for i in t],
-            "arm": [f"arm{a}" for a in arm],
+            "event_id": np.char.add("e", t.astype(str)),
+            "arm": np.char.add("arm", arm.astype(str)),
             "reward": reward,
             "propensity": prop.round(6),
             "model_version": version,
@@ -72,32 +72,30 @@ def write_fake_log(
     df.to_csv(folder / "decisions.csv", mode="a", header=new, index=False)
     lines = []
     ends = np.arange(start + batch_size - 1, start + n_decisions, batch_size)
+    layouts: dict[tuple, str] = {}  # (ids, top) -> the ids and weights text
     for end in ends.tolist():
         s = (end // season) % 4
         into = end % season
-        ids = [0, 1, 2, 3, 4][: 1 + min(4, end // season + 1)]
+        n_ids = 1 + min(4, end // season + 1)
         top = 0 if into < season // 10 else s + 1
-        w = np.full(len(ids), 0.02)
-        if top in ids:
-            w[ids.index(top)] = 1.0
-        w = (w / w.sum()).round(6).tolist()
-        events = []
+        if (n_ids, top) not in layouts:
+            ids = list(range(n_ids))
+            w = np.full(n_ids, 0.02)
+            if top < n_ids:
+                w[top] = 1.0
+            layouts[n_ids, top] = json.dumps(
+                {"ids": ids, "weights": (w / w.sum()).round(6).tolist()}
+            )[1:-1]
+        events = "[]"
         if into == season // 10 and end >= season:
-            events = [{"kind": "spawn", "bandit": 5 + end // season, "other": 0, "value": 0.0},
-                      {"kind": "prune", "bandit": 5 + end // season, "other": s + 1,
-                       "value": 0.5}]  # fmt: skip
+            b = 5 + end // season
+            spawn = {"kind": "spawn", "bandit": b, "other": 0, "value": 0.0}
+            prune = {"kind": "prune", "bandit": b, "other": s + 1, "value": 0.5}
+            events = json.dumps([spawn, prune])
         lines.append(
-            json.dumps(
-                {
-                    "version": end // batch_size + 1,
-                    "time": 1.7e9 + end * 0.5,
-                    "decisions": end + 1,
-                    "learned": end + 1,
-                    "ids": ids,
-                    "weights": w,
-                    "events": events,
-                }  # fmt: skip
-            )
+            f'{{"version": {end // batch_size + 1}, "time": {1.7e9 + end * 0.5}, '
+            f'"decisions": {end + 1}, "learned": {end + 1}, {layouts[n_ids, top]}, '
+            f'"events": {events}}}'
         )
     with open(folder / "batches.jsonl", "a") as f:
         f.write("\n".join(lines) + ("\n" if lines else ""))

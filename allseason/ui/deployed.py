@@ -236,7 +236,9 @@ def propensity_section(dep, views) -> None:
         "estimate of the uniform policy would be worth.",
     )
     c3.metric("ESS / decisions", f"{p['ess_share']:.1%}" if p["n"] else "–")
-    bins = vdep.propensity_bins(dep.decisions.columns()["propensity"])
+    bins = views.setdefault("bins", None)
+    if bins is None:
+        bins = views["bins"] = vdep.propensity_bins(dep.decisions.columns()["propensity"])
     chart(
         vdep.propensity_figure(bins, p["n_arms"], p["min"] if p["n"] else 1.0),
         CAPTIONS["propensity"],

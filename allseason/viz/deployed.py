@@ -21,7 +21,7 @@ from .style import OKABE_ITO, bandit_label
 from .weights import top_weight_figure_of
 
 MAX_MARKS = 1000  # spawns, prunings, recalls: at most this many marks each (evenly thinned)
-MARKS = "│ spawn, ✕ pruning, ○ recall (an old bandit back on top)"
+MARKS = "│ spawn, ✕ pruning, ○ recall"
 SPAWN_COLOR, PRUNE_COLOR, RECALL_COLOR = (
     OKABE_ITO["bluish green"],
     OKABE_ITO["vermillion"],
