@@ -45,6 +45,7 @@ from .envs.patterns import Pattern
 from .limits import (
     APP_LIMITS,
     COST_BUDGET_SECONDS,
+    DEPLOYED_LIMITS,
     LIMITS,
     MAX_CHECK_STEPS,
     MAX_INPUT_BYTES,
@@ -55,6 +56,8 @@ from .limits import (
     upload_cap_mb,
 )
 from .links import QUERY_FIELDS, decode_batch, encode_batch
+from .logs.deployed import BATCHES, DECISIONS, Deployment, your_data_bytes, your_data_file
+from .logs.deployed_example import deployment_example
 from .logs.offline import (
     MIN_EVENTS,
     OFFLINE_POLICIES,
@@ -419,6 +422,13 @@ __all__ = [
     "MIN_EVENTS",
     "OFFLINE_POLICIES",
     "MAX_USER_BYTES",
+    # a deployed agent's decision log, read as it grows (the page "Your deployed bandit")
+    "Deployment",
+    "your_data_bytes",
+    "your_data_file",
+    "deployment_example",
+    "DEPLOYED_LIMITS",
+    "DEPLOYED_FILES",
     # for the app's pages and the CLI's help (the block above)
     "APP_LIMITS",
     "MAX_LIVE_CONTESTANTS",
@@ -435,3 +445,5 @@ __all__ = [
     "real_data_snapshot",
     "real_data_pattern",
 ]
+
+DEPLOYED_FILES = (DECISIONS, BATCHES)  # the decision log's two files, in its folder

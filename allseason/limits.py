@@ -67,6 +67,17 @@ APP_LIMITS = Limits(
 MAX_INPUT_BYTES = 1_000_000
 
 
+# "Your deployed bandit" (allseason/logs/deployed.py): each uploaded file (decisions.csv,
+# batches.jsonl, a state file) is at most the size of a Your data upload, so the server's
+# upload cap (.streamlit/config.toml) stays the same; a folder the server is started with is
+# the operator's own and is read whole, but only the last `rows` decisions are kept (a
+# decision takes 56 bytes in memory: 56 MB) and each refresh reads at most `refresh_bytes`
+# new bytes per file (the rest comes at the next refresh).
+DEPLOYED_LIMITS = dict(
+    upload_bytes=20_000_000, rows=1_000_000, refresh_bytes=256_000_000, refresh_seconds=5
+)
+
+
 def upload_cap_mb(n_bytes: int) -> int:
     """The ``max_upload_size`` (MB) of an uploader whose page reads at most ``n_bytes``: one
     MB more, so that a file just over the page's limit reaches the page's own check and
@@ -189,6 +200,7 @@ __all__ = [
     "APP_LIMITS",
     "MAX_INPUT_BYTES",
     "upload_cap_mb",
+    "DEPLOYED_LIMITS",
     "MAX_WINDOW",
     "MAX_BANDITS",
     "NOISE_RANGE",

@@ -5,7 +5,6 @@ methods)."""
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from ..errors import SpecError, show

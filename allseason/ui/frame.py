@@ -60,6 +60,12 @@ PAGES = (
     ("app_pages/7_Your_data.py", "Your data", ":material/upload_file:", "Your_data"),
     ("app_pages/8_Live.py", "Live", ":material/live_tv:", "Live"),
     ("app_pages/9_When_does_it_help.py", "When does it help?", ":material/map:", "When"),
+    (
+        "app_pages/10_Your_deployed_bandit.py",
+        "Your deployed bandit",
+        ":material/monitor_heart:",
+        "Deployed",
+    ),
 )
 
 

@@ -69,6 +69,19 @@ def trim() -> bool:
     return bool(libc.malloc_trim(0))
 
 
+DEPLOYED_ENV = "ALLSEASON_DEPLOYED_DIR"
+
+
+def deployed_dir(environ=None):
+    """The folder of a deployed agent's log that the page "Your deployed bandit" watches
+    (``ALLSEASON_DEPLOYED_DIR``, set by whoever starts the server; never a path typed in a
+    page), as a ``Path``, or None when unset."""
+    from pathlib import Path
+
+    value = (os.environ if environ is None else environ).get(DEPLOYED_ENV, "").strip()
+    return Path(value).expanduser() if value else None
+
+
 LOW_MEMORY = low_memory()
 if LOW_MEMORY:
     tune_allocator()

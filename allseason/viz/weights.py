@@ -254,10 +254,10 @@ def top_of_each_batch(w: pd.DataFrame) -> pd.DataFrame:
     ]
 
 
-def _top_points(w: pd.DataFrame, max_points: int) -> pd.DataFrame:
-    """The batches' top bandits to draw: per bin the lowest and highest top weight, and
-    every batch the shadow tops when that is rare (the figure's point: a new season)."""
-    top = top_of_each_batch(w)
+def _top_points(top: pd.DataFrame, max_points: int) -> pd.DataFrame:
+    """The batches' top bandits to draw (``top``: :func:`top_of_each_batch`): per bin the
+    lowest and highest top weight, and every batch the shadow tops when that is rare (the
+    figure's point: a new season)."""
     keep = minmax_index(top["weight"].to_numpy(), max_points)
     shadow_on_top = np.flatnonzero(top["bandit"].to_numpy() == SHADOW)
     if len(shadow_on_top) <= max_points // 10:
@@ -270,9 +270,10 @@ def _add_top_traces(fig: go.Figure, top: pd.DataFrame, pattern, labelled: list[i
     then the shadow (on top)."""
     x, y, b = top["step"].to_numpy(), top["weight"].to_numpy(), top["bandit"].to_numpy()
     st = state_at(pattern, x) if pattern is not None else np.full(len(x), -1)
-    hover = (
-        "step %{x:,}<br><b>%{customdata[0]}</b> on top, weight %{y:.3f}"
+    hover = "step %{x:,}<br><b>%{customdata[0]}</b> on top, weight %{y:.3f}" + (
         "<br>true state %{customdata[1]}<extra></extra>"
+        if pattern is not None
+        else "<extra></extra>"
     )
 
     def add(mask, name, marker):
@@ -352,22 +353,43 @@ def top_weight_figure(
     title = "Weight of the most likely bandit" + title_policy(w, policy)
     if not len(w):
         return empty_figure("No weights: this policy is not an ensemble (or has not run).", title)
-    n_batches = w["batch"].nunique()
-    top = _top_points(w, max_points)
-    counts = top_of_each_batch(w)["bandit"].value_counts()
+    return top_weight_figure_of(
+        top_of_each_batch(w), pattern, max_points, title=title, n_labelled=n_labelled
+    )
+
+
+def top_weight_figure_of(
+    top: pd.DataFrame,
+    pattern,
+    max_points: int = 2000,
+    *,
+    title: str = "Weight of the most likely bandit",
+    n_labelled: int = 6,
+    marks: str = "▼ new state, ○ a state returns",
+) -> go.Figure:
+    """:func:`top_weight_figure` drawn from ``top``, one row per batch in batch order
+    (batch, step, bandit, weight: :func:`top_of_each_batch`), e.g. a deployed agent's batch
+    log read as it comes (:mod:`allseason.viz.deployed`); ``pattern`` None draws no seasons;
+    ``marks``: what the subtitle says of the marks. Returns a plotly ``Figure``."""
+    if not len(top):
+        return empty_figure("No batch update yet: nothing to draw.", title)
+    n_batches = len(top)
+    shown_top = _top_points(top, max_points)
+    counts = top["bandit"].value_counts()
     labelled = [int(b) for b in counts.index if b > 0][:n_labelled]
     fig = go.Figure()
-    _add_top_traces(fig, top, pattern, labelled)
-    shown = "" if len(top) == n_batches else f"; {len(top):,} of {n_batches:,} batches shown"
+    _add_top_traces(fig, shown_top, pattern, labelled)
+    shown = (
+        ""
+        if len(shown_top) == n_batches
+        else f"; {len(shown_top):,} of {n_batches:,} batches shown"
+    )
     fig.update_layout(
         **base_layout(
             title,
             "step",
             "weight of the top bandit",
-            subtitle=(
-                "▲ base bandits (colour = id), pink dashes: the shadow; "
-                f"▼ new state, ○ a state returns{shown}"
-            ),
+            subtitle=(f"▲ base bandits (colour = id), pink dashes: the shadow; {marks}{shown}"),
             height=520,
             legend=dict(LEGEND_BELOW, font=dict(size=12), tracegroupgap=2),
             margin=dict(l=70, r=20, t=90, b=60),
@@ -471,6 +493,7 @@ def weights_area_figure(
 __all__ = [
     "weights_animation",
     "top_weight_figure",
+    "top_weight_figure_of",
     "weights_area_figure",
     "top_of_each_batch",
     "minmax_index",

@@ -1,0 +1,513 @@
+"""A deployed agent's log, read as it grows: ``decisions.csv`` and ``batches.jsonl`` (the
+decision log of :mod:`allseason.agent`, issue 31), and the tables the "Your deployed bandit"
+page draws from them.
+
+The two files are append-only. :class:`DecisionTail` and :class:`BatchTail` keep the byte
+offset they have read up to and parse only the complete lines after it, so a page that
+refreshes every few seconds reads only what was appended (a line cut by a writer in the middle
+of a flush waits for its end). Everything a file holds is checked as it comes: a file that is
+not a decision log (missing columns, a reward that is not a number, a propensity outside
+(0, 1], a line that is not a JSON object) raises ONE :class:`~allseason.errors.SpecError`
+naming the file and the row.
+
+- ``decisions.csv``: ``timestamp, event_id, arm, reward, propensity, [x0..], model_version,
+  bandit``, one row per resolved decision; kept as numpy columns (arm labels as codes);
+- ``batches.jsonl``: ``{"version", "time", "decisions", "learned", "ids", "weights",
+  "events": [{"kind", "bandit", "other", "value"}]}`` per batch update; kept as the top
+  bandit of each batch (the paper's figure), the last batch's weights (the current bandits)
+  and the spawns and prunings.
+
+The tables: :meth:`BatchTail.tops` (batch, step, bandit, weight: what
+``allseason.viz.weights``' top-weight figure draws, the same rows as ``top_of_each_batch`` of
+the runner's weights table), :func:`recalls` (the top weight going back to an older bandit),
+:func:`reward_windows` (mean reward per window with its 95% interval: Wilson for 0/1
+rewards, Student's t otherwise), :func:`propensity_summary` (the smallest, the quantiles and
+the ESS an IPS estimate of a uniform policy would have) and :func:`bandits_table`.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import re
+
+import numpy as np
+import pandas as pd
+
+from ..errors import SpecError
+from ..limits import DEPLOYED_LIMITS
+from .deployed_tables import (
+    bandits_table,
+    propensity_summary,
+    recalls,
+    reward_windows,
+    spells_table,
+)
+
+REQUIRED = ("arm", "reward", "propensity")
+OPTIONAL_INT = ("model_version", "bandit")
+DECISIONS, BATCHES = "decisions.csv", "batches.jsonl"
+FAST_LINES = 1000  # from this many lines at once, batches.jsonl is read with numpy (_fast)
+_IDS = re.compile(rb'"ids": ?\[([^\]\n]*)\]')
+_WEIGHTS = re.compile(rb'"weights": ?\[([^\]\n]*)\]')
+_LEARNED = re.compile(rb'"learned": ?(-?\d+)[,}]')
+_KIND = re.compile(rb'"kind"')
+
+
+def _list_lengths(joined: bytes) -> np.ndarray:
+    """The number of items of each list in ``a,b;c;d,e,f`` (lists joined by ";"): 2, 1, 3."""
+    text = np.frombuffer(joined, np.uint8)
+    seps = np.flatnonzero(text == ord(";"))
+    commas = np.flatnonzero(text == ord(","))
+    return np.diff(np.searchsorted(commas, np.r_[-1, seps, len(text)])) + 1
+
+
+def _complete(buf: bytes) -> tuple[bytes, bytes]:
+    """(the complete lines of ``buf``, the rest: a line still being written)."""
+    cut = buf.rfind(b"\n")
+    return (buf[: cut + 1], buf[cut + 1 :]) if cut >= 0 else (b"", buf)
+
+
+class DecisionTail:
+    """``decisions.csv`` read as it grows: feed it bytes (:meth:`feed`) or a path
+    (:meth:`read_from`); it keeps the byte offset and only parses complete lines.
+
+    At most ``max_rows`` rows are kept (the most recent; :attr:`n_dropped` counts the
+    others), so memory stays bounded while a deployment runs for months."""
+
+    def __init__(self, max_rows: int = DEPLOYED_LIMITS["rows"]):
+        self.offset = 0  # bytes consumed, complete lines only
+        self.header: list[str] | None = None
+        self.max_rows = max_rows
+        self.n_rows = 0  # rows read in all (kept + dropped)
+        self.n_dropped = 0
+        self._rest = b""
+        self._chunks: list[dict[str, np.ndarray]] = []
+        self._codes: dict[str, int] = {}
+        self._cache: dict[str, np.ndarray] | None = None
+
+    # -- reading ---------------------------------------------------------------------------
+    def read_from(self, path, max_bytes: int | None = None) -> int:
+        """Parse what was appended to the file at ``path`` since the last call (at most
+        ``max_bytes`` more); returns the number of new rows."""
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size < self.offset:
+                raise SpecError(path.name if hasattr(path, "name") else str(path),
+                                "the file is shorter than what was read: read again")  # fmt: skip
+            f.seek(self.offset)  # a cut line is read again (a writer may have cut it off)
+            data = f.read(-1 if max_bytes is None else max_bytes)
+        self._rest = b""
+        return self.feed(data)
+
+    def feed(self, data: bytes, final: bool = False) -> int:
+        """Parse ``data`` (the bytes after the last ones fed); a line without its end waits
+        for the next call unless ``final``. Returns the number of new rows."""
+        buf = self._rest + data
+        lines, self._rest = (buf, b"") if final else _complete(buf)
+        if not lines.strip():
+            self.offset += len(lines)
+            return 0
+        if self.header is None:
+            first, _, lines = lines.partition(b"\n")
+            self.offset += len(first) + 1
+            self.header = self._check_header(first)
+        if not lines.strip():
+            self.offset += len(lines)
+            return 0
+        chunk = self._parse(lines, first_row=self.n_rows + 2)
+        self.offset += len(lines)
+        n = len(chunk["reward"])
+        self.n_rows += n
+        self._chunks.append(chunk)
+        self._cache = None
+        self._bound()
+        return n
+
+    @staticmethod
+    def _check_header(line: bytes) -> list[str]:
+        try:
+            names = [c.strip() for c in line.decode("utf-8-sig").strip().split(",")]
+        except UnicodeDecodeError:
+            raise SpecError(DECISIONS, "not a decision log: the file is not UTF-8 text") from None
+        missing = [c for c in REQUIRED if c not in names]
+        if missing:
+            raise SpecError(
+                DECISIONS,
+                f"not a decision log: no column {', '.join(missing)} in its header "
+                f"(a deployed agent's log has {', '.join(REQUIRED)}, model_version, bandit)",
+            )
+        return names
+
+    def _parse(self, lines: bytes, first_row: int) -> dict[str, np.ndarray]:
+        cols = [c for c in ("timestamp", *REQUIRED, *OPTIONAL_INT) if c in self.header]
+        try:
+            df = pd.read_csv(
+                io.BytesIO(lines),
+                header=None,
+                names=self.header,
+                usecols=cols,
+                dtype={"arm": str},
+                engine="c",
+                skip_blank_lines=True,
+            )
+        except (ValueError, pd.errors.ParserError) as e:
+            msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+            raise SpecError(DECISIONS, f"not a decision log near row {first_row}: {msg}") from None
+        out = {"arm_codes": self._arm_codes(df["arm"].fillna("").to_numpy(dtype=str))}
+        for col, lo, hi in (("reward", -math.inf, math.inf), ("propensity", 0.0, 1.0)):
+            v = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+            bad = ~np.isfinite(v) | (v > hi) | ((v <= lo) if col == "propensity" else False)
+            if bad.any():
+                i = int(np.flatnonzero(bad)[0])
+                want = "a number in (0, 1]" if col == "propensity" else "a finite number"
+                raise SpecError(
+                    DECISIONS,
+                    f"row {first_row + i}: {col} must be {want}, got {str(df[col].iloc[i])[:30]!r}",
+                )
+            out[col] = v
+        for col in ("timestamp", *OPTIONAL_INT):
+            if col in df:
+                v = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
+                out[col] = np.nan_to_num(v, nan=-1.0)
+            else:
+                out[col] = np.full(len(df), -1.0)
+        return out
+
+    def _arm_codes(self, labels: np.ndarray) -> np.ndarray:
+        inv, uniq = pd.factorize(labels)  # in order of first appearance
+        for u in uniq.tolist():
+            self._codes.setdefault(u, len(self._codes))
+        return np.array([self._codes[u] for u in uniq.tolist()], dtype=np.int64)[inv]
+
+    def _bound(self) -> None:
+        kept = sum(len(c["reward"]) for c in self._chunks)
+        while kept - len(self._chunks[0]["reward"]) >= self.max_rows:
+            kept -= len(self._chunks[0]["reward"])
+            self.n_dropped += len(self._chunks.pop(0)["reward"])
+        if kept > self.max_rows:  # the oldest chunk: keep its last rows
+            cut = kept - self.max_rows
+            self._chunks[0] = {k: v[cut:] for k, v in self._chunks[0].items()}
+            self.n_dropped += cut
+
+    # -- what was read ---------------------------------------------------------------------
+    @property
+    def arm_labels(self) -> list[str]:
+        """The arms' labels, in the order of their codes (first seen first)."""
+        return list(self._codes)
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """The kept rows as arrays: ``arm_codes``, ``reward``, ``propensity``, ``timestamp``,
+        ``model_version``, ``bandit`` (-1 where the log has no such column)."""
+        if self._cache is None:
+            keys = ("arm_codes", "reward", "propensity", "timestamp", *OPTIONAL_INT)
+            self._cache = {
+                k: np.concatenate([c[k] for c in self._chunks])
+                if self._chunks
+                else np.zeros(0, dtype=np.int64 if k == "arm_codes" else float)
+                for k in keys
+            }
+        return self._cache
+
+
+class BatchTail:
+    """``batches.jsonl`` read as it grows (:meth:`feed`, :meth:`read_from`): per batch
+    update its counts and top bandit; the last batch's ids and weights; the
+    spawns and prunings."""
+
+    def __init__(self):
+        self.offset = 0
+        self._rest = b""
+        self.n_lines = 0
+        self._cols: dict[str, list] = {k: [] for k in ("learned", "top", "top_weight")}
+        self._tops: pd.DataFrame | None = None
+        self.events: list[tuple] = []  # (batch, step, kind, bandit, other, value)
+        self.last: dict | None = None
+        self._first_seen: dict[int, int] = {}  # bandit -> first batch it is alive in
+
+    def read_from(self, path, max_bytes: int | None = None) -> int:
+        """Parse what was appended to ``path`` since the last call; the number of new lines."""
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size < self.offset:
+                raise SpecError(path.name if hasattr(path, "name") else str(path),
+                                "the file is shorter than what was read: read again")  # fmt: skip
+            f.seek(self.offset)  # a cut line is read again (a writer may have cut it off)
+            data = f.read(-1 if max_bytes is None else max_bytes)
+        self._rest = b""
+        return self.feed(data)
+
+    def feed(self, data: bytes, final: bool = False) -> int:
+        """Parse the complete lines of ``data`` (a cut line waits unless ``final``)."""
+        buf = self._rest + data
+        lines, self._rest = (buf, b"") if final else _complete(buf)
+        n0 = self.n_lines
+        if lines.count(b"\n") < FAST_LINES or not self._fast(lines):
+            self._slow(lines)
+        self.offset += len(lines)
+        return self.n_lines - n0
+
+    def _append(self, **cols) -> None:
+        for k, v in cols.items():
+            self._cols[k].append(np.asarray(v, dtype=float if k == "top_weight" else np.int64))
+        self._tops = None
+
+    def _slow(self, lines: bytes) -> None:
+        """Line by line (json.loads), every line checked; the error names the line."""
+        learned_, top, top_weight = [], [], []
+        first_seen = self._first_seen
+        prev_ids = self.last["ids"] if self.last else None
+        rec = None
+        for raw in lines.split(b"\n"):
+            if not raw.strip():
+                continue
+            batch = self.n_lines + len(top)
+            rec = self._record(raw, batch + 1)
+            ids, w = rec["ids"], rec["weights"]
+            m = max(w)  # the last of the largest, as top_of_each_batch's stable sort keeps
+            j = len(w) - 1 - w[::-1].index(m)
+            learned = rec.get("learned", rec.get("decisions", batch + 1))
+            learned_.append(learned)
+            top.append(ids[j])
+            top_weight.append(m)
+            if ids != prev_ids:
+                for b in ids:
+                    first_seen.setdefault(b, batch)
+                prev_ids = ids
+            if rec.get("events"):
+                self._add_events(rec["events"], batch, learned - 1)
+        self._append(learned=learned_, top=top, top_weight=top_weight)
+        self.n_lines += len(top)
+        if rec is not None:
+            self.last = rec
+
+    def _fast(self, lines: bytes) -> bool:
+        """Many lines at once with regular expressions and numpy (the fields the page uses,
+        checked as :meth:`_record` checks them); False (nothing read) when any line is not
+        in the agent's own layout, and :meth:`_slow` then reads them one by one."""
+        n = lines.count(b"\n")
+        found = [r.findall(lines) for r in (_IDS, _WEIGHTS, _LEARNED)]
+        shape_ok = lines.startswith(b"{") and lines.count(b"}\n") == n
+        if not shape_ok or any(len(f) != n for f in found) or lines.count(b"\n{") != n - 1:
+            return False
+        ids_txt, w_txt, learned = found
+        ids_all, w_all = b";".join(ids_txt), b";".join(w_txt)
+        lens = _list_lengths(w_all)
+        if any(c in ids_all for c in (b".", b"e", b"E", b"t", b"n", b'"')) or b'"' in w_all:
+            return False
+        if not np.array_equal(lens, _list_lengths(ids_all)):
+            return False
+        w = np.fromstring(w_all.replace(b";", b","), sep=",")
+        ids = np.fromstring(ids_all.replace(b";", b","), sep=",", dtype=np.int64)
+        if w.size != lens.sum() or ids.size != w.size:
+            return False  # an empty list, or a value that is not a number
+        if not (np.isfinite(w).all() and (w >= 0).all() and (w <= 1 + 1e-9).all()):
+            return False
+        if (ids < -1).any():
+            return False
+        starts = np.r_[0, np.cumsum(lens)[:-1]]
+        m = np.maximum.reduceat(w, starts)
+        j = np.maximum.reduceat(np.where(w == np.repeat(m, lens), np.arange(w.size), -1), starts)
+        learned = np.array(learned, dtype=np.int64)
+        base = self.n_lines
+        events = [(k.start(), k) for k in _KIND.finditer(lines)]
+        if events:  # the few lines with spawns or prunings: read whole
+            ends = np.flatnonzero(np.frombuffer(lines, np.uint8) == 10)
+            rows = sorted(set(np.searchsorted(ends, [p for p, _ in events]).tolist()))
+            starts_b = np.r_[0, ends + 1]
+            for i in rows:
+                rec = self._record(lines[starts_b[i] : ends[i]], base + i + 1)
+                self._add_events(rec.get("events") or [], base + i, int(learned[i]) - 1)
+        prev = None
+        for i, x in enumerate(ids_txt):  # who is alive: only where the list changes
+            if x != prev:
+                for b in np.fromstring(x, sep=",", dtype=np.int64).tolist():
+                    self._first_seen.setdefault(b, base + i)
+                prev = x
+        self._append(learned=learned, top=ids[j], top_weight=m)
+        self.n_lines += n
+        self.last = self._record(lines[lines.rfind(b"\n", 0, len(lines) - 1) + 1 :], base + n)
+        return True
+
+    def _add_events(self, events: list, batch: int, step: int) -> None:
+        for ev in events:
+            other = ev.get("other")
+            value = ev.get("value")
+            self.events.append(
+                (
+                    batch,
+                    step,
+                    str(ev.get("kind", ""))[:20],
+                    int(ev.get("bandit", -1)),
+                    int(other) if isinstance(other, int) else -1,
+                    float(value) if isinstance(value, int | float) else math.nan,
+                )  # fmt: skip
+            )
+
+    @staticmethod
+    def _record(raw: bytes, line: int) -> dict:
+        where = f"line {line}"
+        try:
+            rec = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            raise SpecError(BATCHES, f"{where} is not JSON: not a batch log") from None
+        if not isinstance(rec, dict):
+            raise SpecError(BATCHES, f"{where} is not a JSON object: not a batch log")
+        ids, w = rec.get("ids"), rec.get("weights")
+        ok = type(ids) is list and type(w) is list and len(ids) == len(w) and ids
+        try:  # C-level checks: a string among numbers raises TypeError, NaN fails the range
+            ok = ok and 0 <= min(w) and max(w) <= 1 + 1e-9 and math.isfinite(sum(w))
+            ok = ok and max(ids) >= min(ids) >= -1
+            ok = ok and all(type(i) is int for i in ids) and not any(type(x) is bool for x in w)
+            ok = ok and all(isinstance(rec.get(k, 0), int) for k in ("version", "learned"))
+        except TypeError:
+            ok = False
+        if not ok:
+            raise SpecError(
+                BATCHES,
+                f"{where}: ids and weights must be lists of the same length, ids integers "
+                f"and weights numbers in [0, 1]",
+            )
+        events = rec.get("events")
+        if events and (type(events) is not list or not all(type(e) is dict for e in events)):
+            raise SpecError(BATCHES, f"{where}: events must be a list of objects")
+        return rec
+
+    # -- tables ----------------------------------------------------------------------------
+    def tops(self) -> pd.DataFrame:
+        """One row per batch: batch, step (the last decision learned), bandit (the most
+        likely one), weight (its weight)."""
+        if self._tops is None:
+            c = {k: np.concatenate(v) if v else np.zeros(0) for k, v in self._cols.items()}
+            self._cols = {k: [v] for k, v in c.items()}  # one chunk from now on
+            self._tops = pd.DataFrame(
+                {
+                    "batch": np.arange(self.n_lines, dtype=np.int64),
+                    "step": c["learned"].astype(np.int64) - 1,
+                    "bandit": c["top"].astype(np.int64),
+                    "weight": c["top_weight"].astype(float),
+                }
+            )
+        return self._tops
+
+    def events_frame(self) -> pd.DataFrame:
+        """The spawns and prunings: batch, step, kind, bandit, other, value."""
+        return pd.DataFrame(
+            self.events, columns=["batch", "step", "kind", "bandit", "other", "value"]
+        )
+
+    def first_seen(self) -> dict[int, int]:
+        """The first batch each bandit was alive in."""
+        return dict(self._first_seen)
+
+
+class Deployment:
+    """A deployment's two logs, read as they grow (:class:`DecisionTail`,
+    :class:`BatchTail`), and the tables the page draws (:meth:`views`, recomputed only when
+    something new was read).
+
+    Parameters
+    ----------
+    n_arms : int, optional
+        K, for the uniform policy's ESS (default: the arms seen in the log).
+    """
+
+    def __init__(self, n_arms: int | None = None, max_rows: int = DEPLOYED_LIMITS["rows"]):
+        self.decisions = DecisionTail(max_rows)
+        self.batches = BatchTail()
+        self.n_arms = n_arms
+        self._views: tuple | None = None
+
+    @classmethod
+    def from_bytes(cls, decisions: bytes, batches: bytes = b"", n_arms: int | None = None):
+        """A deployment from the two files' bytes (an upload; the example)."""
+        dep = cls(n_arms)
+        dep.decisions.feed(decisions, final=True)
+        if batches:
+            dep.batches.feed(batches, final=True)
+        return dep
+
+    def refresh(self, folder, max_bytes: int = DEPLOYED_LIMITS["refresh_bytes"]) -> int:
+        """Read what the files of ``folder`` gained since the last call (at most
+        ``max_bytes`` per file); the number of new decisions and batch lines."""
+        from pathlib import Path
+
+        folder = Path(folder)
+        new = 0
+        if (folder / DECISIONS).is_file():
+            new += self.decisions.read_from(folder / DECISIONS, max_bytes)
+        if (folder / BATCHES).is_file():
+            new += self.batches.read_from(folder / BATCHES, max_bytes)
+        return new
+
+    @property
+    def arms(self) -> int:
+        return self.n_arms or max(len(self.decisions.arm_labels), 1)
+
+    def views(self, n_windows: int = 100, summary=None) -> dict:
+        """The page's tables: ``tops``, ``events``, ``recalls``, ``spells``, ``windows``,
+        ``propensity`` (the summary dict), ``bandits`` (``summary``: the agent state's
+        bandits, if any)."""
+        key = (self.decisions.n_rows, self.batches.n_lines, n_windows, id(summary))
+        if self._views is not None and self._views[0] == key:
+            return self._views[1]
+        cols = self.decisions.columns()
+        tops = self.batches.tops()
+        out = dict(
+            tops=tops,
+            events=self.batches.events_frame(),
+            recalls=recalls(tops),
+            spells=spells_table(tops),
+            windows=reward_windows(cols["reward"], n_windows),
+            propensity=propensity_summary(cols["propensity"], self.arms),
+            bandits=bandits_table(self.batches, cols, self.decisions.arm_labels, summary),
+        )
+        self._views = (key, out)
+        return out
+
+
+def your_data_file(path, max_rows: int, max_bytes: int) -> tuple[bytes, int]:
+    """The header and the most recent whole rows of the CSV at ``path`` that fit in
+    ``max_rows`` rows and ``max_bytes`` bytes (read from the end: a long log is not read
+    whole). Returns (bytes, rows kept)."""
+    import os
+
+    with open(path, "rb") as f:
+        head = f.readline()
+        size = os.fstat(f.fileno()).st_size
+        start = max(len(head), size - (max_bytes - len(head)))
+        f.seek(start)
+        body = f.read(size - start)
+    if start > len(head):  # the first line read may be cut: drop it
+        body = body.partition(b"\n")[2]
+    data, kept, _ = your_data_bytes(head + body, max_rows, max_bytes)
+    return data, kept
+
+
+def your_data_bytes(data: bytes, max_rows: int, max_bytes: int) -> tuple[bytes, int, int]:
+    """The decision log as Your data takes it: the header and the most recent rows that fit in
+    ``max_rows`` rows and ``max_bytes`` bytes. Returns (bytes, rows kept, rows in all)."""
+    head, _, body = data.partition(b"\n")
+    body = body.rstrip(b"\n")
+    lines = body.split(b"\n") if body else []
+    n_all = len(lines)
+    budget = max_bytes - len(head) - 1
+    kept, size = 0, 0
+    for line in reversed(lines):
+        if kept >= max_rows or size + len(line) + 1 > budget:
+            break
+        kept += 1
+        size += len(line) + 1
+    tail = b"\n".join(lines[n_all - kept :]) if kept else b""
+    return head + b"\n" + tail + (b"\n" if kept else b""), kept, n_all
+
+
+__all__ = [
+    "DecisionTail",
+    "BatchTail",
+    "Deployment",
+    "your_data_bytes",
+    "your_data_file",
+    "DECISIONS",
+    "BATCHES",
+]

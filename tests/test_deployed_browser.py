@@ -1,0 +1,107 @@
+"""The page "Your deployed bandit" in a real browser (Debian's chromium, Playwright), on a
+server started with ALLSEASON_DEPLOYED_DIR: a log of 10**6 decisions drawn (its time to draw,
+cold and with the server's reader warm), a bad upload as one error line, never a traceback;
+screenshots for a person to look at (``$SCREENSHOT_DIR/deployed-*.png``)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from conftest import CHROMIUM, SCREENS
+from deployed_page import write_fake_log
+from test_e2e_browser import check, go, shot, wait_idle
+
+VIEWPORT = {"width": 1280, "height": 1600}
+TIMEOUT_MS = 300_000
+N_DECISIONS = 1_000_000
+ENV = "ALLSEASON_DEPLOYED_DIR"
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed"),
+]
+pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def deployed_server(tmp_path_factory):
+    """An app server started with ALLSEASON_DEPLOYED_DIR on a log of 10**6 decisions."""
+    from appserver import Server
+
+    folder = tmp_path_factory.mktemp("deployed")
+    write_fake_log(folder, N_DECISIONS, batch_size=1)
+    old = os.environ.get(ENV)
+    os.environ[ENV] = str(folder)
+    try:
+        with Server() as srv:
+            yield srv.url, folder
+    finally:
+        if old is None:
+            os.environ.pop(ENV, None)
+        else:
+            os.environ[ENV] = old
+
+
+def test_the_page_without_a_folder_offers_the_example_and_uploads(server, browser):
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    go(page, server, "Deployed")
+    check(page, errors_allowed=True)  # without the agent, the example says why, in one line
+    assert page.get_by_text("The built-in example", exact=True).count() == 1
+    assert page.get_by_text("The server's folder", exact=True).count() == 0
+    if page.locator('[data-testid="stAlertContentError"]').count() == 0:
+        page.locator('[data-testid="stPlotlyChart"] .main-svg').nth(2).wait_for()
+        wait_idle(page)
+        check(page)
+        page.mouse.move(5, 5)
+        shot(page, "deployed-example")
+    context.close()
+
+
+def _drawn(page, url: str) -> float:
+    """Seconds from opening the page until its three figures are drawn."""
+    t0 = time.perf_counter()
+    page.goto(url)
+    page.locator('[data-testid="stPlotlyChart"] .main-svg').nth(2).wait_for()
+    page.get_by_text("decisions** resolved", exact=False).count()
+    return time.perf_counter() - t0
+
+
+def test_a_million_decisions_draw_and_a_bad_upload_is_one_line(deployed_server, browser, tmp_path):
+    url, folder = deployed_server
+    times = []
+    for visit in ("cold", "warm", "warm again"):
+        context = browser.new_context(viewport=VIEWPORT)
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        times.append(_drawn(page, f"{url}/Deployed"))
+        wait_idle(page)
+        check(page)
+        if visit != "warm again":
+            context.close()
+    print(f"\n10**6 decisions drawn in: cold {times[0]:.1f} s, warm {times[1]:.1f} s, "
+          f"{times[2]:.1f} s (chromium, a shared machine)")  # fmt: skip
+    (SCREENS / "deployed-draw-times.txt").write_text(" ".join(f"{t:.2f}" for t in times))
+    text = page.locator('[data-testid="stMain"]').inner_text()
+    assert f"{N_DECISIONS:,} decisions resolved" in text
+    assert "Weight of the most likely bandit" in text and "Logged propensities" in text
+    assert min(times[1:]) < 30  # warm: the folder's reader is shared; the bound is for CI load
+    page.mouse.move(5, 5)
+    shot(page, "deployed-million")
+
+    page.get_by_text("Upload files", exact=True).click()
+    wait_idle(page)
+    bad = tmp_path / "decisions.csv"
+    bad.write_text("time,arm,click\n1,a,1\n2,b,0\n")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(bad))
+    page.get_by_text("not a decision log", exact=False).first.wait_for()
+    wait_idle(page)
+    check(page, errors_allowed=True)
+    shown = [e.inner_text() for e in page.locator('[data-testid="stAlertContentError"]').all()]
+    assert len(shown) == 1 and "decisions.csv" in shown[0], shown
+    page.screenshot(path=str(SCREENS / "deployed-bad-upload.png"))
+    context.close()
