@@ -3,7 +3,7 @@ world, its decision log written, then read back by ``python -m allseason replay`
 evaluated offline. Prints one JSON document (the numbers of docs/agent.md).
 
     python benchmarks/agent_loop.py                 # 50,000 events, 5 replay seeds
-    python benchmarks/agent_loop.py --events 5000   # what tests/test_agent_loop.py runs
+    python benchmarks/agent_loop.py --events 5000   # what tests/agent/test_loop_closed.py runs
 
 **The world** (:func:`world`): a *linear seasonal world* with a context. K = 4 arms, a context
 c_t uniform in [-1, 1]^3; the season s_t follows the ``paper-synthetic`` pattern

@@ -1,6 +1,6 @@
 """The agent's plain path: any registered contestant through its own ``_select`` and
 ``update`` (numpy), the draws given to it; the reference the compiled step is checked
-against (tests/test_agent.py). Functions of the agent (bound as its methods)."""
+against (tests/agent/test_agent.py). Functions of the agent (bound as its methods)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ layout, so ``numpy.load(path, allow_pickle=False)`` opens it too -- holding
 **Writing** (:func:`write_state`) goes to a temporary file in the target's folder, which is
 flushed and fsynced, then renamed over the target (``os.replace``, atomic on POSIX), then the
 folder is fsynced: a crash or a ``kill -9`` at any moment leaves either the old file or the
-new one, never a mixture (``tests/test_statefile.py`` kills a saving process 50 times).
+new one, never a mixture (``tests/agent/test_statefile.py`` kills a saving process 50 times).
 
 **Reading** (:func:`read_state`) refuses, with one :class:`StateFileError` line and no
 traceback, before allocating anything the file did not pay for: a file over ``max_bytes``
@@ -30,7 +30,7 @@ the manifest or whose bytes do not fill its entry; then, read (``read_array`` wi
 array holding -inf, such as a dead bandit's log-weight).
 
 Memory while reading is bounded by the file's size: the arrays, numpy's 256 KiB read buffer
-and the parsed manifest (measured per refusal in ``tests/test_statefile.py``).
+and the parsed manifest (measured per refusal in ``tests/agent/test_statefile.py``).
 
     >>> import tempfile, os, numpy as np
     >>> path = os.path.join(tempfile.mkdtemp(), "a.state")

@@ -1,6 +1,6 @@
 """Every key of ``st.session_state`` the app reads or writes, in one table: its name, what it
 holds, the page that owns it and its kind. The glue names a key by its constant here, never by
-a literal string (tests/test_session_keys.py checks it).
+a literal string (tests/app/test_session_keys.py checks it).
 
 Kinds:
 
@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from allseason import api
 
 KINDS = ("canonical", "form", "view", "result")
-# the pages that own keys: their titles in frame.PAGES (tests/test_session_keys.py checks)
+# the pages that own keys: their titles in frame.PAGES (tests/app/test_session_keys.py checks)
 PAGE_PATTERN = "Pattern builder"
 PAGE_RACE = "Race"
 PAGE_INSIDE = "Inside All-Season"

@@ -21,7 +21,7 @@ import pytest
 from allseason.cli import main
 from allseason.worldmap.grid import MapGrid
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 N_GRIDS = 240
 GB = 1 << 30
 

@@ -19,7 +19,7 @@ import pytest
 from allseason.serve import checks
 from allseason.serve.client import Client, rss_kb, start_service
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 D = 3
 
 

@@ -20,7 +20,7 @@ from allseason.policies import params as params_mod
 from allseason.specs import race as race_mod
 from allseason.ui import runcache, state
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SMALL = api.Scenario(
     segments=((0, 400), (1, 300), (0, 300)), d=2, n_arms=4, sigma2=0.1, batch_size=5, seed=3
 )

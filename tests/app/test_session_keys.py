@@ -34,7 +34,7 @@ from allseason.ui import (
     yourdata,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GLUE = sorted((ROOT / "allseason" / "ui").glob("*.py")) + sorted(
     [ROOT / "app.py", *(ROOT / "app_pages").glob("*.py")]
 )

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import CHROMIUM, SCREENS
 from deployed_page import write_fake_log
-from test_e2e_browser import check, go, shot, wait_idle
+from tests.browser.test_pages import check, go, shot, wait_idle
 
 VIEWPORT = {"width": 1280, "height": 1600}
 TIMEOUT_MS = 300_000
