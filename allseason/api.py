@@ -21,6 +21,7 @@ exist, what they take and what they mean: :func:`policy_names`, :func:`hyperpara
 
 from __future__ import annotations
 
+from .agent import Agent, Decision, UnknownEvent
 from .agent.decision_log import read_decision_log
 from .analysis import (
     ensemble_summary,
@@ -278,6 +279,10 @@ def real_data_pattern(name: str, n: int) -> Pattern:
 
 
 __all__ = [
+    # the agent a service embeds (issue 31)
+    "Agent",
+    "Decision",
+    "UnknownEvent",
     # configuration
     "Scenario",
     "PolicySpec",

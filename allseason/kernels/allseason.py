@@ -182,7 +182,7 @@ def _copy_slot(M, L, b, mu, src, dst):
 # array of a named tuple passed to a function, which would cost more than a step, so the
 # per-step work stays in the kernel and the helpers (rare events, per batch) take arrays.
 @njit(cache=True, nogil=True)
-def _spawn(M, L, b, mu, alive, dirty, ids, logw, counters, ll, played, step_end, events):
+def _spawn(M, L, b, mu, alive, dirty, ids, logw, counters, ll, step_end, events):
     """Alg. 1 lines 10-14: a new base bandit, a copy of the shadow; returns its slot."""
     k = 1
     while alive[k]:
@@ -194,7 +194,6 @@ def _spawn(M, L, b, mu, alive, dirty, ids, logw, counters, ll, played, step_end,
     counters[0] += 1
     ll[k] = ll[0]
     logw[k] = logw[0]
-    played[k] = False
     _event(events, counters, step_end, SPAWN, ids[k], ids[0], np.nan)
     return k
 
@@ -248,6 +247,135 @@ def _reweight(logw, alive, ll, weighting, share, handover, spawned):
 
 
 @njit(cache=True, nogil=True)
+def batch_weights(logw, alive, w):
+    """The normalised weights omega (fixed within a batch, Alg. 1 line 5), written into w."""
+    norm = _logsumexp(logw, alive)
+    for s in range(w.shape[0]):
+        w[s] = math.exp(logw[s] - norm) if alive[s] else 0.0
+
+
+@njit(cache=True, nogil=True)
+def choose_slot(u, w, alive):
+    """Alg. 1 line 5: j ~ Discrete(omega), by the inverse CDF over the slots in order.
+
+    Parameters
+    ----------
+    u : float
+        A uniform in [0, 1).
+    w : ndarray, shape (S,)
+        The normalised weights (:func:`batch_weights`).
+    alive : ndarray of bool, shape (S,)
+        Occupied slots.
+
+    Returns
+    -------
+    int
+        The slot that plays (the last live one if rounding leaves u above the total).
+    """
+    acc, j, last = 0.0, -1, -1
+    for s in range(w.shape[0]):
+        if alive[s]:
+            last = s
+            acc += w[s]
+            if u < acc:
+                j = s
+                break
+    if j < 0:
+        j = last
+    return j
+
+
+@njit(cache=True, nogil=True)
+def allseason_batch(
+    M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wstate, cache, events,
+    gs, xs, rs, pslot, step_end, params, ll, tmp,
+):  # fmt: skip
+    """Alg. 1 lines 9-22 on one batch of resolved steps: score, spawn, learn, prune, reweight.
+
+    The one batch update of All-Season: :func:`allseason_chunk` calls it at each batch end,
+    and the agent (:mod:`allseason.agent`) when a batch of rewards has come in.
+
+    Parameters
+    ----------
+    M, L, b, mu, ids, logw, alive, counters : ndarray
+        The fields of :class:`AllSeasonState`, changed in place.
+    wx, wg, wr, wstate : ndarray
+        The shadow's :class:`~allseason.kernels.types.Window` fields.
+    cache : PruneCache (plain tuple)
+        Pruning's cache.
+    events : Events (plain tuple)
+        Appended to at ``counters[1]`` (room: two per batch).
+    gs : ndarray of int64, shape (n,)
+        The parameter block of each step's arm.
+    xs : ndarray, shape (n, p)
+        Each step's arm (its context in that block).
+    rs : ndarray, shape (n,)
+        The rewards.
+    pslot : ndarray of int64, shape (n,)
+        The slot that played each step (0: the shadow; -1: a base bandit since pruned, whose
+        step only the shadow learns).
+    step_end : int
+        The step the events are stamped with.
+    params : AllSeasonParams (plain tuple)
+        The hyperparameters.
+    ll : ndarray, shape (S,)
+        Workspace: the batch's log predictive score of each slot.
+    tmp : ndarray, shape (p,)
+        Workspace.
+    """
+    mode, tau, gamma, lam, sigma2, n_max, weighting, share, handover, prune_mode = params
+    dirty = cache[2]
+    S, G, p = mu.shape
+    n = rs.shape[0]
+    # score every bandit on the batch with its posterior before the batch: the text's
+    # p_j(r_t | x_t, D_{t-1}) (eq. postpred); Alg. 1 computes it after the update.
+    for s in range(S):
+        if alive[s]:
+            acc = 0.0
+            for t in range(n):
+                acc += log_predictive(L[s, gs[t]], mu[s, gs[t]], xs[t], rs[t], sigma2, tmp)
+            ll[s] = acc
+    spawned = False
+    for t in range(n):
+        if pslot[t] == 0:
+            spawned = True
+    born = -1
+    if spawned:  # Alg. 1 lines 10-14: the shadow played -> a copy of it is born
+        born = _spawn(M, L, b, mu, alive, dirty, ids, logw, counters, ll, step_end, events)
+    for t in range(n):  # line 15: the shadow learns the batch, whoever played
+        short_memory_learn(
+            M[0], L[0], b[0], gs[t], xs[t], rs[t], mode, tau, gamma,
+            lam, sigma2, wx, wg, wr, wstate, tmp,
+        )  # fmt: skip
+    if mode == DISCOUNT:
+        for g in range(G):
+            chol_factor(M[0, g], L[0, g])
+    refresh_means(L[0], b[0], mu[0], tmp)
+    for t in range(n):  # lines 16-18: base bandits learn the steps they played
+        s = pslot[t]
+        if s > 0:
+            g = gs[t]
+            add_obs(M[s, g], L[s, g], b[s, g], xs[t], rs[t], sigma2, tmp)
+            refresh_mean(L[s, g], b[s, g], mu[s, g], tmp)
+            dirty[s, g] = True
+    n_base = 0  # lines 19-21: too many base bandits -> prune
+    for s in range(1, S):
+        if alive[s]:
+            n_base += 1
+    # handover: the newborn has not played yet, so it is not a candidate this batch
+    shield = handover and born >= 0 and n_base - 1 >= 2
+    if shield:
+        alive[born] = False
+    if n_base > n_max:
+        _prune_excess(
+            M, mu, ids, alive, counters, n_base, n_max, prune_mode, cache, step_end, events
+        )
+    if shield:
+        alive[born] = True
+    _reweight(logw, alive, ll, weighting, share, handover, spawned)
+
+
+@njit(cache=True, nogil=True)
 def allseason_chunk(rounds, u, z, step0, state, params, out, events):
     """Algorithm 1 (batch version) over a chunk of whole batches. Slot 0 is the shadow bandit.
 
@@ -272,99 +400,40 @@ def allseason_chunk(rounds, u, z, step0, state, params, out, events):
 
     Notes
     -----
-    About 100 lines: the steps of a batch (draw, play, score, learn) stay here, for speed
-    (see the comment above); spawning, pruning and reweighting are helpers.
+    The steps of a batch (choose a bandit, its Thompson step, play) stay here, for speed (see
+    the comment above); the batch update is :func:`allseason_batch`, which the agent shares.
     """
     ctx, block, cidx, expected, noise, batch_end = rounds
     M, L, b, mu, ids, logw, alive, counters, window, cache = state
     wx, wg, wr, wstate = window
-    mode, tau, gamma, lam, sigma2, n_max, weighting, share, handover, prune_mode = params
     out_arm, out_reward, out_player, out_wids, out_w = out
-    _, _, dirty, _, _ = cache
     S, G, p = mu.shape
+    n = out_arm.shape[0]
     tmp = np.empty(p)
     theta = np.empty((G, p))
     ll = np.empty(S)
     w = np.empty(S)
-    pslot = np.empty(out_arm.shape[0], dtype=np.int64)
-    played = np.zeros(S, dtype=np.bool_)
+    pslot = np.empty(n, dtype=np.int64)
+    gs = np.empty(n, dtype=np.int64)
+    xs = np.empty((n, p))
     start = 0
     for bi in range(batch_end.shape[0]):
         end = batch_end[bi]
-        norm = _logsumexp(logw, alive)  # weights are fixed within a batch (Alg. 1, line 5)
-        for s in range(S):
-            w[s] = math.exp(logw[s] - norm) if alive[s] else 0.0
-        played[:] = False
+        batch_weights(logw, alive, w)  # weights are fixed within a batch (Alg. 1, line 5)
         for t in range(start, end + 1):
-            # Alg. 1 line 5: j ~ Discrete(omega); inverse CDF over slots in order
-            acc, j, last = 0.0, -1, -1
-            for s in range(S):
-                if alive[s]:
-                    last = s
-                    acc += w[s]
-                    if u[t] < acc:
-                        j = s
-                        break
-            if j < 0:
-                j = last
+            j = choose_slot(u[t], w, alive)
             pslot[t] = j
-            played[j] = True
             a = best_arm(ctx[t], block, cidx, L[j], mu[j], z[t], theta, tmp)
             out_arm[t] = a
             out_reward[t] = expected[t, a] + noise[t]
             out_player[t] = ids[j]
-        step_end = step0 + end
-        # score every bandit on the batch with its posterior before the batch: the text's
-        # p_j(r_t | x_t, D_{t-1}) (eq. postpred); Alg. 1 computes it after the update.
-        for s in range(S):
-            if alive[s]:
-                acc = 0.0
-                for t in range(start, end + 1):
-                    a = out_arm[t]
-                    g = block[a]
-                    acc += log_predictive(
-                        L[s, g], mu[s, g], ctx[t, cidx[a]], out_reward[t], sigma2, tmp
-                    )
-                ll[s] = acc
-        spawned = played[0]
-        born = -1
-        if spawned:  # Alg. 1 lines 10-14: the shadow played -> a copy of it is born
-            born = _spawn(
-                M, L, b, mu, alive, dirty, ids, logw, counters, ll, played, step_end, events
-            )
-        for t in range(start, end + 1):  # line 15: the shadow learns the batch, whoever played
-            a = out_arm[t]
-            short_memory_learn(
-                M[0], L[0], b[0], block[a], ctx[t, cidx[a]], out_reward[t], mode, tau, gamma,
-                lam, sigma2, wx, wg, wr, wstate, tmp,
-            )  # fmt: skip
-        if mode == DISCOUNT:
-            for g in range(G):
-                chol_factor(M[0, g], L[0, g])
-        refresh_means(L[0], b[0], mu[0], tmp)
-        for t in range(start, end + 1):  # lines 16-18: base bandits learn the steps they played
-            s = pslot[t]
-            if s > 0:
-                a = out_arm[t]
-                g = block[a]
-                add_obs(M[s, g], L[s, g], b[s, g], ctx[t, cidx[a]], out_reward[t], sigma2, tmp)
-                refresh_mean(L[s, g], b[s, g], mu[s, g], tmp)
-                dirty[s, g] = True
-        n_base = 0  # lines 19-21: too many base bandits -> prune
-        for s in range(1, S):
-            if alive[s]:
-                n_base += 1
-        # handover: the newborn has not played yet, so it is not a candidate this batch
-        shield = handover and born >= 0 and n_base - 1 >= 2
-        if shield:
-            alive[born] = False
-        if n_base > n_max:
-            _prune_excess(
-                M, mu, ids, alive, counters, n_base, n_max, prune_mode, cache, step_end, events
-            )
-        if shield:
-            alive[born] = True
-        _reweight(logw, alive, ll, weighting, share, handover, spawned)
+            gs[t] = block[a]
+            xs[t] = ctx[t, cidx[a]]
+        allseason_batch(
+            M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wstate, cache, events,
+            gs[start : end + 1], xs[start : end + 1], out_reward[start : end + 1],
+            pslot[start : end + 1], step0 + end, params, ll, tmp,
+        )  # fmt: skip
         for s in range(S):
             out_wids[bi, s] = ids[s] if alive[s] else -1
             out_w[bi, s] = math.exp(logw[s]) if alive[s] else 0.0
@@ -378,6 +447,9 @@ __all__ = [
     "PruneCache",
     "new_allseason_state",
     "allseason_chunk",
+    "allseason_batch",
+    "batch_weights",
+    "choose_slot",
     "prune_one",
     "sym_kl",
 ]

@@ -231,6 +231,48 @@ def short_memory_learn(M, L, b, g, x, r, mode, tau, gamma, lam, sigma2, wx, wg, 
 
 # -- LinTS, SW-LinTS, D-LinTS -----------------------------------------------------------------
 @njit(cache=True, nogil=True)
+def lints_batch(M, L, b, mu, wx, wg, wr, wstate, Mt, Lt, bt, gs, xs, rs, params, tmp):
+    """Learn one batch of resolved steps: the one batch update of the LinTS family, which
+    :func:`lints_chunk` calls at each batch end and the agent (:mod:`allseason.agent`) when a
+    batch of rewards has come in.
+
+    Parameters
+    ----------
+    M, L, b, mu, wx, wg, wr, wstate, Mt, Lt, bt : ndarray
+        The fields of :class:`LinTSState` (the window's unpacked), changed in place.
+    gs : ndarray of int64, shape (n,)
+        Each step's parameter block.
+    xs : ndarray, shape (n, p)
+        Each step's arm (its context in that block).
+    rs : ndarray, shape (n,)
+        The rewards.
+    params : LinTSParams (plain tuple)
+        The hyperparameters.
+    tmp : ndarray, shape (p,)
+        Workspace.
+    """
+    mode, tau, gamma, lam, sigma2, sandwich = params
+    G = mu.shape[0]
+    gamma2 = gamma * gamma
+    for t in range(rs.shape[0]):
+        g, x, r = gs[t], xs[t], rs[t]
+        if mode == PLAIN:
+            add_obs(M[g], L[g], b[g], x, r, sigma2, tmp)
+            continue
+        short_memory_learn(M, L, b, g, x, r, mode, tau, gamma, lam, sigma2, wx, wg, wr, wstate, tmp)
+        if sandwich:  # the same observation with the squared discount
+            short_memory_learn(
+                Mt, Lt, bt, g, x, r, mode, tau, gamma2, lam, sigma2, wx, wg, wr, wstate, tmp
+            )
+    if mode == DISCOUNT:  # O(p^3) per block and batch: gamma M + (1 - gamma) lam I is a
+        for g in range(G):  # full-rank change, no rank-one update of L follows it
+            chol_factor(M[g], L[g])
+            if sandwich:
+                chol_factor(Mt[g], Lt[g])
+    refresh_means(L, b, mu, tmp)
+
+
+@njit(cache=True, nogil=True)
 def lints_chunk(rounds, z, state, params, out_arm, out_reward):
     """Play a chunk with one Thompson-sampling posterior (mode PLAIN, WINDOW or DISCOUNT).
 
@@ -254,17 +296,19 @@ def lints_chunk(rounds, z, state, params, out_arm, out_reward):
     -----
     The named tuples are unpacked here, once: the helpers called every step take arrays
     (numba counts a reference to every array of a named tuple passed to a function, which
-    costs more than the step itself).
+    costs more than the step itself). The batch update is :func:`lints_batch`.
     """
     ctx, block, cidx, expected, noise, batch_end = rounds
     M, L, b, mu, window, Mt, Lt, bt = state
     wx, wg, wr, wstate = window
-    mode, tau, gamma, lam, sigma2, sandwich = params
+    sandwich = params[5]
     G, p = mu.shape
+    n = out_arm.shape[0]
     tmp = np.empty(p)
     tmp2 = np.empty(p)
     theta = np.empty((G, p))
-    gamma2 = gamma * gamma
+    gs = np.empty(n, dtype=np.int64)
+    xs = np.empty((n, p))
     start = 0
     for bi in range(batch_end.shape[0]):
         end = batch_end[bi]
@@ -275,25 +319,12 @@ def lints_chunk(rounds, z, state, params, out_arm, out_reward):
                 a = best_arm(ctx[t], block, cidx, L, mu, z[t], theta, tmp)
             out_arm[t] = a
             out_reward[t] = expected[t, a] + noise[t]
-        for t in range(start, end + 1):
-            a = out_arm[t]
-            g, x, r = block[a], ctx[t, cidx[a]], out_reward[t]
-            if mode == PLAIN:
-                add_obs(M[g], L[g], b[g], x, r, sigma2, tmp)
-                continue
-            short_memory_learn(
-                M, L, b, g, x, r, mode, tau, gamma, lam, sigma2, wx, wg, wr, wstate, tmp
-            )
-            if sandwich:  # the same observation with the squared discount
-                short_memory_learn(
-                    Mt, Lt, bt, g, x, r, mode, tau, gamma2, lam, sigma2, wx, wg, wr, wstate, tmp
-                )
-        if mode == DISCOUNT:  # O(p^3) per block and batch: gamma M + (1 - gamma) lam I is a
-            for g in range(G):  # full-rank change, no rank-one update of L follows it
-                chol_factor(M[g], L[g])
-                if sandwich:
-                    chol_factor(Mt[g], Lt[g])
-        refresh_means(L, b, mu, tmp)
+            gs[t] = block[a]
+            xs[t] = ctx[t, cidx[a]]
+        lints_batch(
+            M, L, b, mu, wx, wg, wr, wstate, Mt, Lt, bt,
+            gs[start : end + 1], xs[start : end + 1], out_reward[start : end + 1], params, tmp,
+        )  # fmt: skip
         start = end + 1
 
 
@@ -303,6 +334,7 @@ __all__ = [
     "LinTSParams",
     "new_lints_state",
     "lints_chunk",
+    "lints_batch",
     "short_memory_learn",
     "discount_obs",
     "decay",

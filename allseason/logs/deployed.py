@@ -158,10 +158,10 @@ class DecisionTail:
         out = {"arm_codes": self._arm_codes(df["arm"].fillna("").to_numpy(dtype=str))}
         for col, lo, hi in (("reward", -math.inf, math.inf), ("propensity", 0.0, 1.0)):
             v = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
-            bad = ~np.isfinite(v) | (v > hi) | ((v <= lo) if col == "propensity" else False)
+            bad = ~np.isfinite(v) | (v > hi) | ((v < lo) if col == "propensity" else False)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                want = "a number in (0, 1]" if col == "propensity" else "a finite number"
+                want = "a number in [0, 1]" if col == "propensity" else "a finite number"
                 raise SpecError(
                     DECISIONS,
                     f"row {first_row + i}: {col} must be {want}, got {str(df[col].iloc[i])[:30]!r}",

@@ -20,97 +20,12 @@ when the policies expose that state publicly, repoint this function alone.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
-from scipy.stats import norm
 
-#: quantile nodes per arm of the integration grid (plus the two ends at +-8.5 sd)
-N_NODES = 32
-_TAIL = 8.5  # Phi(-8.5) ~ 1e-17: beyond this an arm's score adds nothing to the integral
-
-
-@njit(cache=True, nogil=True)
-def _log_ndtr(z):
-    """log Phi(z), accurate in the far left tail (the asymptotic series below -20)."""
-    if z > -20.0:
-        return math.log(0.5 * math.erfc(-z / math.sqrt(2.0)))
-    z2 = z * z
-    return (
-        -0.5 * z2
-        - math.log(-z)
-        - 0.5 * math.log(2.0 * math.pi)
-        + math.log1p(-1.0 / z2 + 3.0 / (z2 * z2) - 15.0 / (z2 * z2 * z2))
-    )
-
-
-@njit(cache=True, nogil=True)
-def _argmax_probs_kernel(mean, sd, count, y, out):  # pragma: no cover - compiled
-    """out[r, a] = P(argmax_k N(mean[r,k], sd[r,k]^2) = a), rows independent.
-
-    The maximum's CDF is P(s) = prod_k F_k(s), and pi(a) = integral (P / F_a) dF_a =
-    integral P d(log F_a). On a grid made of every arm's quantile nodes (m_k + sd_k y_j),
-    within [max_k(m_k - 8.5 sd_k), max_k(m_k + 8.5 sd_k)], each interval adds
-    Delta(log F_a) times the logarithmic mean of P at its ends. Summed over a, the
-    increments of log F_a add up to Delta(log P), so the probabilities sum to P(hi) - P(lo)
-    (= 1 up to 1e-17) whatever the grid; they are renormalised to 1. ``count[r, k]``: how
-    many arms share arm k's score distribution (0: a padding column); out is per arm."""
-    R, K = mean.shape
-    J = y.shape[0]
-    nodes = np.empty(K * J)
-    logF = np.empty(K)
-    prevF = np.empty(K)
-    for r in range(R):
-        lo, hi = -np.inf, -np.inf
-        for k in range(K):
-            if count[r, k] > 0:
-                lo = max(lo, mean[r, k] - _TAIL * sd[r, k])
-                hi = max(hi, mean[r, k] + _TAIL * sd[r, k])
-        n = 0
-        for k in range(K):
-            if count[r, k] == 0:
-                continue
-            for j in range(J):
-                s = mean[r, k] + sd[r, k] * y[j]
-                if lo < s < hi:
-                    nodes[n] = s
-                    n += 1
-        grid = np.empty(n + 2)
-        grid[0] = lo
-        grid[1 : n + 1] = np.sort(nodes[:n])
-        grid[n + 1] = hi
-        for a in range(K):
-            out[r, a] = 0.0
-        prev_logP = 0.0
-        for k in range(K):
-            prevF[k] = _log_ndtr((lo - mean[r, k]) / sd[r, k]) if count[r, k] > 0 else 0.0
-            prev_logP += count[r, k] * prevF[k]
-        for i in range(1, n + 2):
-            logP = 0.0
-            for k in range(K):
-                z = (grid[i] - mean[r, k]) / sd[r, k]
-                skip = count[r, k] == 0 or z > _TAIL + 0.5  # Phi(9) = 1 - 1e-19
-                logF[k] = 0.0 if skip else _log_ndtr(z)
-                logP += count[r, k] * logF[k]
-            d = logP - prev_logP
-            P1, P0 = math.exp(logP), math.exp(prev_logP)
-            lm = (P1 - P0) / d if d > 1e-12 else P1  # the logarithmic mean of P0, P1
-            if lm > 0.0:
-                for k in range(K):
-                    out[r, k] += (logF[k] - prevF[k]) * lm
-            for k in range(K):
-                prevF[k] = logF[k]
-            prev_logP = logP
-        total = 0.0
-        for a in range(K):
-            total += count[r, a] * out[r, a]
-        for a in range(K):
-            out[r, a] /= total
-
-
-_Y = np.concatenate([[-_TAIL], norm.ppf((np.arange(N_NODES) + 0.5) / N_NODES), [_TAIL]])
+from ..kernels.argmax import QUAD_NODES as _Y
+from ..kernels.argmax import argmax_probs_rows as _argmax_probs_kernel
 
 
 def gaussian_argmax_probs(mean: np.ndarray, var: np.ndarray) -> np.ndarray:

@@ -80,7 +80,7 @@ def _watch(folder: str) -> _Watch:
 
 
 @st.cache_resource(max_entries=2, show_spinner=False)
-def _example(n_steps: int = 3000) -> dict:
+def _example(n_steps: int = 2000) -> dict:
     """The built-in example's files (made once per server)."""
     return api.deployment_example(n_steps=n_steps)
 
@@ -255,6 +255,12 @@ def propensity_section(dep, views) -> None:
             f"An IPS estimate of the uniform policy on these {p['n']:,} decisions would be "
             f"worth about **{p['ess']:,.0f} decisions** ({p['ess_share']:.1%}): {verdict}. "
             f"{p['tiny']:.1%} of the decisions had π below 1/(10K)."
+            + (
+                f" **{p['zero']:,} decisions were logged with π = 0**: IPS cannot weight "
+                "them (they are left out of the ESS)."
+                if p["zero"]
+                else ""
+            )
         )
     csv_button("Propensity histogram (CSV)", bins, "propensity-bins", "dp_csv_prop")
 
@@ -275,9 +281,10 @@ def send_section(data_fn, name: str) -> None:
         st.switch_page("app_pages/7_Your_data.py")
 
 
-def show(dep, data_fn, name: str) -> None:
-    """Everything the page draws of one deployment."""
-    views = dep.views()
+def show(dep, data_fn, name: str, summary=None) -> None:
+    """Everything the page draws of one deployment (``summary``: the agent's own bandits,
+    with their ages and observations, when the state is at hand)."""
+    views = dep.views(summary=summary)
     headline(dep, views)
     with guard("the weights"):
         weights_section(views)
@@ -347,7 +354,8 @@ def page_body() -> None:
             "example",
             lambda: api.Deployment.from_bytes(files["decisions"], files["batches"]),
         )
-        show(dep, _send_bytes(files["decisions"]), "example-deployed-decisions.csv")
+        show(dep, _send_bytes(files["decisions"]), "example-deployed-decisions.csv",
+             summary=files["state"].get("bandits"))  # fmt: skip
 
 
 __all__ = ["page_body", "SOURCE", "UPLOADS", "LIMITS"]

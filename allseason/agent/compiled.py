@@ -1,0 +1,268 @@
+"""The agent's compiled engine (the LinTS family and All-Season): the kernel state of the
+policy, the views and workspaces the single step reads, a decision
+(:func:`allseason.kernels.agent.decide_step`) and a batch update
+(:func:`~allseason.kernels.allseason.allseason_batch`,
+:func:`~allseason.kernels.lints.lints_batch`: the race's own). Functions of the agent
+(bound as its methods)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import kernels
+from ..errors import SpecError
+from ..kernels import agent as kagent
+from ..kernels.types import plain
+from ..policies import AllSeason
+from .draws import event_key
+
+
+def setup_engine(self) -> None:
+    pol = self.policy
+    G = self.n_arms if self.context_mode else 1
+    self.G = G
+    p = self.p
+    self._ctx1 = np.zeros((1, p))
+    if self.context_mode:
+        self._ctx1[0, -1] = 1.0
+        self._block = np.arange(G, dtype=np.int64)
+        self._cidx = np.zeros(G, dtype=np.int64)
+    self._work_by_k: dict = {}
+    if self.engine != "compiled":
+        self._zbuf = np.empty(self.D)
+        return
+    pol._init_kernel_state(G)
+    self._is_allseason = isinstance(pol, AllSeason)
+    self._tuple_params = plain(pol._kernel_params())
+    self._tmp = np.empty(p)
+    cap = min(self.batch_size, 1024)
+    self._buf = (
+        np.empty((cap, p)),
+        np.empty(cap, dtype=np.int64),
+        np.empty(cap),
+        np.empty(cap, dtype=np.int64),
+        np.empty(cap, dtype=np.int64),
+        np.zeros(1, dtype=np.int64),
+    )
+    self._n_pending = 0
+    if self._is_allseason:
+        S = pol.kernel_state.ids.shape[0]
+        window = pol.tau if pol._shadow_mode == kernels.WINDOW else 0
+        self._track_arrays = (
+            np.zeros(S, dtype=np.int64),
+            np.zeros(S, dtype=np.int64),
+            np.array([0, window], dtype=np.int64),
+        )
+    self._bind_state()
+
+
+def bind_state(self) -> None:
+    """(Re)build the views and tuples the compiled calls take from the kernel state."""
+    f = self.policy.kernel_state
+    G, p = self.G, self.p
+    if self._is_allseason:
+        S = f.mu.shape[0]
+        Lt = np.zeros((G, p, p))
+        self._bank = (f.L, f.mu, Lt, f.logw, f.alive, False)
+        self._ll = np.empty(S)
+        self._lwork = (self._ll, self._tmp)
+        self._events = tuple(kernels.new_events(2))
+    else:
+        S = 1
+        sandwich = bool(self.policy._sandwich())
+        Lt = f.Lt if sandwich else np.zeros((G, p, p))
+        self._bank = (
+            f.L[None],
+            f.mu[None],
+            Lt,
+            np.zeros(1),
+            np.ones(1, dtype=np.bool_),
+            sandwich,
+        )
+    self._S = S
+    self._z = np.empty((G, p))
+    self._theta = np.empty((G, p))
+    self._tmp2 = np.empty(p)
+    self._w = np.empty(S)
+    self._work_by_k = {}
+
+
+def work(self, K: int):
+    """The per-K arrays of a decision (block, cidx, workspace), made once per K."""
+    got = self._work_by_k.get(K)
+    if got is None:
+        if self.context_mode:
+            block, cidx = self._block, self._cidx
+        else:
+            block, cidx = np.zeros(K, dtype=np.int64), np.arange(K, dtype=np.int64)
+        if self.engine == "compiled":
+            work = (
+                self._z,
+                self._theta,
+                self._tmp,
+                self._tmp2,
+                self._w,
+                np.empty(K),
+                np.empty((1, K)),
+                np.empty((1, K)),
+                np.ones((1, K), dtype=np.int64),
+                np.empty((1, K)),
+            )
+        else:
+            work = None
+        if self.context_mode:
+            pi_mode = kagent.PI_DISJOINT
+        else:
+            pi_mode = kagent.PI_DENSE2 if K == 2 else kagent.PI_MC if K > 2 else -1
+        got = (block, cidx, work, pi_mode)
+        if len(self._work_by_k) < 64:
+            self._work_by_k[K] = got
+    return got
+
+
+def decide_compiled(self, ctx, block, cidx, work, pi_mode, event, K):
+    if self.draws == "event":
+        key, u = event_key(self._hasher, event), -1.0
+    else:
+        pol = self.policy
+        key, u = 0, pol._rng_u.random()
+        self._z[...] = pol._rng_z.standard_normal(self.D).reshape(self._z.shape)
+    mode = pi_mode if self.propensities and pi_mode >= 0 else 0
+    arm, slot, stderr = kagent.decide_step(
+        ctx, block, cidx, self._bank, key, u, mode, self.n_mc, work
+    )
+    if arm < 0:
+        raise SpecError("arms" if not self.context_mode else "context", "must be finite numbers")
+    if self._is_allseason:
+        bandit = int(self.policy.kernel_state.ids[slot])
+    else:
+        bandit = -1
+    self.policy.t += 1
+    if not self.propensities:
+        return arm, bandit, None, "skipped", 0.0
+    if pi_mode < 0:  # one arm
+        return arm, bandit, np.ones(1), "deterministic", 0.0
+    pi = work[5].copy()
+    if pi_mode == kagent.PI_MC:
+        method = "monte-carlo"
+    else:
+        method = "exact-mixture" if self._is_allseason else "exact-quadrature"
+    return arm, bandit, pi, method, float(stderr)
+
+
+def state_tuple(self):
+    f = self.policy.kernel_state
+    cached = self.__dict__.get("_state_cache")
+    if cached is None or cached[0] is not f:
+        cached = (f, plain(f))
+        self._state_cache = cached
+    return cached[1]
+
+
+def track(self, events, bandits) -> None:
+    """n_obs and birth version of All-Season's bandits (for :meth:`summary`)."""
+    if not self._nobs:
+        return
+    shadow_before = self._nobs.get(0, 0)
+    for ev in events:
+        if ev["kind"] == "spawn":
+            self._nobs[ev["bandit"]] = shadow_before
+            self._born[ev["bandit"]] = self.model_version
+        else:
+            self._nobs.pop(ev["bandit"], None)
+            self._born.pop(ev["bandit"], None)
+    for b in bandits.tolist():
+        if b > 0 and b in self._nobs:
+            self._nobs[b] += 1
+    n0 = shadow_before + len(bandits)
+    tau = getattr(self.policy, "tau", None)
+    if self.policy._shadow_mode == kernels.WINDOW and tau is not None:
+        n0 = min(n0, tau)
+    self._nobs[0] = n0
+
+
+def learn_compiled(self, entry, r) -> None:
+    """A resolved decision into the batch buffer, the batch update once B wait (one call)."""
+    x, g, bandit = entry[0], entry[1], entry[2]
+    if self._n_pending == self._buf[2].shape[0]:
+        grow_buffer(self)
+    res = _learn_call(self, x, g, bandit, r, self.batch_size)
+    if res < 0:
+        self._n_pending += 1
+    else:
+        after_batch(self, res)
+
+
+def flush_compiled(self) -> None:
+    """The batch update on whatever waits (end_batch)."""
+    after_batch(self, _learn_call(self, self._tmp, -1, -1, 0.0, 0))
+
+
+def _learn_call(self, x, g, bandit, r, B):
+    if self._is_allseason:
+        step = self.counts["decisions"] - 1
+        return kagent.allseason_learn(
+            x, g, bandit, r, self._buf, B, self._state_tuple, self._tuple_params,
+            self._events, step, self._track_arrays, self._lwork,
+        )  # fmt: skip
+    return kagent.lints_learn(
+        x, g, bandit, r, self._buf, B, self._state_tuple, self._tuple_params, self._tmp
+    )
+
+
+def grow_buffer(self, room: int | None = None) -> None:
+    """Double the batch buffer (or make room for ``room`` rows), keeping what waits."""
+    old = self._buf
+    cap = max(2 * old[2].shape[0], room or 0)
+    new = tuple(np.empty((cap, *a.shape[1:]), dtype=a.dtype) for a in old[:5]) + (old[5],)
+    for a, b in zip(old[:5], new[:5]):
+        b[: a.shape[0]] = a
+    self._buf = new
+
+
+def after_batch(self, n_events: int) -> None:
+    """Versions, counts and events after a compiled batch update."""
+    self._n_pending = 0
+    self.model_version += 1
+    self.counts["batches"] += 1
+    events = []
+    if n_events > 0:
+        _, kind, bnd, other, value = self._events
+        for i in range(n_events):
+            k = kernels.EVENT_NAMES[int(kind[i])]
+            self.counts["spawned" if k == "spawn" else "pruned"] += 1
+            v = float(value[i])
+            events.append(
+                {
+                    "kind": k,
+                    "bandit": int(bnd[i]),
+                    "other": int(other[i]),
+                    "value": None if math.isnan(v) else v,
+                }
+            )
+    if self._is_allseason:
+        self._track_arrays[2][0] = self.model_version
+    self._batch_events = events
+    for fn in self._listeners:
+        fn("batch", self, events)
+
+
+def bandit_rows(self) -> list[dict]:
+    """All-Season's live bandits (compiled): id, role, weight, age, n_obs."""
+    f = self.policy.kernel_state
+    nobs, born, _ = self._track_arrays
+    rows = []
+    for s in np.flatnonzero(f.alive).tolist():
+        bid = int(f.ids[s])
+        rows.append(
+            {
+                "id": bid,
+                "role": "shadow" if bid == 0 else "base",
+                "weight": float(np.exp(f.logw[s])),
+                "age": self.model_version - int(born[s]),
+                "n_obs": int(nobs[s]),
+            }
+        )
+    return rows
