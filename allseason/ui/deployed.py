@@ -256,8 +256,8 @@ def propensity_section(dep, views) -> None:
             f"worth about **{p['ess']:,.0f} decisions** ({p['ess_share']:.1%}): {verdict}. "
             f"{p['tiny']:.1%} of the decisions had π below 1/(10K)."
             + (
-                f" **{p['zero']:,} decisions were logged with π = 0**: IPS cannot weight "
-                "them (they are left out of the ESS)."
+                f" **{p['zero']:,} decision{' was' if p['zero'] == 1 else 's were'} logged "
+                "with π = 0**: IPS cannot weight them (they are left out of the ESS)."
                 if p["zero"]
                 else ""
             )
