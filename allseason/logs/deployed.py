@@ -17,12 +17,9 @@ naming the file and the row.
   bandit of each batch (the paper's figure), the last batch's weights (the current bandits)
   and the spawns and prunings.
 
-The tables: :meth:`BatchTail.tops` (batch, step, bandit, weight: what
-``allseason.viz.weights``' top-weight figure draws, the same rows as ``top_of_each_batch`` of
-the runner's weights table), :func:`recalls` (the top weight going back to an older bandit),
-:func:`reward_windows` (mean reward per window with its 95% interval: Wilson for 0/1
-rewards, Student's t otherwise), :func:`propensity_summary` (the smallest, the quantiles and
-the ESS an IPS estimate of a uniform policy would have) and :func:`bandits_table`.
+:meth:`BatchTail.tops` is what Inside All-Season's top-weight figure draws (the rows of
+``top_of_each_batch`` of the runner's weights table); the other tables are in
+:mod:`.deployed_tables`.
 """
 
 from __future__ import annotations
@@ -158,10 +155,10 @@ class DecisionTail:
         out = {"arm_codes": self._arm_codes(df["arm"].fillna("").to_numpy(dtype=str))}
         for col, lo, hi in (("reward", -math.inf, math.inf), ("propensity", 0.0, 1.0)):
             v = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
-            bad = ~np.isfinite(v) | (v > hi) | ((v <= lo) if col == "propensity" else False)
+            bad = ~np.isfinite(v) | (v > hi) | ((v < lo) if col == "propensity" else False)
             if bad.any():
                 i = int(np.flatnonzero(bad)[0])
-                want = "a number in (0, 1]" if col == "propensity" else "a finite number"
+                want = "a number in [0, 1]" if col == "propensity" else "a finite number"
                 raise SpecError(
                     DECISIONS,
                     f"row {first_row + i}: {col} must be {want}, got {str(df[col].iloc[i])[:30]!r}",

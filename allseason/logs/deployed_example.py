@@ -17,7 +17,7 @@ START = 1_790_000_000.0  # 2026-09-21 UTC: the example's first decision (Unix se
 EVERY = 10.0  # one decision every 10 s
 
 
-def deployment_example(n_steps: int = 3000, seed: int = 0, batch_size: int = 1) -> dict:
+def deployment_example(n_steps: int = 2000, seed: int = 0, batch_size: int = 1) -> dict:
     """All-Season (SW, the race's defaults) deployed for ``n_steps`` decisions on the default
     scenario's world (the paper's synthetic pattern, shortened), through ``decide``/``learn``.
 
@@ -34,6 +34,7 @@ def deployment_example(n_steps: int = 3000, seed: int = 0, batch_size: int = 1) 
     """
     try:
         from ..agent import Agent
+        from ..agent.decision_log import DecisionLog
     except ImportError:
         raise SpecError(
             "example", "the built-in example needs the agent (allseason.agent, issue 31)"
@@ -43,15 +44,14 @@ def deployment_example(n_steps: int = 3000, seed: int = 0, batch_size: int = 1) 
     rnd = env.next_round(n_steps)
     agent = Agent("allseason-sw", d=sc.d, seed=seed, batch_size=batch_size)
     with tempfile.TemporaryDirectory() as tmp:
-        agent.attach_log(tmp)
+        log = DecisionLog(tmp, n_context=0)
+        agent.add_listener(log)
         for t in range(n_steps):
             now = START + EVERY * t
             rec = agent.decide(arms=rnd.arms[t], event_id=f"e{t}", t=now)
             agent.learn(f"e{t}", float(rnd.payoff[t, rec.arm]), t=now)
         agent.end_batch()
-        close = getattr(agent, "close", None) or getattr(agent, "detach_log", None)
-        if close is not None:
-            close()
+        log.close()
         files = {name: (Path(tmp) / name).read_bytes() for name in (DECISIONS, BATCHES)}
     n_cp = len(sc.pattern.change_points())
     return dict(

@@ -83,6 +83,7 @@ def uniform_ess(propensity: np.ndarray, n_arms: int) -> float:
     """The effective sample size of an IPS estimate of the uniform policy on this log:
     ``(sum w)^2 / sum w^2`` with ``w = (1 / K) / p``."""
     p = np.asarray(propensity, dtype=float)
+    p = p[p > 0]  # a propensity of 0 (underflow in the logger) cannot be weighted
     if not len(p) or n_arms < 1:
         return 0.0
     w = (1.0 / n_arms) / p
@@ -96,7 +97,7 @@ def propensity_summary(propensity: np.ndarray, n_arms: int) -> dict:
     p = np.asarray(propensity, dtype=float)
     if not len(p):
         return dict(n=0, min=math.nan, q01=math.nan, median=math.nan, tiny=0.0, ess=0.0,
-                    ess_share=0.0, n_arms=n_arms)  # fmt: skip
+                    ess_share=0.0, n_arms=n_arms, zero=0)  # fmt: skip
     ess = uniform_ess(p, n_arms)
     return dict(
         n=len(p),
@@ -104,6 +105,7 @@ def propensity_summary(propensity: np.ndarray, n_arms: int) -> dict:
         q01=float(np.quantile(p, 0.01)),
         median=float(np.median(p)),
         tiny=float((p < 0.1 / max(n_arms, 1)).mean()),
+        zero=int((p <= 0).sum()),
         ess=ess,
         ess_share=ess / len(p),
         n_arms=n_arms,

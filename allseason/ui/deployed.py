@@ -28,12 +28,16 @@ from allseason import api
 from allseason.viz import deployed as vdep
 from allseason.viz.text import md
 
-from . import settings, yourdata
+from . import keys, settings, yourdata
 from .frame import chart, csv_button, guard
 
-SOURCE = "dp_source"
-UPLOADS = {"decisions": "dp_up_decisions", "batches": "dp_up_batches", "state": "dp_up_state"}
-PARSED = "dp_parsed"  # (key, Deployment | None, error | None)
+SOURCE = keys.DP_SOURCE
+UPLOADS = {
+    "decisions": keys.DP_UP_DECISIONS,
+    "batches": keys.DP_UP_BATCHES,
+    "state": keys.DP_UP_STATE,
+}
+PARSED = keys.DP_PARSED  # (key, Deployment | None, error | None)
 LIMITS = api.DEPLOYED_LIMITS
 UPLOAD_MB = LIMITS["upload_bytes"] // 1_000_000
 FOLDER, UPLOAD, EXAMPLE = "The server's folder", "Upload files", "The built-in example"
@@ -79,8 +83,13 @@ def _watch(folder: str) -> _Watch:
     return _Watch(folder)
 
 
+def reset() -> None:
+    """The page's pickers and uploads start again (keys.reset); what was read stays."""
+    keys.reset(st.session_state, keys.PAGE_DEPLOYED)
+
+
 @st.cache_resource(max_entries=2, show_spinner=False)
-def _example(n_steps: int = 3000) -> dict:
+def _example(n_steps: int = 2000) -> dict:
     """The built-in example's files (made once per server)."""
     return api.deployment_example(n_steps=n_steps)
 
@@ -255,6 +264,12 @@ def propensity_section(dep, views) -> None:
             f"An IPS estimate of the uniform policy on these {p['n']:,} decisions would be "
             f"worth about **{p['ess']:,.0f} decisions** ({p['ess_share']:.1%}): {verdict}. "
             f"{p['tiny']:.1%} of the decisions had π below 1/(10K)."
+            + (
+                f" **{p['zero']:,} decision{' was' if p['zero'] == 1 else 's were'} logged "
+                "with π = 0**: IPS cannot weight them (they are left out of the ESS)."
+                if p["zero"]
+                else ""
+            )
         )
     csv_button("Propensity histogram (CSV)", bins, "propensity-bins", "dp_csv_prop")
 
@@ -268,16 +283,17 @@ def send_section(data_fn, name: str) -> None:
     )
     if st.button("Send this log to Your data", key="dp_send", icon=":material/upload_file:"):
         data, kept = data_fn()
-        st.session_state[yourdata.SOURCE] = {"name": name, "data": data, "origin": "deployed"}
-        st.session_state["yd_kind"] = "auto"
-        st.session_state["yd_scale"] = "none"
-        st.session_state["dp_sent"] = kept
+        st.session_state[yourdata.SOURCE] = yourdata._source(name, data, "deployed")
+        st.session_state[keys.YD_KIND] = "auto"
+        st.session_state[keys.YD_SCALE] = "none"
+        st.session_state[keys.DP_SENT] = kept
         st.switch_page("app_pages/7_Your_data.py")
 
 
-def show(dep, data_fn, name: str) -> None:
-    """Everything the page draws of one deployment."""
-    views = dep.views()
+def show(dep, data_fn, name: str, summary=None) -> None:
+    """Everything the page draws of one deployment (``summary``: the agent's own bandits,
+    with their ages and observations, when the state is at hand)."""
+    views = dep.views(summary=summary)
     headline(dep, views)
     with guard("the weights"):
         weights_section(views)
@@ -347,7 +363,8 @@ def page_body() -> None:
             "example",
             lambda: api.Deployment.from_bytes(files["decisions"], files["batches"]),
         )
-        show(dep, _send_bytes(files["decisions"]), "example-deployed-decisions.csv")
+        show(dep, _send_bytes(files["decisions"]), "example-deployed-decisions.csv",
+             summary=files["state"].get("bandits"))  # fmt: skip
 
 
-__all__ = ["page_body", "SOURCE", "UPLOADS", "LIMITS"]
+__all__ = ["page_body", "reset", "SOURCE", "UPLOADS", "LIMITS"]

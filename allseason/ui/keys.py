@@ -38,6 +38,7 @@ PAGE_TOUR = "Guided tour"
 PAGE_YOUR_DATA = "Your data"
 PAGE_LIVE = "Live"
 PAGE_WHEN = "When does it help?"
+PAGE_DEPLOYED = "Your deployed bandit"
 EVERY_PAGE = "every page"  # a key no single page owns (the link's messages, a page's request)
 
 
@@ -202,6 +203,17 @@ WHEN_VARIANT = _key("when_variant", str, PAGE_WHEN, "form", "All-Season's shadow
 WHEN_PAGE = _key("when_page", _NUMBER, PAGE_WHEN, "form", "the map's batch size")
 WHEN_CLICKED = _key("when_clicked", tuple, PAGE_WHEN, "view", "(page, i, j) clicked")
 WHEN_MY_RESULT = _key("when_my_result", tuple, PAGE_WHEN, "result", "(key, cell)")
+
+
+# --- Your deployed bandit (allseason.ui.deployed) -------------------------------------------------
+DP_SOURCE = _key(
+    "dp_source", str, PAGE_DEPLOYED, "form", "which deployment: folder, upload, example"
+)
+DP_UP_DECISIONS = _key("dp_up_decisions", _ANY, PAGE_DEPLOYED, "view", "the decisions.csv uploader")
+DP_UP_BATCHES = _key("dp_up_batches", _ANY, PAGE_DEPLOYED, "view", "the batches.jsonl uploader")
+DP_UP_STATE = _key("dp_up_state", _ANY, PAGE_DEPLOYED, "view", "the state file's uploader")
+DP_PARSED = _key("dp_parsed", tuple, PAGE_DEPLOYED, "result", "(key, the uploads read)")
+DP_SENT = _key("dp_sent", int, PAGE_DEPLOYED, "view", "decisions sent to Your data")
 
 
 def declared(key: str) -> Key | None:

@@ -179,7 +179,7 @@ def propensity_bins(propensity: np.ndarray, n_bins: int = 40) -> pd.DataFrame:
     p = np.asarray(propensity, dtype=float)
     if not len(p):
         return pd.DataFrame(columns=["low", "high", "count"])
-    lo = np.log10(max(p.min(), 1e-12))
+    lo = np.log10(max(p[p > 0].min(), 1e-12) if (p > 0).any() else 1e-12)
     edges = np.linspace(min(lo, -0.001), 0.0, n_bins + 1)
     counts, _ = np.histogram(np.log10(np.clip(p, 1e-12, 1.0)), bins=edges)
     return pd.DataFrame({"low": 10 ** edges[:-1], "high": 10 ** edges[1:], "count": counts})

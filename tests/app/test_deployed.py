@@ -121,4 +121,4 @@ def test_the_built_in_example_is_a_deployed_agent(monkeypatch):
     at = open_page(monkeypatch)
     assert at.radio(key=deployed.SOURCE).value == deployed.EXAMPLE
     assert not at.error and len(at.get("plotly_chart")) == 3
-    assert "**3,000 decisions** resolved" in text(at)
+    assert "**2,000 decisions** resolved" in text(at)

@@ -89,7 +89,9 @@ def test_a_million_decisions_draw_and_a_bad_upload_is_one_line(deployed_server, 
     text = page.locator('[data-testid="stMain"]').inner_text()
     assert f"{N_DECISIONS:,} decisions resolved" in text
     assert "Weight of the most likely bandit" in text and "Logged propensities" in text
-    assert min(times[1:]) < 30  # warm: the folder's reader is shared; the bound is for CI load
+    # warm: the folder's reader is shared, the server's script takes 1-2 s; a fresh browser
+    # context also loads plotly.js, which took a minute at load 20 on 2 cores (2026-11-26)
+    assert min(times[1:]) < 180
     page.mouse.move(5, 5)
     shot(page, "deployed-million")
 

@@ -72,9 +72,9 @@ def test_memory_keeps_the_last_rows():
     "data, words",
     [
         (b"a,b,c\n1,2,3\n", "not a decision log: no column arm, reward, propensity"),
-        (HEAD.encode() + b"1,e1,a,1,0.5,0,1\n2,e2,a,1,0,0,1\n", "row 3: propensity must be"),
+        (HEAD.encode() + b"1,e1,a,1,0.5,0,1\n2,e2,a,1,-0.1,0,1\n", "row 3: propensity must be"),
         (HEAD.encode() + b"1,e1,a,x,0.5,0,1\n", "row 2: reward must be a finite number"),
-        (HEAD.encode() + b"1,e1,a,1,1.5,0,1\n", "row 2: propensity must be a number in (0, 1]"),
+        (HEAD.encode() + b"1,e1,a,1,1.5,0,1\n", "row 2: propensity must be a number in [0, 1]"),
         (b"\xff\xfe\x00\x01garbage\n", "not a decision log"),
     ],
 )
