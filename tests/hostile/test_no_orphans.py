@@ -42,7 +42,7 @@ def test_a_worker_asks_to_die_with_its_parent():
     import ctypes
     import signal
 
-    from allseason.sweeps.execute import die_with_parent
+    from allseason.sweeps.pool import die_with_parent
 
     pid = os.fork()
     if pid == 0:  # the child: set, read back, report by exit code

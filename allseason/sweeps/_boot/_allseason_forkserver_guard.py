@@ -6,7 +6,7 @@ thread), the forkserver asks Linux for SIGKILL when that parent dies
 
 Without it, a forkserver whose driver was killed during the seconds its preload takes to
 import lives on until the import ends; its workers (which die with it, see
-:func:`allseason.sweeps.execute.die_with_parent`) could be forked meanwhile."""
+:func:`allseason.sweeps.pool.die_with_parent`) could be forked meanwhile."""
 
 import os
 import sys
