@@ -180,7 +180,8 @@ def main() -> None:
             for shape in ("arms", "context"):
                 for pi in (False, True):
                     for B in (1, 10):
-                        n = args.n if not (pi and shape == "arms") else max(args.n // 10, 500)
+                        # Monte Carlo pi (dense arms, K > 2) costs n_mc steps a decision
+                        n = args.n if not (pi and shape == "arms") else 200
                         row = agent_rates(
                             policy, d, K, shape=shape, pi=pi, batch_size=B, n=n, repeat=args.repeat
                         )

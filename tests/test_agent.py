@@ -276,7 +276,8 @@ def test_pi_matches_the_frequencies_of_20000_decisions(name, shape):
     """For a frozen state, 20,000 decisions with fresh event ids: the arm frequencies match
     pi (chi-square, rejected below p = 1e-3)."""
     K = {"context": 4, "arms2": 2, "arms4": 4}[shape]
-    extra = {"share": 0.3} if name.startswith("allseason") else {}
+    # a mixture of bandits with real weights; a window that has dropped observations
+    extra = {"allseason-sw": {"share": 0.3}, "sw-lints": {"tau": 10}}.get(name, {})
     kw = dict(d=3, seed=9, batch_size=5, n_mc=400_000, propensities=False, **extra)
     if shape == "context":
         a = Agent(name, n_arms=K, **kw)
@@ -295,6 +296,7 @@ def test_pi_matches_the_frequencies_of_20000_decisions(name, shape):
     for i in range(n):
         counts[a.decide(**probe, event_id=f"f{i}").arm] += 1
     p = _chi2_p(counts, pi)
+    print(f"chi-square {name} {shape}: pi={np.round(pi, 4)} freq={counts / n} p={p:.3g}")
     assert a.model_version == 5  # frozen: nothing learnt meanwhile
     assert p > 1e-3, (name, shape, pi, counts / n, p)
     expected_method = {

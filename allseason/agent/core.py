@@ -179,7 +179,7 @@ class Agent:
         self.parent_version = None
         self.counts = dict.fromkeys(COUNT_NAMES, 0)
         self._open: OrderedDict = OrderedDict()  # event -> (x, g, bandit, t, version, decision)
-        self._resolved: OrderedDict = OrderedDict()  # recent resolved events (duplicates)
+        self._resolved: dict = {}  # recent resolved events (duplicates), oldest first
         self._pending: list = []  # resolved (x, g, bandit, reward), waiting for the batch
         self._batch_events: list[dict] = []  # the last batch's spawn/prune rows
         self._listeners: list = []
@@ -352,7 +352,11 @@ class Agent:
             self.counts["unknown"] += 1
             raise UnknownEvent(event)
         self.counts["learned"] += 1
-        self._resolve(event, entry, r, "learned")
+        if self.engine == "compiled" and not self._listeners:  # the hot path, inline
+            self._remember(event)
+            self._learn_compiled(entry, r)
+        else:
+            self._resolve(event, entry, r, "learned")
         return "learned"
 
     def _resolve(self, event, entry, r, how) -> None:
@@ -368,10 +372,10 @@ class Agent:
             self._batch_update()
 
     def _remember(self, event) -> None:
-        res = self._resolved
+        res = self._resolved  # a dict: insertion order, the oldest first
         res[event] = None
         if len(res) > self.max_open:
-            res.popitem(last=False)
+            del res[next(iter(res))]
 
     def end_batch(self) -> bool:
         """Run the batch update now, if a resolved reward waits.

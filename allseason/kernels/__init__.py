@@ -6,6 +6,10 @@
 - :mod:`.allseason`: All-Season's Algorithm 1; :mod:`.pruning`: its symmetric KL and pruning;
 - :mod:`.ridge`: the ridge (LinUCB) update and BoB's SW-UCB;
 - :mod:`.denband`: DenBand's experts and auditors;
+- :mod:`.agent`: the agent's single step (one decision with its pi, a reward into the batch
+  buffer; the batch updates are :func:`.allseason.allseason_batch` and
+  :func:`.lints.lints_batch`, which the chunk kernels call too); :mod:`.argmax`: pi of
+  independent Gaussian scores (the 1-D integral);
 - :mod:`.types`: what they all read (:class:`~.types.Rounds`, :class:`~.types.Window`,
   :class:`~.types.Events`).
 
