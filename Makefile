@@ -93,8 +93,8 @@ lint: install-dev
 TEST_WORKERS ?= auto
 test: install-dev browser data lint
 	@$(PY) scripts/warm_kernels.py
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not e2e" --durations=25
-	$(PY) -m pytest -q -m e2e --durations=10
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not e2e" --durations=25 --cpu-durations=25
+	$(PY) -m pytest -q -m e2e --durations=10 --cpu-durations=10
 
 bench: install
 	$(PY) benchmarks/bench_engine.py

@@ -152,3 +152,58 @@ def run_fragment(at, key: str, monkeypatch):
         )
         at.run()
     return at
+
+
+# -- --cpu-durations=N: the N tests that took the most CPU seconds (this process and the
+# subprocesses it waited for; setup, call and teardown). On a shared machine the wall-clock
+# times of --durations measure the neighbours as much as the tests; CPU seconds do not. Works
+# under pytest-xdist: each worker measures, the teardown's report carries the number over.
+_CPU: dict[str, float] = {}
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--cpu-durations",
+        type=int,
+        default=None,
+        metavar="N",
+        help="show the N tests that used the most CPU seconds (0: all)",
+    )
+
+
+def _cpu_seconds() -> float:
+    import resource
+
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    item._cpu_t0 = _cpu_seconds()
+    yield
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if call.when == "teardown" and hasattr(item, "_cpu_t0"):
+        outcome.get_result().user_properties.append(("cpu_seconds", _cpu_seconds() - item._cpu_t0))
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "teardown":
+        for name, value in report.user_properties:
+            if name == "cpu_seconds":
+                _CPU[report.nodeid] = value
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    n = config.getoption("--cpu-durations")
+    if n is None or not _CPU:
+        return
+    total = sum(_CPU.values())
+    terminalreporter.write_sep("=", f"cpu durations: {total:.1f} s of CPU in {len(_CPU)} tests")
+    for nodeid, seconds in sorted(_CPU.items(), key=lambda kv: -kv[1])[: n or None]:
+        terminalreporter.write_line(f"{seconds:8.2f}s  {nodeid}")
