@@ -191,6 +191,15 @@ SERVE_LIMITS = dict(
     token_bytes=4_096,
 )
 
+# --- an agent's files (allseason/agent): its state file and its decision log ------------------
+#: the largest state file read by default (bytes): 2 GiB, more than the largest legitimate
+#: agent (All-Season at the engine's d = 500 with its 102 posteriors: about 0.6 GB)
+MAX_STATE_BYTES = 2**31
+#: entries in one state file's archive, at most (an agent writes a few dozen)
+MAX_STATE_ENTRIES = 10_000
+#: the largest decisions.csv / batches.jsonl that read_decision_log reads (bytes)
+MAX_DECISION_LOG_BYTES = 200_000_000
+
 __all__ = [
     "COST_BUDGET_SECONDS",
     "MAP_MAX_STEPS",
@@ -225,5 +234,8 @@ __all__ = [
     "MAX_MAP_CELLS",
     "MAX_PROCESSES",
     "MAX_STATE_ELEMENTS",
+    "MAX_STATE_BYTES",
+    "MAX_STATE_ENTRIES",
+    "MAX_DECISION_LOG_BYTES",
     "SERVE_LIMITS",
 ]

@@ -48,12 +48,12 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import SpecError, show
+from ..limits import MAX_DECISION_LOG_BYTES
 from ..logs.logfile import AGENT_COLUMNS
 
 DECISIONS = "decisions.csv"
 BATCHES = "batches.jsonl"
-#: the largest decisions.csv / batches.jsonl :func:`read_decision_log` reads (bytes)
-MAX_LOG_BYTES = 200_000_000
+MAX_LOG_BYTES = MAX_DECISION_LOG_BYTES  # the largest file read_decision_log reads (limits)
 
 
 def header(n_context: int = 0) -> list[str]:

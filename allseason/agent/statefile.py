@@ -58,17 +58,13 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import SpecError, show
-from ..limits import MAX_STATE_ELEMENTS
+from ..limits import MAX_STATE_BYTES, MAX_STATE_ELEMENTS, MAX_STATE_ENTRIES
 
 FORMAT = "allseason-state"
 FORMAT_VERSION = "1.0"
 MAJOR = 1
 MANIFEST = "manifest.json"
-#: the largest state file read by default (bytes): 2 GiB, more than the largest legitimate
-#: agent (All-Season at the engine's d = 500 with its 102 posteriors: about 0.6 GB)
-MAX_STATE_BYTES = 2**31
-#: entries in one archive, at most (an agent writes a few dozen)
-MAX_ENTRIES = 10_000
+MAX_ENTRIES = MAX_STATE_ENTRIES  # entries in one archive, at most (allseason.limits)
 _RESERVED = ("state_format", "state_format_version", "arrays")  # the file's; the caller's own
 # "format" and "format_version" (what its payload is) are kept as they are
 _NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,127}")

@@ -221,7 +221,7 @@ def _checked(choice: RaceChoice, params: dict, slots: dict, keys: list[str]) -> 
     if bad:
         return None
     try:
-        return api.Race.checked(sc, specs, new_choice["n_seeds"], state.APP_LIMITS)
+        return api.Race.checked(sc, specs, new_choice.n_seeds, state.APP_LIMITS)
     except api.SpecError as e:
         errors_here(slots.get(e.field, slots["policies"]), [state.explain(e)])
         return None

@@ -20,6 +20,7 @@ import streamlit as st
 
 from allseason import api
 from allseason.ui import (
+    deployed,
     frame,
     inside,
     keys,
@@ -47,6 +48,7 @@ RESETS = {  # the page that owns keys: its reset()
     keys.PAGE_YOUR_DATA: yourdata.reset,
     keys.PAGE_LIVE: live.reset,
     keys.PAGE_WHEN: when.reset,
+    keys.PAGE_DEPLOYED: deployed.reset,
 }
 
 

@@ -4,7 +4,6 @@ finds each of the race's hyperparameter values checked once, no policy built re-
 
 from __future__ import annotations
 
-import json
 import threading
 from collections import Counter
 from pathlib import Path
@@ -18,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from allseason import api
 from allseason.policies import params as params_mod
 from allseason.specs import race as race_mod
-from allseason.ui import runcache, state
+from allseason.ui import keys, runcache
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = api.Scenario(
@@ -53,7 +52,7 @@ def click_counts(monkeypatch) -> tuple[Counter, api.Race]:
     on a small scenario), and the race it ran."""
     runcache.store().clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.session_state[state.SCENARIO] = SMALL
+    at.session_state[keys.SCENARIO] = SMALL
     at.run()
     runcache.warm_up(wait=True)
     counts = _counting(monkeypatch)
@@ -63,7 +62,7 @@ def click_counts(monkeypatch) -> tuple[Counter, api.Race]:
     at.run()  # the race run
     assert not at.exception, [e.value for e in at.exception]
     counts = Counter(counts)  # what the page did, not the look-up below
-    race = api.Race.from_dict(json.loads(at.session_state[state.LAST_RACE]))
+    race = at.session_state[keys.LAST_RACE]  # the api.Race the page ran
     return counts, race
 
 
@@ -133,6 +132,7 @@ def test_the_engine_alone_builds_a_race_checking_each_value_once(monkeypatch):
 # or a message shows, the server's own resources, a statistical threshold, bundled data.
 NOT_LIMITS = {
     "allseason/viz/live.py": {"MAX_POINTS"},
+    "allseason/viz/deployed.py": {"MAX_MARKS"},
     "allseason/viz/paper.py": {"MAX_CHANGE_LINES"},
     "allseason/viz/timeline.py": {"MAX_LANES", "MAX_STATE_LEGEND"},
     "allseason/ui/tour_steps.py": {"MAX_POINTS"},
