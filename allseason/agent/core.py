@@ -64,6 +64,10 @@ from .records import (
 from .state import declared_values
 
 
+def _exact_layout(flags) -> bool:
+    return flags.c_contiguous and flags.aligned and flags.writeable
+
+
 class Agent:
     """A bandit a service embeds: :meth:`decide`, :meth:`learn`, :meth:`end_batch`,
     :meth:`expire`, :meth:`to_state` / :meth:`from_state`, :meth:`save` / :meth:`load`.
@@ -213,15 +217,20 @@ class Agent:
         SpecError
             A bad input, named, in one line; an event id still open.
         """
-        event = event_text(event_id)
-        if event in self._open:
+        # the common case first (a short str id, a float t); anything else is checked fully
+        if type(event_id) is str and 0 < len(event_id) <= 200:
+            event = event_id
+        else:
+            event = event_text(event_id)
+        open_ = self._open
+        if event in open_:
             raise SpecError("event_id", f"{show(event)} is still open: one decision per event")
         ctx, K = self._inputs(arms, context)
-        if t is None:
-            t = time.time()
-        if len(self._open) >= self.max_open:
+        t = time.time() if t is None else float(t)
+        if len(open_) >= self.max_open:
             self._expire_oldest()
-        block, cidx, work, pi_mode = self._work(K)
+        got = self._work_by_k.get(K)
+        block, cidx, work, pi_mode = got if got is not None else self._work(K)
         if self.engine == "compiled":
             arm, bandit, pi, method, stderr = self._decide_compiled(
                 ctx, block, cidx, work, pi_mode, event, K
@@ -242,12 +251,13 @@ class Agent:
             stderr,
             self.model_version,
             bandit,
-            float(t),
+            t,
         )
-        self._open[event] = (x, g, bandit, float(t), rec)
+        open_[event] = (x, g, bandit, t, rec)
         self.counts["decisions"] += 1
-        for fn in self._listeners:
-            fn("decide", rec)
+        if self._listeners:
+            for fn in self._listeners:
+                fn("decide", rec)
         return rec
 
     def _inputs(self, arms, context):
@@ -257,10 +267,12 @@ class Agent:
                 raise SpecError("context", "this agent has arms (context mode): pass context=c")
             c = context
             if not (
-                isinstance(c, np.ndarray)
+                type(c) is np.ndarray
                 and c.dtype == np.float64
                 and c.shape == (self.d,)
-                and np.isfinite(c).all()
+                # the compiled step checks the values itself (no pass over them here) before
+                # it draws; the policy's streams (draws="stream") are drawn before that
+                and (self._kernel_checks or np.isfinite(c).all())
             ):
                 c = _finite_array("context", context, f"({self.d},)", 1)
                 if c.shape != (self.d,):
@@ -276,9 +288,9 @@ class Agent:
                 isinstance(ctx, np.ndarray)
                 and ctx.dtype == np.float64
                 and ctx.ndim == 2
-                and ctx.flags.c_contiguous
-            ):
-                ctx = np.ascontiguousarray(_finite_array("arms", arms, f"(K, {self.d})", 2))
+                and _exact_layout(ctx.flags)
+            ):  # a copy of the user's data in the layout the compiled step was built for
+                ctx = np.array(_finite_array("arms", arms, f"(K, {self.d})", 2), order="C")
             K = ctx.shape[0]
             if ctx.shape[1] != self.d or K < 1:
                 raise SpecError("arms", f"must have shape (K, {self.d}), K >= 1, got {ctx.shape}")
@@ -341,7 +353,8 @@ class Agent:
             A reward that is not a finite number.
         """
         event = event_id if type(event_id) is str else event_text(event_id)
-        r = reward if type(reward) is float else _reward(reward)
+        tr = type(reward)
+        r = reward if tr is float else float(reward) if tr is np.float64 else _reward(reward)
         if not math.isfinite(r):
             raise SpecError("reward", f"must be a finite number, got {show(reward)}")
         entry = self._open.pop(event, None)
