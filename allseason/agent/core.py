@@ -63,6 +63,8 @@ from .records import (
 )
 from .state import declared_values
 
+_F64 = np.dtype(np.float64)  # the native float64 (a numpy singleton: ``is`` compares)
+
 
 def _exact_layout(flags) -> bool:
     return flags.c_contiguous and flags.aligned and flags.writeable
@@ -172,6 +174,7 @@ class Agent:
         params = {**default_params(name), **hyperparameters}
         # context mode: one block of p = d + 1 (context and a constant 1) per arm
         self.p = self.d + 1 if self.context_mode else self.d
+        self._cshape = (self.d,)
         self.D = self.n_arms * self.p if self.context_mode else self.d
         self.policy = make_policy(name, self.D, rng=np.random.default_rng(seed), **params)
         self.hyperparameters = declared_values(self.policy)
@@ -268,8 +271,8 @@ class Agent:
             c = context
             if not (
                 type(c) is np.ndarray
-                and c.dtype == np.float64
-                and c.shape == (self.d,)
+                and c.dtype is _F64
+                and c.shape == self._cshape
                 # the compiled step checks the values itself (no pass over them here) before
                 # it draws; the policy's streams (draws="stream") are drawn before that
                 and (self._kernel_checks or np.isfinite(c).all())
@@ -284,15 +287,15 @@ class Agent:
             if context is not None or arms is None:
                 raise SpecError("arms", "this agent takes arms (K, d): pass arms=X")
             ctx = arms
-            if not (
-                isinstance(ctx, np.ndarray)
-                and ctx.dtype == np.float64
-                and ctx.ndim == 2
-                and _exact_layout(ctx.flags)
+            if (
+                type(ctx) is not np.ndarray
+                or ctx.dtype is not _F64
+                or ctx.ndim != 2
+                or not _exact_layout(ctx.flags)
             ):  # a copy of the user's data in the layout the compiled step was built for
                 ctx = np.array(_finite_array("arms", arms, f"(K, {self.d})", 2), order="C")
-            K = ctx.shape[0]
-            if ctx.shape[1] != self.d or K < 1:
+            K, d = ctx.shape
+            if d != self.d or K < 1:
                 raise SpecError("arms", f"must have shape (K, {self.d}), K >= 1, got {ctx.shape}")
             if self.engine != "compiled" and not np.isfinite(ctx).all():  # compiled: checks
                 raise SpecError("arms", "must be finite numbers (no NaN, no inf)")
