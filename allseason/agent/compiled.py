@@ -16,7 +16,6 @@ from ..errors import SpecError
 from ..kernels import agent as kagent
 from ..kernels.types import plain
 from ..policies import AllSeason
-from .draws import event_key
 
 
 def setup_engine(self) -> None:
@@ -30,6 +29,7 @@ def setup_engine(self) -> None:
         self._block = np.arange(G, dtype=np.int64)
         self._cidx = np.zeros(G, dtype=np.int64)
     self._work_by_k: dict = {}
+    self._kernel_checks = self.engine == "compiled" and self.draws == "event"
     if self.engine != "compiled":
         self._zbuf = np.empty(self.D)
         return
@@ -88,7 +88,7 @@ def bind_state(self) -> None:
     self._w = np.empty(S)
     self._work_by_k = {}
     self._decide_ep = None  # the compiled entry points, looked up at the first call
-    self._learn_ep = (None, None)
+    self._learn_ep = (None, None, None, None)
 
 
 def entry(fn, args):
@@ -98,19 +98,6 @@ def entry(fn, args):
     if not hasattr(fn, "compile"):  # NUMBA_DISABLE_JIT: the plain function
         return fn
     return fn.compile(tuple(fn.typeof_pyval(a) for a in args))
-
-
-def _exact_ctx(ctx) -> bool:
-    """Whether ``ctx`` has the type the decide entry point was compiled for (float64, 2-D, C
-    order, aligned, writeable); any other goes through the dispatcher."""
-    fl = ctx.flags
-    return (
-        ctx.dtype == np.float64
-        and ctx.ndim == 2
-        and fl.c_contiguous
-        and fl.aligned
-        and fl.writeable
-    )
 
 
 def work(self, K: int):
@@ -147,23 +134,25 @@ def work(self, K: int):
 
 
 def decide_compiled(self, ctx, block, cidx, work, pi_mode, event, K):
-    if self.draws == "event":
-        key, u = event_key(self._hasher, event), -1.0
+    if self.draws == "event":  # event_key, inline
+        h = self._hasher.copy()
+        h.update(event.encode())
+        key, u = int.from_bytes(h.digest(), "little") >> 1, -1.0
     else:
         pol = self.policy
         key, u = 0, pol._rng_u.random()
         self._z[...] = pol._rng_z.standard_normal(self.D).reshape(self._z.shape)
     mode = pi_mode if self.propensities and pi_mode >= 0 else 0
     args = (ctx, block, cidx, self._bank, key, u, mode, self.n_mc, work)
-    step = self._decide_ep
-    if step is None or not (ctx is self._ctx1 or _exact_ctx(ctx)):
-        if _exact_ctx(ctx):
-            step = self._decide_ep = entry(kagent.decide_step, args)
-        else:
-            step = kagent.decide_step
+    step = self._decide_ep  # ctx is float64, 2-D, C order, aligned, writeable (_inputs)
+    if step is None:
+        step = self._decide_ep = entry(kagent.decide_step, args)
     arm, slot, stderr = step(*args)
     if arm < 0:
-        raise SpecError("arms" if not self.context_mode else "context", "must be finite numbers")
+        raise SpecError(
+            "arms" if not self.context_mode else "context",
+            "must be finite numbers (no NaN, no inf)",
+        )
     if self._is_allseason:
         bandit = int(self.policy.kernel_state.ids[slot])
     else:
@@ -214,12 +203,12 @@ def track(self, events, bandits) -> None:
 
 def learn_compiled(self, entry, r) -> None:
     """A resolved decision into the batch buffer, the batch update once B wait (one call)."""
-    x, g, bandit = entry[0], entry[1], entry[2]
-    if self._n_pending == self._buf[2].shape[0]:
+    n = self._n_pending
+    if n == self._buf[2].shape[0]:
         grow_buffer(self)
-    res = _learn_call(self, x, g, bandit, r, self.batch_size)
+    res = _learn_call(self, entry[0], entry[1], entry[2], r, self.batch_size)
     if res < 0:
-        self._n_pending += 1
+        self._n_pending = n + 1
     else:
         after_batch(self, res)
 
@@ -230,24 +219,27 @@ def flush_compiled(self) -> None:
 
 
 def _learn_call(self, x, g, bandit, r, B):
-    state = self._state_tuple
+    # the entry point and the fixed arguments, found again whenever the kernel state or the
+    # batch buffer is rebuilt
+    f, buf = self.policy.kernel_state, self._buf
+    got = self._learn_ep
+    if got[0] is not f or got[1] is not buf:
+        state = self._state_tuple
+        if self._is_allseason:
+            args = (
+                x, g, bandit, r, buf, B, state, self._tuple_params,
+                self._events, 0, self._track_arrays, self._lwork,
+            )  # fmt: skip
+            fn = kagent.allseason_learn
+        else:
+            args = (x, g, bandit, r, buf, B, state, self._tuple_params, self._tmp)
+            fn = kagent.lints_learn
+        got = self._learn_ep = (f, buf, entry(fn, args), args[4:])
+    ep, rest = got[2], got[3]
     if self._is_allseason:
         step = self.counts["decisions"] - 1
-        args = (
-            x, g, bandit, r, self._buf, B, state, self._tuple_params,
-            self._events, step, self._track_arrays, self._lwork,
-        )  # fmt: skip
-        fn = kagent.allseason_learn
-    else:
-        args = (x, g, bandit, r, self._buf, B, state, self._tuple_params, self._tmp)
-        fn = kagent.lints_learn
-    # the entry point for these types (all the agent's own arrays), found again whenever
-    # the kernel state is rebuilt
-    got_state, ep = self._learn_ep
-    if got_state is not state:
-        ep = entry(fn, args)
-        self._learn_ep = (state, ep)
-    return ep(*args)
+        return ep(x, g, bandit, r, rest[0], B, rest[2], rest[3], rest[4], step, rest[6], rest[7])
+    return ep(x, g, bandit, r, rest[0], B, rest[2], rest[3], rest[4])
 
 
 def grow_buffer(self, room: int | None = None) -> None:

@@ -63,6 +63,12 @@ from .records import (
 )
 from .state import declared_values
 
+_F64 = np.dtype(np.float64)  # the native float64 (a numpy singleton: ``is`` compares)
+
+
+def _exact_layout(flags) -> bool:
+    return flags.c_contiguous and flags.aligned and flags.writeable
+
 
 class Agent:
     """A bandit a service embeds: :meth:`decide`, :meth:`learn`, :meth:`end_batch`,
@@ -168,6 +174,7 @@ class Agent:
         params = {**default_params(name), **hyperparameters}
         # context mode: one block of p = d + 1 (context and a constant 1) per arm
         self.p = self.d + 1 if self.context_mode else self.d
+        self._cshape = (self.d,)
         self.D = self.n_arms * self.p if self.context_mode else self.d
         self.policy = make_policy(name, self.D, rng=np.random.default_rng(seed), **params)
         self.hyperparameters = declared_values(self.policy)
@@ -213,15 +220,20 @@ class Agent:
         SpecError
             A bad input, named, in one line; an event id still open.
         """
-        event = event_text(event_id)
-        if event in self._open:
+        # the common case first (a short str id, a float t); anything else is checked fully
+        if type(event_id) is str and 0 < len(event_id) <= 200:
+            event = event_id
+        else:
+            event = event_text(event_id)
+        open_ = self._open
+        if event in open_:
             raise SpecError("event_id", f"{show(event)} is still open: one decision per event")
         ctx, K = self._inputs(arms, context)
-        if t is None:
-            t = time.time()
-        if len(self._open) >= self.max_open:
+        t = time.time() if t is None else float(t)
+        if len(open_) >= self.max_open:
             self._expire_oldest()
-        block, cidx, work, pi_mode = self._work(K)
+        got = self._work_by_k.get(K)
+        block, cidx, work, pi_mode = got if got is not None else self._work(K)
         if self.engine == "compiled":
             arm, bandit, pi, method, stderr = self._decide_compiled(
                 ctx, block, cidx, work, pi_mode, event, K
@@ -242,12 +254,13 @@ class Agent:
             stderr,
             self.model_version,
             bandit,
-            float(t),
+            t,
         )
-        self._open[event] = (x, g, bandit, float(t), rec)
+        open_[event] = (x, g, bandit, t, rec)
         self.counts["decisions"] += 1
-        for fn in self._listeners:
-            fn("decide", rec)
+        if self._listeners:
+            for fn in self._listeners:
+                fn("decide", rec)
         return rec
 
     def _inputs(self, arms, context):
@@ -257,10 +270,12 @@ class Agent:
                 raise SpecError("context", "this agent has arms (context mode): pass context=c")
             c = context
             if not (
-                isinstance(c, np.ndarray)
-                and c.dtype == np.float64
-                and c.shape == (self.d,)
-                and np.isfinite(c).all()
+                type(c) is np.ndarray
+                and c.dtype is _F64
+                and c.shape == self._cshape
+                # the compiled step checks the values itself (no pass over them here) before
+                # it draws; the policy's streams (draws="stream") are drawn before that
+                and (self._kernel_checks or np.isfinite(c).all())
             ):
                 c = _finite_array("context", context, f"({self.d},)", 1)
                 if c.shape != (self.d,):
@@ -272,15 +287,15 @@ class Agent:
             if context is not None or arms is None:
                 raise SpecError("arms", "this agent takes arms (K, d): pass arms=X")
             ctx = arms
-            if not (
-                isinstance(ctx, np.ndarray)
-                and ctx.dtype == np.float64
-                and ctx.ndim == 2
-                and ctx.flags.c_contiguous
-            ):
-                ctx = np.ascontiguousarray(_finite_array("arms", arms, f"(K, {self.d})", 2))
-            K = ctx.shape[0]
-            if ctx.shape[1] != self.d or K < 1:
+            if (
+                type(ctx) is not np.ndarray
+                or ctx.dtype is not _F64
+                or ctx.ndim != 2
+                or not _exact_layout(ctx.flags)
+            ):  # a copy of the user's data in the layout the compiled step was built for
+                ctx = np.array(_finite_array("arms", arms, f"(K, {self.d})", 2), order="C")
+            K, d = ctx.shape
+            if d != self.d or K < 1:
                 raise SpecError("arms", f"must have shape (K, {self.d}), K >= 1, got {ctx.shape}")
             if self.engine != "compiled" and not np.isfinite(ctx).all():  # compiled: checks
                 raise SpecError("arms", "must be finite numbers (no NaN, no inf)")
@@ -341,7 +356,8 @@ class Agent:
             A reward that is not a finite number.
         """
         event = event_id if type(event_id) is str else event_text(event_id)
-        r = reward if type(reward) is float else _reward(reward)
+        tr = type(reward)
+        r = reward if tr is float else float(reward) if tr is np.float64 else _reward(reward)
         if not math.isfinite(r):
             raise SpecError("reward", f"must be a finite number, got {show(reward)}")
         entry = self._open.pop(event, None)
