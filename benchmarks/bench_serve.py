@@ -2,7 +2,7 @@
 1 and 2 workers, the resident memory after N decisions, and (``--kills 50``) the kill -9 test.
 
     PYTHONPATH=. python benchmarks/bench_serve.py --decisions 20000 --clients 4
-    PYTHONPATH=. python benchmarks/bench_serve.py --kills 50     # tests/agent/test_serve.py's, 50 times
+    PYTHONPATH=. python benchmarks/bench_serve.py --kills 50  # tests/agent/test_serve.py, 50 kills
 
 Each client is a process with one keep-alive connection sending /decide one at a time (d = 5,
 K = 5 arms, All-Season (SW)), and a reward for every 10th decision (B = 10, so batch updates

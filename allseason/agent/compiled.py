@@ -19,6 +19,7 @@ from ..policies import AllSeason
 
 
 def setup_engine(self) -> None:
+    """Bind the compiled engine: the policy's kernel state, its blocks and workspaces."""
     pol = self.policy
     G = self.n_arms if self.context_mode else 1
     self.G = G
@@ -134,6 +135,8 @@ def work(self, K: int):
 
 
 def decide_compiled(self, ctx, block, cidx, work, pi_mode, event, K):
+    """One decision by the compiled single step: the draws of ``event``, then the arm, the
+    player and pi (:func:`allseason.kernels.agent.decide_step`)."""
     if self.draws == "event":  # event_key, inline
         h = self._hasher.copy()
         h.update(event.encode())
@@ -171,6 +174,7 @@ def decide_compiled(self, ctx, block, cidx, work, pi_mode, event, K):
 
 
 def state_tuple(self):
+    """The policy's kernel state as the compiled step reads it (cached while unchanged)."""
     f = self.policy.kernel_state
     cached = self.__dict__.get("_state_cache")
     if cached is None or cached[0] is not f:

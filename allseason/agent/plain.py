@@ -25,6 +25,7 @@ def dense_rows(self, ctx, K):
 
 
 def decide_plain(self, ctx, event, K):
+    """One decision by the policy's plain ``_select``, with pi where it can be had."""
     pol = self.policy
     rows = self._dense_rows(ctx, K)
     if self.draws == "event":
@@ -98,6 +99,7 @@ def plain_probs(self, rows, ctx, K, key):
 
 
 def update_plain(self, gs, xs, rs, bandits, step):
+    """A batch update by the policy's plain ``update`` (context rows made dense first)."""
     pol = self.policy
     if self.context_mode:
         dense = np.zeros((len(rs), self.D))

@@ -279,6 +279,7 @@ def _default_learned(self) -> int:
 
 
 def declared_values(policy) -> dict:
+    """The policy's declared hyperparameters and their values, as stored."""
     from ..policies import hyperparameters
 
     return {k: getattr(policy, k) for k in hyperparameters(policy.name)}

@@ -23,6 +23,7 @@ INSTALL = (
 
 
 def build_parser() -> Parser:
+    """The ``serve`` command's flags."""
     p = Parser(
         prog="python -m allseason serve",
         description="Serve a deployed agent over HTTP: POST /decide, POST /reward, "

@@ -439,6 +439,7 @@ class Deployment:
 
     @property
     def arms(self) -> int:
+        """The number of arms (the decisions' labels when the log does not say)."""
         return self.n_arms or max(len(self.decisions.arm_labels), 1)
 
     def views(self, n_windows: int = 100, summary=None) -> dict:

@@ -64,6 +64,7 @@ class Client:
         return resp.status, json.loads(text)
 
     def close(self) -> None:
+        """Close the connection (a later request opens a new one)."""
         if self.conn is not None:
             self.conn.close()
             self.conn = None

@@ -114,6 +114,7 @@ class Service:
 
     @_handler
     async def decide(self, request):
+        """POST /decide: one decision, with its propensity and model version."""
         self.guard(request)
         body = parse_body(await read_body(request, self.client_seconds))
         req = check_decide(body, d=self.store.agent.d, context_mode=self.context_mode)
@@ -123,6 +124,7 @@ class Service:
 
     @_handler
     async def reward(self, request):
+        """POST /reward: a reward joined to its decision; 202 once it is durable."""
         self.guard(request)
         body = parse_body(await read_body(request, self.client_seconds))
         status, out = self.store.reward(check_reward(body))
@@ -130,11 +132,13 @@ class Service:
 
     @_handler
     async def state(self, request):
+        """GET /state: the agent's summary (bandits, weights, counts, version)."""
         self.guard(request)
         return answer(200, self.store.summary())
 
     @_handler
     async def health(self, request):
+        """GET /health: ok, or degraded with the snapshot's problem (no token needed)."""
         problem = getattr(self.store, "snapshot_error", None)
         body = {
             "status": "degraded" if problem else "ok",

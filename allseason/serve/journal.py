@@ -140,6 +140,7 @@ class Journal:
             raise DiskError(e.errno, f"journal fsync failed: {e.strerror}") from None
 
     def close(self) -> None:
+        """Close the journal's file."""
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1

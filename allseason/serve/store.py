@@ -199,6 +199,7 @@ class Writer:
 
     # --- requests ------------------------------------------------------------------------------
     def decide(self, req: dict) -> dict:
+        """A reader's decision from the latest snapshot, journalled for the writer."""
         """Decide, write it down, answer (RequestError 4xx/503 otherwise)."""
         self._ready()
         event_id = req["event_id"] or "ev-" + secrets.token_hex(10)
@@ -212,6 +213,7 @@ class Writer:
         return decision_answer(out)
 
     def reward(self, req: dict) -> tuple[int, dict]:
+        """A reward journalled (fsync) for the writer to learn; 202."""
         """Learn a reward, make it durable, answer 202 (200 for a duplicate)."""
         self._ready()
         rec = {"k": "r", "id": req["event_id"], "r": req["reward"], "t": req["t"]}
@@ -318,6 +320,7 @@ class Writer:
         return n
 
     def summary(self) -> dict:
+        """The agent's summary as this reader sees it (its snapshot)."""
         """``GET /state``: the agent's summary, with the service's own numbers."""
         out = self.agent.summary()
         out["service"] = dict(

@@ -1,1 +1,1 @@
-"""The agent a service embeds (api.Agent), its state file, its decision log, and the HTTP service."""
+"""The agent a service embeds (api.Agent), its state file, its decision log, its service."""

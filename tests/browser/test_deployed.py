@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import CHROMIUM, SCREENS
 from deployed_page import write_fake_log
+
 from tests.browser.test_pages import check, go, shot, wait_idle
 
 VIEWPORT = {"width": 1280, "height": 1600}
