@@ -199,7 +199,6 @@ class Writer:
 
     # --- requests ------------------------------------------------------------------------------
     def decide(self, req: dict) -> dict:
-        """A reader's decision from the latest snapshot, journalled for the writer."""
         """Decide, write it down, answer (RequestError 4xx/503 otherwise)."""
         self._ready()
         event_id = req["event_id"] or "ev-" + secrets.token_hex(10)
@@ -213,7 +212,6 @@ class Writer:
         return decision_answer(out)
 
     def reward(self, req: dict) -> tuple[int, dict]:
-        """A reward journalled (fsync) for the writer to learn; 202."""
         """Learn a reward, make it durable, answer 202 (200 for a duplicate)."""
         self._ready()
         rec = {"k": "r", "id": req["event_id"], "r": req["reward"], "t": req["t"]}
@@ -320,7 +318,6 @@ class Writer:
         return n
 
     def summary(self) -> dict:
-        """The agent's summary as this reader sees it (its snapshot)."""
         """``GET /state``: the agent's summary, with the service's own numbers."""
         out = self.agent.summary()
         out["service"] = dict(
@@ -416,6 +413,7 @@ class Reader:
                 raise
 
     def decide(self, req: dict) -> dict:
+        """A decision from the latest snapshot, journalled for the writer."""
         self.refresh()
         event_id = req["event_id"] or f"r{self.index}-" + secrets.token_hex(10)
         inputs = {k: req[k] for k in ("arms", "context") if k in req}
@@ -432,6 +430,7 @@ class Reader:
         return decision_answer(out)
 
     def reward(self, req: dict) -> tuple[int, dict]:
+        """A reward journalled (fsync) for the writer to learn; 202."""
         rec = {"k": "r", "id": req["event_id"], "r": req["reward"], "t": req["t"]}
         self._write(self.rewards, rec, sync=True)
         return 202, {"event_id": req["event_id"], "status": "accepted", "model_version": None}
@@ -445,6 +444,7 @@ class Reader:
             ) from None
 
     def summary(self) -> dict:
+        """The agent's summary as this reader sees it (its snapshot)."""
         self.refresh()
         out = self.agent.summary()
         out["service"] = dict(role=f"reader {self.index}", snapshot=self.seq)
