@@ -34,7 +34,7 @@ def setup_engine(self) -> None:
     if self.engine != "compiled":
         self._zbuf = np.empty(self.D)
         return
-    pol._init_kernel_state(G)
+    pol._init_kernel_state(G, G)  # n_arms: read by BoB and DenBand only, never compiled here
     self._is_allseason = isinstance(pol, AllSeason)
     self._tuple_params = plain(pol._kernel_params())
     self._tmp = np.empty(p)

@@ -240,6 +240,14 @@ class Agent:
             )
         else:
             arm, bandit, pi, method, stderr = self._decide_plain(ctx, event, K)
+        if method == "monte-carlo":
+            # The decision is one more draw from the same distribution, independent of the
+            # n_mc draws (keyed apart): counting it keeps the estimate unbiased and the played
+            # arm's propensity at least 1 / (n_mc + 1), never 0 (IPS divides by it).
+            n = self.n_mc
+            pi = pi * (n / (n + 1.0))
+            pi[arm] += 1.0 / (n + 1.0)
+            stderr = float(np.sqrt(np.max(pi * (1.0 - pi)) / (n + 1.0)))
         if self.context_mode:
             x, g, label = ctx[0].copy(), arm, self.labels[arm]
         else:

@@ -358,3 +358,19 @@ def test_decide_batch_is_decide_in_turn():
     assert len(got) == 4 and c.n_open == 4
     with pytest.raises(SpecError):
         c.decide_batch(X, event_ids=["x"])
+
+
+def test_a_monte_carlo_propensity_of_the_arm_played_is_never_zero():
+    """Dense arms, K > 2: the decision counts as one of the draws, so the arm played has
+    pi >= 1 / (n_mc + 1) even where the n_mc draws never chose it, and pi sums to 1."""
+    from allseason import api
+
+    rng = np.random.default_rng(3)
+    agent = api.Agent("lints", d=3, seed=1, n_mc=16)
+    for i in range(40):
+        arms = rng.normal(size=(6, 3))
+        rec = agent.decide(arms=arms, event_id=f"e{i}")
+        assert rec.pi_method == "monte-carlo"
+        assert rec.propensity >= 1 / 17 - 1e-12
+        assert abs(rec.propensities.sum() - 1) < 1e-12
+        agent.learn(f"e{i}", float(arms[rec.arm, 0] > 0))
