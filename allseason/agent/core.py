@@ -508,7 +508,7 @@ class Agent:
 
     def save(self, path) -> None:
         """Write the state to ``path`` atomically (:func:`.statefile.write_state`)."""
-        from ._statefile import write_state
+        from .statefile import write_state
 
         manifest, arrays = self.to_state()
         write_state(path, manifest, arrays)
@@ -516,7 +516,7 @@ class Agent:
     @classmethod
     def load(cls, path, **read_options) -> Agent:
         """The agent saved at ``path`` (:func:`.statefile.read_state`, checked)."""
-        from ._statefile import read_state
+        from .statefile import read_state
 
         manifest, arrays = read_state(path, **read_options)
         return cls.from_state(manifest, arrays)
