@@ -47,6 +47,7 @@ from ..defaults import default_params
 from ..errors import SpecError, show
 from ..policies import AllSeason, LinTS, make_policy, policy_class, role
 from . import compiled as _compiled
+from . import inputs as _inputs_mod
 from . import plain as _plain
 from . import state as _state
 from .draws import event_text, key_hasher, seed_text
@@ -55,19 +56,12 @@ from .records import (
     N_MC,
     Decision,
     UnknownEvent,
-    _finite_array,
     _positive_int,
     _reward,
     check_expiry,
     check_labels,
 )
 from .state import declared_values
-
-_F64 = np.dtype(np.float64)  # the native float64 (a numpy singleton: ``is`` compares)
-
-
-def _exact_layout(flags) -> bool:
-    return flags.c_contiguous and flags.aligned and flags.writeable
 
 
 class Agent:
@@ -122,6 +116,7 @@ class Agent:
     _track = _compiled.track
     _dense_rows = _plain.dense_rows
     _decide_plain = _plain.decide_plain
+    _inputs = _inputs_mod.inputs
     _plain_probs = _plain.plain_probs
     _update_plain = _plain.update_plain
     to_state = _state.to_state
@@ -270,46 +265,6 @@ class Agent:
             for fn in self._listeners:
                 fn("decide", rec)
         return rec
-
-    def _inputs(self, arms, context):
-        """(ctx, K): the decision's contexts as the kernels read them, checked."""
-        if self.context_mode:
-            if arms is not None or context is None:
-                raise SpecError("context", "this agent has arms (context mode): pass context=c")
-            c = context
-            if not (
-                type(c) is np.ndarray
-                and c.dtype is _F64
-                and c.shape == self._cshape
-                # the compiled step checks the values itself (no pass over them here) before
-                # it draws; the policy's streams (draws="stream") are drawn before that
-                and (self._kernel_checks or np.isfinite(c).all())
-            ):
-                c = _finite_array("context", context, f"({self.d},)", 1)
-                if c.shape != (self.d,):
-                    raise SpecError("context", f"must have shape ({self.d},), got {c.shape}")
-            self._ctx1[0, : self.d] = c
-            ctx = self._ctx1
-            K = self.n_arms
-        else:
-            if context is not None or arms is None:
-                raise SpecError("arms", "this agent takes arms (K, d): pass arms=X")
-            ctx = arms
-            if (
-                type(ctx) is not np.ndarray
-                or ctx.dtype is not _F64
-                or ctx.ndim != 2
-                or not _exact_layout(ctx.flags)
-            ):  # a copy of the user's data in the layout the compiled step was built for
-                ctx = np.array(_finite_array("arms", arms, f"(K, {self.d})", 2), order="C")
-            K, d = ctx.shape
-            if d != self.d or K < 1:
-                raise SpecError("arms", f"must have shape (K, {self.d}), K >= 1, got {ctx.shape}")
-            if self.engine != "compiled" and not np.isfinite(ctx).all():  # compiled: checks
-                raise SpecError("arms", "must be finite numbers (no NaN, no inf)")
-            if K > 100_000:
-                raise SpecError("arms", f"at most 100000 arms, got {K}")
-        return ctx, K
 
     def decide_batch(self, arms=None, *, contexts=None, event_ids, t=None) -> list[Decision]:
         """Several decisions, in order (each as :meth:`decide` would make it).

@@ -5,16 +5,11 @@ methods)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ..errors import SpecError, show
 from .draws import seed_from_text
 from .records import COUNT_NAMES, FORMAT, FORMAT_VERSION, Decision
-
-if TYPE_CHECKING:  # the class these functions are methods of
-    from .core import Agent
 
 
 def to_state(self) -> tuple[dict, dict[str, np.ndarray]]:
@@ -110,7 +105,7 @@ def _open_row(event, entry) -> dict:
     }
 
 
-def from_state(cls, manifest: dict, arrays: dict[str, np.ndarray]) -> Agent:
+def from_state(cls, manifest: dict, arrays: dict[str, np.ndarray]) -> Agent:  # noqa: F821  (the class in .core, of which this is a method)
     """The agent :meth:`to_state` described, ready to continue bit for bit.
 
     Parameters

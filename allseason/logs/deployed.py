@@ -1,6 +1,5 @@
 """A deployed agent's log, read as it grows: ``decisions.csv`` and ``batches.jsonl`` (the
-decision log of :mod:`allseason.agent`, issue 31), and the tables the "Your deployed bandit"
-page draws from them.
+decision log of :mod:`allseason.agent`), and the tables "Your deployed bandit" draws.
 
 The two files are append-only. :class:`DecisionTail` and :class:`BatchTail` keep the byte
 offset they have read up to and parse only the complete lines after it, so a page that

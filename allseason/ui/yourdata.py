@@ -23,14 +23,14 @@ from allseason.logs.reader import MAX_COLUMNS, columns_text
 from allseason.viz import offline as voffline
 from allseason.viz.text import md
 
-from . import frame, keys, runcache, state
+from . import frame, keys, runcache, state, yourdata_table
 
 SOURCE, RESULT = keys.YD_SOURCE, keys.YD_RESULT  # the file {"name", "data", ...}; its result
 UPLOAD, PARSED = keys.YD_UPLOAD, keys.YD_PARSED  # the uploader; (key, the parsed file)
 
 LIMITS = offline.APP_LIMITS  # rows, bytes, context columns (the reward table: rows, bytes)
 MAX_MB = LIMITS["bytes"] // 1_000_000
-TABLE_SPECS = offline.OFFLINE_POLICIES + api.REFERENCES
+TABLE_SPECS = yourdata_table.TABLE_SPECS  # the race on a reward table
 
 
 def limits_text() -> str:
@@ -417,9 +417,8 @@ def page_body() -> None:
         return
     st.divider()
     if isinstance(data, api.RewardTable):
-        from .yourdata_table import show_table  # the other half of the page (a reward table)
-
-        show_table(source, data)
+        key = _key(source, "table")
+        yourdata_table.show_table(source, data, options(), key, _stored(key))
     else:
         show_log(source, data)
 

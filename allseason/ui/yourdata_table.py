@@ -12,12 +12,15 @@ from allseason.viz.style import policy_name
 from allseason.viz.text import md
 from allseason.viz.timeline import date_ticks
 
-from . import frame, runcache, state, yourdata
+from . import frame, keys, runcache, state
+
+TABLE_SPECS = api.OFFLINE_POLICIES + api.REFERENCES  # the race on a reward table
 
 
-def show_table(source: dict, table: api.RewardTable) -> None:
-    """A reward table: its seasons (the best arm of each period), the race on it, inside."""
-    opts = yourdata.options()
+def show_table(source: dict, table: api.RewardTable, opts: dict, key: str, result) -> None:
+    """A reward table: its seasons (the best arm of each period), the race on it, inside
+    (``opts``: the page's options; ``key``: the file's and options' key; ``result``: the
+    race stored under it, or None)."""
     sc = table.scenario(steps=opts["steps"])
     state.check_app_limits(sc)
     dates = api.step_dates(sc, world=table)
@@ -52,17 +55,15 @@ def show_table(source: dict, table: api.RewardTable) -> None:
         "your-seasons",
         "yd_seasons",
     )
-    key = yourdata._key(source, "table")
-    result = yourdata._stored(key)
     if result is None:
-        race = api.Race(sc, api.default_specs(yourdata.TABLE_SPECS), opts["seeds"])
+        race = api.Race(sc, api.default_specs(TABLE_SPECS), opts["seeds"])
         bar = st.progress(0.0, text="Racing…")
         with runcache.compute_slot(bar):
             for progress in api.iter_race(race, workers=runcache.RACE_WORKERS, world=table):
                 bar.progress(progress.fraction, text=f"Racing: {progress.fraction:.0%}")
         bar.empty()
         result = progress.result
-        st.session_state[yourdata.RESULT] = (key, "table", result)
+        st.session_state[keys.YD_RESULT] = (key, "table", result)
     summary = result.summary_frame()
     st.subheader("The race on your table")
     st.table(vboard.leaderboard_table(summary))
