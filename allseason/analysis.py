@@ -30,12 +30,17 @@ if TYPE_CHECKING:
 SHADOW = 0
 
 
-def top_bandit(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
-    """(batch end steps, id of the bandit with the largest weight after each batch)."""
+def _batch_weights(trace: Trace) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The trace's batch weights (:meth:`Trace.batch_weights`); ValueError if it has none."""
     bw = trace.batch_weights()
     if bw is None:
         raise ValueError(f"{trace.label}: not an ensemble policy, it has no weights")
-    ends, ids, w = bw
+    return bw
+
+
+def top_bandit(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """(batch end steps, id of the bandit with the largest weight after each batch)."""
+    ends, ids, w = _batch_weights(trace)
     return ends, ids[np.arange(len(ends)), np.argmax(w, axis=1)]
 
 
@@ -113,7 +118,7 @@ def recall_table(trace: Trace, pattern: Pattern) -> pd.DataFrame:
 
 def top_live_ids(trace: Trace, step: int) -> np.ndarray:
     """Ids of the bandits alive after the last batch that ended before ``step``."""
-    ends, ids, _ = trace.batch_weights()
+    ends, ids, _ = _batch_weights(trace)
     b = int(np.searchsorted(ends, step, side="left")) - 1
     if b < 0:
         return np.array([0, 1])

@@ -31,9 +31,11 @@ import hashlib
 import importlib.util
 import os
 import pickle
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from numpy._core.multiarray import _reconstruct
 
 MNIST_SHA256 = "f11bb9e41d6c1b6c124aa38fd605497bdcfe2ee08cf7c2bb5a41ab5d759e1416"
 FASHION_DIR = Path("/usr/share/datasets/fashion-mnist")
@@ -105,7 +107,7 @@ def _owner_of(import_name: str, origin: Path | None = None) -> str:
         if origin is not None:
             for name in owners:
                 where = distribution(name).locate_file(f"{import_name}/__init__.py")
-                if Path(where).resolve() == Path(origin).resolve():
+                if Path(str(where)).resolve() == Path(origin).resolve():
                     return name
             return "no installed distribution (a folder on sys.path)"
     except Exception:  # pragma: no cover - metadata is best effort
@@ -149,7 +151,7 @@ class _NumpyOnlyUnpickler(pickle.Unpickler):
     _ALLOWED = {
         ("numpy", "ndarray"): np.ndarray,
         ("numpy", "dtype"): np.dtype,
-        ("numpy.core.multiarray", "_reconstruct"): np._core.multiarray._reconstruct,
+        ("numpy.core.multiarray", "_reconstruct"): _reconstruct,
     }
 
     def find_class(self, module, name):
@@ -221,9 +223,9 @@ def _write_npz(target: Path, **arrays) -> None:
 
 
 # -- Fashion-MNIST -----------------------------------------------------------------------------
-_IDX_DTYPES = {
-    0x08: np.uint8,
-    0x09: np.int8,
+_IDX_DTYPES: dict[int, np.dtype] = {
+    0x08: np.dtype(np.uint8),
+    0x09: np.dtype(np.int8),
     0x0B: np.dtype(">i2"),
     0x0C: np.dtype(">i4"),
     0x0D: np.dtype(">f4"),
@@ -289,7 +291,10 @@ def load_fashion_mnist(
     return X.reshape(N_TRAIN, 784)[:n].copy(), y[:n].astype(np.int64)
 
 
-DATASETS = {"mnist": load_mnist, "fmnist": load_fashion_mnist}
+DATASETS: dict[str, Callable[[int | None], tuple[np.ndarray, np.ndarray]]] = {
+    "mnist": load_mnist,
+    "fmnist": load_fashion_mnist,
+}
 
 
 def load(dataset: str, n: int | None = None) -> tuple[np.ndarray, np.ndarray]:

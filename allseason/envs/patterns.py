@@ -15,6 +15,7 @@ A pattern is a list of segments (state, length). Presets, scaled to any horizon:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -142,6 +143,7 @@ def preset(name: str, horizon: int | None = None, n_states: int | None = None) -
     n_states = int(n_states)
     if n_states < 1:
         raise SpecError("n_states", f"must be >= 1, got {n_states}", got=n_states)
+    rel: Sequence[int]  # each segment's relative length
     if name == "regular":
         states = [i % n_states for i in range(2 * n_states)]
         rel = [1] * len(states)

@@ -8,6 +8,8 @@ from functools import cached_property
 
 import numpy as np
 
+from .arms import BlockArms
+
 
 @dataclass
 class Round:
@@ -18,7 +20,7 @@ class Round:
     then ``noise`` is zeros. Policies are paid from :attr:`payoff`; regret always uses
     ``expected``. One draw per (step, arm) keeps common random numbers across contestants."""
 
-    arms: np.ndarray
+    arms: np.ndarray | BlockArms  # dense, or outer-product actions
     expected: np.ndarray
     noise: np.ndarray
     state: np.ndarray

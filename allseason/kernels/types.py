@@ -130,8 +130,8 @@ def new_events(n: int) -> Events:
     -------
     Events
     """
-    ints = [np.empty(n, dtype=np.int64) for _ in range(4)]
-    return Events(*ints, np.empty(n))
+    step, kind, bandit, other = (np.empty(n, dtype=np.int64) for _ in range(4))
+    return Events(step, kind, bandit, other, np.empty(n))
 
 
 def plain(state):

@@ -151,16 +151,16 @@ def event_terms(
     names = list(values)
     sums = dict(zip(names, block_sums(np.stack([values[k] for k in names]), blocks, nb)))
     kept = int(keep.sum())
-    out = dict(kept=kept, sums=sums, pi_known=pi_known)
+    estimates: dict[str, float] = {}
     for method, (top, bottom) in RATIOS.items():
         den = float(sums[bottom].sum())
-        out[method] = float(sums[top].sum()) / den if den > 0 else math.nan
+        estimates[method] = float(sums[top].sum()) / den if den > 0 else math.nan
+    out = dict(kept=kept, sums=sums, pi_known=pi_known, **estimates)
     out["replay_n"] = float(kept)
     out["ips_n"] = out["snips_n"] = out["dr_n"] = _ess(w)
     out["dm_n"] = out["ips_n"]  # DM's variance is that of a mean over the same weights
     out["ess_draw"] = _ess(w_draw)
-    for method in RATIOS:
-        v = out[method]
+    for method, v in estimates.items():
         if method != "replay" and not math.isfinite(v):
             raise SpecError(
                 "reward",

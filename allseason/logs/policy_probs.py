@@ -158,13 +158,13 @@ def posterior_state(policy, n_arms: int, p: int) -> PosteriorState:
             mu, cov = f.mu[alive], _block_cov(f.L[alive], None)
             logw = f.logw[alive]
         else:
-            alive = [s for s, m in enumerate(policy.slots) if m is not None]
+            live = [s for s, m in enumerate(policy.slots) if m is not None]
             parts = [
-                _blocks(policy.slots[s].mean, policy.slots[s].covariance, n_arms, p) for s in alive
+                _blocks(m.mean, m.covariance, n_arms, p) for m in policy.slots if m is not None
             ]
             mu = np.stack([m for m, _ in parts])
             cov = np.stack([c for _, c in parts])
-            logw = policy.logw[alive]
+            logw = policy.logw[live]
         w = np.exp(logw - logw.max())
         return PosteriorState("gaussian", w / w.sum(), mu, cov)
     if isinstance(policy, LinTS):
@@ -195,6 +195,8 @@ def state_probs(state: PosteriorState, contexts: np.ndarray) -> np.ndarray:
     n = len(contexts)
     if state.kind == "uniform":
         raise ValueError("a uniform state needs K: use 1/K")
+    if state.weights is None or state.mu is None or state.cov is None:
+        raise ValueError(f"pi needs a gaussian state, got {state.kind!r}")
     S, K, p = state.mu.shape
     mean = np.einsum("np,skp->snk", contexts, state.mu)  # every bandit at once
     var = np.einsum("np,skpq,nq->snk", contexts, state.cov, contexts)

@@ -58,10 +58,14 @@ class Problems:
         self._items.append((row or 0, len(self._items), field or column or "file", line))
 
     def add_rows(
-        self, mask: np.ndarray, rows: np.ndarray, column: str, text_of: Callable[[int], str]
+        self,
+        mask: np.ndarray,
+        rows: np.ndarray,
+        column: str | None,
+        text_of: Callable[[int], str],
     ) -> None:
-        """A problem on every row of ``mask`` (positions into ``rows``, the rows' numbers);
-        ``text_of(i)`` words the one at position i."""
+        """A problem on every row of ``mask`` (positions into ``rows``, the rows' numbers),
+        in ``column`` (None: the whole row); ``text_of(i)`` words the one at position i."""
         idx = np.flatnonzero(mask)
         for i in idx[: self.limit]:
             self.add(text_of(int(i)), row=int(rows[i]), column=column)

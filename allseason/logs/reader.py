@@ -116,7 +116,7 @@ class CsvFile:
 
     def first_row(self) -> list[str]:
         """The cells of the first row under the header that is not blank ([] if none)."""
-        begin = _BLANK.match(self.raw, min(self.data_start, len(self.raw))).end()
+        begin = _after_blank_lines(self.raw, min(self.data_start, len(self.raw)))
         ends = [i for i in (self.raw.find(b"\n", begin), self.raw.find(b"\r", begin)) if i >= 0]
         line = self.raw[begin : min(ends) if ends else len(self.raw)]
         try:
@@ -162,15 +162,14 @@ class CsvFile:
             if s.dtype.kind == "f":
                 continue
             long = (s.str.len() > MAX_CELL).to_numpy()
-            self.problems.add_rows(
-                long,
-                rows,
-                n,
-                lambda i, s=s: (
+
+            def too_long(i: int, s=s) -> str:
+                return (
                     f"a cell of {len(s.iloc[i]):,} characters; at most "
                     f"{MAX_CELL:,} are read in a cell"
-                ),
-            )
+                )
+
+            self.problems.add_rows(long, rows, n, too_long)
         return cols, rows
 
     def _read(self, pos: list[int], dtype):
@@ -243,10 +242,17 @@ def open_csv(source: bytes | str, *, max_bytes: int, max_rows: int) -> CsvFile:
     return f
 
 
+def _after_blank_lines(raw: bytes, start: int) -> int:
+    """The offset of the first byte from ``start`` on that is not in a blank line."""
+    blank = _BLANK.match(raw, start)
+    assert blank is not None  # the pattern matches the empty string
+    return blank.end()
+
+
 def _header_line(raw: bytes) -> tuple[int, int, int]:
     """(blank lines before the header, its first byte, the byte after it)."""
     start = 3 if raw.startswith(codecs.BOM_UTF8) else 0
-    begin = _BLANK.match(raw, start).end()
+    begin = _after_blank_lines(raw, start)
     ends = [i for i in (raw.find(b"\n", begin), raw.find(b"\r", begin)) if i >= 0]
     return _count_lines(raw, start, begin), begin, (min(ends) if ends else len(raw))
 
@@ -292,14 +298,11 @@ def _count_fields(f: CsvFile, max_rows: int) -> None:
     for n_fields, is_blank in counts:
         rows = first + n_rows + np.arange(len(n_fields))
         bad = (n_fields != n_cols) & ~is_blank
-        f.problems.add_rows(
-            bad,
-            rows,
-            None,
-            lambda i, n_fields=n_fields: (
-                f"{int(n_fields[i])} fields, but the header has {n_cols} columns"
-            ),
-        )
+
+        def fields_of(i: int, n_fields: np.ndarray = n_fields) -> str:
+            return f"{int(n_fields[i])} fields, but the header has {n_cols} columns"
+
+        f.problems.add_rows(bad, rows, None, fields_of)
         n_rows += len(n_fields)
         blank += int(is_blank.sum())
     f.n_rows = n_rows
@@ -374,7 +377,8 @@ def columns_text(names: Sequence[str]) -> str:
     >>> columns_text(["position", "f_0", "f_1", "f_2", "f_3", "g"])
     'position, f_0 … f_3 (4 columns), g'
     """
-    out, run = [], []
+    out: list[str] = []
+    run: list[tuple[str, int, str]] = []  # (the name but its number, the number, the name)
 
     def flush():
         if len(run) >= 3:

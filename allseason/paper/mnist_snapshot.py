@@ -24,7 +24,7 @@ from pathlib import Path
 PATH = Path(__file__).with_name("mnist_snapshot.json")
 TABLE, PATTERN, N, SEED = "mnist-10arm", "regular", 30_000, 0
 CURVE_EVERY = 500
-CONTESTANTS = (  # (label, policy, params)
+CONTESTANTS: tuple[tuple[str, str, dict[str, object]], ...] = (  # (label, policy, params)
     ("allseason-sw", "allseason-sw", {"tau": 500, "n_max": 5}),
     ("allseason-sw-printed", "allseason-sw", {"tau": 500, "n_max": 5, "weighting": "batch"}),
     ("d-lints", "d-lints", {"gamma": 0.999}),
@@ -40,6 +40,7 @@ def compute(n: int = N) -> dict:
 
     from . import reproduce
 
+    policies: dict[str, dict] = {}
     out = {
         "table": TABLE,
         "pattern": PATTERN,
@@ -49,7 +50,7 @@ def compute(n: int = N) -> dict:
         "curve_every": CURVE_EVERY,
         "commit": _commit(),
         "change_points": reproduce.change_points(n)[PATTERN],
-        "policies": {},
+        "policies": policies,
     }
     for label, policy, params in CONTESTANTS:
         job = reproduce.Job(
@@ -58,7 +59,7 @@ def compute(n: int = N) -> dict:
         _, mean, _, cum = reproduce.run_job(job)
         steps = np.arange(1, len(cum) + 1) * reproduce.CURVE_EVERY
         keep = steps % CURVE_EVERY == 0
-        out["policies"][label] = {
+        policies[label] = {
             "policy": policy,
             "params": params,
             "mean_reward": round(float(mean), 6),

@@ -190,7 +190,7 @@ class AllSeason(CompiledPolicy):
             self.ids[s] = bid
             self.logw[s] = np.log(0.5)
         self.next_id = 2
-        self._window = deque(maxlen=self.tau)
+        self._window: deque[tuple[np.ndarray, float]] = deque(maxlen=self.tau)  # (x, r)
         self._batch_slots: list[int] = []
 
     # -- plain path ---------------------------------------------------------------------------

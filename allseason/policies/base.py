@@ -22,6 +22,7 @@ ensemble (or ``None``) and ``pop_events()`` hands over what happened since the l
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
@@ -263,11 +264,11 @@ class Policy:
         return None
 
     # -- copies and streams (offline replay) -----------------------------------------------
-    def streams_state(self) -> tuple[dict, dict]:
+    def streams_state(self) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
         """The states of the two random streams (``u``, ``z``), for :meth:`restore_streams`."""
         return self._rng_u.bit_generator.state, self._rng_z.bit_generator.state
 
-    def restore_streams(self, states: tuple[dict, dict]) -> None:
+    def restore_streams(self, states: tuple[Mapping[str, Any], Mapping[str, Any]]) -> None:
         """Set the two random streams to ``states`` (from :meth:`streams_state`)."""
         self._rng_u.bit_generator.state, self._rng_z.bit_generator.state = states
 
@@ -382,9 +383,9 @@ class Policy:
             width = max(len(r) for r in ids_rows)
             weight_ids = np.full((len(ids_rows), width), -1, dtype=np.int64)
             weights = np.zeros((len(ids_rows), width))
-            for i, (ids, w) in enumerate(zip(ids_rows, w_rows)):
+            for i, (ids, row) in enumerate(zip(ids_rows, w_rows)):
                 weight_ids[i, : len(ids)] = ids
-                weights[i, : len(w)] = w
+                weights[i, : len(row)] = row
         return ChunkOutcome(
             arm, reward, player, np.asarray(batch_end, dtype=np.int64), weight_ids, weights, events
         )

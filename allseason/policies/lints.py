@@ -180,7 +180,7 @@ class SWLinTS(LinTS):
     ) -> None:
         super().__init__(d, lam=lam, sigma2=sigma2, rng=rng)
         self._set_params(tau=tau)
-        self._window_obs = deque()
+        self._window_obs: deque[tuple[np.ndarray, float]] = deque()  # (x, r) in the window
 
     def _window(self):
         return self.tau

@@ -65,7 +65,9 @@ class _Oracle(Policy):
         super().__init__(d, rng=root)  # children 0 and 1 (u, z), as every policy
         self.rng = rng  # stored unchanged
         self._set_params(lam=lam, sigma2=sigma2)
-        self._model_seq = root.spawn(1)[0].bit_generator.seed_seq  # child 2
+        model_seq = root.spawn(1)[0].bit_generator.seed_seq  # child 2
+        assert isinstance(model_seq, np.random.SeedSequence)  # what spawn() gives a child
+        self._model_seq = model_seq
         self.models: dict[int, LinTS] = {}
         self._pending = np.zeros(0, dtype=np.int64)  # told states not played yet
         self._unlearned: list[int] = []  # plain path: keys of the steps since the last update

@@ -60,6 +60,11 @@ class Interval:
                 f"{_CLOSED}, got {self.type!r}, {self.closed!r}"
             )
 
+    @property
+    def relational(self) -> bool:
+        """Whether a bound names another hyperparameter (it is read from the context)."""
+        return any(isinstance(b, str) for b in (self.low, self.high))
+
     def bounds(self, context: Mapping | None = None) -> tuple:
         """(low, high) with bounds that name another hyperparameter resolved in ``context``."""
         return tuple(
@@ -213,8 +218,7 @@ def check_values(
     relational = [
         k
         for k in values
-        if isinstance(params[k].constraint, Interval)
-        and any(isinstance(b, str) for b in (params[k].constraint.low, params[k].constraint.high))
+        if isinstance(constraint := params[k].constraint, Interval) and constraint.relational
     ]
     out = {}
     for k in [k for k in values if k not in relational] + relational:

@@ -38,7 +38,7 @@ class RidgeModel(GaussianLinearPosterior):
 
     def __init__(self, d: int, lam: float = 1.0):
         super().__init__(d, lam, 1.0)
-        self.Vinv = np.eye(self.d) / self.lam
+        self.Vinv: np.ndarray = np.eye(self.d) / self.lam
         self.theta = np.zeros(self.d)
         self._steps = 0
 
@@ -130,7 +130,7 @@ class BlockRidgeModel:
         self.Vinv = np.repeat(eye[None] / self.lam, self.G, axis=0)
         self.b = np.zeros((self.G, self.p))
         self.theta = np.zeros(self.d)
-        self.n_obs = 0
+        self.n_obs: float = 0  # a count (a float once updated, as the dense model keeps it)
         self._steps = np.zeros(self.G, dtype=np.int64)
 
     @property
@@ -209,6 +209,10 @@ class BlockAware:
     dense ones up to rounding; the cost of a step drops from O(d^2) to O(K p^2)."""
 
     blocks = 1
+    # the policy's, set by its __init__
+    t: int
+    d: int
+    lam: float
 
     def _prepare(self, arms) -> None:
         if isinstance(arms, BlockArms) and arms.n_arms != self.blocks:

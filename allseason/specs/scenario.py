@@ -487,7 +487,8 @@ def _from_query(query, env, defaults, limits, rejected, max_bytes) -> Scenario:
                 if isinstance(segs, str)
                 else segs
             )
-            sc = Scenario(segments=segs, preset=preset_, **good)
+            # the link's text pairs: Scenario checks and converts them (its one check)
+            sc = Scenario(segments=segs, preset=preset_, **good)  # type: ignore[arg-type]
         elif preset_ == "custom":
             raise SpecError("segments", "a custom pattern needs segments=STATExLENGTH_...")
         else:

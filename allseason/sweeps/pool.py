@@ -96,7 +96,9 @@ def _init_worker(driver_pid: int | None = None):
 @contextlib.contextmanager
 def _pool(processes: int):
     import multiprocessing as mp
+    from multiprocessing.context import BaseContext
 
+    ctx: BaseContext
     if "forkserver" in mp.get_all_start_methods():
         # a clean server process forks the workers (no threads inherited from the driver);
         # it imports the guard (it dies with the driver), then this module once, so each
