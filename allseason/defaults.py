@@ -59,7 +59,7 @@ REFERENCES = tuple(n for n in DEFAULT_POLICIES if role(n).reference)
 DEFAULT_SEEDS = 5
 VALIDATION_SEED = 1000
 VALIDATION_RUNS = 3
-ALLSEASON_PARAMS = {  # the paper's section 5 setting, not tuned
+ALLSEASON_PARAMS: dict[str, dict[str, object]] = {  # the paper's section 5 setting, not tuned
     "allseason-sw": {"tau": 10, "n_max": 5},
     "allseason-disc": {"gamma": 0.9, "n_max": 5},
     "allseason-sw-printed": {"tau": 10, "n_max": 5},

@@ -15,6 +15,7 @@ from ..specs import SpecError
 from ..sweeps.execute import SweepError
 from ..sweeps.flags import SCHEDULER, add_executor_flags
 from ..sweeps.store import results_root
+from ..worldmap.compute import CellsOutcome
 from ..worldmap.grid import MapGrid, run_map
 from .common import CliError, Parser, store_disk_line, write_output
 
@@ -71,7 +72,7 @@ def _n_runs(grid: MapGrid) -> int:
 
 def compute(
     grid: MapGrid, out, *, worlds: bool = True, screening: bool = True, **kw
-) -> tuple[dict | None, object]:
+) -> tuple[dict | None, CellsOutcome]:
     """The map of ``grid`` in ``out``; with ``screening``, the screening of the knobs
     (``snapshot["screening"]``, in ``out/screening``); with ``worlds``, the named worlds
     checked on it (``snapshot["worlds"]``); (None, outcome) when interrupted or a run

@@ -225,6 +225,8 @@ def _run_with_progress(race: api.Race, quiet: bool) -> api.RaceResult:
             )
     if show:
         print("\r" + " " * 40 + "\r", end="", file=sys.stderr)
+    if result is None:  # iter_race yields at least once: its last progress is the whole race
+        raise RuntimeError("the race reported no progress")
     return result
 
 

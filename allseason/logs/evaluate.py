@@ -17,6 +17,7 @@ import zlib
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
@@ -78,7 +79,7 @@ def offline_specs(names=None) -> tuple[PolicySpec, ...]:
         names = [n.strip() for n in names.split(",") if n.strip()]
     from ..policies import REGISTRY
 
-    items = []
+    items: list[PolicySpec | str] = []
     for n in names:
         if isinstance(n, PolicySpec):
             items.append(n)
@@ -148,12 +149,26 @@ def method_interval(
     return reported_interval(estimate, boot, events)
 
 
+class LogRead(Protocol):
+    """What a result reads of its log (a :class:`allseason.logs.offline.Log`; that module
+    imports this one, so the type is named by what it offers)."""
+
+    @property
+    def reward(self) -> np.ndarray: ...
+
+    @property
+    def n_events(self) -> int: ...
+
+    @property
+    def uniform(self) -> bool: ...
+
+
 @dataclass
 class OfflineResult:
     """Per (policy label, seed) the runs of :func:`run_one`; :meth:`summary` makes the table,
     :meth:`sparsity` the warning, :meth:`decision` what would decide."""
 
-    log: object
+    log: LogRead
     specs: tuple[PolicySpec, ...]
     n_seeds: int
     seed: int

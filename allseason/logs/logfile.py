@@ -137,6 +137,8 @@ def read_log(
 
 
 def _number(cell: str | None) -> bool:
+    if cell is None:
+        return False
     try:
         float(cell)
         return True
@@ -163,6 +165,8 @@ def _convert(f: CsvFile, cols, rows, roles, names, *, arms, scale) -> dict:
     ctx, ctx_names, ctx_notes = context(cols, rows, names, p, K)
     if p:
         return {}
+    # the required columns were found (a missing one is a problem, reported above)
+    assert ts is not None and code is not None and reward is not None
     order = np.argsort(ts, kind="stable")
     s = ts[order]
     ties = int(np.count_nonzero(s[1:] == s[:-1]))

@@ -228,29 +228,26 @@ def parse_reward_table(
     return RewardTable(periods, rates, arm_names, kind, (note,) if note else ())
 
 
+def _refuse_first(bad: np.ndarray, rows, raw, why: str) -> None:
+    """SpecError naming the first row where ``bad`` is true, its cell and ``why``."""
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise SpecError("time", f"row {rows[i]}, column time: {_show(raw[i])} {why}")
+
+
 def _periods(raw, rows) -> tuple[np.ndarray, str]:
     """The time column as whole period numbers (int64) or dates (datetime64[D]), and which."""
     raw_t, kind = usercsv.dates_or_numbers(raw, "time", rows)
     if kind == "number":
-        bad = raw_t != np.round(raw_t)
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise SpecError(
-                "time",
-                f"row {rows[i]}, column time: {_show(raw[i])} is "
-                f"not a whole period number (or a date)",
-            )
+        _refuse_first(
+            raw_t != np.round(raw_t), rows, raw, "is not a whole period number (or a date)"
+        )
         times_all = raw_t.astype(np.int64)
     else:
         t_day = raw_t.astype("datetime64[D]")
-        bad = t_day != raw_t
-        if bad.any():
-            i = int(np.argmax(bad))
-            raise SpecError(
-                "time",
-                f"row {rows[i]}, column time: {_show(raw[i])} has "
-                f"a time of day; a period is a date (2024-03-31)",
-            )
+        _refuse_first(
+            t_day != raw_t, rows, raw, "has a time of day; a period is a date (2024-03-31)"
+        )
         times_all = t_day
     return times_all, kind
 

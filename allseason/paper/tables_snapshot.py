@@ -52,16 +52,18 @@ def compute(out=None, protocols=None, command: str = "") -> dict:
         else [R.Protocol(validation=v) for v in R.VALIDATIONS]
     )
     runs = R.load_runs(out)
+    protocols_of: dict[str, dict] = {}  # validation: the protocol's settings
+    cells: list[dict] = []
     snap = {
         "format": FORMAT,
         "commit": _commit(),
         "command": command or "python -m allseason.paper.tables_snapshot",
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "protocols": {},
-        "cells": [],
+        "protocols": protocols_of,
+        "cells": cells,
     }
     for p in protocols:
-        snap["protocols"][p.validation] = dict(
+        protocols_of[p.validation] = dict(
             key=p.key(),
             n=p.n,
             seeds=p.seeds,
@@ -79,7 +81,7 @@ def compute(out=None, protocols=None, command: str = "") -> dict:
             for r in frame.itertuples():
                 if pd.isna(r.mean):
                     continue
-                snap["cells"].append(
+                cells.append(
                     dict(
                         protocol=p.validation,
                         table=table,
@@ -95,7 +97,7 @@ def compute(out=None, protocols=None, command: str = "") -> dict:
                         paper_std=float(r.paper_std),
                     )
                 )
-    if not snap["cells"]:
+    if not cells:
         raise ValueError(
             f"no measured test cell in {R.results_dir(out)} for "
             f"{', '.join(p.validation for p in protocols)} at n = "

@@ -81,22 +81,8 @@ class CompiledPolicy(Policy):
     def run_chunk(
         self, arms: np.ndarray, expected: np.ndarray, noise: np.ndarray, batch_end: np.ndarray
     ) -> ChunkOutcome:
-        """Play a chunk of ``n`` steps made of whole batches in the family's kernel.
-
-        Parameters
-        ----------
-        arms : ndarray, shape (n, K, d), or BlockArms
-            The action sets.
-        expected : ndarray, shape (n, K)
-            Expected reward of every arm.
-        noise : ndarray, shape (n,)
-            Noise added to the reward of the arm played.
-        batch_end : ndarray of int, shape (n_batches,)
-            Index of each batch's last step, strictly increasing, the last one n - 1.
-
-        Returns
-        -------
-        ChunkOutcome
+        """:meth:`Policy.run_chunk` (the same parameters and outcome), played in the
+        family's kernel.
 
         Raises
         ------

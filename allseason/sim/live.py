@@ -244,6 +244,7 @@ class LiveRun:
         the current state; returns {label: ChunkOutcome} of those steps."""
         n_steps = _check_int("steps", n_steps, 1, LIMITS["horizon"])
         B = self._base.batch_size
+        assert isinstance(B, int)  # one batch size: __init__ refuses a list
         n = -(-n_steps // B) * B
         rnd = self._env.next_round(n, states=np.full(n, self.state, dtype=np.int64))
         ends = np.arange(B - 1, n, B, dtype=np.int64)

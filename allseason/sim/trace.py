@@ -10,12 +10,18 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..policies import role
 from ..policies.base import ChunkOutcome, Event
 from ..stats import ci95_halfwidth
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from ..specs import Race
 
 
 @dataclass
@@ -25,12 +31,13 @@ class Trace:
     label: str
     seed_index: int
     horizon: int
-    arm: np.ndarray = None
-    reward: np.ndarray = None
-    expected: np.ndarray = None
-    best: np.ndarray = None
-    state: np.ndarray = None
-    player: np.ndarray = None
+    # the step columns, each of length ``horizon``, made by __post_init__
+    arm: np.ndarray = field(init=False)
+    reward: np.ndarray = field(init=False)
+    expected: np.ndarray = field(init=False)
+    best: np.ndarray = field(init=False)
+    state: np.ndarray = field(init=False)
+    player: np.ndarray = field(init=False)
     batch_end: list = field(default_factory=list)
     weight_ids: list = field(default_factory=list)
     weights: list = field(default_factory=list)
@@ -90,13 +97,19 @@ class Trace:
 class RaceResult:
     """Traces of a race, keyed by (label, seed index); ``scenario`` and ``race`` for context."""
 
-    race: object
+    race: Race | None  # None: a result of traces alone (no labels, summary or file)
     traces: dict[tuple[str, int], Trace]
+
+    def _race(self) -> Race:
+        """The race, for what reads its policies or seeds."""
+        if self.race is None:
+            raise ValueError("a result of traces alone: it has no race to read")
+        return self.race
 
     @property
     def labels(self) -> list[str]:
         """The policies' labels, in the race's order."""
-        return [p.label for p in self.race.policies]
+        return [p.label for p in self._race().policies]
 
     @property
     def n_done(self) -> int:
@@ -106,19 +119,19 @@ class RaceResult:
     def labels_of(self, family: str) -> list[str]:
         """Labels of the race's policies of a declared family (:func:`allseason.policies.role`),
         e.g. ``"allseason"``: the ones with bandit weights to look into."""
-        return [p.label for p in self.race.policies if role(p.name).family == family]
+        return [p.label for p in self._race().policies if role(p.name).family == family]
 
     def references(self) -> list[str]:
         """Labels of the references of the race (the oracles: a policy class with
         ``reference = True``), which views draw and rank apart from the contestants."""
-        return [p.label for p in self.race.policies if role(p.name).reference]
+        return [p.label for p in self._race().policies if role(p.name).reference]
 
     def baselines(self) -> list[str]:
         """Labels of the baselines: contestants that are neither All-Season (family
         "allseason") nor references."""
         return [
             p.label
-            for p in self.race.policies
+            for p in self._race().policies
             if role(p.name).family != "allseason" and not role(p.name).reference
         ]
 
@@ -128,7 +141,7 @@ class RaceResult:
         seeds; 0 with one seed, where no interval exists), cumulative regret (mean over
         seeds), seconds (sum over seeds) and ``gap_closed`` (:func:`gap_closed`)."""
         out = {}
-        n_seeds = self.race.n_seeds
+        n_seeds = self._race().n_seeds
         for label in self.labels:
             traces = [self.traces[label, k] for k in range(n_seeds)]
             means = np.array([t.reward[: t.n_done].mean() for t in traces])
@@ -144,7 +157,7 @@ class RaceResult:
                 cum_regret=float(regrets.mean()),
                 seconds=float(sum(t.seconds for t in traces)),
             )
-        oracle = next((p.label for p in self.race.policies if role(p.name).ceiling), None)
+        oracle = next((p.label for p in self._race().policies if role(p.name).ceiling), None)
         shares = gap_closed(
             {k: v["mean_reward"] for k, v in out.items()},
             self.baselines(),
@@ -159,7 +172,7 @@ class RaceResult:
 
     def save(self, path) -> None:
         """Write the race and every trace to one compressed .npz file (no pickle)."""
-        arrays = {"race": np.array(self.race.to_json())}
+        arrays = {"race": np.array(self._race().to_json())}
         for i, ((label, k), t) in enumerate(self.traces.items()):
             p = f"t{i}_"
             arrays[p + "key"] = np.array([label, str(k), str(t.n_done), repr(t.seconds)])
@@ -177,7 +190,7 @@ class RaceResult:
                 [(e.step, e.bandit, e.other) for e in ev], dtype=np.int64
             ).reshape(-1, 3)
             arrays[p + "ev_value"] = np.array([e.value for e in ev], dtype=float)
-        np.savez_compressed(path, **arrays)
+        np.savez_compressed(path, allow_pickle=False, **arrays)
 
     @classmethod
     def load(cls, path) -> RaceResult:
@@ -210,7 +223,7 @@ class RaceResult:
                 i += 1
         return cls(race, traces)
 
-    def to_frames(self) -> dict[str, object]:
+    def to_frames(self) -> dict[str, pd.DataFrame]:
         """Tidy pandas tables: ``steps`` (one row per policy, seed, step), ``weights`` (policy,
         seed, batch, step, bandit, weight; ensembles only), ``events`` and ``summary``."""
         return {
@@ -312,7 +325,7 @@ class RaceResult:
         import pandas as pd
 
         names = ("policy", "seed", "step", "state", "reward", "best", "regret")
-        parts = {name: [] for name in names}
+        parts: dict[str, list] = {name: [] for name in names}
         for (label, k), t in self.traces.items():
             n = t.n_done
             cols = {"reward": t.reward[:n], "best": t.best[:n], "regret": np.asarray(t.regret)}
@@ -361,7 +374,7 @@ class RaceResult:
                 label in refs,
             )
             for label in self.labels
-            for k in range(self.race.n_seeds)
+            for k in range(self._race().n_seeds)
             for t in [self.traces[label, k]]
         ]
         return pd.DataFrame(

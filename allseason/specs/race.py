@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from ..errors import SpecError
@@ -12,7 +13,7 @@ from ..policies import check_params, hyperparameters, parameters, policy_class, 
 from .scenario import Scenario, _int, _said_within, check_limits
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class PolicySpec:
     """One contestant: a registered policy name, its hyperparameters, a display label.
 
@@ -25,12 +26,25 @@ class PolicySpec:
     params: tuple[tuple[str, object], ...] = ()
     label: str = ""
 
-    def __post_init__(self):
+    def __init__(
+        self,
+        name: str,
+        params: Mapping[str, object] | Iterable[tuple[str, object]] = (),
+        label: str = "",
+    ) -> None:
+        # the dataclass's own __init__, but typed for what it takes (a mapping or pairs),
+        # not for what it keeps (the checked pairs, sorted)
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "params", params)
+        object.__setattr__(self, "label", label)
+        self.__post_init__()
+
+    def __post_init__(self) -> None:
         try:
             policy_class(self.name)
         except SpecError as e:
             raise SpecError("policies", e.message, bounds=e.bounds, got=e.got) from None
-        params = dict(self.params.items() if isinstance(self.params, dict) else self.params)
+        params = dict(self.params.items() if isinstance(self.params, Mapping) else self.params)
         try:  # the policy's declaration: values are checked now rather than mid-race
             params = check_params(self.name, params)
         except SpecError as e:

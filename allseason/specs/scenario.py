@@ -481,14 +481,10 @@ def _from_query(query, env, defaults, limits, rejected, max_bytes) -> Scenario:
         preset_ = "custom" if has_segments else "paper-synthetic"
     try:
         if has_segments:
-            segs = query["segments"]
-            segs = (
-                decode_segments(segs, max_segments=LIMITS["n_segments"])
-                if isinstance(segs, str)
-                else segs
-            )
-            # the link's text pairs: Scenario checks and converts them (its one check)
-            sc = Scenario(segments=segs, preset=preset_, **good)  # type: ignore[arg-type]
+            segs = query["segments"]  # pairs of text (a link's): Scenario converts them
+            if isinstance(segs, str):
+                segs = decode_segments(segs, max_segments=LIMITS["n_segments"])
+            sc = Scenario(segments=segs, preset=preset_, **good)
         elif preset_ == "custom":
             raise SpecError("segments", "a custom pattern needs segments=STATExLENGTH_...")
         else:

@@ -64,6 +64,18 @@ def run_unit(unit: Unit, world=None) -> dict:
         trace.record(start, out, rnd.expected, rnd.state, time.perf_counter() - t1)
     n = trace.n_done
     bw = trace.batch_weights()  # ensembles: how many bandits, how decided (NULL otherwise)
+    results = dict(
+        mean_reward=float(trace.reward[:n].mean()),  # as RaceResult.summary, per seed
+        mean_expected_reward=float(trace.expected[:n].mean()),
+        cum_reward=float(trace.reward[:n].sum()),
+        cum_regret=float(trace.regret.sum()),
+    )
+    for name, value in results.items():
+        if not math.isfinite(value):  # never a NaN stored as a result
+            raise FloatingPointError(
+                f"{name} is {value}: the rewards or {spec.label}'s arithmetic "
+                f"overflowed on this scenario (sigma2 {sc.sigma2:g}); nothing stored"
+            )
     row = dict(
         key=unit.key,
         config=canonical_json(unit.config),
@@ -72,10 +84,7 @@ def run_unit(unit: Unit, world=None) -> dict:
         policy=spec.name,
         params=canonical_json(dict(spec.params)),
         seed_index=k,
-        mean_reward=float(trace.reward[:n].mean()),  # as RaceResult.summary, per seed
-        mean_expected_reward=float(trace.expected[:n].mean()),
-        cum_reward=float(trace.reward[:n].sum()),
-        cum_regret=float(trace.regret.sum()),
+        **results,
         n_steps=int(n),
         policy_seconds=float(trace.seconds),
         bandits_created=None if bw is None else 1 + sum(e.kind == "spawn" for e in trace.events),
@@ -85,12 +94,6 @@ def run_unit(unit: Unit, world=None) -> dict:
         engine=_engine_version(),
         finished_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     )
-    for name in ("mean_reward", "mean_expected_reward", "cum_reward", "cum_regret"):
-        if not math.isfinite(row[name]):  # never a NaN stored as a result
-            raise FloatingPointError(
-                f"{name} is {row[name]}: the rewards or {spec.label}'s arithmetic "
-                f"overflowed on this scenario (sigma2 {sc.sigma2:g}); nothing stored"
-            )
     audit("done", unit.key)
     return row
 

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..specs import SpecError
 from ..stats import ci95_halfwidth
 from .spec import METRICS, SweepSpec
 from .store import SPEC_FILE, best_settings, load_runs, settings_table
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 def report_text(
     folder, metric: str | None = None, top: int = 1, everything: bool = False
-) -> tuple[str, object]:
+) -> tuple[str, pd.DataFrame]:
     """The text of ``report`` and the settings table it is based on: the runs of the last
     sweep run into ``folder`` (its ``sweep.json``), or every stored run (``everything``)."""
     folder = Path(folder)

@@ -13,6 +13,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -40,7 +41,7 @@ def _engine_version() -> str:
     return __version__
 
 
-def _reraise(prefix: str, e: SpecError):
+def _reraise(prefix: str, e: SpecError) -> NoReturn:
     """Raise ``e`` again with its field under ``prefix`` (``scenarios[2]`` + ``horizon``)."""
     raise e.within(prefix) from None
 
@@ -197,7 +198,7 @@ class PolicyGrid:
             return cls(
                 data["name"],
                 data.get("grid") or (),
-                data.get("params") or {},
+                data.get("params") or (),
                 data.get("label", ""),
             )
         except SpecError as e:
@@ -326,7 +327,7 @@ class SweepSpec:
 
     scenarios: tuple[Scenario, ...] = ()
     policies: tuple[PolicyGrid, ...] = ()
-    seeds: tuple[int, ...] | int = 1
+    seeds: tuple[int, ...] = (0,)  # given as a count n (0..n-1) or a list of indices
     metric: str = "mean_reward"
     name: str = "sweep"
     description: str = ""
@@ -399,7 +400,7 @@ class SweepSpec:
         """Every run, seed by seed (so a partial sweep has every setting at fewer seeds),
         duplicates (same key) removed."""
         specs = [s for p in self.policies for s in p.specs()]
-        out = {}
+        out: dict[str, Unit] = {}
         for k in self.seeds:
             for sc in self.scenarios:
                 for spec in specs:

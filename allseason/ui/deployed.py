@@ -283,7 +283,7 @@ def send_section(data_fn, name: str) -> None:
     )
     if st.button("Send this log to Your data", key="dp_send", icon=":material/upload_file:"):
         data, kept = data_fn()
-        st.session_state[yourdata.SOURCE] = yourdata._source(name, data, "deployed")
+        st.session_state[yourdata.SOURCE] = yourdata.file_record(name, data, "deployed")
         st.session_state[keys.YD_KIND] = "auto"
         st.session_state[keys.YD_SCALE] = "none"
         st.session_state[keys.DP_SENT] = kept

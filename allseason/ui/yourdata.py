@@ -55,12 +55,12 @@ def _on_upload() -> None:
         if (st.session_state.get(SOURCE) or {}).get("origin") == "upload":
             st.session_state.pop(SOURCE, None)
         return
-    st.session_state[SOURCE] = _source(
+    st.session_state[SOURCE] = file_record(
         f.name, f.getvalue()[: LIMITS["bytes"] + 1], "upload", size=f.size
     )
 
 
-def _source(name: str, data: bytes, origin: str, size: int | None = None) -> dict:
+def file_record(name: str, data: bytes, origin: str, size: int | None = None) -> dict:
     """A file as the page keeps it, with what is known of it once and for all at upload: its
     sha256 (the key of every result computed from it) and its kind (log or reward table,
     :func:`api.detect_kind` on its header). Its content is checked while it is read."""
@@ -76,7 +76,7 @@ def _source(name: str, data: bytes, origin: str, size: int | None = None) -> dic
 
 def _use_example(kind: str) -> None:
     name, make = examples.EXAMPLES[kind]
-    st.session_state[SOURCE] = _source(name, make(), "example")
+    st.session_state[SOURCE] = file_record(name, make(), "example")
     st.session_state[keys.YD_KIND] = "auto"
     st.session_state[keys.YD_SCALE] = "none"
 
@@ -85,7 +85,7 @@ def _use_obd() -> None:
     from allseason.logs import obd
 
     policy, campaign = st.session_state[keys.YD_OBD].split("/")
-    st.session_state[SOURCE] = _source(
+    st.session_state[SOURCE] = file_record(
         f"obd-{policy}-{campaign}.csv", obd.log_path(policy, campaign).read_bytes(), "example"
     )
     st.session_state[keys.YD_KIND] = "auto"
@@ -428,6 +428,7 @@ __all__ = [
     "upload_section",
     "show_log",
     "show_log_results",
+    "file_record",
     "SOURCE",
     "RESULT",
     "UPLOAD",

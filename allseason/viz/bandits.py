@@ -109,7 +109,7 @@ def minmax_index(values: np.ndarray, max_points: int) -> np.ndarray:
         return np.arange(n)
     n_bins = max(max_points // 2, 1)
     edges = np.linspace(0, n, n_bins + 1).round().astype(np.int64)
-    out = []
+    out: list[int] = []
     for a, b in zip(edges[:-1], edges[1:]):
         if b > a:
             seg = values[a:b]

@@ -44,13 +44,13 @@ def bandit_lives(events: pd.DataFrame, weights: pd.DataFrame | None, horizon: in
     births = ev[ev["kind"].isin(BIRTH_KINDS)].groupby("bandit")["step"].min()
     deaths = ev[ev["kind"].isin(DEATH_KINDS)].drop_duplicates("bandit", keep="first")
     deaths = deaths.set_index("bandit")
-    ids = set(births.index.tolist()) | set(deaths.index.tolist())
+    seen = set(births.index.tolist()) | set(deaths.index.tolist())
     if weights is not None and len(weights):
         first = weights[weights["bandit"] > 0].groupby("bandit")["step"].min()
-        ids |= set(first.index.tolist())
+        seen |= set(first.index.tolist())
     else:
         first = pd.Series(dtype=float)
-    ids = sorted(int(i) for i in ids if i > 0)
+    ids = sorted(int(i) for i in seen if i > 0)
     if 1 not in ids and ids:
         ids = [1] + ids
     lives = pd.DataFrame(index=pd.Index(ids, name="bandit"))

@@ -389,7 +389,8 @@ def since_switch_figure(
     # the names at the lines' ends, spread so that they do not overlap
     top = max([v for v, _ in ends] + [1.0])
     gap = top * 0.12 * scale
-    notes, placed = [], []
+    notes: list[dict] = []
+    placed: list[float] = []  # the names' heights so far
     for v, label in sorted(ends):
         y = max(v, placed[-1] + gap) if placed else v
         placed.append(y)

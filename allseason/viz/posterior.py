@@ -49,11 +49,9 @@ def _rings(x: np.ndarray, y: np.ndarray) -> tuple[list, list]:
     if not m:
         return [None], [None]
     gap = np.full((m, 1), np.nan)
-    xs = np.hstack([x, x[:, :1], gap]).ravel()
-    ys = np.hstack([y, y[:, :1], gap]).ravel()
-    xs = [None if v != v else v for v in xs.tolist()]
-    ys = [None if v != v else v for v in ys.tolist()]
-    return xs, ys
+    flat_x = np.hstack([x, x[:, :1], gap]).ravel().tolist()
+    flat_y = np.hstack([y, y[:, :1], gap]).ravel().tolist()
+    return [None if v != v else v for v in flat_x], [None if v != v else v for v in flat_y]
 
 
 class _Snapshots(NamedTuple):

@@ -95,7 +95,8 @@ def sweep_figure(
     if len(hps) > max_cols:
         notes.append(f"first {max_cols} of {len(hps)} hyperparameters")
         hps = hps[:max_cols]
-    columns = hps or [None]  # nothing varies: one panel, the algorithms side by side
+    # nothing varies: one panel, the algorithms side by side
+    columns: list[str | None] = list(hps) or [None]
     labels = list(dict.fromkeys(settings["label"]))
     colors = policy_colors(labels)
     short = _short_scenarios(scenarios)
@@ -111,7 +112,7 @@ def sweep_figure(
             for h in columns
         ],
     )
-    in_legend = set()
+    in_legend: set[str] = set()  # the labels already in the legend
     for r, scen in enumerate(scenarios, start=1):
         rows = settings[settings["scenario"] == scen]
         for c, h in enumerate(columns, start=1):
@@ -151,6 +152,7 @@ def _panel_axis(fig, rows: pd.DataFrame, col: str | None, r: int, c: int):
     span): whether they are numbers, and the first and last value (None if none)."""
     present = rows[col].dropna().tolist() if col in rows else []
     numeric = bool(present) and all(_is_number(v) for v in present)
+    span: tuple[float, float] | tuple[str, str] | None
     if numeric:
         xs = sorted({float(v) for v in present})
         span = (xs[0], xs[-1])
@@ -165,8 +167,8 @@ def _panel_axis(fig, rows: pd.DataFrame, col: str | None, r: int, c: int):
             col=c,
         )
     else:
-        xs = list(dict.fromkeys(str(v) for v in present))
-        span = (xs[0], xs[-1]) if xs else None
+        names = list(dict.fromkeys(str(v) for v in present))
+        span = (names[0], names[-1]) if names else None
     return numeric, span
 
 

@@ -43,6 +43,14 @@ _LIST = re.compile(r"^(\d*)([-+]|(?<=\d)[.)])(?=[\s-]|$)")  # a list marker or a
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]+")
 
 
+def _cut(text: object, limit: int | None) -> str:
+    """``str(text)``, cut to ``limit`` characters (then ``…``) when it is longer."""
+    value = str(text)
+    if limit is not None and len(value) > limit:
+        value = value[:limit] + "…"
+    return value
+
+
 def md(text: object, limit: int | None = None) -> str:
     """``text`` as Markdown that shows exactly those characters (on one line).
 
@@ -53,10 +61,9 @@ def md(text: object, limit: int | None = None) -> str:
     limit : int, optional
         Keep at most this many characters of the value (before escaping), then ``…``.
     """
-    value = str(text)
-    if limit is not None and len(value) > limit:
-        value = value[:limit] + "…"
-    value = _CONTROL.sub(" ", value).lstrip()  # 4 leading spaces would start a code block
+    value = _CONTROL.sub(
+        " ", _cut(text, limit)
+    ).lstrip()  # 4 leading spaces would start a code block
     value = _ACTIVE.sub(lambda m: "\\" + m[0], _AUTOLINK.sub(JOINER, value))
     return _LIST.sub(r"\1\\\2", value)
 
@@ -71,10 +78,7 @@ def html(text: object, limit: int | None = None) -> str:
     limit : int, optional
         Keep at most this many characters of the value (before escaping), then ``…``.
     """
-    value = str(text)
-    if limit is not None and len(value) > limit:
-        value = value[:limit] + "…"
-    return _html.escape(_CONTROL.sub(" ", value), quote=True)
+    return _html.escape(_CONTROL.sub(" ", _cut(text, limit)), quote=True)
 
 
 __all__ = ["md", "html"]

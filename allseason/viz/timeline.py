@@ -49,7 +49,7 @@ def _axis_refs(fig: go.Figure, row, col) -> list[tuple[str, str]]:
 def _band_shapes(refs, states, starts, stops, y0, y1, opacity, ribbon) -> list[dict]:
     """A rectangle per segment in its state's light colour, on every subplot of ``refs``:
     full height below the traces, or an opaque ribbon from ``y0`` to ``y1`` above them."""
-    shapes = []
+    shapes: list[dict] = []
     for xref, yref in refs:
         shapes.extend(
             dict(
@@ -97,7 +97,7 @@ def _band_numbers(refs, states, starts, stops, numbers, horizon) -> list[dict] |
     if wide.sum() > 40:
         return None
     y = 0.0 if numbers == "bottom" else 1.0
-    notes = []
+    notes: list[dict] = []
     for xref, yref in refs:
         notes.extend(
             dict(

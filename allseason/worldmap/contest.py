@@ -29,7 +29,7 @@ from ..stats import ci95_halfwidth
 from ..sweeps.spec import Unit, canonical_json
 
 #: label: (registered name, fixed params, {hyperparameter: grid})
-GRIDS = {
+GRIDS: dict[str, tuple[str, dict[str, object], dict[str, list[float]]]] = {
     "allseason-sw": ("allseason-sw", {"n_max": 5}, {"tau": [5, 10, 30]}),
     "allseason-disc": ("allseason-disc", {"n_max": 5}, {"gamma": [0.8, 0.9, 0.97]}),
     "sw-lints": ("sw-lints", {}, {"tau": [20, 60, 200, 600, 2000]}),
@@ -85,9 +85,10 @@ def choose(rows) -> dict[str, dict]:
     """The kept setting of each contestant: the best mean reward over the tuning seeds
     (ties: the first in grid order). ``rows``: dicts with label, params (JSON), seed_index,
     mean_reward (the tuning runs of one scenario)."""
-    out = {}
+    out: dict[str, dict] = {}
     for label in GRIDS:
-        best, best_m = None, -math.inf
+        best: dict | None = None
+        best_m = -math.inf
         for p in settings(label):
             key = canonical_json(p)
             vals = [
@@ -103,6 +104,8 @@ def choose(rows) -> dict[str, dict]:
             m = float(np.mean(vals))
             if m > best_m:
                 best, best_m = p, m
+        if best is None:
+            raise ValueError(f"{label}: no setting has a mean reward (NaN in its tuning runs)")
         out[label] = best
     return out
 

@@ -263,7 +263,7 @@ def run_map(grid: MapGrid, out, **kw) -> tuple[dict | None, CellsOutcome]:
     worlds = grid.cells()
     t0 = time.perf_counter()
     res = run_cells([k.scenario() for k in worlds], out, title=f"map {grid.name!r}", **kw)
-    if not res.complete:
+    if res.cells is None:  # not complete
         return None, res
     cells = []
     for k, cell in zip(worlds, res.cells):

@@ -29,7 +29,7 @@ def design(base: Knobs = BASE, levels: dict | None = None) -> list[tuple[str, ob
     """The points: ("base", None, base), then (knob, level, knobs) for each level that is
     not the base's own value."""
     levels = LEVELS if levels is None else levels
-    points = [("base", None, base)]
+    points: list[tuple[str, object, Knobs]] = [("base", None, base)]
     for knob, values in levels.items():
         for v in values:
             if v != getattr(base, knob):

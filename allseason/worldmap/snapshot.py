@@ -40,7 +40,7 @@ def axis_levels(snapshot: dict, axis: str) -> list[float]:
     knob = snapshot[axis]["knob"]
     if knob != "sigma2":
         return [float(v) for v in snapshot[axis]["values"]]
-    by = {}
+    by: dict[float, list[float]] = {}  # level: the SNR of its cells
     for c in snapshot["cells"]:
         by.setdefault(c[axis], []).append(c["snr"])
     return [float(np.mean(by[v])) for v in snapshot[axis]["values"]]

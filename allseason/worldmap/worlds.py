@@ -41,7 +41,7 @@ def race_world(scenario: Scenario, world, out, **kw) -> dict | None:
     dict of :func:`.contest.summarise` with chosen settings and rewards, None if incomplete.
     ``kw``: as :func:`allseason.worldmap.compute.run_cells`."""
     res = run_cells([scenario], out, world=world, **kw)
-    return res.cells[0] if res.complete else None
+    return None if res.cells is None else res.cells[0]  # None: not complete
 
 
 def check_named(snapshot: dict, out, names=None, **kw) -> list[dict]:
