@@ -63,6 +63,8 @@ APP_LIMITS = Limits(
     budget=1_000_000,
 )
 
+MAX_BATCH_SIZES = 1_000  # batch sizes in one list (inhomogeneous batches, taken in turn)
+
 # The largest text (a scenario or race file, an upload, a link) parse_scenario reads: 1 MB.
 MAX_INPUT_BYTES = 1_000_000
 
@@ -133,6 +135,8 @@ MAX_LABEL = 40  # characters of an arm label
 MAX_CELL = 1_000  # characters in one cell of a column that is read
 MAX_COLUMNS = 100_000  # columns in the header (3 x the file's memory at most, measured)
 MAX_TABLE_ARMS = 20  # a reward table's arms, one-hot: d = K
+MAX_DECLARED_ARMS = 100  # arms a user declares (--arms N or a list of labels), at least 2
+MAX_STEPS_PER_PERIOD = 1_000  # a reward table's race: customers (steps) per period
 #: what one reward table may hold (rows, columns in the header, bytes): the app's upload size
 TABLE_LIMITS = dict(rows=200_000, columns=64, bytes=20_000_000)
 
@@ -155,6 +159,8 @@ MAX_MAP_CELLS = 400  # cells of one world map (knob grid), the cost of a map run
 MAX_PROCESSES = 64  # local processes of a sweep: more than this is a typo on any machine we know
 #: Paper tables' small live MNIST race: images (n_min..n_max) and seeds, a few seconds each
 PAPER_LIVE_LIMITS = dict(n_min=600, n_max=5000, seeds=3)
+LIVE_WINDOW_RANGE = (10, 100_000)  # steps a Live show keeps on screen (its rolling window)
+MAX_PAPER_SEEDS = 100  # python -m allseason paper --seeds
 
 # --- a map (python -m allseason map --grid FILE), checked whole before anything runs ---------
 # Every run of every cell, in steps: a cell is 105 runs (45 tuning, 60 shown) of its horizon.

@@ -13,6 +13,7 @@ import sys
 import time
 
 from ..envs.classification import HORIZON, TABLE_KEYS
+from ..limits import MAX_PAPER_SEEDS
 from ..paper import tables_snapshot as paper_snapshot
 from ..paper.protocol import SEEDS, VALIDATIONS, Protocol
 from ..paper.report import format_comparison, format_side_by_side
@@ -125,8 +126,8 @@ def _settings(args: argparse.Namespace) -> tuple[list[str], list[str], list[Prot
     """(tables, validation names, protocols) from the parsed flags; ValueError naming a bad one."""
     if bool(args.all) == bool(args.table):
         raise ValueError("give --table NAME (one or more) or --all")
-    if not 1 <= args.seeds <= 100:
-        raise ValueError(f"--seeds: must be in 1..100, got {args.seeds}")
+    if not 1 <= args.seeds <= MAX_PAPER_SEEDS:
+        raise ValueError(f"--seeds: must be in 1..{MAX_PAPER_SEEDS}, got {args.seeds}")
     if not 500 <= args.n <= HORIZON:
         raise ValueError(f"--n: must be in 500..{HORIZON}, got {args.n}")
     tables = list(TABLE_KEYS) if args.all else list(dict.fromkeys(args.table))

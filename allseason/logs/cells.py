@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import SpecError
 from ..errors import show as _show_value
-from ..limits import MAX_LABEL
+from ..limits import MAX_DECLARED_ARMS, MAX_LABEL
 
 _LABEL_OK = re.compile(r"^[\w .:/()+#&'-]+$")
 _DIGITS = re.compile(r"(\d+)")
@@ -198,13 +198,13 @@ def declared_arms(arms) -> tuple[str, ...] | None:
         raise SpecError("arms", "must be a number of arms or a list of labels")
     if isinstance(arms, int) or (isinstance(arms, str) and arms.strip().isdigit()):
         n = int(arms)
-        if not 2 <= n <= 100:
-            raise SpecError("arms", f"must be between 2 and 100 arms, got {n}")
+        if not 2 <= n <= MAX_DECLARED_ARMS:
+            raise SpecError("arms", f"must be between 2 and {MAX_DECLARED_ARMS} arms, got {n}")
         return tuple(str(k) for k in range(n))
     items = arms.split(",") if isinstance(arms, str) else list(arms)
     items = [str(a).strip() for a in items if str(a).strip()]
-    if len(items) < 2 or len(items) > 100:
-        raise SpecError("arms", f"must list 2 to 100 arms, got {len(items)}")
+    if len(items) < 2 or len(items) > MAX_DECLARED_ARMS:
+        raise SpecError("arms", f"must list 2 to {MAX_DECLARED_ARMS} arms, got {len(items)}")
     if len(set(items)) != len(items):
         raise SpecError("arms", "an arm is listed twice")
     return tuple(items)

@@ -42,8 +42,8 @@ import numpy as np
 
 from ..envs.round import Round
 from ..errors import SpecError
+from ..limits import MAX_STEPS_PER_PERIOD, TABLE_LIMITS
 from ..limits import MAX_TABLE_ARMS as MAX_ARMS
-from ..limits import TABLE_LIMITS
 from . import reader as usercsv
 from .reader import _show
 
@@ -97,9 +97,10 @@ class RewardTable:
         ``world=`` this table)."""
         from ..specs import LIMITS, Scenario
 
-        if not 1 <= int(steps) <= 1000:
+        if not 1 <= int(steps) <= MAX_STEPS_PER_PERIOD:
             raise SpecError(
-                "steps", f"customers per period must be between 1 and 1000, got {steps}"
+                "steps",
+                f"customers per period must be between 1 and {MAX_STEPS_PER_PERIOD}, got {steps}",
             )
         horizon = self.n_periods * int(steps)
         if horizon > LIMITS["horizon"]:

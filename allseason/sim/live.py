@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SpecError
+from ..limits import LIVE_WINDOW_RANGE
 from ..limits import MAX_LIVE_STATES as MAX_STATES
 from ..policies import role
 from ..specs import LIMITS, PolicySpec, Race, Scenario, policy_specs
@@ -164,7 +165,7 @@ class LiveRun:
             seed=seed,
             preset="custom",
         )
-        self.window = _check_int("window", window, 10, 100_000)
+        self.window = _check_int("window", window, *LIVE_WINDOW_RANGE)
         self.max_states = _check_int("max_states", max_states, 1, MAX_STATES)
         self.rate_window = _check_int("rate_window", rate_window, 1, self.window)
         self.record = bool(record)

@@ -14,7 +14,7 @@ from typing import NamedTuple
 from ..envs.patterns import FIXED_PRESETS, PAPER_SYNTHETIC, PRESETS, Pattern, preset
 from ..errors import SpecError
 from ..errors import show as _show
-from ..limits import LIMITS, MAX_INPUT_BYTES, NOISE_RANGE, Limits
+from ..limits import LIMITS, MAX_BATCH_SIZES, MAX_INPUT_BYTES, NOISE_RANGE, Limits
 from ..links import QUERY_FIELDS, decode_batch, decode_segments, encode_batch, encode_segments
 from .readers import _load_json, _read_csv
 
@@ -109,8 +109,10 @@ class Scenario:
         set_("sigma2", _float("sigma2", self.sigma2, *NOISE_RANGE))  # 1 / sigma2 stays finite
         bs = self.batch_size
         if isinstance(bs, (list, tuple)):
-            if not bs or len(bs) > 1000:
-                raise SpecError("batch_size", "a list of batch sizes must have 1 to 1000 items")
+            if not bs or len(bs) > MAX_BATCH_SIZES:
+                raise SpecError(
+                    "batch_size", f"a list of batch sizes must have 1 to {MAX_BATCH_SIZES} items"
+                )
             sizes = tuple(_int("batch_size", b, 1, LIMITS["batch_size"]) for b in bs)
             set_("batch_size", sizes if len(sizes) > 1 else sizes[0])  # [5] is 5: one form
         else:
