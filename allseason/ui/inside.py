@@ -153,11 +153,7 @@ def _spec(run: RaceRun, label: str) -> api.PolicySpec:
 def _params_text(run: RaceRun, label: str) -> str:
     spec = _spec(run, label)
     params = dict(spec.params)
-    keys = [
-        k
-        for k in ("tau", "gamma", "n_max", "weighting")
-        if k in params and not (k == "gamma" and spec.name == "allseason-sw")
-    ]
+    keys = [k for k in ("tau", "gamma", "n_max", "weighting") if k in params]
     return ", ".join(f"{k} = {params[k]}" for k in keys)
 
 
