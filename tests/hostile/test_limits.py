@@ -136,3 +136,32 @@ def test_the_race_upload_quotes_the_apps_policy_limit(n):
     assert not any(f"at most {limits.LIMITS['n_policies']} policies" in m for m in shown)
     caption = " ".join(c.value for c in at.caption)
     assert f"≤ {limits.APP_LIMITS['n_policies']} policies" in caption
+
+
+def test_the_bounds_once_written_inline_are_limits_py_s():
+    """Each bound that was a number written where it is checked reads allseason/limits.py: the
+    bound itself passes, one past it is refused with a message quoting it."""
+    import argparse
+
+    from allseason.cli.paper import _settings
+    from allseason.logs.cells import declared_arms
+    from allseason.sim.live import LiveRun
+
+    n = limits.MAX_DECLARED_ARMS
+    assert len(declared_arms(n)) == len(declared_arms([f"a{i}" for i in range(n)])) == n
+    with pytest.raises(api.SpecError, match=f"between 2 and {n} arms, got {n + 1}"):
+        declared_arms(n + 1)
+    with pytest.raises(api.SpecError, match=f"list 2 to {n} arms, got {n + 1}"):
+        declared_arms([f"a{i}" for i in range(n + 1)])
+    m = limits.MAX_BATCH_SIZES
+    assert api.Scenario(segments=((0, 2 * m),), batch_size=[1, 2] * (m // 2)).batch_size[-1] == 2
+    with pytest.raises(api.SpecError, match=f"must have 1 to {m} items"):
+        api.Scenario(segments=((0, 2 * m),), batch_size=[1] * (m + 1))
+    lo, hi = limits.LIVE_WINDOW_RANGE
+    for window in (lo - 1, hi + 1):
+        with pytest.raises(api.SpecError, match=f"window: must be from {lo} to {hi}, got {window}"):
+            LiveRun(window=window)
+    s = limits.MAX_PAPER_SEEDS
+    args = argparse.Namespace(all=True, table=None, seeds=s + 1, n=1000)
+    with pytest.raises(ValueError, match=rf"--seeds: must be in 1\.\.{s}, got {s + 1}"):
+        _settings(args)
