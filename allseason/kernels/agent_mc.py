@@ -189,22 +189,27 @@ def _count(m, At, zoff, z, nr, s, cnt):
     dense = True
     for k in range(K):
         dense = dense and zoff[k] == 0
+    wide = dense and K >= 8
     for r in range(nr):
-        for k in range(K):
-            s[k] = m[k]
-        if dense:  # one block: k inner, K independent sums
+        best, best_val = 0, -np.inf
+        if wide:  # one block, many arms: k inner, K independent sums (vectorised)
+            for k in range(K):
+                s[k] = m[k]
             for i in range(p):
                 zi = z[r, i]
                 for k in range(K):
                     s[k] += At[i, k] * zi
-        else:
-            for i in range(p):
-                for k in range(K):
-                    s[k] += At[i, k] * z[r, zoff[k] + i]
-        best, best_val = 0, -np.inf
-        for k in range(K):
-            if s[k] > best_val:
-                best, best_val = k, s[k]
+            for k in range(K):
+                if s[k] > best_val:
+                    best, best_val = k, s[k]
+        else:  # few arms: each score summed in a register (the same order: bit for bit)
+            for k in range(K):
+                v = m[k]
+                o = zoff[k]
+                for i in range(p):
+                    v += At[i, k] * z[r, o + i]
+                if v > best_val:
+                    best, best_val = k, v
         cnt[best] += 1
 
 
