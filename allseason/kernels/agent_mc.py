@@ -23,7 +23,9 @@ The standard error returned is the largest over the arms of
 
     sqrt(sum_j w_j^2 v_jk / n_j),   v_jk = q (1 - q) n_j / (n_j - 1),  q = c_jk / n_j,
 
-(the unbiased Bernoulli variance; 1/4, its bound, for a bandit with one draw).
+(the unbiased Bernoulli variance; 1/4, its bound, for a bandit with one draw). The agent
+(allseason/agent/core.py) counts its decision as one more draw and reports the binomial
+``sqrt(max pi (1 - pi) / (n_mc + 1))``, an upper bound of this one (up to rounding the n_j).
 
 Draws. Bandit slot s's normals are the stream ``splitmix64(mkey + (s + 1) * MC_SALT)`` with
 ``mkey = splitmix64(key ^ MC_SALT)`` (apart from the decision's own stream, ``key``): normal i
