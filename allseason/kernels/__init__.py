@@ -9,7 +9,8 @@
 - :mod:`.agent`: the agent's single step (one decision with its pi, a reward into the batch
   buffer; the batch updates are :func:`.allseason.allseason_batch` and
   :func:`.lints.lints_batch`, which the chunk kernels call too); :mod:`.argmax`: pi of
-  independent Gaussian scores (the 1-D integral);
+  independent Gaussian scores (the 1-D integral); :mod:`.agent_mc`: pi of dense arms by
+  Monte Carlo, stratified over the bandits;
 - :mod:`.types`: what they all read (:class:`~.types.Rounds`, :class:`~.types.Window`,
   :class:`~.types.Events`).
 

@@ -30,6 +30,7 @@ import math
 import numpy as np
 from numba import njit
 
+from .agent_mc import pi_mc
 from .allseason import allseason_batch, batch_weights, choose_slot
 from .argmax import QUAD_NODES, argmax_probs_rows
 from .linalg import backward_solve, best_arm, best_arm_sandwich, forward_solve
@@ -254,7 +255,7 @@ def decide_step(ctx, block, cidx, bank, key, u, pi_mode, n_mc, work):
     elif pi_mode == PI_DENSE2:
         _pi_dense2(ctx, cidx, L, mu, Lt, alive, sandwich, w, pi, theta, tmp, tmp2)
     else:
-        stderr = _pi_mc(
+        stderr = pi_mc(  # stratified over the bandits (.agent_mc)
             ctx, block, cidx, L, mu, Lt, alive, sandwich, w, pi, key, n_mc, theta, tmp, tmp2
         )
     return a, j, stderr
