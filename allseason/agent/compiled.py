@@ -25,6 +25,7 @@ def setup_engine(self) -> None:
     self.G = G
     p = self.p
     self._ctx1 = np.zeros((1, p))
+    self._ctx1_row = self._ctx1[0, : self.d]
     if self.context_mode:
         self._ctx1[0, -1] = 1.0
         self._block = np.arange(G, dtype=np.int64)
