@@ -25,6 +25,7 @@ def setup_engine(self) -> None:
     self.G = G
     p = self.p
     self._ctx1 = np.zeros((1, p))
+    self._ctx1_row = self._ctx1[0, : self.d]
     if self.context_mode:
         self._ctx1[0, -1] = 1.0
         self._block = np.arange(G, dtype=np.int64)
@@ -83,6 +84,7 @@ def bind_state(self) -> None:
             sandwich,
         )
     self._S = S
+    self._ids = f.ids if self._is_allseason else np.full(1, -1, dtype=np.int64)
     self._z = np.empty((G, p))
     self._theta = np.empty((G, p))
     self._tmp2 = np.empty(p)
@@ -102,13 +104,18 @@ def entry(fn, args):
 
 
 def work(self, K: int):
-    """The per-K arrays of a decision (block, cidx, workspace), made once per K."""
+    """The per-K arguments of a decision, made once per K: (pack, work, pi_mode), the
+    compiled step's :class:`~allseason.kernels.agent.DecidePack` (None on the plain path),
+    its workspace, and how pi is had for K arms (-1: one arm)."""
     got = self._work_by_k.get(K)
     if got is None:
         if self.context_mode:
             block, cidx = self._block, self._cidx
+            pi_mode = kagent.PI_DISJOINT
         else:
             block, cidx = np.zeros(K, dtype=np.int64), np.arange(K, dtype=np.int64)
+            pi_mode = kagent.PI_DENSE2 if K == 2 else kagent.PI_MC if K > 2 else -1
+        pack = work = None
         if self.engine == "compiled":
             work = (
                 self._z,
@@ -122,21 +129,19 @@ def work(self, K: int):
                 np.ones((1, K), dtype=np.int64),
                 np.empty((1, K)),
             )
-        else:
-            work = None
-        if self.context_mode:
-            pi_mode = kagent.PI_DISJOINT
-        else:
-            pi_mode = kagent.PI_DENSE2 if K == 2 else kagent.PI_MC if K > 2 else -1
-        got = (block, cidx, work, pi_mode)
+            pack = kagent.decide_pack(block, cidx, self._bank, work, self._ids)
+            if self._decide_ep is None:  # the entry point, for the types every call passes
+                args = (self._ctx1, 1, -1.0, 0, self.n_mc, pack)
+                self._decide_ep = entry(kagent.decide_packed, args)
+        got = (pack, work, pi_mode)
         if len(self._work_by_k) < 64:
             self._work_by_k[K] = got
     return got
 
 
-def decide_compiled(self, ctx, block, cidx, work, pi_mode, event, K):
+def decide_compiled(self, ctx, pack, work, pi_mode, event):
     """One decision by the compiled single step: the draws of ``event``, then the arm, the
-    player and pi (:func:`allseason.kernels.agent.decide_step`)."""
+    player and pi (:func:`allseason.kernels.agent.decide_packed`)."""
     if self.draws == "event":  # event_key, inline
         h = self._hasher.copy()
         h.update(event.encode())
@@ -146,31 +151,24 @@ def decide_compiled(self, ctx, block, cidx, work, pi_mode, event, K):
         key, u = 0, pol._rng_u.random()
         self._z[...] = pol._rng_z.standard_normal(self.D).reshape(self._z.shape)
     mode = pi_mode if self.propensities and pi_mode >= 0 else 0
-    args = (ctx, block, cidx, self._bank, key, u, mode, self.n_mc, work)
-    step = self._decide_ep  # ctx is float64, 2-D, C order, aligned, writeable (_inputs)
-    if step is None:
-        step = self._decide_ep = entry(kagent.decide_step, args)
-    arm, slot, stderr = step(*args)
+    # the entry point (made by work(); ctx: float64, 2-D, C order, aligned, writeable)
+    arm, bandit, stderr = self._decide_ep(ctx, key, u, mode, self.n_mc, pack)
     if arm < 0:
         raise SpecError(
             "arms" if not self.context_mode else "context",
             "must be finite numbers (no NaN, no inf)",
         )
-    if self._is_allseason:
-        bandit = int(self.policy.kernel_state.ids[slot])
-    else:
-        bandit = -1
     self.policy.t += 1
-    if not self.propensities:
+    if not mode:
+        if pi_mode < 0 and self.propensities:  # one arm
+            return arm, bandit, np.ones(1), "deterministic", 0.0
         return arm, bandit, None, "skipped", 0.0
-    if pi_mode < 0:  # one arm
-        return arm, bandit, np.ones(1), "deterministic", 0.0
     pi = work[5].copy()
     if pi_mode == kagent.PI_MC:
         method = "monte-carlo"
     else:
         method = "exact-mixture" if self._is_allseason else "exact-quadrature"
-    return arm, bandit, pi, method, float(stderr)
+    return arm, bandit, pi, method, stderr
 
 
 def state_tuple(self):
@@ -210,40 +208,44 @@ def learn_compiled(self, entry, r) -> None:
     n = self._n_pending
     if n == self._buf[2].shape[0]:
         grow_buffer(self)
-    res = _learn_call(self, entry[0], entry[1], entry[2], r, self.batch_size)
+    got = self._learn_ep
+    if got[0] is not self.policy.kernel_state or got[1] is not self._buf:
+        got = _learn_entry(self, entry[0])
+    x, g, bandit = entry[0], entry[1], entry[2]
+    res = got[2](x, g, bandit, r, self.batch_size, self.counts["decisions"] - 1, got[3])
     if res < 0:
         self._n_pending = n + 1
+    elif res == 0 and not self._listeners:  # an update without events (after_batch, short)
+        self._n_pending = 0
+        self.model_version += 1
+        self.counts["batches"] += 1
+        self._batch_events = []
     else:
         after_batch(self, res)
 
 
 def flush_compiled(self) -> None:
     """The batch update on whatever waits (end_batch)."""
-    after_batch(self, _learn_call(self, self._tmp, -1, -1, 0.0, 0))
-
-
-def _learn_call(self, x, g, bandit, r, B):
-    # the entry point and the fixed arguments, found again whenever the kernel state or the
-    # batch buffer is rebuilt
-    f, buf = self.policy.kernel_state, self._buf
     got = self._learn_ep
-    if got[0] is not f or got[1] is not buf:
-        state = self._state_tuple
-        if self._is_allseason:
-            args = (
-                x, g, bandit, r, buf, B, state, self._tuple_params,
-                self._events, 0, self._track_arrays, self._lwork,
-            )  # fmt: skip
-            fn = kagent.allseason_learn
-        else:
-            args = (x, g, bandit, r, buf, B, state, self._tuple_params, self._tmp)
-            fn = kagent.lints_learn
-        got = self._learn_ep = (f, buf, entry(fn, args), args[4:])
-    ep, rest = got[2], got[3]
+    if got[0] is not self.policy.kernel_state or got[1] is not self._buf:
+        got = _learn_entry(self, self._tmp)
+    after_batch(self, got[2](self._tmp, -1, -1, 0.0, 0, self.counts["decisions"] - 1, got[3]))
+
+
+def _learn_entry(self, x):
+    """The learn call's entry point and its pack, made again whenever the kernel state or the
+    batch buffer is rebuilt: (kernel state, buffer, entry point, pack)."""
+    f, buf = self.policy.kernel_state, self._buf
+    state = self._state_tuple
     if self._is_allseason:
-        step = self.counts["decisions"] - 1
-        return ep(x, g, bandit, r, rest[0], B, rest[2], rest[3], rest[4], step, rest[6], rest[7])
-    return ep(x, g, bandit, r, rest[0], B, rest[2], rest[3], rest[4])
+        fields = (self._tuple_params, self._events, self._track_arrays, self._lwork)
+        fn = kagent.allseason_learn_packed
+    else:
+        fields = (self._tuple_params, 0, 0, self._tmp)
+        fn = kagent.lints_learn_packed
+    pack = kagent.learn_pack(buf, state, *fields)
+    got = self._learn_ep = (f, buf, entry(fn, (x, 0, 0, 0.0, 1, 0, pack)), pack)
+    return got
 
 
 def grow_buffer(self, room: int | None = None) -> None:

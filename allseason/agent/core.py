@@ -181,7 +181,7 @@ class Agent:
         self.parent_version = None
         self.counts = dict.fromkeys(COUNT_NAMES, 0)
         self._open: OrderedDict = OrderedDict()  # event -> (x, g, bandit, t, version, decision)
-        self._resolved: dict = {}  # recent resolved events (duplicates), oldest first
+        self._resolved: OrderedDict = OrderedDict()  # recent resolved events, oldest first
         self._pending: list = []  # resolved (x, g, bandit, reward), waiting for the batch
         self._batch_events: list[dict] = []  # the last batch's spawn/prune rows
         self._listeners: list = []
@@ -228,11 +228,9 @@ class Agent:
         if len(open_) >= self.max_open:
             self._expire_oldest()
         got = self._work_by_k.get(K)
-        block, cidx, work, pi_mode = got if got is not None else self._work(K)
-        if self.engine == "compiled":
-            arm, bandit, pi, method, stderr = self._decide_compiled(
-                ctx, block, cidx, work, pi_mode, event, K
-            )
+        pack, work, pi_mode = got if got is not None else self._work(K)
+        if pack is not None:  # the compiled engine
+            arm, bandit, pi, method, stderr = self._decide_compiled(ctx, pack, work, pi_mode, event)
         else:
             arm, bandit, pi, method, stderr = self._decide_plain(ctx, event, K)
         if method == "monte-carlo":
@@ -332,7 +330,10 @@ class Agent:
             raise UnknownEvent(event)
         self.counts["learned"] += 1
         if self.engine == "compiled" and not self._listeners:  # the hot path, inline
-            self._remember(event)
+            res = self._resolved  # _remember, inline
+            res[event] = None
+            if len(res) > self.max_open:
+                res.popitem(last=False)
             self._learn_compiled(entry, r)
         else:
             self._resolve(event, entry, r, "learned")
@@ -351,10 +352,12 @@ class Agent:
             self._batch_update()
 
     def _remember(self, event) -> None:
-        res = self._resolved  # a dict: insertion order, the oldest first
+        # an OrderedDict, the oldest first: popitem(last=False) is O(1) (a dict's first key
+        # after many deletions at its front is found by a scan: 70 us at 100,000 entries)
+        res = self._resolved
         res[event] = None
         if len(res) > self.max_open:
-            del res[next(iter(res))]
+            res.popitem(last=False)
 
     def end_batch(self) -> bool:
         """Run the batch update now, if a resolved reward waits.

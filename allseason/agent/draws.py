@@ -72,6 +72,8 @@ def event_text(event_id) -> str:
     SpecError
         Not a str or an int, empty, or longer than 200 characters.
     """
+    if type(event_id) is int and -(10**18) < event_id < 10**18:
+        return str(event_id)  # the common int first: at most 19 characters
     if isinstance(event_id, str):
         text = event_id
     elif isinstance(event_id, int | np.integer) and not isinstance(event_id, bool):

@@ -33,7 +33,7 @@ def inputs(self, arms, context):
             c = _finite_array("context", context, f"({self.d},)", 1)
             if c.shape != (self.d,):
                 raise SpecError("context", f"must have shape ({self.d},), got {c.shape}")
-        self._ctx1[0, : self.d] = c
+        self._ctx1_row[...] = c  # a view of ctx1[0, :d]: cheaper than indexing ctx1 here
         ctx = self._ctx1
         K = self.n_arms
     else:

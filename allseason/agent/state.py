@@ -5,6 +5,8 @@ methods)."""
 
 from __future__ import annotations
 
+from collections import OrderedDict
+
 import numpy as np
 
 from ..errors import SpecError, show
@@ -169,7 +171,7 @@ def from_state(cls, manifest: dict, arrays: dict[str, np.ndarray]) -> Agent:  # 
         if px.shape != (len(pend), agent.p) or pr.shape != (len(pend),):
             raise SpecError("state", "pending rewards: rows and arrays differ")
         _restore_pending(agent, pend, px, pr)
-        agent._resolved = {str(e): None for e in manifest["resolved_recent"]}
+        agent._resolved = OrderedDict((str(e), None) for e in manifest["resolved_recent"])
         if agent._is_allseason:
             nobs, born, info = agent._track_arrays
             for arr, key in ((nobs, "agent.nobs"), (born, "agent.born")):

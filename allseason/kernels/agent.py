@@ -28,7 +28,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit
+from numba import njit, types
+from numba.experimental import structref
 
 from .agent_mc import pi_mc
 from .allseason import allseason_batch, batch_weights, choose_slot
@@ -273,6 +274,13 @@ __all__ = [
     "decide_step",
     "lints_learn",
     "allseason_learn",
+    "DecidePack",
+    "LearnPack",
+    "decide_pack",
+    "learn_pack",
+    "decide_packed",
+    "lints_learn_packed",
+    "allseason_learn_packed",
 ]
 
 
@@ -314,7 +322,8 @@ def allseason_learn(x, g, bandit, r, buf, B, state, params, events, step, track,
     :func:`~.allseason.allseason_batch` once ``B`` wait (``B`` = 0: whatever waits), each
     decision learnt by the slot of the bandit that played it if it is still alive (else by
     the shadow alone). ``track`` = (n_obs (S,), born (S,), [version, window]): the bandits'
-    bookkeeping. Returns -1 (no update) or the number of events written."""
+    bookkeeping (the version counts this update). Returns -1 (no update) or the number of
+    events written."""
     n = _append(x, g, bandit, r, buf)
     if n == 0 or (B > 0 and n < B):
         return -1
@@ -346,5 +355,87 @@ def allseason_learn(x, g, bandit, r, buf, B, state, params, events, step, track,
         if s > 0 and alive[s] and ids[s] == bb[t]:
             nobs[s] += 1
     nobs[0] = n0 + n if info[1] <= 0 else min(n0 + n, info[1])
+    info[0] += 1  # the model version after this update
     cnt[0] = 0
     return counters[1]
+
+
+# -- the packed calls: one boxed object for the fixed arguments ----------------------------
+# A compiled call unboxes each array it is passed (about 0.07 us each, and a decision or a
+# reward passes 25-35 of them in the tuples above). The fixed arguments are packed once into
+# a numba struct (a StructRef, unboxed as one pointer, its arrays referenced, never copied):
+# a call then passes the row, a few scalars and the pack.
+@structref.register
+class DecidePackType(types.StructRef):
+    """numba's type of a :class:`DecidePack`."""
+
+    def preprocess_fields(self, fields):
+        """Fields as their plain types."""
+        return tuple((n, types.unliteral(t)) for n, t in fields)
+
+
+@structref.register
+class LearnPackType(types.StructRef):
+    """numba's type of a :class:`LearnPack`."""
+
+    def preprocess_fields(self, fields):
+        """Fields as their plain types."""
+        return tuple((n, types.unliteral(t)) for n, t in fields)
+
+
+class DecidePack(structref.StructRefProxy):
+    """The fixed arguments of :func:`decide_packed`: ``block``, ``cidx``, ``bank``, ``work``
+    (as :func:`decide_step` takes them) and ``ids`` (the bandit id of each slot; [-1] for a
+    single-model policy)."""
+
+
+class LearnPack(structref.StructRefProxy):
+    """The fixed arguments of :func:`lints_learn_packed` / :func:`allseason_learn_packed`:
+    ``buf``, ``state``, ``params``, ``events``, ``track``, ``work`` (as :func:`lints_learn` /
+    :func:`allseason_learn` take them; LinTS: ``events`` and ``track`` are 0, ``work`` is
+    ``tmp``)."""
+
+
+structref.define_proxy(DecidePack, DecidePackType, ["block", "cidx", "bank", "work", "ids"])
+structref.define_proxy(
+    LearnPack, LearnPackType, ["buf", "state", "params", "events", "track", "work"]
+)
+
+
+@njit(cache=True)
+def decide_pack(block, cidx, bank, work, ids):
+    """A :class:`DecidePack` of these arrays (referenced, not copied)."""
+    return DecidePack(block, cidx, bank, work, ids)
+
+
+@njit(cache=True)
+def learn_pack(buf, state, params, events, track, work):
+    """A :class:`LearnPack` of these arrays (referenced, not copied)."""
+    return LearnPack(buf, state, params, events, track, work)
+
+
+@njit(cache=True, nogil=True)
+def decide_packed(ctx, key, u, pi_mode, n_mc, pack):
+    """:func:`decide_step` with the fixed arguments of ``pack``; returns (arm, the id of the
+    bandit that played, stderr); arm -1 for a NaN or an infinity in ``ctx``."""
+    a, j, stderr = decide_step(
+        ctx, pack.block, pack.cidx, pack.bank, key, u, pi_mode, n_mc, pack.work
+    )
+    if a < 0:
+        return a, -1, stderr
+    return a, pack.ids[j], stderr
+
+
+@njit(cache=True, nogil=True)
+def lints_learn_packed(x, g, bandit, r, B, step, pack):
+    """:func:`lints_learn` with the fixed arguments of ``pack`` (``step`` unused)."""
+    return lints_learn(x, g, bandit, r, pack.buf, B, pack.state, pack.params, pack.work)
+
+
+@njit(cache=True, nogil=True)
+def allseason_learn_packed(x, g, bandit, r, B, step, pack):
+    """:func:`allseason_learn` with the fixed arguments of ``pack``."""
+    return allseason_learn(
+        x, g, bandit, r, pack.buf, B, pack.state, pack.params, pack.events, step,
+        pack.track, pack.work,
+    )  # fmt: skip

@@ -46,35 +46,49 @@ def argmax_probs_rows(mean, sd, count, y, out):  # pragma: no cover - compiled
     many arms share arm k's score distribution (0: a padding column); out is per arm."""
     R, K = mean.shape
     J = y.shape[0]
-    nodes = np.empty(K * J)
+    grid = np.empty(K * J + 2)
     logF = np.empty(K)
     prevF = np.empty(K)
+    head = np.empty(K, dtype=np.int64)
     for r in range(R):
         lo, hi = -np.inf, -np.inf
         for k in range(K):
             if count[r, k] > 0:
                 lo = max(lo, mean[r, k] - _TAIL * sd[r, k])
                 hi = max(hi, mean[r, k] + _TAIL * sd[r, k])
-        n = 0
+        # the grid: every arm's nodes within (lo, hi), sorted. Each arm's nodes are sorted
+        # already (y ascending, sd > 0): a K-way merge, the same grid as sorting them all.
         for k in range(K):
-            if count[r, k] == 0:
-                continue
-            for j in range(J):
-                s = mean[r, k] + sd[r, k] * y[j]
-                if lo < s < hi:
-                    nodes[n] = s
-                    n += 1
-        grid = np.empty(n + 2)
+            head[k] = 0 if count[r, k] > 0 else J
         grid[0] = lo
-        grid[1 : n + 1] = np.sort(nodes[:n])
-        grid[n + 1] = hi
+        n = 1
+        while True:
+            best, bk = np.inf, -1
+            for k in range(K):
+                j = head[k]
+                while j < J and not mean[r, k] + sd[r, k] * y[j] > lo:
+                    j += 1
+                head[k] = j
+                if j < J:
+                    s = mean[r, k] + sd[r, k] * y[j]
+                    if s < hi and (bk < 0 or s < best):
+                        best, bk = s, k
+                    elif not s < hi:
+                        head[k] = J
+            if bk < 0:
+                break
+            grid[n] = best
+            n += 1
+            head[bk] += 1
+        grid[n] = hi
         for a in range(K):
             out[r, a] = 0.0
         prev_logP = 0.0
         for k in range(K):
             prevF[k] = log_ndtr((lo - mean[r, k]) / sd[r, k]) if count[r, k] > 0 else 0.0
             prev_logP += count[r, k] * prevF[k]
-        for i in range(1, n + 2):
+        P0 = math.exp(prev_logP)
+        for i in range(1, n + 1):
             logP = 0.0
             for k in range(K):
                 z = (grid[i] - mean[r, k]) / sd[r, k]
@@ -82,7 +96,7 @@ def argmax_probs_rows(mean, sd, count, y, out):  # pragma: no cover - compiled
                 logF[k] = 0.0 if skip else log_ndtr(z)
                 logP += count[r, k] * logF[k]
             d = logP - prev_logP
-            P1, P0 = math.exp(logP), math.exp(prev_logP)
+            P1 = math.exp(logP)
             lm = (P1 - P0) / d if d > 1e-12 else P1  # the logarithmic mean of P0, P1
             if lm > 0.0:
                 for k in range(K):
@@ -90,6 +104,7 @@ def argmax_probs_rows(mean, sd, count, y, out):  # pragma: no cover - compiled
             for k in range(K):
                 prevF[k] = logF[k]
             prev_logP = logP
+            P0 = P1
         total = 0.0
         for a in range(K):
             total += count[r, a] * out[r, a]

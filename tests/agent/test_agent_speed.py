@@ -1,0 +1,178 @@
+"""The agent's fast paths (issue 31's speed goals) against its general paths: the same
+decisions, the same pi and the same state, whichever way the inputs come in; the packed
+compiled call against the compiled step it wraps; the merged quadrature grid against the
+sorted one; the memory of resolved events bounded in O(1) a step."""
+
+import numpy as np
+import pytest
+
+from allseason.agent import Agent, UnknownEvent
+from allseason.kernels import agent as kagent
+from allseason.kernels.argmax import QUAD_NODES, argmax_probs_rows
+
+NAMES = ["allseason-sw", "allseason-disc", "lints", "sw-lints", "d-lints"]
+
+
+def _general(value, i):
+    """The same numbers in a form the fast path does not take (a list, a Fortran-ordered or
+    a strided copy, float32-exact values are not needed: float64 in every case)."""
+    arr = np.asarray(value, dtype=float)
+    if i % 3 == 0:
+        return arr.tolist()
+    if i % 3 == 1 and arr.ndim == 2:
+        return np.asfortranarray(arr)
+    wide = np.zeros(arr.shape[:-1] + (2 * arr.shape[-1],))
+    wide[..., ::2] = arr
+    return wide[..., ::2]  # not contiguous
+
+
+def _state_arrays(agent):
+    return agent.to_state()[1]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("context", [True, False])
+@pytest.mark.parametrize("pi", [True, False])
+def test_fast_inputs_and_int_ids_are_the_general_path(name, context, pi):
+    """float64 C-ordered inputs with int event ids (the fast path) and lists / Fortran /
+    strided inputs with the ids as text (the general path) give the same decisions, the
+    same pi, bit for bit, and the same state."""
+    K, d = 4, 3
+    kw = dict(d=d, seed=11, batch_size=2, propensities=pi, n_mc=256)
+    if context:
+        kw["n_arms"] = K
+    fast, general = Agent(name, **kw), Agent(name, **kw)
+    rng = np.random.default_rng(5)
+    theta = rng.standard_normal((K, d))
+    for i in range(60):
+        if context:
+            c = rng.standard_normal(d)
+            ra = fast.decide(context=c, event_id=i, t=float(i))
+            rb = general.decide(context=_general(c, i), event_id=str(i), t=float(i))
+            r = float(theta[ra.arm] @ c)
+        else:
+            X = rng.standard_normal((K, d))
+            ra = fast.decide(X, event_id=i, t=float(i))
+            rb = general.decide(_general(X, i), event_id=str(i), t=float(i))
+            r = float(X[ra.arm] @ theta[0])
+        assert ra.to_dict() == rb.to_dict()
+        if pi:
+            assert np.array_equal(ra.propensities, rb.propensities)
+        r += 0.1 * rng.standard_normal()
+        assert fast.learn(i, r) == general.learn(str(i), np.float64(r)) == "learned"
+    assert fast.learn(3, 0.0) == general.learn("3", 0.0) == "duplicate"
+    assert fast.counts == general.counts
+    sa, sb = _state_arrays(fast), _state_arrays(general)
+    assert sa.keys() == sb.keys()
+    for key in sa:
+        assert np.array_equal(sa[key], sb[key]), key
+
+
+@pytest.mark.parametrize("name", ["allseason-sw", "lints", "sw-lints"])
+@pytest.mark.parametrize("context", [True, False])
+def test_the_packed_call_is_the_compiled_step(name, context):
+    """decide_packed (one boxed pack) returns what decide_step returns on the same
+    arguments, pi included, and maps the slot to its bandit id."""
+    K, d = 4, 3
+    kw = dict(d=d, seed=2, batch_size=3, n_mc=512)
+    if context:
+        kw["n_arms"] = K
+    a = Agent(name, **kw)
+    rng = np.random.default_rng(0)
+    for i in range(40):  # a state with a few bandits
+        if context:
+            rec = a.decide(context=rng.standard_normal(d), event_id=i)
+        else:
+            rec = a.decide(rng.standard_normal((K, d)), event_id=i)
+        a.learn(i, rng.standard_normal() + rec.arm)
+    pack, work, pi_mode = a._work(K)
+    ids = a.policy.kernel_state.ids if name.startswith("allseason") else None
+    for _trial in range(30):
+        if context:
+            ctx = a._ctx1
+            ctx[0, :d] = rng.standard_normal(d)
+            block, cidx = a._block, a._cidx
+        else:
+            ctx = rng.standard_normal((K, d))
+            block, cidx = np.zeros(K, dtype=np.int64), np.arange(K, dtype=np.int64)
+        key = int(rng.integers(0, 2**63 - 1))
+        arm, bandit, se = kagent.decide_packed(ctx, key, -1.0, pi_mode, 512, pack)
+        pi_packed = work[5].copy()
+        arm2, slot, se2 = kagent.decide_step(
+            ctx, block, cidx, a._bank, key, -1.0, pi_mode, 512, work
+        )
+        assert (arm, se) == (arm2, se2)
+        assert bandit == (int(ids[slot]) if ids is not None else -1)
+        assert np.array_equal(pi_packed, work[5])
+        assert abs(pi_packed.sum() - 1.0) < 1e-9
+
+
+def test_merged_grid_is_the_sorted_grid():
+    """The quadrature's grid made by merging each arm's sorted nodes gives the probabilities
+    of the grid made by sorting them all (the reference, written out here), bit for bit."""
+    rng = np.random.default_rng(3)
+    R, K = 40, 5
+    mean = rng.standard_normal((R, K))
+    sd = np.exp(rng.standard_normal((R, K)) - 1.0)
+    count = rng.integers(0, 3, size=(R, K))
+    count[:, 0] = 1
+    out = np.empty((R, K))
+    argmax_probs_rows(mean, sd, count, QUAD_NODES, out)
+    tail = 8.5
+    for r in range(R):  # the reference: sort every arm's nodes within (lo, hi)
+        live = count[r] > 0
+        lo = np.max((mean[r] - tail * sd[r])[live])
+        hi = np.max((mean[r] + tail * sd[r])[live])
+        nodes = (mean[r][live, None] + sd[r][live, None] * QUAD_NODES[None]).ravel()
+        nodes = np.sort(nodes[(nodes > lo) & (nodes < hi)])
+        grid = np.concatenate([[lo], nodes, [hi]])
+        ref = np.empty((1, K))
+        _one_row_reference(mean[r], sd[r], count[r], grid, ref[0])
+        assert np.array_equal(ref[0], out[r]), r
+
+
+def _one_row_reference(mean, sd, count, grid, out):
+    """The kernel's integration on a given grid, in plain Python (math, as the kernel)."""
+    import math
+
+    from allseason.kernels.argmax import log_ndtr
+
+    K = mean.shape[0]
+    logF, prevF = np.zeros(K), np.zeros(K)
+    out[:] = 0.0
+    prev_logP = 0.0
+    for k in range(K):
+        prevF[k] = log_ndtr((grid[0] - mean[k]) / sd[k]) if count[k] > 0 else 0.0
+        prev_logP += count[k] * prevF[k]
+    for i in range(1, grid.shape[0]):
+        logP = 0.0
+        for k in range(K):
+            z = (grid[i] - mean[k]) / sd[k]
+            logF[k] = 0.0 if (count[k] == 0 or z > 9.0) else log_ndtr(z)
+            logP += count[k] * logF[k]
+        dd = logP - prev_logP
+        P1, P0 = math.exp(logP), math.exp(prev_logP)
+        lm = (P1 - P0) / dd if dd > 1e-12 else P1
+        if lm > 0.0:
+            for k in range(K):
+                out[k] += (logF[k] - prevF[k]) * lm
+        prevF[:] = logF
+        prev_logP = logP
+    out /= (count * out).sum()
+
+
+def test_resolved_events_are_bounded_and_recent_ones_remembered():
+    """The memory of resolved events keeps the last max_open (duplicates of those are
+    counted), forgets the oldest, and stays O(1) a step (an OrderedDict, not a dict scanned
+    from its front)."""
+    a = Agent("lints", d=2, n_arms=2, seed=0, max_open=50)
+    for i in range(400):
+        a.decide(context=[0.1, 0.2], event_id=i)
+        a.learn(i, 0.5)
+    assert len(a._resolved) == 50
+    assert a.learn(399, 1.0) == "duplicate" and a.learn(350, 1.0) == "duplicate"
+    with pytest.raises(UnknownEvent):
+        a.learn(349, 1.0)
+    b = Agent.from_state(*a.to_state())
+    assert list(b._resolved) == list(a._resolved)
+    assert b.learn(360, 1.0) == "duplicate"
