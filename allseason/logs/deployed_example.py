@@ -49,6 +49,8 @@ def example_agent(sc: Scenario, seed_index: int = 0):
     scenario's noise variance, its random streams (``draws="stream"``)."""
     from ..agent import Agent
 
+    if not isinstance(sc.batch_size, int):
+        raise SpecError("example", "the example takes one batch size")
     return Agent(
         POLICY,
         d=sc.d,
@@ -90,8 +92,6 @@ def deployment_example(n_steps: int | None = None, seed_index: int = 0) -> dict:
             "example", "the built-in example needs the agent (allseason.agent, issue 31)"
         ) from None
     sc = example_scenario(n_steps)
-    if not isinstance(sc.batch_size, int):
-        raise SpecError("example", "the example takes one batch size")
     agent = example_agent(sc, seed_index)
     rnd = make_env(sc, seed_index).next_round(sc.horizon)
     with tempfile.TemporaryDirectory() as tmp:

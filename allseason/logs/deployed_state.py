@@ -116,12 +116,13 @@ def _coef_names(agent) -> list[str]:
 
 
 def theta_table(agent) -> pd.DataFrame:
-    """Every live bandit's posterior, coefficient by coefficient: bandit, block (the arm in
-    context mode; "all arms" otherwise), coef, mean, sd (``sqrt(diag(M^-1))``)."""
+    """Every live bandit's posterior, coefficient by coefficient: bandit, block ("arm k" in
+    context mode, each arm's own coefficients; "all arms" otherwise), coef, mean, sd
+    (``sqrt(diag(M^-1))``)."""
     from scipy.linalg import solve_triangular
 
     names = _coef_names(agent)
-    blocks = agent.labels if agent.context_mode else ["all arms"]
+    blocks = [f"arm {b}" for b in agent.labels] if agent.context_mode else ["all arms"]
     cols: dict[str, list] = {k: [] for k in ("bandit", "block", "coef", "mean", "sd")}
     for post in agent.policy.posterior_blocks() or []:
         for g in range(post.M.shape[0]):

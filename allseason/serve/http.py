@@ -114,7 +114,7 @@ class Service:
         writer = hasattr(store, "expire") and getattr(store.agent, "horizon", None) is not None
         self.expire_every = float(expire_every) if writer else 0.0
         self.client_seconds = client_seconds or SERVE_LIMITS["client_seconds"]
-        self.bucket = TokenBucket(rate or SERVE_LIMITS["rate"], burst or SERVE_LIMITS["burst"])
+        self.bucket = TokenBucket(rate or SERVE_LIMITS["rate"], int(burst or SERVE_LIMITS["burst"]))
         self.expected = f"Bearer {token}".encode() if token else None
         self.context_mode = bool(getattr(store.agent, "n_arms", None))
         self.role = "writer" if hasattr(store, "ingest") else f"reader-{store.index}"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import secrets
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -76,12 +77,13 @@ class Reader:
         index: int,
         *,
         poll: float = 0.05,
-        journal_bytes: int = SERVE_LIMITS["journal_bytes"],
+        journal_bytes: int = int(SERVE_LIMITS["journal_bytes"]),
     ):
         self.folder, self.index, self.poll = Path(folder), index, poll
         self.decisions = _Segments(self.folder, index, "d", journal_bytes)
         self.rewards = _Segments(self.folder, index, "r", journal_bytes)
-        self.seq, self.agent, self.checked = -1, None, 0.0
+        self.agent: Any = None  # the snapshot's Agent, once loaded
+        self.seq, self.checked = -1, 0.0
         self.started = time.time()
         self.refresh(force=True)
 

@@ -182,7 +182,7 @@ class Writer:
         snapshot_every: int = 1,
         sync_decisions: bool = False,
         n_readers: int = 0,
-        journal_bytes: int = SERVE_LIMITS["journal_bytes"],
+        journal_bytes: int = int(SERVE_LIMITS["journal_bytes"]),
     ):
         self.folder = Path(folder)
         self.snapshot_every = snapshot_every

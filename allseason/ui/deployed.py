@@ -344,6 +344,10 @@ def propensity_section(dep, views) -> None:
     csv_button("Propensity histogram (CSV)", bins, "propensity-bins", "dp_csv_prop")
 
 
+def _n(k: int, word: str) -> str:
+    return f"{k:,} {word}{'' if k == 1 else 's'}"
+
+
 def state_section(view: dict) -> None:
     """What the saved state says the agent believes now (:func:`api.read_agent_state`)."""
     a = view["about"]
@@ -359,8 +363,8 @@ def state_section(view: dict) -> None:
     st.markdown(
         f"**{md(a['policy'])}** at model version **{a['model_version']:,}**: d = {a['d']}, "
         f"{arms}, batch size {a['batch_size']}{n_max}. Shadow: {a['shadow']}. "
-        f"{c['decisions']:,} decisions, {c['learned']:,} rewards learnt, {a['open']:,} open, "
-        f"{c['spawned']:,} bandits spawned and {c['pruned']:,} pruned in all."
+        f"{c['decisions']:,} decisions, {c['learned']:,} rewards learnt, {a['open']:,} open; "
+        f"in all, {_n(c['spawned'], 'bandit')} spawned and {c['pruned']:,} pruned."
     )
     table = view["bandits"]
     st.dataframe(table, hide_index=True, key="dp_state_bandits", use_container_width=True)

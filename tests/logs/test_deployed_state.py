@@ -60,6 +60,7 @@ def test_an_all_season_state_says_what_each_bandit_believes(tmp_path, context):
     p = D + 1 if context else D
     G = K if context else 1
     assert len(theta) == len(ids) * G * p
+    assert set(theta["block"]) == ({f"arm {k}" for k in range(K)} if context else {"all arms"})
     for post in agent.policy.posterior_blocks():
         for g in range(G):
             rows = theta[(theta["bandit"] == post.bandit)].iloc[g * p : (g + 1) * p]
