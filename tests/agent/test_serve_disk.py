@@ -128,3 +128,34 @@ def test_positions_of_the_format_before_segments_are_read(tmp_path):
     assert store._readers({"1": {"d": 120, "r": 0}}) == {1: {"d": [0, 120], "r": [0, 0]}}
     assert store.reader_path(tmp_path, 2, "r", 0).name == "r2.rewards.jsonl"
     assert store.reader_path(tmp_path, 2, "r", 7).name == "r2.rewards.000007.jsonl"
+
+
+def test_the_service_expires_old_decisions_on_its_own(tmp_path):
+    """``serve --horizon 0.5 --on-expire default --expire-every 0.2``: a decision whose reward
+    does not come is learnt with the default reward within a second; its late reward is then
+    a duplicate; a restart keeps it so."""
+    import signal
+    import time
+
+    from allseason.serve.client import Client, start_service
+
+    folder = tmp_path / "state"
+    flags = ["--d", str(D), "--horizon", "0.5", "--on-expire", "default", "--expire-every", "0.2"]
+    proc, port = start_service(folder, *flags)
+    try:
+        c = Client(port)
+        assert c.call("POST", "/decide", {"event_id": "late", "arms": _arms(1)})[0] == 200
+        t0 = time.monotonic()
+        while c.call("GET", "/state")[1]["counts"]["expired"] < 1:
+            assert time.monotonic() - t0 < 10, "not expired"
+            time.sleep(0.1)
+        counts = c.call("GET", "/state")[1]["counts"]
+        assert counts["dropped"] == 0 and counts["batches"] == 1  # learnt with 0
+        status, out = c.call("POST", "/reward", {"event_id": "late", "reward": 1.0})
+        assert status == 200 and out["status"] == "duplicate"
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    again = Writer(folder).agent
+    assert again.counts["expired"] == 1 and again.counts["duplicates"] == 1
+    assert again.model_version == 1 and again.n_open == 0
