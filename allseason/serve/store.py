@@ -276,16 +276,12 @@ class Writer:
         """Learn a reward, make it durable, answer 202 (200 for a duplicate)."""
         self._ready()
         rec = {"k": "r", "id": req["event_id"], "r": req["reward"], "t": req["t"]}
+        self.ingest()  # first what the readers answered: the reward may be for one of theirs
         before = self.agent.model_version
         try:
             status = self._apply(rec)
         except _unknown_event():
-            if not self.ingest():  # a reader's decision not yet read?
-                raise RequestError(404, f"event_id {req['event_id']!r}: no open decision") from None
-            try:
-                status = self._apply(rec)
-            except _unknown_event():
-                raise RequestError(404, f"event_id {req['event_id']!r}: no open decision") from None
+            raise RequestError(404, f"event_id {req['event_id']!r}: no open decision") from None
         self._write(rec, sync=True)
         self._after_batch(before)
         status = str(status)
