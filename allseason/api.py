@@ -58,6 +58,7 @@ from .limits import (
 from .links import QUERY_FIELDS, decode_batch, encode_batch
 from .logs.deployed import BATCHES, DECISIONS, Deployment, your_data_bytes, your_data_file
 from .logs.deployed_example import deployment_example
+from .logs.deployed_state import STATE_FILE, read_agent_state, read_agent_state_file
 from .logs.offline import (
     MIN_EVENTS,
     OFFLINE_POLICIES,
@@ -427,6 +428,9 @@ __all__ = [
     "your_data_bytes",
     "your_data_file",
     "deployment_example",
+    "read_agent_state",
+    "read_agent_state_file",
+    "STATE_FILE",
     "DEPLOYED_LIMITS",
     "DEPLOYED_FILES",
     # for the app's pages and the CLI's help (the block above)

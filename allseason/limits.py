@@ -184,7 +184,8 @@ COST_BUDGET_SECONDS = 120
 # per second (429 beyond); a client that takes longer than `client_seconds` to send its
 # headers is cut off, its body gets 408; `max_connections` open connections at once
 # (uvicorn's limit_concurrency, 503 beyond); an idle keep-alive connection is closed after
-# `keep_alive_seconds`.
+# `keep_alive_seconds`. Disk: the writer snapshots (and starts its journal again) once its
+# journal passes `journal_bytes`, and a reader's journal begins a new segment there.
 SERVE_LIMITS = dict(
     body_bytes=MAX_INPUT_BYTES,
     event_id_chars=128,
@@ -195,6 +196,7 @@ SERVE_LIMITS = dict(
     keep_alive_seconds=5,
     max_connections=256,
     token_bytes=4_096,
+    journal_bytes=64_000_000,
 )
 
 # --- an agent's files (allseason/agent): its state file and its decision log ------------------

@@ -3,6 +3,7 @@
 
     PYTHONPATH=. python benchmarks/bench_serve.py --decisions 20000 --clients 4
     PYTHONPATH=. python benchmarks/bench_serve.py --kills 50  # tests/agent/test_serve.py, 50 kills
+    PYTHONPATH=. python benchmarks/bench_serve.py --kills 20 --kill-workers 2  # 2 processes
 
 Each client is a process with one keep-alive connection sending /decide one at a time (d = 5,
 K = 5 arms, All-Season (SW)), and a reward for every 10th decision (B = 10, so batch updates
@@ -128,6 +129,137 @@ def kills(n: int) -> int:
     return rc
 
 
+class _Driver:
+    """Decisions and rewards over a new connection each (so both processes get them), one at
+    a time; a call that fails (the service killed) is sent again until it is answered."""
+
+    def __init__(self, port: int, seed: int):
+        self.port, self.rng = port, np.random.default_rng(seed)
+        self.open, self.rewarded, self.decided = [], set(), 0
+        self.answers = {"decide": 0, "decide_409": 0, "reward": 0, "reward_dup": 0}
+        self.retries, self.stop = 0, False
+
+    def _send(self, path: str, body: dict) -> tuple[int, dict]:
+        while True:
+            try:
+                c = Client(self.port, timeout=30)
+                try:
+                    return c.call("POST", path, body)
+                finally:
+                    c.close()
+            except OSError:
+                self.retries += 1
+                time.sleep(0.05)
+
+    def run(self) -> None:
+        i = 0
+        while not self.stop:
+            if self.open and self.rng.random() < 0.5:
+                e = self.open.pop(int(self.rng.integers(len(self.open))))
+                status, out = self._send("/reward", {"event_id": e, "reward": float(i % 2)})
+                if status not in (200, 202):
+                    raise RuntimeError(f"/reward {e}: {status} {out}")
+                self.rewarded.add(e)
+                self.answers["reward" if status == 202 else "reward_dup"] += 1
+            else:
+                arms = self.rng.normal(size=(K, D)).round(6).tolist()
+                status, out = self._send("/decide", {"event_id": f"e{i}", "arms": arms})
+                if status not in (200, 409):
+                    raise RuntimeError(f"/decide e{i}: {status} {out}")
+                self.answers["decide" if status == 200 else "decide_409"] += 1
+                self.open.append(f"e{i}")
+                self.decided += 1
+                i += 1
+
+
+def _children(pid: int) -> list[int]:
+    kids = Path(f"/proc/{pid}/task/{pid}/children")
+    return [int(p) for p in kids.read_text().split()] if kids.exists() else []
+
+
+def kills_two_workers(n: int, seed: int = 0) -> int:
+    """``--kills N --kill-workers 2``: a service of 2 processes (a writer, a reader) and a
+    driver sending decisions and rewards; N times, at a random moment, kill -9 either one
+    worker (the supervisor starts it again) or the whole service (started again on the same
+    folder and port). At the end, every reward the driver sent (each sent again until
+    answered) is learnt exactly once, no reward is for an unknown decision, and the writer
+    started again from the disk holds the same counts as the running one."""
+    import threading
+
+    from allseason.serve.store import Writer
+
+    rng = np.random.default_rng(seed)
+    t0 = time.time()
+    with tempfile.TemporaryDirectory(prefix="kill-two-") as tmp:
+        folder = Path(tmp) / "state"
+        flags = ["--workers", "2", "--poll-ms", "20", "--journal-bytes", "20000"]
+        proc, port = start_service(folder, "--d", str(D), "--batch-size", "3", "--seed", "7",
+                                   *flags)  # fmt: skip
+        driver = _Driver(port, seed)
+        thread = threading.Thread(target=driver.run, daemon=True)
+        thread.start()
+        how = {"one worker": 0, "the whole service": 0}
+        try:
+            for _ in range(n):
+                time.sleep(rng.uniform(0.3, 2.0))
+                kids = _children(proc.pid)
+                if kids and rng.random() < 0.5:
+                    os.kill(int(rng.choice(kids)), 9)
+                    how["one worker"] += 1
+                    continue
+                for pid in [proc.pid, *kids]:
+                    os.kill(pid, 9)
+                proc.wait()
+                for pid in kids:  # ours: wait until they are gone before starting again
+                    while Path(f"/proc/{pid}").exists():
+                        time.sleep(0.01)
+                proc, _ = start_service(folder, *flags, "--port", str(port))
+                how["the whole service"] += 1
+            time.sleep(2.0)
+        finally:
+            driver.stop = True
+            thread.join(60)
+        try:
+            live = None
+            for _ in range(50):  # the writer's own numbers, once it has read the reader's
+                c = Client(port)
+                health = c.call("GET", "/health")[1]
+                if health["role"] == "writer":
+                    live = c.call("GET", "/state")[1]
+                c.close()
+                if live and live["counts"]["learned"] == len(driver.rewarded):
+                    break
+                time.sleep(0.1)
+        finally:
+            proc.terminate()
+            proc.wait(30)
+        writer = Writer(folder, n_readers=1)
+        while writer.ingest():
+            pass
+        c = writer.agent.counts
+        out = dict(
+            kills=n,
+            how=how,
+            calls_answered=driver.answers,
+            retries=driver.retries,
+            rewards_sent=len(driver.rewarded),
+            learned=c["learned"],
+            duplicates=c["duplicates"],
+            unknown=c["unknown"],
+            decisions_held=c["decisions"],
+            decisions_answered=driver.decided,
+            readers_records_skipped=writer.skipped,
+            live_counts_equal_restarted=bool(live) and live["counts"] == c,
+            journal_files=sorted(p.name for p in (folder / "journal").iterdir()),
+            seconds=round(time.time() - t0),
+            load_average=round(os.getloadavg()[0], 1),
+        )
+        print(json.dumps(out), flush=True)
+        ok = c["learned"] == len(driver.rewarded) and c["unknown"] == 0
+        print(f"{n} kills of 2 workers: {'0 acknowledged rewards lost' if ok else 'FAILED'}")
+        return 0 if ok else 1
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--decisions", type=int, default=20_000, help="per worker setting (20,000)")
@@ -136,9 +268,17 @@ def main() -> int:
     p.add_argument("--max-open", type=int, default=5_000, help="the agent's open cap (5,000)")
     p.add_argument("--steps", type=int, default=4, help="RSS readings along the run (4)")
     p.add_argument("--kills", type=int, default=0, help="run the kill -9 test this many times")
+    p.add_argument(
+        "--kill-workers",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="the kill test on 1 process (tests/agent/test_serve.py) or on 2 (a writer and a "
+        "reader: kills_two_workers) (1)",
+    )
     args = p.parse_args()
     if args.kills:
-        return kills(args.kills)
+        return kills_two_workers(args.kills) if args.kill_workers == 2 else kills(args.kills)
     for w in [int(x) for x in args.workers.split(",")]:
         out = load(w, args.decisions, args.clients, args.max_open, args.steps)
         print(json.dumps(out), flush=True)

@@ -483,5 +483,28 @@ class Agent:
         """An independent copy (through :meth:`to_state`)."""
         return Agent.from_state(*self.to_state())
 
+    # -- a decision another copy of this agent made (a service's readers) --------------------
+    def adopt(self, decision, arms=None, *, context=None) -> Decision:
+        """Hold open a decision another copy of this agent made (a reader answering from a
+        snapshot) as if this agent had made it (same arm, bandit, propensities and model
+        version), and return it: its reward is then learnt like any other (:mod:`.adopt`).
+
+        Parameters
+        ----------
+        decision : Decision or dict
+            The record (:meth:`Decision.to_dict` for a dict).
+        arms, context : array_like
+            What it was decided on, as given to :meth:`decide`.
+
+        Raises
+        ------
+        SpecError
+            One line, nothing changed: an event id open or resolved here, a model version
+            newer than this agent's, an arm, label, bandit or propensity that does not fit.
+        """
+        from .adopt import adopt_decision
+
+        return adopt_decision(self, decision, arms, context)
+
 
 __all__ = ["Agent", "Decision", "UnknownEvent"]

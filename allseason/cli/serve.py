@@ -6,6 +6,8 @@ without them the command says so in one line.
 
 from __future__ import annotations
 
+import argparse
+import math
 import os
 import signal
 import socket
@@ -15,6 +17,24 @@ from pathlib import Path
 from .. import api
 from ..limits import LIMITS, SERVE_LIMITS
 from .common import SEED_TYPE, CliError, Parser, bounded_int
+
+
+def bounded_float(lo: float, hi: float):
+    """An argparse type: a finite number from lo to hi (argparse names the flag)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a number, got {text[:40]!r}") from None
+        if not (math.isfinite(value) and lo <= value <= hi):
+            raise argparse.ArgumentTypeError(
+                f"must be a number from {lo:g} to {hi:g}, got {text[:40]}"
+            )
+        return value
+
+    return parse
+
 
 INSTALL = (
     "the service needs its optional extra: pip install -r requirements-serve.txt "
@@ -85,6 +105,20 @@ def build_parser() -> Parser:
         help="seconds a client has to send a request's headers, and then its body "
         f"({SERVE_LIMITS['client_seconds']})",
     )
+    p.add_argument(
+        "--expire-every",
+        type=bounded_float(0.0, 86_400.0),
+        default=1.0,
+        help="seconds between two expiries of the open decisions older than the agent's "
+        "horizon (--horizon; 0: never) (1)",
+    )
+    p.add_argument(
+        "--journal-bytes",
+        type=bounded_int(4_096, 10**12),
+        default=SERVE_LIMITS["journal_bytes"],
+        help="a snapshot once the writer's journal passes this many bytes, and a reader's "
+        f"journal begins a new file there ({SERVE_LIMITS['journal_bytes']:,})",
+    )
     _new_agent_flags(p.add_argument_group("a new agent (when STATE_DIR holds none)"))
     return p
 
@@ -116,6 +150,26 @@ def _new_agent_flags(new) -> None:
         type=bounded_int(1, LIMITS["batch_size"]),
         default=1,
         help="a batch update every B resolved rewards (1)",
+    )
+    new.add_argument(
+        "--horizon",
+        type=bounded_float(1e-3, 1e9),
+        default=None,
+        help="seconds after which an open decision expires (its t, Unix seconds, against the "
+        "server's clock; default: never)",
+    )
+    new.add_argument(
+        "--on-expire",
+        choices=("drop", "default"),
+        default="drop",
+        help="an expired decision is forgotten (drop), or learnt with --default-reward "
+        "(default) (drop)",
+    )
+    new.add_argument(
+        "--default-reward",
+        type=bounded_float(-1e6, 1e6),
+        default=0.0,
+        help="the reward an expired decision is learnt with (--on-expire default) (0)",
     )
 
 
@@ -156,6 +210,9 @@ def _prepare(args) -> None:
             seed=args.seed,
             batch_size=args.batch_size,
             max_open=args.max_open,
+            horizon=args.horizon,
+            on_expire=args.on_expire,
+            default_reward=args.default_reward,
         )
     else:
         raise CliError(f"{args.state_dir}: holds no state yet; give --init AGENT_FILE or --d D")
@@ -166,7 +223,7 @@ def _prepare(args) -> None:
 def _run_worker(args, sock, index: int, token) -> None:
     import uvicorn
 
-    from ..serve import http, store
+    from ..serve import http, reader, store
 
     if index == 0:
         s = store.Writer(
@@ -174,9 +231,12 @@ def _run_worker(args, sock, index: int, token) -> None:
             snapshot_every=args.snapshot_every,
             sync_decisions=args.sync_decisions,
             n_readers=args.workers - 1,
+            journal_bytes=args.journal_bytes,
         )
     else:
-        s = store.Reader(args.state_dir, index, poll=args.poll_ms / 1000)
+        s = reader.Reader(
+            args.state_dir, index, poll=args.poll_ms / 1000, journal_bytes=args.journal_bytes
+        )
     app = http.build_app(
         s,
         token=token,
@@ -184,6 +244,7 @@ def _run_worker(args, sock, index: int, token) -> None:
         burst=args.burst,
         poll=args.poll_ms / 1000,
         client_seconds=args.client_timeout,
+        expire_every=args.expire_every,
     )
     config = uvicorn.Config(
         app,

@@ -15,6 +15,7 @@ import hmac
 import json
 import socket
 import sys
+import time
 import traceback
 
 from ..limits import SERVE_LIMITS
@@ -93,12 +94,27 @@ class Service:
         Seconds between two reads of the readers' journals (a writer with readers).
     client_seconds : float, optional
         A body not sent within this gets 408 (SERVE_LIMITS').
+    expire_every : float
+        Seconds between two expiries of the writer's old open decisions (the agent's
+        ``expire(now)``; only if the agent has a horizon; 0: never).
     """
 
-    def __init__(self, store, *, token=None, rate=None, burst=None, poll=0.05, client_seconds=None):
+    def __init__(
+        self,
+        store,
+        *,
+        token=None,
+        rate=None,
+        burst=None,
+        poll=0.05,
+        client_seconds=None,
+        expire_every: float = 1.0,
+    ):
         self.store, self.poll = store, poll
+        writer = hasattr(store, "expire") and getattr(store.agent, "horizon", None) is not None
+        self.expire_every = float(expire_every) if writer else 0.0
         self.client_seconds = client_seconds or SERVE_LIMITS["client_seconds"]
-        self.bucket = TokenBucket(rate or SERVE_LIMITS["rate"], burst or SERVE_LIMITS["burst"])
+        self.bucket = TokenBucket(rate or SERVE_LIMITS["rate"], int(burst or SERVE_LIMITS["burst"]))
         self.expected = f"Bearer {token}".encode() if token else None
         self.context_mode = bool(getattr(store.agent, "n_arms", None))
         self.role = "writer" if hasattr(store, "ingest") else f"reader-{store.index}"
@@ -150,22 +166,32 @@ class Service:
     @contextlib.asynccontextmanager
     async def lifespan(self, app):
         """Every ``poll`` seconds a writer with readers reads their journals, and a reader
-        looks for a new snapshot."""
+        looks for a new snapshot; every ``expire_every`` seconds a writer expires its old
+        open decisions."""
         task = None
-        if getattr(self.store, "n_readers", 0) or hasattr(self.store, "refresh"):
+        if self._tails() or self.expire_every:
             task = asyncio.get_running_loop().create_task(self._tail())
         yield
         if task is not None:
             task.cancel()
 
+    def _tails(self) -> bool:
+        """A reader (it polls CURRENT), or a writer with readers (it reads their journals)."""
+        return bool(getattr(self.store, "n_readers", 0) or hasattr(self.store, "refresh"))
+
     async def _tail(self):
+        poll = self.poll if self._tails() else self.expire_every  # a writer alone: expiry only
+        last_expiry = time.monotonic()
         while True:
-            await asyncio.sleep(self.poll)
+            await asyncio.sleep(poll)
             try:
                 if hasattr(self.store, "refresh"):
                     self.store.refresh()  # a reader: the latest snapshot
-                else:
+                elif self.store.n_readers:
                     self.store.ingest()  # the writer: the readers' journals
+                if self.expire_every and time.monotonic() - last_expiry >= self.expire_every:
+                    last_expiry = time.monotonic()
+                    self.store.expire()  # the agent's expire(now), journalled
             except RequestError:
                 pass  # the disk refused: tried again at the next poll
             except Exception:

@@ -2,10 +2,12 @@
 
 A state folder holds::
 
-    CURRENT                  {"seq": k, ...}: the last good snapshot (replaced atomically)
+    CURRENT                  {"seq": k, "readers": ...}: the last good snapshot (atomic)
     snapshots/snap-k.state   the agent at the start of journal k (agent.save: atomic, checked)
-    journal/w-k.jsonl        every decision and reward applied since, in order (JSON lines)
-    journal/r{i}.*.jsonl     what reader i answered, the rewards it took (--workers > 1)
+    journal/w-k.jsonl        every decision, reward and expiry applied since, in order
+    journal/r{i}.decisions[.n].jsonl, r{i}.rewards[.n].jsonl
+                             what reader i answered and the rewards it took, segment n
+                             (--workers > 1; segment 0 has no number)
 
 The writer (:class:`Writer`) applies a request to its agent, appends it to the journal (a
 reward fsync'd before its 202), and at every batch update (the agent's rule) saves snapshot
@@ -14,9 +16,20 @@ names and applies journal k again: the same calls in the same order give the sam
 for bit. A write the disk refuses (full) is cut back, the agent is rebuilt from the disk,
 and the request gets 503: what the disk holds and what the agent holds never part.
 
-Readers (:class:`Reader`) answer ``/decide`` from the latest snapshot (polled every
-``poll`` seconds) and append what they answered to their own journals; the writer tails
-those journals, adopts the decisions and learns the rewards.
+Expiry (:meth:`Writer.expire`): the agent's ``expire(now)`` (its horizon, ``drop`` or
+``default``), journalled and fsync'd like a reward when it resolved anything, so a restart
+expires the same decisions at the same moment of the replay.
+
+Readers (:class:`~.reader.Reader`) answer ``/decide`` from the latest snapshot (polled every
+``poll`` seconds) and append what they answered to their own journals, which the writer
+tails: it adopts the decisions (:meth:`Agent.adopt`) and learns the rewards.
+
+Bounded disk. The writer's journal is cut at every snapshot, and a snapshot is also taken
+when it passes ``journal_bytes``. A reader starts a new segment of a journal when it passes
+``journal_bytes``; the writer moves to segment n + 1 only once it exists (so segment n is
+complete) and it has read segment n to its end, takes a snapshot then, and deletes a
+reader's segments only below the position that CURRENT (durable) records: a record a reader
+acknowledged is on disk until the snapshot that holds it is.
 """
 
 from __future__ import annotations
@@ -28,7 +41,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..agent import Agent, Decision, UnknownEvent
+from ..agent import Agent, UnknownEvent
+from ..limits import SERVE_LIMITS
 from .checks import RequestError
 from .journal import DiskError, Journal, dumps, fsync_dir, loads, write_atomic
 
@@ -44,10 +58,34 @@ def _wal(folder: Path, seq: int) -> Path:
     return folder / "journal" / f"w-{seq:08d}.jsonl"
 
 
-def reader_paths(folder: Path, i: int) -> tuple[Path, Path]:
-    """Reader i's journals: its decisions and its rewards."""
-    j = Path(folder) / "journal"
-    return j / f"r{i}.decisions.jsonl", j / f"r{i}.rewards.jsonl"
+_KINDS = {"d": "decisions", "r": "rewards"}
+
+
+def reader_path(folder, i: int, kind: str, seg: int = 0) -> Path:
+    """Reader i's journal of ``kind`` ("d": its decisions, "r": its rewards), segment
+    ``seg`` (0: ``r{i}.decisions.jsonl``; n: ``r{i}.decisions.{n:06d}.jsonl``)."""
+    name = f"r{i}.{_KINDS[kind]}" + (f".{seg:06d}" if seg else "")
+    return Path(folder) / "journal" / f"{name}.jsonl"
+
+
+def reader_segments(folder, i: int, kind: str) -> list[int]:
+    """The segments of reader i's journal of ``kind`` on disk, in order."""
+    segs = []
+    for p in (Path(folder) / "journal").glob(f"r{i}.{_KINDS[kind]}.*jsonl"):
+        mid = p.name[len(f"r{i}.{_KINDS[kind]}.") : -len("jsonl")].rstrip(".")
+        if mid == "":
+            segs.append(0)
+        elif mid.isdigit():
+            segs.append(int(mid))
+    return sorted(segs)
+
+
+def _position(value) -> list[int]:
+    """A reader journal's read position, [segment, byte] (an int: segment 0, the format
+    before segments)."""
+    if isinstance(value, int):
+        return [0, value]
+    return [int(value[0]), int(value[1])]
 
 
 def read_pointer(folder: Path) -> dict:
@@ -133,15 +171,24 @@ class Writer:
         answer, so it survives a kill of the process, and fsync'd with the next reward).
     n_readers : int
         Reader journals to tail (``--workers`` - 1).
+    journal_bytes : int
+        A snapshot once the writer's journal passes this; the readers' segments' size.
     """
 
     def __init__(
-        self, folder, *, snapshot_every: int = 1, sync_decisions: bool = False, n_readers: int = 0
+        self,
+        folder,
+        *,
+        snapshot_every: int = 1,
+        sync_decisions: bool = False,
+        n_readers: int = 0,
+        journal_bytes: int = int(SERVE_LIMITS["journal_bytes"]),
     ):
         self.folder = Path(folder)
         self.snapshot_every = snapshot_every
         self.sync_decisions = sync_decisions
         self.n_readers = n_readers
+        self.journal_bytes = journal_bytes
         self.snapshot_error = None
         self.disk_error = None
         self.started = time.time()
@@ -152,23 +199,30 @@ class Writer:
         """Load the snapshot CURRENT names and apply its journal again."""
         ptr = read_pointer(self.folder)
         self.seq = ptr["seq"]
-        self.readers = {int(k): dict(v) for k, v in ptr.get("readers", {}).items()}
+        self.readers = _readers(ptr.get("readers", {}))
         self.agent = Agent.load(_snap(self.folder, self.seq))
         self.journal = Journal(_wal(self.folder, self.seq))
         self.batches_since = 0
         self.skipped = 0
         replayed = 0
         for rec, _ in self.journal.records():
-            self._apply(rec, replay=True)
+            try:
+                self._apply(rec, replay=True)
+            except (ValueError, KeyError):  # a reader's record an older version took
+                if rec.get("k") != "a":
+                    raise
+                self.skipped += 1
             replayed += 1
         self.journal.open()
         self.replayed = replayed
         warm_up(self.agent)
-        self._clean()
+        self._clean(_readers(ptr.get("readers", {})))
         if replayed and self.agent.model_version != ptr.get("version"):
             self._snapshot()
 
-    def _clean(self) -> None:
+    def _clean(self, durable: dict) -> None:
+        """Delete the snapshots and journals before the current one, and the readers'
+        segments below the positions ``durable`` (CURRENT's) records."""
         for sub, pattern in (("snapshots", "snap-*"), ("journal", "w-*")):
             for p in (self.folder / sub).glob(pattern):
                 try:
@@ -177,17 +231,24 @@ class Writer:
                     seq = -1
                 if seq != self.seq and not (sub == "snapshots" and seq == self.seq - 1):
                     p.unlink(missing_ok=True)
+        for i, pos in durable.items():
+            for f, (seg, _) in pos.items():
+                for old in reader_segments(self.folder, i, f):
+                    if old < seg:
+                        reader_path(self.folder, i, f, old).unlink(missing_ok=True)
 
     def _apply(self, rec: dict, *, replay: bool = False):
         kind = rec["k"]
         if "src" in rec:  # a reader's record: remember how far its journal is read
-            self.readers.setdefault(rec["src"], {"d": 0, "r": 0})[rec["f"]] = rec["end"]
+            self.readers.setdefault(rec["src"], _start())[rec["f"]] = _position(rec["end"])
         if kind == "d":
             return self.agent.decide(**_inputs(rec), event_id=rec["id"], t=rec["t"])
         if kind == "a":
             return adopt(self.agent, rec)
         if kind == "x":  # a reader's record the writer could not take (counted, skipped)
             return None
+        if kind == "e":
+            return self.agent.expire(rec["now"])
         if kind == "r":
             try:
                 return self.agent.learn(rec["id"], rec["r"], t=rec["t"])
@@ -215,16 +276,12 @@ class Writer:
         """Learn a reward, make it durable, answer 202 (200 for a duplicate)."""
         self._ready()
         rec = {"k": "r", "id": req["event_id"], "r": req["reward"], "t": req["t"]}
+        self.ingest()  # first what the readers answered: the reward may be for one of theirs
         before = self.agent.model_version
         try:
             status = self._apply(rec)
         except _unknown_event():
-            if not self.ingest():  # a reader's decision not yet read?
-                raise RequestError(404, f"event_id {req['event_id']!r}: no open decision") from None
-            try:
-                status = self._apply(rec)
-            except _unknown_event():
-                raise RequestError(404, f"event_id {req['event_id']!r}: no open decision") from None
+            raise RequestError(404, f"event_id {req['event_id']!r}: no open decision") from None
         self._write(rec, sync=True)
         self._after_batch(before)
         status = str(status)
@@ -233,6 +290,20 @@ class Writer:
             "status": status,
             "model_version": self.agent.model_version,
         }
+
+    def expire(self, now: float | None = None) -> int:
+        """The agent's ``expire(now)`` (default: the clock), journalled and fsync'd when it
+        resolved anything; the number expired (0 when the agent has no horizon)."""
+        if self.agent.horizon is None:
+            return 0
+        self._ready()
+        rec = {"k": "e", "now": time.time() if now is None else float(now)}
+        before = self.agent.model_version
+        n = self._apply(rec)
+        if n:
+            self._write(rec, sync=True)
+            self._after_batch(before)
+        return n
 
     def _ready(self) -> None:
         if self.disk_error and time.monotonic() < self.disk_error[1]:
@@ -247,6 +318,8 @@ class Writer:
             self.journal.close()
             self.open()  # the agent as the disk holds it
             raise RequestError(503, msg) from None
+        if self.journal.size > self.journal_bytes:
+            self._snapshot()  # the journal starts again (bounded disk)
 
     def _after_batch(self, before: int) -> None:
         if self.agent.model_version != before:
@@ -277,45 +350,67 @@ class Writer:
             fsync_dir(self.journal.path.parent)
         except OSError:
             self.journal.close()  # opened again at the next append
-        self._clean()
+        self._clean(self.readers)  # what CURRENT now records
         return True
 
     # --- readers' journals -------------------------------------------------------------------
     def ingest(self) -> int:
-        """Apply what the readers answered since the last call: first every reward file's
-        size is taken, then every decision up to each decision file's end, then the rewards
-        up to those sizes (a reward is written after its decision, so its decision is read).
-        Returns the number of records applied."""
+        """Apply what the readers answered since the last call: first the end of every
+        rewards journal is noted, then every decision up to each decisions journal's end,
+        then the rewards up to the noted ends (a reward is written after its decision, so
+        its decision is read). Returns the number of records applied."""
         if not self.n_readers:
             return 0
         self._ready()
-        sizes = {}
+        ends = {}
         for i in range(1, self.n_readers + 1):
-            _, rp = reader_paths(self.folder, i)
+            last = (reader_segments(self.folder, i, "r") or [0])[-1]
             try:
-                sizes[i] = os.stat(rp).st_size
+                ends[i] = (last, os.stat(reader_path(self.folder, i, "r", last)).st_size)
             except FileNotFoundError:
-                sizes[i] = 0
-        n = 0
-        for f, kind in (("d", 0), ("r", 1)):
+                ends[i] = (last, 0)
+        n, moved = 0, False
+        for f in ("d", "r"):
             for i in range(1, self.n_readers + 1):
-                pos = self.readers.get(i, {}).get(f, 0)
-                limit = None if f == "d" else max(0, sizes[i] - pos)
-                if limit == 0:
-                    continue
-                journal = Journal(reader_paths(self.folder, i)[kind])
-                for rec, end in journal.records(pos, limit_bytes=limit):
-                    rec = dict(rec, src=i, f=f, end=end)
-                    before = self.agent.model_version
-                    try:
-                        self._apply(rec)
-                    except (ValueError, KeyError) as e:  # e.g. an id open in two processes
-                        rec = {"k": "x", "src": i, "f": f, "end": end, "why": _line(e)}
-                        self.skipped += 1
-                    self._write(rec, sync=f == "r")
-                    self._after_batch(before)
-                    n += 1
+                got, past = self._ingest_journal(i, f, ends[i] if f == "r" else None)
+                n, moved = n + got, moved or past
+        if moved:
+            self._snapshot()  # CURRENT records the new segments: the old ones go
         return n
+
+    def _ingest_journal(self, i: int, f: str, end) -> tuple[int, bool]:
+        """Reader i's journal ``f`` from its position, across its segments, up to ``end``
+        ((segment, byte); None: all there is). Returns (records applied, moved to a later
+        segment)."""
+        seg, pos = self.readers.setdefault(i, _start())[f]
+        n, moved = 0, False
+        while True:
+            if end is None:  # looked at before reading: if n + 1 exists, n is whole
+                last = not reader_path(self.folder, i, f, seg + 1).exists()
+                limit = None
+            else:
+                last = seg >= end[0]
+                limit = max(0, end[1] - pos) if last else None
+            if limit != 0:
+                for rec, off in Journal(reader_path(self.folder, i, f, seg)).records(
+                    pos, limit_bytes=limit
+                ):
+                    self._ingest_record(dict(rec, src=i, f=f, end=[seg, off]))
+                    pos, n = off, n + 1
+            if last:
+                return n, moved
+            seg, pos, moved = seg + 1, 0, True
+            self.readers[i][f] = [seg, 0]
+
+    def _ingest_record(self, rec: dict) -> None:
+        before = self.agent.model_version
+        try:
+            self._apply(rec)
+        except (ValueError, KeyError) as e:  # e.g. an id open in two processes
+            rec = {k: rec[k] for k in ("src", "f", "end")} | {"k": "x", "why": _line(e)}
+            self.skipped += 1
+        self._write(rec, sync=rec["f"] == "r")
+        self._after_batch(before)
 
     def summary(self) -> dict:
         """``GET /state``: the agent's summary, with the service's own numbers."""
@@ -334,121 +429,19 @@ class Writer:
 
 def adopt(agent, rec: dict):
     """Make a decision a reader answered one of the writer's open decisions (same arm, same
-    bandit, same propensity, the version it was made at), as if the writer had made it.
-
-    Uses ``agent.adopt`` when the agent has one; otherwise it writes the open decision in the
-    agent's own shape (``_open[event] = (x, g, bandit, t, Decision)``, agent/core.py), the one
-    place the service reaches inside the agent."""
-    if hasattr(agent, "adopt"):
-        return agent.adopt(rec)
-    d = rec["decision"]
-    event, arm = str(d["event_id"]), int(d["arm"])
-    if event in agent._open:
-        raise ValueError(f"event_id {event!r} is still open: one decision per event")
-    if agent.context_mode:
-        x, g = np.append(np.asarray(rec["context"], dtype=np.float64), 1.0), arm
-    else:
-        x, g = np.asarray(rec["arms"], dtype=np.float64)[arm].copy(), 0
-    pis = d.get("propensities")
-    dec = Decision(
-        event,
-        arm,
-        str(d["label"]),
-        d["propensity"],
-        None if pis is None else np.asarray(pis, dtype=np.float64),
-        d["pi_method"],
-        d["pi_stderr"],
-        int(d["model_version"]),
-        int(d["bandit"]),
-        float(d["t"]),
-    )
-    if len(agent._open) >= agent.max_open:
-        agent._expire_oldest()
-    agent._open[event] = (x, g, int(d["bandit"]), float(d["t"]), dec)
-    agent.counts["decisions"] += 1
-    for fn in agent._listeners:
-        fn("decide", dec)
-    return dec
+    bandit, same propensity, the version it was made at), as if the writer had made it
+    (:meth:`Agent.adopt`: refuses, in one line, an event id already open or resolved and a
+    record the agent could not have made)."""
+    return agent.adopt(rec["decision"], **_inputs(rec))
 
 
-class Reader:
-    """A process that answers ``/decide`` from the latest snapshot and writes what it answered
-    (and the rewards it is sent) to its own journals, which the writer tails.
+def _start() -> dict:
+    return {"d": [0, 0], "r": [0, 0]}
 
-    Parameters
-    ----------
-    folder : path
-        The state folder.
-    index : int
-        1 .. workers - 1.
-    poll : float
-        Seconds between two looks at CURRENT.
-    """
 
-    def __init__(self, folder, index: int, *, poll: float = 0.05):
-        self.folder, self.index, self.poll = Path(folder), index, poll
-        dp, rp = reader_paths(self.folder, index)
-        self.decisions, self.rewards = Journal(dp), Journal(rp)
-        self.decisions.open()
-        self.rewards.open()
-        self.seq, self.agent, self.checked = -1, None, 0.0
-        self.started = time.time()
-        self.refresh(force=True)
-
-    def refresh(self, force: bool = False) -> None:
-        """Load the snapshot CURRENT names if it is newer (at most every ``poll`` s)."""
-        now = time.monotonic()
-        if not force and now - self.checked < self.poll:
-            return
-        self.checked = now
-        try:
-            ptr = read_pointer(self.folder)
-            if ptr["seq"] != self.seq:
-                agent = Agent.load(_snap(self.folder, ptr["seq"]))
-                if self.agent is None:
-                    warm_up(agent)
-                self.agent, self.seq = agent, ptr["seq"]
-        except (OSError, ValueError):
-            if self.agent is None:
-                raise
-
-    def decide(self, req: dict) -> dict:
-        """A decision from the latest snapshot, journalled for the writer."""
-        self.refresh()
-        event_id = req["event_id"] or f"r{self.index}-" + secrets.token_hex(10)
-        inputs = {k: req[k] for k in ("arms", "context") if k in req}
-        try:
-            out = self.agent.decide(
-                **{k: np.asarray(v, dtype=np.float64) for k, v in inputs.items()},
-                event_id=event_id,
-                t=req["t"],
-            )
-        except (ValueError, KeyError) as e:
-            raise RequestError(409, _line(e)) from None
-        rec = {"k": "a", "id": event_id, "t": req["t"], **inputs, "decision": out.to_dict()}
-        self._write(self.decisions, rec, sync=False)
-        return decision_answer(out)
-
-    def reward(self, req: dict) -> tuple[int, dict]:
-        """A reward journalled (fsync) for the writer to learn; 202."""
-        rec = {"k": "r", "id": req["event_id"], "r": req["reward"], "t": req["t"]}
-        self._write(self.rewards, rec, sync=True)
-        return 202, {"event_id": req["event_id"], "status": "accepted", "model_version": None}
-
-    def _write(self, journal: Journal, rec: dict, *, sync: bool) -> None:
-        try:
-            journal.append(rec, sync=sync)
-        except DiskError as e:
-            raise RequestError(
-                503, f"the state folder refused a write ({e.strerror}); nothing was recorded"
-            ) from None
-
-    def summary(self) -> dict:
-        """The agent's summary as this reader sees it (its snapshot)."""
-        self.refresh()
-        out = self.agent.summary()
-        out["service"] = dict(role=f"reader {self.index}", snapshot=self.seq)
-        return out
+def _readers(value) -> dict:
+    """The readers' positions as CURRENT records them, {i: {"d": [seg, byte], "r": ...}}."""
+    return {int(k): {f: _position(p) for f, p in dict(v).items()} for k, v in value.items()}
 
 
 def _line(e: BaseException) -> str:

@@ -11,10 +11,16 @@ Where the log comes from, one of:
 - **uploaded files**, at most :data:`allseason.limits.DEPLOYED_LIMITS` ``upload_bytes`` each;
 - **the built-in example**, made by the engine (:func:`allseason.api.deployment_example`).
 
+The agent's saved state (the file ``Agent.save`` writes) is read too when given: uploaded, or
+``agent.state`` in the server's folder (read again when it changes), checked by
+:func:`allseason.api.read_agent_state` (never trusted: a hostile file is one line).
+
 What it shows: the paper's figure for the deployment (Inside All-Season's builder, with
 spawns, prunings and recalls), the current bandits, the reward over time with its 95%
-interval per window, the propensities (the smallest, the uniform policy's ESS) and a button
-that sends the log to Your data. A bad file is ONE ``st.error`` line naming it.
+interval per window, the propensities (the smallest, the uniform policy's ESS), what the
+saved state believes now (bandits, weights, the shadow's window or discount, N_max, each
+bandit's coefficients with their uncertainty, the model version) and a button that sends the
+log to Your data. A bad file is ONE ``st.error`` line naming it.
 """
 
 from __future__ import annotations
@@ -51,6 +57,13 @@ CAPTIONS = {
     "interval: a drop that the band does not explain is a change in your world.",
     "propensity": "How likely the agent was to play the arm it played. Very small values "
     "make offline estimates (IPS) noisy: each such decision counts as many.",
+    "state": "What the saved state holds now: each bandit's weight (the probability that it "
+    "fits the present), its age in batch updates and the observations it learnt from. The "
+    "shadow (bandit 0) learns from recent observations only and is copied into a new bandit "
+    "when it plays; a base bandit learns only the decisions it played.",
+    "theta": "What each bandit learnt: the posterior mean of each coefficient ± its standard "
+    "deviation, sqrt(diag(M⁻¹)). A wide ± means the bandit has seen little of that "
+    "direction. The CSV holds every coefficient.",
 }
 
 
@@ -64,6 +77,9 @@ class _Watch:
         self.dep = api.Deployment()
         self.error: str | None = None
         self.read_at = 0.0
+        self.state = None  # the folder's agent.state read: (mtime, size), view, error
+        self.state_at: tuple | None = None
+        self.state_error: str | None = None
 
     def refresh(self) -> None:
         with self.lock:
@@ -75,7 +91,27 @@ class _Watch:
                 self.dep = api.Deployment()  # read again from the start next time
             except OSError as e:
                 self.error = f"the folder cannot be read: {e.strerror or e}"
+            self._refresh_state()
             self.read_at = time.time()
+
+    def _refresh_state(self) -> None:
+        """The folder's saved state, read again only when the file changed."""
+        from pathlib import Path
+
+        path = Path(self.folder, api.STATE_FILE)
+        try:
+            st_ = path.stat()
+        except OSError:
+            self.state, self.state_at, self.state_error = None, None, None
+            return
+        at = (st_.st_mtime_ns, st_.st_size)
+        if at == self.state_at:
+            return
+        self.state_at = at
+        try:
+            self.state, self.state_error = api.read_agent_state_file(path), None
+        except api.SpecError as e:
+            self.state, self.state_error = None, str(e)
 
 
 @st.cache_resource(max_entries=4, show_spinner=False)
@@ -88,10 +124,10 @@ def reset() -> None:
     keys.reset(st.session_state, keys.PAGE_DEPLOYED)
 
 
-@st.cache_resource(max_entries=2, show_spinner=False)
-def _example(n_steps: int = 2000) -> dict:
-    """The built-in example's files (made once per server)."""
-    return api.deployment_example(n_steps=n_steps)
+@st.cache_resource(max_entries=1, show_spinner="Deploying the example agent…")
+def _example() -> dict:
+    """The built-in example's files (made once per server: a few seconds)."""
+    return api.deployment_example()
 
 
 def _upload_bytes(key: str) -> tuple[str, bytes] | None:
@@ -108,13 +144,35 @@ def _upload_bytes(key: str) -> tuple[str, bytes] | None:
 
 
 def _parsed(key: str, make):
-    """(Deployment, summary) made once per set of files and kept in the session."""
-    got = st.session_state.get(PARSED)
-    if got and got[0] == key:
-        return got[1]
+    """What ``make()`` read, made once per file and kept in the session: one entry per kind
+    (the part of ``key`` before ":"), so the log and the state are kept side by side."""
+    got = st.session_state.get(PARSED) or ()
+    for k, value in got:
+        if k == key:
+            return value
     value = make()
-    st.session_state[PARSED] = (key, value)
+    kind = key.split(":", 1)[0]
+    st.session_state[PARSED] = (*(kv for kv in got if kv[0].split(":", 1)[0] != kind), (key, value))
     return value
+
+
+def _file_key(kind: str, got: tuple[str, bytes]) -> str:
+    return f"{kind}:{got[0]}:{len(got[1])}:{hash(got[1])}"
+
+
+def _read_state(key: str, data: bytes, name: str):
+    """The state view of ``data`` (read once per file), or raise its one-line SpecError."""
+
+    def make():
+        try:
+            return api.read_agent_state(data, name), None
+        except api.SpecError as e:
+            return None, e
+
+    view, err = _parsed(key, make)
+    if err is not None:
+        raise err
+    return view
 
 
 def source_picker() -> str:
@@ -133,12 +191,13 @@ def source_picker() -> str:
 
 
 def upload_panel():
-    """The uploaders; the parsed deployment, or None (with one error line) ."""
+    """The uploaders; (the parsed deployment or None, its bytes, its name, the state view or
+    None), or None when nothing usable was uploaded (with one error line per bad file)."""
     c1, c2, c3 = st.columns(3)
     specs = [
-        (c1, "decisions", "decisions.csv (required)", ["csv"]),
+        (c1, "decisions", "decisions.csv (required for the log)", ["csv"]),
         (c2, "batches", "batches.jsonl (for the weights)", ["jsonl", "json", "txt"]),
-        (c3, "state", "the agent's saved state (optional)", None),
+        (c3, "state", "the agent's saved state (agent.save)", None),
     ]
     for col, key, label, types in specs:
         col.file_uploader(
@@ -152,14 +211,25 @@ def upload_panel():
         f"Each file at most **{UPLOAD_MB} MB** (a longer log: start the server with "
         "ALLSEASON_DEPLOYED_DIR pointing at the agent's folder). Nothing is written to disk."
     )
+    view = None
+    try:
+        got = _upload_bytes("state")
+        if got is not None:
+            view = _read_state(_file_key("state", got), got[1], got[0])
+    except api.SpecError as e:
+        st.error(md(str(e)), icon=":material/error:")
     try:
         dec = _upload_bytes("decisions")
         if dec is None:
-            st.info("Upload the agent's decisions.csv (and batches.jsonl for the weights).")
-            return None
+            if view is None:
+                st.info(
+                    "Upload the agent's decisions.csv (and batches.jsonl for the weights), "
+                    "its saved state, or both."
+                )
+                return None
+            return None, b"", "", view
         bat = _upload_bytes("batches")
-        key = "upload:" + dec[0] + str(len(dec[1])) + (bat[0] + str(len(bat[1])) if bat else "")
-        key += str(hash(dec[1])) + str(hash(bat[1]) if bat else "")
+        key = _file_key("upload", dec) + (_file_key("", bat) if bat else "")
 
         def make():
             try:
@@ -170,10 +240,10 @@ def upload_panel():
         dep, err = _parsed(key, make)
         if err is not None:
             raise err
-        return dep, dec[1], "decisions.csv"
+        return dep, dec[1], "decisions.csv", view
     except api.SpecError as e:
         st.error(md(str(e)), icon=":material/error:")
-        return None
+        return (None, b"", "", view) if view is not None else None
 
 
 # --- what the page shows -------------------------------------------------------------------
@@ -274,6 +344,40 @@ def propensity_section(dep, views) -> None:
     csv_button("Propensity histogram (CSV)", bins, "propensity-bins", "dp_csv_prop")
 
 
+def _n(k: int, word: str) -> str:
+    return f"{k:,} {word}{'' if k == 1 else 's'}"
+
+
+def state_section(view: dict) -> None:
+    """What the saved state says the agent believes now (:func:`api.read_agent_state`)."""
+    a = view["about"]
+    st.subheader("What the agent believes now (its saved state)")
+    arms = (
+        f"{a['n_arms']} arms ({md(', '.join(a['labels'][:8]))}{'…' if a['n_arms'] > 8 else ''}), "
+        "a context per decision"
+        if a["n_arms"]
+        else "arms given with each decision"
+    )
+    n_max = f", N_max = **{a['n_max']}** base bandits" if a["n_max"] is not None else ""
+    c = a["counts"]
+    st.markdown(
+        f"**{md(a['policy'])}** at model version **{a['model_version']:,}**: d = {a['d']}, "
+        f"{arms}, batch size {a['batch_size']}{n_max}. Shadow: {a['shadow']}. "
+        f"{c['decisions']:,} decisions, {c['learned']:,} rewards learnt, {a['open']:,} open; "
+        f"in all, {_n(c['spawned'], 'bandit')} spawned and {c['pruned']:,} pruned."
+    )
+    table = view["bandits"]
+    st.dataframe(table, hide_index=True, key="dp_state_bandits", use_container_width=True)
+    st.caption(CAPTIONS["state"])
+    st.dataframe(view["wide"], hide_index=True, key="dp_state_theta", use_container_width=True)
+    st.caption(CAPTIONS["theta"])
+    c1, c2 = st.columns(2)
+    with c1:
+        csv_button("The bandits (CSV)", table, "state-bandits", "dp_csv_state_bandits")
+    with c2:
+        csv_button("Every coefficient (CSV)", view["theta"], "state-theta", "dp_csv_state_theta")
+
+
 def send_section(data_fn, name: str) -> None:
     lim = yourdata.LIMITS
     st.subheader("Evaluate this log offline")
@@ -290,10 +394,16 @@ def send_section(data_fn, name: str) -> None:
         st.switch_page("app_pages/7_Your_data.py")
 
 
-def show(dep, data_fn, name: str, summary=None) -> None:
-    """Everything the page draws of one deployment (``summary``: the agent's own bandits,
-    with their ages and observations, when the state is at hand)."""
-    views = dep.views(summary=summary)
+def show(dep, data_fn, name: str, state=None) -> None:
+    """Everything the page draws of one deployment and, if at hand, its saved state
+    (``state``: :func:`api.read_agent_state`; its bandits' ages and observations join the
+    log's table)."""
+    if dep is None:
+        if state is not None:
+            with guard("the saved state"):
+                state_section(state)
+        return
+    views = dep.views(summary=state["summary"] if state else None)
     headline(dep, views)
     with guard("the weights"):
         weights_section(views)
@@ -303,6 +413,9 @@ def show(dep, data_fn, name: str, summary=None) -> None:
         reward_section(views)
     with guard("the propensities"):
         propensity_section(dep, views)
+    if state is not None:
+        with guard("the saved state"):
+            state_section(state)
     with guard("sending the log"):
         send_section(data_fn, name)
 
@@ -313,16 +426,19 @@ def folder_view(folder: str) -> None:
     from pathlib import Path
 
     w = _watch(folder)
-    if not Path(folder, api.DEPLOYED_FILES[0]).is_file():
+    has_log = Path(folder, api.DEPLOYED_FILES[0]).is_file()
+    if not has_log and not Path(folder, api.STATE_FILE).is_file():
         st.warning(
-            f"No {api.DEPLOYED_FILES[0]} in the server's folder ({md(Path(folder).name)}) "
-            "yet; this view refreshes itself.",
+            f"No {api.DEPLOYED_FILES[0]} nor {api.STATE_FILE} in the server's folder "
+            f"({md(Path(folder).name)}) yet; this view refreshes itself.",
             icon=":material/hourglass_empty:",
         )
         return
     with st.spinner("Reading the log…"):
         w.refresh()
-    if w.error:
+    if w.state_error:
+        st.error(md(w.state_error), icon=":material/error:")
+    if w.error and has_log:
         st.error(md(w.error), icon=":material/error:")
         return
     lim = yourdata.LIMITS
@@ -330,11 +446,12 @@ def folder_view(folder: str) -> None:
                f"every {LIMITS['refresh_seconds']} s.")  # fmt: skip
     with w.lock:
         show(
-            w.dep,
+            w.dep if has_log else None,
             lambda: api.your_data_file(
                 Path(folder, api.DEPLOYED_FILES[0]), lim["rows"], lim["bytes"]
             ),
             "deployed-decisions.csv",
+            w.state,
         )
 
 
@@ -350,8 +467,8 @@ def page_body() -> None:
     elif src == UPLOAD:
         got = upload_panel()
         if got is not None:
-            dep, data, name = got
-            show(dep, _send_bytes(data), name)
+            dep, data, name, state = got
+            show(dep, _send_bytes(data), name, state)
     else:
         try:
             files = _example()
@@ -363,8 +480,11 @@ def page_body() -> None:
             "example",
             lambda: api.Deployment.from_bytes(files["decisions"], files["batches"]),
         )
-        show(dep, _send_bytes(files["decisions"]), "example-deployed-decisions.csv",
-             summary=files["state"].get("bandits"))  # fmt: skip
+        state = None
+        if files.get("state_file"):
+            with guard("the example's saved state"):
+                state = _read_state("example-state:", files["state_file"], "example.state")
+        show(dep, _send_bytes(files["decisions"]), "example-deployed-decisions.csv", state)
 
 
 __all__ = ["page_body", "reset", "SOURCE", "UPLOADS", "LIMITS"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 pytest.importorskip("streamlit")
@@ -121,4 +122,90 @@ def test_the_built_in_example_is_a_deployed_agent(monkeypatch):
     at = open_page(monkeypatch)
     assert at.radio(key=deployed.SOURCE).value == deployed.EXAMPLE
     assert not at.error and len(at.get("plotly_chart")) == 3
-    assert "**2,000 decisions** resolved" in text(at)
+    assert "**10,000 decisions** resolved" in text(at)
+    assert STATE_TITLE in [h.value for h in at.subheader]  # and its saved state
+    assert "at model version **10,000**" in text(at)
+
+
+STATE_TITLE = "What the agent believes now (its saved state)"
+
+
+def _state_bytes(tmp_path, name="allseason-sw", n=200) -> bytes:
+    agent = api.Agent(name, d=3, n_arms=4, seed=2, batch_size=5)
+    rng = np.random.default_rng(0)
+    for i in range(n):
+        rec = agent.decide(context=rng.normal(size=3), event_id=f"e{i}")
+        agent.learn(f"e{i}", float(rec.arm == (i // 50) % 4))
+    agent.save(tmp_path / "agent.state")
+    return (tmp_path / "agent.state").read_bytes()
+
+
+def test_an_uploaded_state_shows_what_the_agent_believes(tmp_path, monkeypatch):
+    data = _state_bytes(tmp_path)
+    view = api.read_agent_state(data, "agent.state")
+    at = open_page(monkeypatch)
+    at.radio(key=deployed.SOURCE).set_value(deployed.UPLOAD).run()
+    _upload(at, "state", "agent.state", data)
+    assert not at.exception and not at.error
+    assert STATE_TITLE in [h.value for h in at.subheader]
+    words = text(at)
+    assert f"at model version **{view['about']['model_version']:,}**" in words
+    assert "a sliding window of the last tau = 10 observations" in words
+    assert "N_max = **5**" in words and "4 arms (0, 1, 2, 3)" in words
+    tables = [d.value for d in at.dataframe]
+    bandits = next(t for t in tables if "role" in t.columns)
+    assert list(bandits["bandit"]) == list(view["bandits"]["bandit"])
+    assert "shadow" in set(bandits["role"])
+    theta = next(t for t in tables if "block" in t.columns)
+    assert len(theta) == len(view["bandits"]) * 4 and "x0" in theta.columns
+    # with the log too: the log's figures, then the state
+    write_fake_log(tmp_path, 1000, batch_size=1)
+    _upload(at, "decisions", "decisions.csv", (tmp_path / "decisions.csv").read_bytes())
+    assert not at.exception and not at.error and len(at.get("plotly_chart")) == 3
+    assert STATE_TITLE in [h.value for h in at.subheader]
+
+
+@pytest.mark.parametrize(
+    "name, data, words",
+    [
+        ("agent.state", b"PK\x03\x04 not really a zip", "agent.state: "),
+        ("evil.state", b"\x00" * 5000, "evil.state: "),
+        ("notes.txt", b"hello", "notes.txt: "),
+    ],
+    ids=["a cut zip", "zeros", "text"],
+)
+def test_a_bad_state_upload_is_one_error_line(monkeypatch, name, data, words):
+    at = open_page(monkeypatch)
+    at.radio(key=deployed.SOURCE).set_value(deployed.UPLOAD).run()
+    _upload(at, "state", name, data)
+    assert not at.exception
+    assert len(at.error) == 1 and words in at.error[0].value, [e.value for e in at.error]
+    assert STATE_TITLE not in [h.value for h in at.subheader]
+
+
+def test_a_state_of_a_huge_agent_in_a_small_file_is_refused(tmp_path, monkeypatch):
+    from allseason.agent.statefile import write_state
+
+    agent = api.Agent("allseason-sw", d=3, n_arms=4, seed=2)
+    manifest, arrays = agent.to_state()
+    manifest["settings"] = {**manifest["settings"], "d": 100_000}
+    manifest["d"] = 100_000
+    write_state(tmp_path / "huge.state", manifest, arrays)
+    at = open_page(monkeypatch)
+    at.radio(key=deployed.SOURCE).set_value(deployed.UPLOAD).run()
+    _upload(at, "state", "huge.state", (tmp_path / "huge.state").read_bytes())
+    assert not at.exception
+    assert len(at.error) == 1 and "do not fit the manifest" in at.error[0].value
+
+
+def test_the_servers_folder_shows_its_saved_state(tmp_path, monkeypatch):
+    (tmp_path / api.STATE_FILE).write_bytes(_state_bytes(tmp_path, n=60))
+    at = open_page(monkeypatch, tmp_path)
+    assert not at.exception and not at.error and not at.warning
+    assert STATE_TITLE in [h.value for h in at.subheader]
+    write_fake_log(tmp_path, 500, batch_size=1)
+    (tmp_path / api.STATE_FILE).write_bytes(b"garbage")
+    run_fragment(at, "dp_folder", monkeypatch)
+    assert not at.exception
+    assert len(at.error) == 1 and f"{api.STATE_FILE}: " in at.error[0].value
+    assert len(at.get("plotly_chart")) == 3  # the log is still drawn

@@ -108,3 +108,47 @@ def test_a_million_decisions_draw_and_a_bad_upload_is_one_line(deployed_server, 
     assert len(shown) == 1 and "decisions.csv" in shown[0], shown
     page.screenshot(path=str(SCREENS / "deployed-bad-upload.png"))
     context.close()
+
+
+def test_an_uploaded_saved_state_is_shown_and_a_hostile_one_is_one_line(server, browser, tmp_path):
+    """Upload files → the agent's saved state (agent.save): what the agent believes now (its
+    bandits, their weights, the shadow, each one's coefficients), no traceback; then a
+    hostile file in its place: one error line naming it. Screenshot: deployed-state.png."""
+    import numpy as np
+
+    from allseason import api
+
+    agent = api.Agent("allseason-sw", d=3, n_arms=4, seed=2, batch_size=5)
+    rng = np.random.default_rng(0)
+    for i in range(400):
+        rec = agent.decide(context=rng.normal(size=3), event_id=f"e{i}")
+        agent.learn(f"e{i}", float(rec.arm == (i // 100) % 4))
+    good = tmp_path / "agent.state"
+    agent.save(good)
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    go(page, server, "Deployed")
+    page.get_by_text("Upload files", exact=True).click()
+    wait_idle(page)
+    state_input = page.locator('[data-testid="stFileUploaderDropzoneInput"]').nth(2)
+    state_input.set_input_files(str(good))
+    title = page.get_by_text("What the agent believes now (its saved state)", exact=True)
+    title.wait_for()
+    wait_idle(page)
+    check(page)
+    main = page.locator('[data-testid="stMain"]').inner_text()
+    assert f"model version {agent.model_version:,}" in main and "tau = 10" in main
+    title.scroll_into_view_if_needed()
+    page.mouse.move(5, 5)
+    page.screenshot(path=str(SCREENS / "deployed-state.png"))
+    bad = tmp_path / "evil.state"
+    bad.write_bytes(b"PK\x03\x04" + bytes(range(256)) * 40)
+    state_input.set_input_files(str(bad))
+    page.get_by_text("evil.state:", exact=False).first.wait_for()
+    wait_idle(page)
+    check(page, errors_allowed=True)
+    shown = [e.inner_text() for e in page.locator('[data-testid="stAlertContentError"]').all()]
+    assert len(shown) == 1 and "evil.state" in shown[0], shown
+    assert page.get_by_text("What the agent believes now", exact=False).count() == 0
+    context.close()
