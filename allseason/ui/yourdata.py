@@ -23,7 +23,7 @@ from allseason.logs.reader import MAX_COLUMNS, columns_text
 from allseason.viz import offline as voffline
 from allseason.viz.text import md
 
-from . import frame, keys, runcache, state, yourdata_table
+from . import frame, keys, queueing, runcache, state, yourdata_table
 
 SOURCE, RESULT = keys.YD_SOURCE, keys.YD_RESULT  # the file {"name", "data", ...}; its result
 UPLOAD, PARSED = keys.YD_UPLOAD, keys.YD_PARSED  # the uploader; (key, the parsed file)
@@ -332,14 +332,24 @@ def show_log(source: dict, log: api.Log) -> None:
     if result is None:
         opts = options()
         bar = st.progress(0.0, text="Replaying…")
+        cost = api.estimate_replay(log, opts["seeds"])
+        # in the fair work queue with the races (its place shown while it waits); one thread,
+        # so its checkpoint after each run (policy x seed) pauses it when the queue lends its
+        # slot to a short request, or stops it (cancelled, the tab closed)
+        try:
+            with runcache.compute_slot(bar, cost, "log evaluation") as job:
 
-        def progress(done, total):
-            bar.progress(done / total, text=f"Replaying: {done} of {total} runs (policies × seeds)")
+                def progress(done, total):
+                    job.checkpoint()
+                    bar.progress(
+                        done / total, text=f"Replaying: {done} of {total} runs (policies × seeds)"
+                    )
 
-        with runcache.compute_slot(bar):  # shares the server's compute slots with the races
-            result = api.evaluate(
-                log, None, opts["seeds"], 0, progress=progress, workers=runcache.RACE_WORKERS
-            )
+                result = api.evaluate(log, None, opts["seeds"], 0, progress=progress, workers=1)
+        except queueing.QueueStopped as e:
+            bar.empty()
+            st.info(f"{e.message}. Upload the file again or change an option to queue it.")
+            return
         bar.empty()
         st.session_state[RESULT] = (key, "log", result)
     show_log_results(log, result)
