@@ -43,7 +43,7 @@ log = logging.getLogger("allseason.ui")
 
 SLOTS = 1 if settings.LOW_MEMORY else 2
 POLL_SECONDS = 0.25  # a waiting request redraws its place and checks its session this often
-CANCEL_KEY = "queue_cancel"  # the Cancel button's widget key (its value is never read)
+CANCEL_KEY = "queue_cancel"  # the Cancel buttons' key prefix (+ "_" + the ticket's number)
 DEFAULT_COST = 10.0  # CPU-seconds of a request whose page gives no estimate (a long one)
 
 
@@ -92,7 +92,7 @@ def cancel_pending() -> bool:
     states = getattr(data, "widget_states", None)
     if states is None:
         return False
-    return any(w.id.endswith("-" + CANCEL_KEY) and w.trigger_value for w in states.widgets)
+    return any(f"-{CANCEL_KEY}_" in w.id and w.trigger_value for w in states.widgets)
 
 
 def _cancel_clicked() -> None:
@@ -123,6 +123,7 @@ class Job:
         self.queue, self.ticket, self.bar = queue, ticket, bar
         self._button = st.empty() if bar is not None else None
         self._drawn = False
+        self._waits = 0  # a ticket that lent its slot waits again: a new button key
 
     def _stop_if_gone(self) -> None:
         sid = self.ticket.session
@@ -138,6 +139,7 @@ class Job:
         ------
         QueueStopped
             Cancelled, or its session gone."""
+        self._waits += 1
         try:
             while not self.queue.wait(self.ticket, timeout=0 if not self._drawn else POLL_SECONDS):
                 self._stop_if_gone()
@@ -146,7 +148,7 @@ class Job:
                     if not self._drawn and self._button is not None:
                         self._button.button(
                             "Cancel",
-                            key=CANCEL_KEY,
+                            key=f"{CANCEL_KEY}_{self.ticket.number}_{self._waits}",
                             on_click=_cancel_clicked,
                             icon=":material/close:",
                         )

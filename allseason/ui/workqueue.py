@@ -252,6 +252,11 @@ class FairQueue:
                 out += [by_session[s][rnd] for s in sessions if rnd < len(by_session[s])]
         return out
 
+    def running(self) -> list[Ticket]:
+        """The tickets running now."""
+        with self._lock:
+            return list(self._running)
+
     def _dispatch(self) -> None:
         """Grant free slots to the head of the order (the lock held)."""
         while len(self._running) < self.slots and self._waiting:
