@@ -52,6 +52,7 @@ from .limits import (
     MAX_LIVE_CONTESTANTS,
     MAX_USER_BYTES,
     PAPER_LIVE_LIMITS,
+    QUEUE_LIMITS,
     Limits,
     upload_cap_mb,
 )
@@ -308,6 +309,17 @@ def estimate_cost(request) -> float:
     raise TypeError(f"estimate_cost: a Race, Scenario, SweepSpec or MapGrid, got {request!r}")
 
 
+def estimate_replay(log, n_seeds: int, specs=None) -> float:
+    """CPU-seconds a log's offline evaluation (:func:`evaluate`: every policy of ``specs``,
+    default the offline contestants, on ``n_seeds`` seeds) is estimated to cost, before it
+    runs (:func:`allseason.costs.estimate_replay`)."""
+    from . import costs
+    from .logs.evaluate import offline_specs
+
+    names = [s.name for s in (offline_specs() if specs is None else offline_specs(specs))]
+    return costs.estimate_replay(log.n_events, log.d, log.n_arms, names, int(n_seeds))
+
+
 def check_cost(race: Race, budget: float | None = None) -> float:
     """The estimate of ``race`` (:func:`estimate_cost`); SpecError("budget", ...) above
     ``budget`` (default ``limits.COST_BUDGET_SECONDS``), naming the budget and the command
@@ -391,6 +403,7 @@ __all__ = [
     "estimate_cost",
     "check_cost",
     "COST_BUDGET_SECONDS",
+    "QUEUE_LIMITS",
     # a live show, stepped by hand
     "LiveRun",
     "LiveFrame",
@@ -440,6 +453,7 @@ __all__ = [
     "PAPER_LIVE_LIMITS",
     "Limits",
     "check_limits",
+    "estimate_replay",
     "Rejected",
     "QUERY_FIELDS",
     "encode_batch",

@@ -7,7 +7,7 @@ two sizes (d = 5, K = 5 and d = 20, K = 50) and taken on the line through them (
 the smaller). ``benchmarks/cost_check.py`` compares the estimates with measured times.
 
     >>> from allseason.specs import Race, Scenario
-    >>> race = Race(Scenario(horizon=2000), ["lints", "allseason-sw"], n_seeds=2)
+    >>> race = Race(Scenario(), ["lints", "allseason-sw"], n_seeds=2)
     >>> 0 < estimate_race(race) < 10
     True
 """
@@ -26,6 +26,12 @@ from .specs import Race
 
 PRICES_FILE = Path(__file__).with_name("costs.json")
 RUN_OVERHEAD_S = 0.002  # one (policy, seed) run's set-up, seconds
+# A replay of a log costs this many times a race's steps of the same policies at the log's d
+# and K: pi at every event (quadrature or Monte Carlo), the kept-event bookkeeping and the
+# estimators' terms. Measured 2026-11-27 on the OBD-like example (examples.obd_log, 20,000
+# events, K = 10, d = 10, the six offline contestants, 1 and 2 seeds, one thread): 14.7 and
+# 16.7 (CPU 8.6 and 19.4 s) on a loaded 2-core machine.
+REPLAY_FACTOR = 15.0
 
 
 @functools.lru_cache(maxsize=1)
@@ -72,6 +78,17 @@ def estimate_units(units) -> float:
     )
 
 
+def estimate_replay(n_events: int, d: int, n_arms: int, names, n_seeds: int) -> float:
+    """CPU-seconds of replaying a log of ``n_events`` events (features of dimension ``d``,
+    ``n_arms`` arms) with each of ``names`` on ``n_seeds`` seeds, pi at every event
+    (:data:`REPLAY_FACTOR` times the race's price of the same steps).
+
+    >>> 10 < estimate_replay(20_000, 10, 10, ["lints", "allseason-sw"], 5) < 1000
+    True
+    """
+    return REPLAY_FACTOR * estimate_runs(n_events, d, n_arms, list(names), n_seeds)
+
+
 def command_line(race: Race) -> str:
     """The command that runs ``race`` from a terminal (no budget there)."""
     sc = race.scenario
@@ -106,6 +123,8 @@ __all__ = [
     "estimate_runs",
     "estimate_race",
     "estimate_units",
+    "estimate_replay",
+    "REPLAY_FACTOR",
     "command_line",
     "check_budget",
     "RUN_OVERHEAD_S",

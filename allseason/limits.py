@@ -177,6 +177,15 @@ MAP_MAX_RUN_BYTES = 500_000_000
 # K = 50 held a slot for 249 s; the default race costs about 10.
 COST_BUDGET_SECONDS = 120
 
+# The app's work queue (allseason/ui/workqueue.py): requests waiting at most, in all and per
+# session (a visitor has one script run at a time, so 3 is already more than one tab needs);
+# a request estimated at most `short_seconds` CPU-s (the default race: about 1.5) is served
+# first and may take a long one's slot after that one held it `quantum_seconds`; the last-
+# served times of at most `max_sessions` sessions are kept (round-robin order).
+QUEUE_LIMITS = dict(
+    max_waiting=200, per_session=3, short_seconds=5.0, quantum_seconds=1.0, max_sessions=1000
+)
+
 # --- the HTTP service (python -m allseason serve; docs/serve.md) ----------------------------
 # A request body is one decision or one reward: at the engine's largest (100 arms x d = 500
 # floats, about 20 bytes each in JSON) that is 1 MB; anything larger is refused unread (413).
@@ -210,6 +219,7 @@ MAX_DECISION_LOG_BYTES = 200_000_000
 
 __all__ = [
     "COST_BUDGET_SECONDS",
+    "QUEUE_LIMITS",
     "MAP_MAX_STEPS",
     "MAP_MAX_RUN_BYTES",
     "Limits",

@@ -58,6 +58,13 @@ LEADERBOARD_JS = """() => {
 }"""
 
 
+# the first thing a visitor sees after a click or an upload: a progress bar (running, or its
+# place in the queue), or the result
+FEEDBACK_JS = """() => !!document.querySelector('[data-testid="stProgress"]') ||
+  document.body.innerText.includes('Done:') ||
+  document.body.innerText.includes('What the log measured')"""
+
+
 # --- memory ---------------------------------------------------------------------------------
 def _tree_sum(pid: int, measure) -> float:
     """Sum of ``measure(process)`` over process ``pid`` and its live children (0 if gone)."""
@@ -265,6 +272,8 @@ class Session:
         ws0 = dict(self.ws)
         await pg.get_by_role("button", name="Run race").click()
         done = pg.get_by_text("Done:", exact=False).first
+        await pg.wait_for_function(FEEDBACK_JS, polling=100)
+        r["first_feedback_s"] = round(time.perf_counter() - t0, 2)
         await done.wait_for()
         r["click_to_done_text_s"] = round(time.perf_counter() - t0, 2)
         await pg.wait_for_selector(IDLE)
@@ -608,12 +617,14 @@ def run(
     recompute: bool = True,
     warmup: bool = True,
     limits: bool | str = True,
+    root: str | Path | None = None,
 ) -> dict:
     """Start the server, run the phases, return the report (see the module docstring).
     ``limits``: probe the per-session limits afterwards (``"quick"``: without the link over
     the engine's own limit)."""
     t_start = time.perf_counter()
-    with Server(port) as srv:
+    load_before = os.getloadavg()
+    with Server(port, root=root) as srv:
         sampler = RssSampler(srv.pid)
         sampler.start()
         try:
@@ -668,6 +679,7 @@ def run(
                     "open_s",
                     "race_s",
                     "click_to_done_text_s",
+                    "first_feedback_s",
                     "done_text",
                     "ws_frames",
                     "ws_mb",
@@ -691,6 +703,9 @@ def run(
         },
         "server_log_tail": log_tail,
         "total_s": round(time.perf_counter() - t_start, 1),
+        "root": str(root or ROOT),
+        "load_average": {"start": load_before, "end": os.getloadavg()},
+        "first_feedback_s": _stats([r.get("first_feedback_s", float("nan")) for r in conc]),
     }
     if report["single_race_s"] and report["concurrent_race_s"].get("n"):
         report["slowdown_mean"] = round(
@@ -762,6 +777,213 @@ def print_table(rep: dict) -> None:
         print(f"  {p}")
 
 
+# --- the workshop: N visitors upload the largest log at once, a 21st runs a race -----------
+UPLOAD_INPUT = '[data-testid="stFileUploaderDropzoneInput"]'
+UPLOAD_DONE = "What the log measured"  # the evaluation's first line of results
+
+
+def write_upload_log(rows: int, folder: Path) -> Path:
+    """The OBD-like example log (``allseason.logs.examples.obd_log``: 10 items, propensities)
+    with ``rows`` rows, written once; every visitor uploads this file."""
+    sys.path.insert(0, str(ROOT))
+    from allseason.logs import examples
+
+    path = folder / f"upload-{rows}.csv"
+    if not path.exists():
+        path.write_bytes(examples.obd_log(n_rows=rows))
+    return path
+
+
+async def _upload_session(browser, base_url, name, path, timeout_ms) -> dict:
+    """One visitor: open Your data, upload ``path``; time to the first feedback (a progress
+    bar: running or its place in the queue) and to the results."""
+    r: dict = {"session": name, "problems": []}
+    ctx = await browser.new_context(viewport=VIEWPORT)
+    try:
+        pg = await ctx.new_page()
+        pg.set_default_timeout(timeout_ms)
+        await pg.goto(f"{base_url}/Your_data")
+        await _wait_idle(pg)
+        r["ready_at"] = time.perf_counter()
+        return r
+    except Exception as e:
+        r["problems"].append(f"opening failed: {type(e).__name__}: {str(e)[:200]}")
+        r["failed"] = True
+        await ctx.close()
+        return r
+    finally:
+        r["_ctx"], r["_pg"] = ctx, locals().get("pg")
+
+
+async def _upload(r: dict, path: Path) -> None:
+    pg = r["_pg"]
+    t0 = time.perf_counter()
+    try:
+        await pg.locator(UPLOAD_INPUT).set_input_files(str(path))
+        await pg.wait_for_function(FEEDBACK_JS, polling=100)
+        r["first_feedback_s"] = round(time.perf_counter() - t0, 2)
+        saw_queue = pg.get_by_text("Queued: number", exact=False)
+        r["saw_queue_place"] = bool(await saw_queue.count())
+        await pg.get_by_text(UPLOAD_DONE, exact=False).first.wait_for()
+        r["done_s"] = round(time.perf_counter() - t0, 2)
+        await pg.wait_for_selector(IDLE)
+        r["problems"] += await _problems_on_page(pg)
+        r["complete"] = True
+    except Exception as e:
+        r["problems"].append(f"upload failed: {type(e).__name__}: {str(e).splitlines()[0][:200]}")
+        r["failed"] = True
+
+
+async def _visitor_race(browser, base_url, delay_s, timeout_ms) -> dict:
+    """The 21st visitor: ``delay_s`` after the uploads start, the default race with a seed of
+    its own (not the one the server computed at start) from the Race page."""
+    out: dict = {"problems": []}
+    await asyncio.sleep(delay_s)
+    ctx = await browser.new_context(viewport=VIEWPORT)
+    try:
+        pg = await ctx.new_page()
+        pg.set_default_timeout(timeout_ms)
+        await pg.goto(f"{base_url}/Race?seed=4242")
+        await _wait_idle(pg)
+        t0 = time.perf_counter()
+        await pg.get_by_role("button", name="Run race").click()
+        await pg.wait_for_function(FEEDBACK_JS, polling=100)
+        out["first_feedback_s"] = round(time.perf_counter() - t0, 2)
+        await pg.get_by_text("Done:", exact=False).first.wait_for()
+        out["race_s"] = round(time.perf_counter() - t0, 2)
+        out["problems"] += await _problems_on_page(pg)
+    except Exception as e:
+        out["problems"].append(f"race failed: {type(e).__name__}: {str(e)[:200]}")
+    finally:
+        await ctx.close()
+    return out
+
+
+async def _drive_uploads(base_url, sampler, n, path, timeout_s, visitor_delay_s) -> dict:
+    from playwright.async_api import async_playwright
+
+    out: dict = {}
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
+        try:
+            sampler.phase = "warmup"
+            w = Session("warmup", {"horizon": "2000", "seed": "7"}, 120_000)
+            await _phase(browser, base_url, [w], 180)
+            sampler.phase = "open"
+            opened = await asyncio.gather(
+                *(
+                    _upload_session(browser, base_url, f"u{i:02d}", path, int(timeout_s * 1000))
+                    for i in range(n)
+                )
+            )
+            ready = [r for r in opened if not r.get("failed")]
+            sampler.phase = "uploads"
+            t0 = time.perf_counter()
+            visitor = asyncio.create_task(
+                _visitor_race(browser, base_url, visitor_delay_s, int(timeout_s * 1000))
+            )
+            try:
+                await asyncio.wait_for(
+                    asyncio.gather(*(_upload(r, path) for r in ready)), timeout_s
+                )
+            except TimeoutError:
+                for r in ready:
+                    if not r.get("complete"):
+                        r["problems"].append(f"not done within {timeout_s:.0f} s")
+                        r["failed"] = True
+            out["uploads_wall_s"] = round(time.perf_counter() - t0, 1)
+            out["visitor"] = await visitor
+            sampler.phase = "after"
+            out["uploads"] = [
+                {k: v for k, v in r.items() if not k.startswith("_") and k != "ready_at"}
+                for r in opened
+            ]
+            await asyncio.gather(
+                *(r["_ctx"].close() for r in opened if r.get("_ctx")), return_exceptions=True
+            )
+        finally:
+            await browser.close()
+    return out
+
+
+def run_uploads(
+    n_sessions: int = 20,
+    rows: int = 5_000,
+    port: int | None = None,
+    timeout_s: float = 1800.0,
+    root: str | Path | None = None,
+    visitor_delay_s: float = 5.0,
+) -> dict:
+    """The workshop: ``n_sessions`` visitors upload the same log of ``rows`` rows at once on
+    Your data (each evaluated: 6 contestants x 5 seeds), and ``visitor_delay_s`` later a 21st
+    visitor runs a race. Returns the slowest wait, the time to first feedback, the server's
+    CPU and peak RSS, and the visitor's race."""
+    import tempfile
+
+    folder = Path(tempfile.gettempdir()) / "allseason-load"
+    folder.mkdir(exist_ok=True)
+    path = write_upload_log(rows, folder)
+    load_before = os.getloadavg()
+    t_start = time.perf_counter()
+    with Server(port, root=root) as srv:
+        sampler = RssSampler(srv.pid)
+        sampler.start()
+        try:
+            time.sleep(1.0)
+            drive = asyncio.run(
+                _drive_uploads(srv.url, sampler, n_sessions, path, timeout_s, visitor_delay_s)
+            )
+            time.sleep(0.5)
+        finally:
+            sampler.stop()
+        alive = srv.proc.poll() is None
+        log_tail = srv.log_tail()
+    ups = drive["uploads"]
+    return {
+        "mode": "upload",
+        "root": str(root or ROOT),
+        "sessions": n_sessions,
+        "rows": rows,
+        "file_mb": round(path.stat().st_size / MB, 2),
+        "load_average": {"start": load_before, "end": os.getloadavg()},
+        "finished": sum(1 for r in ups if r.get("complete")),
+        "first_feedback_s": _stats([r.get("first_feedback_s", float("nan")) for r in ups]),
+        "done_s": _stats([r.get("done_s", float("nan")) for r in ups]),
+        "saw_queue_place": sum(1 for r in ups if r.get("saw_queue_place")),
+        "uploads_wall_s": drive["uploads_wall_s"],
+        "visitor21": drive["visitor"],
+        "cpu": sampler.cpu_s("uploads"),
+        "peak_rss_mb": sampler.peak_mb("uploads"),
+        "problems": {r["session"]: r["problems"] for r in ups if r["problems"]},
+        "server_alive_at_end": alive,
+        "server_log_tail": log_tail,
+        "total_s": round(time.perf_counter() - t_start, 1),
+    }
+
+
+def summary_line(rep: dict) -> str:
+    """One compact line of a run (what the lead compares between before and after)."""
+    la = rep["load_average"]
+    load = f"load {la['start'][0]:.1f}->{la['end'][0]:.1f}"
+    if rep.get("mode") == "upload":
+        v = rep["visitor21"]
+        return (
+            f"UPLOAD {Path(rep['root']).name}: {rep['finished']}/{rep['sessions']} done; "
+            f"slowest wait {rep['done_s'].get('max')} s (fastest {rep['done_s'].get('min')}); "
+            f"first feedback max {rep['first_feedback_s'].get('max')} s; queue place seen by "
+            f"{rep['saw_queue_place']}; server CPU {rep['cpu'].get('server_cpu_s')} s over "
+            f"{rep['cpu'].get('wall_s')} s; peak RSS {rep['peak_rss_mb']} MB; 21st visitor's "
+            f"race {v.get('race_s')} s (first feedback {v.get('first_feedback_s')} s); {load}"
+        )
+    c, ff = rep["concurrent_race_s"], rep.get("first_feedback_s", {})
+    return (
+        f"RACE {Path(rep['root']).name}: {rep['finished']}/{rep['sessions']} done; slowest "
+        f"wait {c.get('max')} s (mean {c.get('mean')}); first feedback max {ff.get('max')} s; "
+        f"server CPU {rep['cpu'].get('concurrent', {}).get('server_cpu_s')} s; peak RSS "
+        f"{rep['peak_rss_mb'].get('concurrent')} MB; {load}"
+    )
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sessions", type=int, default=10)
@@ -781,10 +1003,29 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--no-limits", action="store_true", help="skip the probe of the per-session limits"
     )
+    ap.add_argument(
+        "--mode",
+        choices=("race", "upload"),
+        default="race",
+        help="race: N sessions click Run race; upload: N upload the log, a 21st races",
+    )
+    ap.add_argument("--root", default=None, help="the checkout to serve (before/after pairs)")
+    ap.add_argument(
+        "--upload-rows", type=int, default=5_000, help="rows of the uploaded log (app: 200,000)"
+    )
     args = ap.parse_args(argv)
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} not found: run `make browser`", file=sys.stderr)
         return 2
+    if args.mode == "upload":
+        rep = run_uploads(
+            args.sessions, args.upload_rows, args.port, max(args.timeout, 600), root=args.root
+        )
+        Path(args.out).write_text(json.dumps(rep, indent=2))
+        for name, probs in rep["problems"].items():
+            print(f"  {name}: {probs}")
+        print(summary_line(rep))
+        return 0 if rep["finished"] == args.sessions and not rep["problems"] else 1
     rep = run(
         args.sessions,
         args.port,
@@ -793,8 +1034,10 @@ def main(argv=None) -> int:
         args.screenshot,
         recompute=not args.no_verify,
         limits=not args.no_limits,
+        root=args.root,
     )
     print_table(rep)
+    print(summary_line(rep))
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(rep, indent=2))
     print(f"\nwrote {args.out}")

@@ -117,6 +117,9 @@ RUN_REQUESTED = _key("run_requested", bool, PAGE_RACE, "view", "the Run button: 
 LINK_RACE_ERRORS = _key(
     "link_race_errors", tuple, EVERY_PAGE, "view", "(messages, the RaceChoice they were about)"
 )
+QUEUE_NOTE = _key(
+    "queue_note", str, EVERY_PAGE, "view", "the work queue's last word: a request cancelled"
+)
 LINK_INSIDE = _key("link_inside", dict, PAGE_INSIDE, "view", "its link, not applied yet")
 
 # --- Pattern builder (allseason.ui.pattern) ---------------------------------------------------

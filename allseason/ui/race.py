@@ -17,7 +17,7 @@ from allseason.viz import per_state as vstate
 from allseason.viz import race as vrace
 from allseason.viz.timeline import date_ticks
 
-from . import runcache, state
+from . import queueing, runcache, state
 from .frame import PLOTLY_CONFIG, alt_text, chart, csv_button, guard
 from .keys import AUTORUN, RACE_CHART, RACE_CHART_PICK, RUN_REQUESTED
 
@@ -226,16 +226,22 @@ def race_section(race: api.Race | None) -> None:
         slots = race_slots()
         if race is None:
             return
+        queueing.note()  # a request cancelled in the queue: said once
         run = runcache.cached(race)
         if run is None and asked:
-            run = runcache.stream_race(race, slots, draw_live)
+            try:
+                run = runcache.stream_race(race, slots, draw_live)
+            except queueing.QueueStopped as e:
+                slots["progress"].info(f"{e.message}. Press **▶ Run race** to queue it again.")
+                return
         elif run is not None:
             slots["progress"].success(cached_note(run), icon=":material/check_circle:")
         if run is None:
             words = api.race_in_words()
             slots["progress"].info(
                 f"Press **▶ Run race** to start. The default race (the paper's experiment, "
-                f"{words['contestants']}, {words['seeds']}) takes a second or two.",
+                f"{words['contestants']}, {words['seeds']}) takes a second or two. "
+                f"This one is estimated at {api.estimate_cost(race):.1f} CPU-seconds.",
                 icon=":material/touch_app:",
             )
             return

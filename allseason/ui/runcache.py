@@ -11,8 +11,10 @@ traces in all (measured, not estimated: a 50,000-step race of 6 policies x 3 see
 recomputed (runs are deterministic: same JSON, same result, bit for bit) by the one
 :func:`get_or_recompute`. Coming back to a page therefore shows the stored result at once.
 
-Shared server: at most ``MAX_CONCURRENT`` races compute at once in the process (one per core;
-the others wait for a slot, and say so), which bounds the memory of races in flight.
+Shared server: at most ``MAX_CONCURRENT`` races (and other heavy requests) compute at once in
+the process, given their turn by the fair work queue (:mod:`allseason.ui.queueing`: short
+requests first, sessions in turn; a waiting one shows its place and estimated start, and can
+be cancelled), which bounds the memory of requests in flight.
 
 Streaming: :func:`stream_race` iterates ``api.iter_race`` and, after each chunk, redraws the
 progress bar and (at most every ``REDRAW_SECONDS``, the first time once the race has run that
@@ -57,14 +59,14 @@ import streamlit as st
 
 from allseason import api
 
-from . import settings, state
+from . import queueing, settings, state
 from .keys import LAST_RACE
 
 log = logging.getLogger("allseason.ui")
 
 MAX_ENTRIES = settings.LOW_MEMORY_ENTRIES if settings.LOW_MEMORY else 8
 MAX_BYTES = settings.LOW_MEMORY_BYTES if settings.LOW_MEMORY else 1_500_000_000
-MAX_CONCURRENT = 1 if settings.LOW_MEMORY else 2
+MAX_CONCURRENT = queueing.SLOTS  # requests computing at once (the work queue's slots)
 RACE_WORKERS = 1 if settings.LOW_MEMORY else None  # threads per race (None: one per core)
 REDRAW_SECONDS = 0.5  # live charts: at most this often, the first time after this long
 LIVE_POINTS = 300  # steps per live curve (exact cumulative values at the sampled steps)
@@ -221,30 +223,15 @@ def store() -> RunCache:
     return RunCache()
 
 
-@st.cache_resource(show_spinner=False)
-def _slots() -> threading.BoundedSemaphore:
-    """The process-wide count of races computing now."""
-    return threading.BoundedSemaphore(MAX_CONCURRENT)
-
-
 @contextmanager
-def compute_slot(bar=None):
-    """Hold one of the ``MAX_CONCURRENT`` compute slots of this server while the block runs;
-    while all are taken, wait and (with a progress ``bar``) say so."""
-    slots = _slots()
-    t0 = time.perf_counter()
-    while not slots.acquire(timeout=0.25):
-        if bar is not None:
-            bar.progress(
-                0.0,
-                text=f"Waiting for a free slot: this server runs at most "
-                f"{MAX_CONCURRENT} races at once "
-                f"({time.perf_counter() - t0:.0f} s)",
-            )
-    try:
-        yield
-    finally:
-        slots.release()
+def compute_slot(bar=None, cost: float | None = None, label: str = "a request"):
+    """Hold one of the server's ``MAX_CONCURRENT`` compute slots while the block runs, given
+    in turn by the fair work queue (:func:`allseason.ui.queueing.queued`: its place and
+    estimated start shown in the progress ``bar``, with a Cancel button, while it waits);
+    ``cost``: its estimated CPU-seconds. Yields the queue's job (``job.checkpoint()``
+    between chunks)."""
+    with queueing.queued(cost, label, bar) as job:
+        yield job
 
 
 def _exiting() -> bool:
@@ -392,7 +379,7 @@ def run_race(race: api.Race) -> RaceRun:
     """The finished race: from the cache, or computed now (no live display)."""
     run = cached(race)
     if run is None:
-        with compute_slot():
+        with compute_slot(None, api.estimate_cost(race), "race"):
             run = cached(race)  # another session may have run it while we waited
             if run is None:
                 warm_up(wait=True)
@@ -456,7 +443,7 @@ def stream_race(race: api.Race, slots: dict, on_update) -> RaceRun:
     compute = 0.0
     bar = slots["progress"]
     slots["pattern"] = race.scenario.pattern
-    with compute_slot(bar):
+    with compute_slot(bar, api.estimate_cost(race), "race") as job:
         done = cached(race)  # another session may have run it while we waited
         if done is not None:
             bar.progress(1.0, text="Done: the same race had just been run in another session")
@@ -471,6 +458,7 @@ def stream_race(race: api.Race, slots: dict, on_update) -> RaceRun:
         for progress in api.iter_race(
             race, chunk_size=chunk, workers=RACE_WORKERS, chunk_seconds=PROGRESS_SECONDS
         ):
+            job.checkpoint()  # cancelled, tab closed: stop here; lent to a short request: wait
             now = time.perf_counter()
             compute = now - t0
             if now - last_bar >= PROGRESS_SECONDS and progress.done < horizon:

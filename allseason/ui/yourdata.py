@@ -23,7 +23,7 @@ from allseason.logs.reader import MAX_COLUMNS, columns_text
 from allseason.viz import offline as voffline
 from allseason.viz.text import md
 
-from . import frame, keys, runcache, state, yourdata_table
+from . import frame, keys, queueing, runcache, state, yourdata_table
 
 SOURCE, RESULT = keys.YD_SOURCE, keys.YD_RESULT  # the file {"name", "data", ...}; its result
 UPLOAD, PARSED = keys.YD_UPLOAD, keys.YD_PARSED  # the uploader; (key, the parsed file)
@@ -31,6 +31,7 @@ UPLOAD, PARSED = keys.YD_UPLOAD, keys.YD_PARSED  # the uploader; (key, the parse
 LIMITS = offline.APP_LIMITS  # rows, bytes, context columns (the reward table: rows, bytes)
 MAX_MB = LIMITS["bytes"] // 1_000_000
 TABLE_SPECS = yourdata_table.TABLE_SPECS  # the race on a reward table
+PARSE_BYTES_PER_SECOND = 5_000_000  # reading a file, in the queue (0.13 CPU-s/MB measured)
 
 
 def limits_text() -> str:
@@ -265,6 +266,7 @@ def _parse(source: dict):
     parsed = st.session_state.get(PARSED)
     if parsed and parsed[0] == key:  # a rerun (a widget moved): the file was read already
         return parsed[1]
+    bar = None
     try:
         if source["size"] > LIMITS["bytes"]:  # the reader's own check sees only the bytes kept
             raise api.SpecError(
@@ -274,7 +276,12 @@ def _parse(source: dict):
                 f"({LIMITS['bytes'] / 1e6:g} MB)",
             )
         kind = source["kind"] if opts["kind"] == "auto" else opts["kind"]
-        with runcache.compute_slot():  # parsing holds a slot: N visitors cannot multiply it
+        # parsing holds a slot of the fair queue (N visitors cannot multiply it), a short
+        # request (about 0.13 CPU-s per MB, measured on the OBD-like example); its place is
+        # shown while it waits
+        bar = st.progress(0.0, text=f"Reading {md(source['name'], 80)}…")
+        cost = max(0.1, source["size"] / PARSE_BYTES_PER_SECOND)
+        with runcache.compute_slot(bar, cost, "reading a file"):
             data = api.read_user_file(
                 source["data"],
                 kind,
@@ -283,10 +290,16 @@ def _parse(source: dict):
                 context=opts["context"] or None,
                 limits=LIMITS,
             )
+    except queueing.QueueStopped as e:
+        st.info(f"{e.message}. Upload the file again to queue it.")
+        return None
     except api.SpecError as e:
         lines = "  \n".join(md(line) for line in _message(e).split("\n"))  # one per problem
         st.error(f"**{md(source['name'], 80)}**: {lines}", icon=":material/error:")
         return None
+    finally:
+        if bar is not None:
+            bar.empty()
     st.session_state[PARSED] = (key, data)
     return data
 
@@ -332,14 +345,24 @@ def show_log(source: dict, log: api.Log) -> None:
     if result is None:
         opts = options()
         bar = st.progress(0.0, text="Replaying…")
+        cost = api.estimate_replay(log, opts["seeds"])
+        # in the fair work queue with the races (its place shown while it waits); one thread,
+        # so its checkpoint after each run (policy x seed) pauses it when the queue lends its
+        # slot to a short request, or stops it (cancelled, the tab closed)
+        try:
+            with runcache.compute_slot(bar, cost, "log evaluation") as job:
 
-        def progress(done, total):
-            bar.progress(done / total, text=f"Replaying: {done} of {total} runs (policies × seeds)")
+                def progress(done, total):
+                    job.checkpoint()
+                    bar.progress(
+                        done / total, text=f"Replaying: {done} of {total} runs (policies × seeds)"
+                    )
 
-        with runcache.compute_slot(bar):  # shares the server's compute slots with the races
-            result = api.evaluate(
-                log, None, opts["seeds"], 0, progress=progress, workers=runcache.RACE_WORKERS
-            )
+                result = api.evaluate(log, None, opts["seeds"], 0, progress=progress, workers=1)
+        except queueing.QueueStopped as e:
+            bar.empty()
+            st.info(f"{e.message}. Upload the file again or change an option to queue it.")
+            return
         bar.empty()
         st.session_state[RESULT] = (key, "log", result)
     show_log_results(log, result)
