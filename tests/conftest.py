@@ -31,6 +31,7 @@ def streamlit_server():
     """``streamlit run app.py`` on a free port of 127.0.0.1 (``benchmarks/appserver.py``);
     yields its base URL once it answers. The log goes to ``$SCREENSHOT_DIR``."""
     with Server() as srv:
+        _LIVE_CHILDREN.add(srv.pid)  # --cpu-durations: its CPU counts to the tests it serves
         yield srv.url
 
 
@@ -58,7 +59,9 @@ def browser():
     sync Playwright per process: a second one would start inside the first one's loop)."""
     sync_api = pytest.importorskip("playwright.sync_api")
     SCREENS.mkdir(parents=True, exist_ok=True)
+    before = _child_pids()
     with sync_api.sync_playwright() as p:
+        _LIVE_CHILDREN.update(_child_pids() - before)  # Playwright's driver, chromium under it
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
         yield b
         b.close()
@@ -171,12 +174,50 @@ def pytest_addoption(parser):
     )
 
 
+# Child processes kept across tests (the session's app server, Playwright's driver and its
+# chromium): their CPU is read while they run, so each test counts what it made them do. A
+# child is otherwise counted only once waited for, and the session's server and chromium
+# then counted whole (310 s in CI, 2026-11-26) against the test whose teardown stopped them.
+_LIVE_CHILDREN: set[int] = set()
+
+
+def _child_pids() -> set[int]:
+    try:
+        import psutil
+    except ImportError:
+        return set()
+    return {c.pid for c in psutil.Process().children()}
+
+
+def _live_children_cpu() -> float:
+    """CPU seconds so far of the registered children that still run, with their descendants
+    (live ones, and those they waited for)."""
+    if not _LIVE_CHILDREN:
+        return 0.0
+    import psutil
+
+    total = 0.0
+    for pid in list(_LIVE_CHILDREN):
+        try:
+            root = psutil.Process(pid)
+            for p in [root, *root.children(recursive=True)]:
+                try:
+                    t = p.cpu_times()
+                    total += t.user + t.system + t.children_user + t.children_system
+                except psutil.Error:
+                    pass
+        except psutil.Error:  # waited for: counted by RUSAGE_CHILDREN from now on
+            _LIVE_CHILDREN.discard(pid)
+    return total
+
+
 def _cpu_seconds() -> float:
     import resource
 
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    waited = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return waited + _live_children_cpu()
 
 
 @pytest.hookimpl(hookwrapper=True)
