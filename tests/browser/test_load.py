@@ -76,9 +76,6 @@ def report():
             timeout_s=PHASE_TIMEOUT_S,
             screenshot=SCREENS / "load-session.png",
             limits="quick",
-            # no warm-up race: it was reported, never asserted on, and the app warms itself
-            # at start (runcache's warm-up); the single race then includes what is left
-            warmup=False,
         ).result()
     rep["run_s"] = round(time.perf_counter() - t0, 1)
     rep["bounds"] = {
