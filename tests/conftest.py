@@ -30,9 +30,13 @@ SCREENS = LOG_DIR  # screenshots and server logs: $SCREENSHOT_DIR, default /tmp/
 def streamlit_server():
     """``streamlit run app.py`` on a free port of 127.0.0.1 (``benchmarks/appserver.py``);
     yields its base URL once it answers. The log goes to ``$SCREENSHOT_DIR``."""
-    with Server() as srv:
-        _LIVE_CHILDREN.add(srv.pid)  # --cpu-durations: its CPU counts to the tests it serves
-        yield srv.url
+    with _kept_children() as kept:
+        with Server() as srv:
+            kept.add(srv.pid)  # --cpu-durations: its CPU counts to the tests it serves
+            try:
+                yield srv.url
+            finally:
+                kept.stopping()
 
 
 @pytest.fixture(scope="session")
@@ -60,10 +64,11 @@ def browser():
     sync_api = pytest.importorskip("playwright.sync_api")
     SCREENS.mkdir(parents=True, exist_ok=True)
     before = _child_pids()
-    with sync_api.sync_playwright() as p:
-        _LIVE_CHILDREN.update(_child_pids() - before)  # Playwright's driver, chromium under it
+    with _kept_children() as kept, sync_api.sync_playwright() as p:
+        kept.update(_child_pids() - before)  # Playwright's driver, chromium under it
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
         yield b
+        kept.stopping()
         b.close()
 
 
@@ -179,6 +184,37 @@ def pytest_addoption(parser):
 # child is otherwise counted only once waited for, and the session's server and chromium
 # then counted whole (310 s in CI, 2026-11-26) against the test whose teardown stopped them.
 _LIVE_CHILDREN: set[int] = set()
+_STOPPED = [0.0]  # CPU seconds to take off once kept children stopped (see _kept_children)
+
+
+class _kept_children:
+    """Registers kept children (``add``, ``update``); around their stop (``stopping()``
+    before it, the end of the ``with`` after it) keeps the CPU reading continuous: what they
+    used was counted while they ran, and a stopped child's CPU reaches RUSAGE_CHILDREN only
+    in part (chromium's processes are not all waited for by Playwright's driver)."""
+
+    def __init__(self) -> None:
+        self.pids: set[int] = set()
+        self.before: float | None = None
+
+    def __enter__(self):
+        return self
+
+    def add(self, pid: int) -> None:
+        self.pids.add(pid)
+        _LIVE_CHILDREN.add(pid)
+
+    def update(self, pids) -> None:
+        for pid in pids:
+            self.add(pid)
+
+    def stopping(self) -> None:
+        self.before = _cpu_seconds()
+
+    def __exit__(self, *exc) -> None:
+        if self.before is not None:
+            _LIVE_CHILDREN.difference_update(self.pids)
+            _STOPPED[0] += _cpu_seconds() - self.before  # the stop itself is not counted
 
 
 def _child_pids() -> set[int]:
@@ -217,7 +253,7 @@ def _cpu_seconds() -> float:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     waited = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
-    return waited + _live_children_cpu()
+    return waited + _live_children_cpu() - _STOPPED[0]
 
 
 @pytest.hookimpl(hookwrapper=True)
