@@ -74,6 +74,7 @@ def measure(n_decisions: int, visits: int = 3, batch_size: int = 1) -> dict:
                         }
                     )
                     context.close()
+                    time.sleep(1.0)  # its renderer gone before the next visit's CPU is read
                 browser.close()
         finally:
             if old is None:
