@@ -30,8 +30,13 @@ SCREENS = LOG_DIR  # screenshots and server logs: $SCREENSHOT_DIR, default /tmp/
 def streamlit_server():
     """``streamlit run app.py`` on a free port of 127.0.0.1 (``benchmarks/appserver.py``);
     yields its base URL once it answers. The log goes to ``$SCREENSHOT_DIR``."""
-    with Server() as srv:
-        yield srv.url
+    with _kept_children() as kept:
+        with Server() as srv:
+            kept.add(srv.pid)  # --cpu-durations: its CPU counts to the tests it serves
+            try:
+                yield srv.url
+            finally:
+                kept.stopping()
 
 
 @pytest.fixture(scope="session")
@@ -58,9 +63,12 @@ def browser():
     sync Playwright per process: a second one would start inside the first one's loop)."""
     sync_api = pytest.importorskip("playwright.sync_api")
     SCREENS.mkdir(parents=True, exist_ok=True)
-    with sync_api.sync_playwright() as p:
+    before = _child_pids()
+    with _kept_children() as kept, sync_api.sync_playwright() as p:
+        kept.update(_child_pids() - before)  # Playwright's driver, chromium under it
         b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
         yield b
+        kept.stopping()
         b.close()
 
 
@@ -171,12 +179,81 @@ def pytest_addoption(parser):
     )
 
 
+# Child processes kept across tests (the session's app server, Playwright's driver and its
+# chromium): their CPU is read while they run, so each test counts what it made them do. A
+# child is otherwise counted only once waited for, and the session's server and chromium
+# then counted whole (310 s in CI, 2026-11-26) against the test whose teardown stopped them.
+_LIVE_CHILDREN: set[int] = set()
+_STOPPED = [0.0]  # CPU seconds to take off once kept children stopped (see _kept_children)
+
+
+class _kept_children:
+    """Registers kept children (``add``, ``update``); around their stop (``stopping()``
+    before it, the end of the ``with`` after it) keeps the CPU reading continuous: what they
+    used was counted while they ran, and a stopped child's CPU reaches RUSAGE_CHILDREN only
+    in part (chromium's processes are not all waited for by Playwright's driver)."""
+
+    def __init__(self) -> None:
+        self.pids: set[int] = set()
+        self.before: float | None = None
+
+    def __enter__(self):
+        return self
+
+    def add(self, pid: int) -> None:
+        self.pids.add(pid)
+        _LIVE_CHILDREN.add(pid)
+
+    def update(self, pids) -> None:
+        for pid in pids:
+            self.add(pid)
+
+    def stopping(self) -> None:
+        self.before = _cpu_seconds()
+
+    def __exit__(self, *exc) -> None:
+        if self.before is not None:
+            _LIVE_CHILDREN.difference_update(self.pids)
+            _STOPPED[0] += _cpu_seconds() - self.before  # the stop itself is not counted
+
+
+def _child_pids() -> set[int]:
+    try:
+        import psutil
+    except ImportError:
+        return set()
+    return {c.pid for c in psutil.Process().children()}
+
+
+def _live_children_cpu() -> float:
+    """CPU seconds so far of the registered children that still run, with their descendants
+    (live ones, and those they waited for)."""
+    if not _LIVE_CHILDREN:
+        return 0.0
+    import psutil
+
+    total = 0.0
+    for pid in list(_LIVE_CHILDREN):
+        try:
+            root = psutil.Process(pid)
+            for p in [root, *root.children(recursive=True)]:
+                try:
+                    t = p.cpu_times()
+                    total += t.user + t.system + t.children_user + t.children_system
+                except psutil.Error:
+                    pass
+        except psutil.Error:  # waited for: counted by RUSAGE_CHILDREN from now on
+            _LIVE_CHILDREN.discard(pid)
+    return total
+
+
 def _cpu_seconds() -> float:
     import resource
 
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    waited = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    return waited + _live_children_cpu() - _STOPPED[0]
 
 
 @pytest.hookimpl(hookwrapper=True)

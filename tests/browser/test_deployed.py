@@ -1,7 +1,10 @@
 """The page "Your deployed bandit" in a real browser (Debian's chromium, Playwright), on a
-server started with ALLSEASON_DEPLOYED_DIR: a log of 10**6 decisions drawn (its time to draw,
-cold and with the server's reader warm), a bad upload as one error line, never a traceback;
-screenshots for a person to look at (``$SCREENSHOT_DIR/deployed-*.png``)."""
+server started with ALLSEASON_DEPLOYED_DIR: a long log (10**5 decisions, one batch each)
+drawn in full (its time to draw, cold and with the server's reader warm, within a generous
+bound), a bad upload as one error line, never a traceback; screenshots for a person to look
+at (``$SCREENSHOT_DIR/deployed-*.png``). The time to draw 10**6 decisions (issue 32) is
+measured by ``benchmarks/deployed_draw.py``, the reading and the figures alone by
+``benchmarks/deployed_page.py``."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from tests.browser.test_pages import check, go, shot, wait_idle
 
 VIEWPORT = {"width": 1280, "height": 1600}
 TIMEOUT_MS = 300_000
-N_DECISIONS = 1_000_000
+N_DECISIONS = 100_000  # 10**6: benchmarks/deployed_draw.py
 ENV = "ALLSEASON_DEPLOYED_DIR"
 
 pytestmark = [
@@ -29,7 +32,7 @@ pytest.importorskip("playwright.sync_api")
 
 @pytest.fixture(scope="module")
 def deployed_server(tmp_path_factory):
-    """An app server started with ALLSEASON_DEPLOYED_DIR on a log of 10**6 decisions."""
+    """An app server started with ALLSEASON_DEPLOYED_DIR on a log of N_DECISIONS."""
     from appserver import Server
 
     folder = tmp_path_factory.mktemp("deployed")
@@ -72,7 +75,7 @@ def _drawn(page, url: str) -> float:
     return time.perf_counter() - t0
 
 
-def test_a_million_decisions_draw_and_a_bad_upload_is_one_line(deployed_server, browser, tmp_path):
+def test_a_long_log_draws_and_a_bad_upload_is_one_line(deployed_server, browser, tmp_path):
     url, folder = deployed_server
     times = []
     for visit in ("cold", "warm", "warm again"):
@@ -84,7 +87,7 @@ def test_a_million_decisions_draw_and_a_bad_upload_is_one_line(deployed_server, 
         check(page)
         if visit != "warm again":
             context.close()
-    print(f"\n10**6 decisions drawn in: cold {times[0]:.1f} s, warm {times[1]:.1f} s, "
+    print(f"\n{N_DECISIONS:,} decisions drawn in: cold {times[0]:.1f} s, warm {times[1]:.1f} s, "
           f"{times[2]:.1f} s (chromium, a shared machine)")  # fmt: skip
     (SCREENS / "deployed-draw-times.txt").write_text(" ".join(f"{t:.2f}" for t in times))
     text = page.locator('[data-testid="stMain"]').inner_text()
@@ -94,7 +97,7 @@ def test_a_million_decisions_draw_and_a_bad_upload_is_one_line(deployed_server, 
     # context also loads plotly.js, which took a minute at load 20 on 2 cores (2026-11-26)
     assert min(times[1:]) < 180
     page.mouse.move(5, 5)
-    shot(page, "deployed-million")
+    shot(page, "deployed-long-log")
 
     page.get_by_text("Upload files", exact=True).click()
     wait_idle(page)

@@ -41,6 +41,7 @@ PEAK_RSS_MB = 1_500
 
 pytestmark = [
     pytest.mark.e2e,
+    pytest.mark.xdist_group("load"),  # one load run (module fixture) for all its tests
     pytest.mark.skipif(
         not Path(CHROMIUM).exists(), reason=f"{CHROMIUM} not installed (make browser)"
     ),
