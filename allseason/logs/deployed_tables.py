@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
 
 from .intervals import wilson
 
@@ -63,6 +62,8 @@ def reward_windows(reward: np.ndarray, n_windows: int = 100, level: float = 0.95
     if binary:
         lo, hi = np.array([wilson(m, k, level) for m, k in zip(mean, n)]).T
     else:
+        from scipy import stats as sps  # slow to import: only when first needed
+
         var = np.where(n > 1, (sq - n * mean**2) / np.maximum(n - 1, 1), np.nan)
         half = sps.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1)) * np.sqrt(np.maximum(var, 0) / n)
         lo, hi = mean - half, mean + half

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.stats import norm
+from scipy.special import ndtri  # the normal quantile (scipy.stats is slow to import)
 
 N_BLOCKS = 100  # blocks of consecutive events for the bootstrap (fewer if the log is shorter)
 N_BOOT = 2000
@@ -39,7 +39,7 @@ def wilson(mean: float, n: float, level: float = 0.95) -> tuple[float, float]:
     """
     if not n > 0:
         return 0.0, 1.0
-    z = norm.ppf(0.5 + level / 2)
+    z = ndtri(0.5 + level / 2)
     p = min(max(float(mean), 0.0), 1.0)
     z2n = z * z / n
     centre = (p + z2n / 2) / (1 + z2n)
@@ -133,7 +133,7 @@ def events_needed(
     p1 = min((1 + lift) * p0, 1.0)
     if not (0 < p0 < 1 and ess_share > 0 and p1 > p0):
         return math.inf
-    z = norm.ppf(1 - alpha / 2) + norm.ppf(power)
+    z = ndtri(1 - alpha / 2) + ndtri(power)
     return z * z * (p0 * (1 - p0) + p1 * (1 - p1) / ess_share) / (p1 - p0) ** 2
 
 

@@ -105,14 +105,16 @@ def test_an_upload_is_drawn_and_a_bad_one_is_one_line(tmp_path, monkeypatch):
 
 
 def test_the_log_goes_to_your_data(tmp_path, monkeypatch):
-    write_fake_log(tmp_path, 4000, batch_size=1)
+    """The button hands the folder's decisions to Your data, which opens on them (and
+    replays them: 1,000 decisions, every offline contestant, Your data's default seeds)."""
+    write_fake_log(tmp_path, 1000, batch_size=1)
     at = open_page(monkeypatch, tmp_path)
     at.button(key="dp_send").click().run()
     assert not at.exception
     source = at.session_state[yourdata.SOURCE]
     assert source["name"] == "deployed-decisions.csv" and source["origin"] == "deployed"
     log = api.read_user_file(source["data"], "log")
-    assert log.n_events == 4000 and log.propensity is not None
+    assert log.n_events == 1000 and log.propensity is not None
     # the app is now on Your data, showing the log
     assert any("Your data" == t.value for t in at.title)
 

@@ -14,11 +14,8 @@ server does.
 
 from __future__ import annotations
 
-import base64
 import functools
-import json
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -34,8 +31,10 @@ from allseason.ui import frame, keys, race_settings, runcache, state, tour
 from allseason.ui import race as race_results
 from allseason.viz.style import policy_name
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+from .conftest import APP, figures, title_of, values
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")
+
 RACE, INSIDE, TOUR = (
     "app_pages/2_Race.py",
     "app_pages/3_Inside_All-Season.py",
@@ -54,23 +53,7 @@ SMALL = api.Scenario(
 POLICIES = ["allseason-sw", "lints"]
 
 
-# --- helpers --------------------------------------------------------------------------------
-def figures(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def title_of(fig: dict) -> str:
-    t = fig["layout"].get("title", {})
-    return t.get("text", "") if isinstance(t, dict) else str(t)
-
-
-def values(v) -> np.ndarray:
-    """A Plotly JSON array: a list, or a typed array {"dtype", "bdata"} (plotly >= 6)."""
-    if isinstance(v, dict) and "bdata" in v:
-        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
-    return np.asarray(v)
-
-
+# --- helpers (the shared ones: tests/app/conftest.py) ---------------------------------------
 def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -120,13 +103,6 @@ def last_points(fig: dict) -> dict[str, tuple[float, float]]:
         for t in fig["data"]
         if t.get("mode") == "lines+markers"
     }
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    runcache.store().clear()
-    yield
-    runcache.store().clear()
 
 
 @pytest.fixture

@@ -9,11 +9,8 @@ send (the editor's widget state) through AppTest's runner.
 
 from __future__ import annotations
 
-import base64
 import json
-from pathlib import Path
 
-import numpy as np
 import pytest
 
 pytest.importorskip("streamlit")
@@ -24,52 +21,22 @@ from streamlit.testing.v1 import AppTest
 from allseason import api
 from allseason.ui import keys, runcache, state
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+from .conftest import errors, figures, open_app, title_of, values
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")
+
 BUILDER, RACE, INSIDE = (
     "app_pages/1_Pattern_builder.py",
     "app_pages/2_Race.py",
     "app_pages/3_Inside_All-Season.py",
 )
-TIMEOUT = 90
 
 
-# --- helpers --------------------------------------------------------------------------------
-def open_app(page: str | None = None, query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    if query:
-        at.query_params.update(query)
-    at.run()
-    if page:
-        at.switch_page(page)
-        at.run()
-    return at
-
-
-def figures(at: AppTest) -> list[dict]:
-    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-
-
-def title_of(fig: dict) -> str:
-    t = fig["layout"].get("title", {})
-    return t.get("text", "") if isinstance(t, dict) else str(t)
-
-
+# --- helpers (the shared ones: tests/app/conftest.py) ---------------------------------------
 def figure(at: AppTest, title_part: str) -> dict:
     found = [f for f in figures(at) if title_part in title_of(f)]
     assert found, f"no figure titled *{title_part}*: {[title_of(f) for f in figures(at)]}"
     return found[0]
-
-
-def values(v) -> list:
-    """A Plotly JSON array: a list, or a typed array {"dtype", "bdata"} (plotly >= 6)."""
-    if isinstance(v, dict) and "bdata" in v:
-        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"]).tolist()
-    return list(v)
-
-
-def errors(at: AppTest) -> list[str]:
-    return [e.value for e in at.error]
 
 
 def assert_clean(at: AppTest) -> None:
@@ -106,13 +73,6 @@ SMALL = api.Scenario(
     seed=3,
     preset="custom",
 )
-
-
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    runcache.store().clear()
-    yield
-    runcache.store().clear()
 
 
 # --- URL encoding (no Streamlit run needed) -------------------------------------------------

@@ -8,7 +8,6 @@ gets a message naming it while the rest of the link still applies.
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -17,12 +16,13 @@ pytest.importorskip("streamlit")
 from streamlit.testing.v1 import AppTest
 
 from allseason import api
-from allseason.ui import runcache, state
+from allseason.ui import state
 
-ROOT = Path(__file__).resolve().parents[2]
-APP = str(ROOT / "app.py")
+from .conftest import errors, open_app
+
+pytestmark = pytest.mark.usefixtures("fresh_cache")
+
 RACE, INSIDE = "app_pages/2_Race.py", "app_pages/3_Inside_All-Season.py"
-TIMEOUT = 90
 SMALL = api.Scenario(
     segments=((0, 150), (1, 100), (0, 100)),
     d=2,
@@ -34,25 +34,10 @@ SMALL = api.Scenario(
 )
 
 
-@pytest.fixture(autouse=True)
-def fresh_cache():
-    runcache.store().clear()
-    yield
-    runcache.store().clear()
-
-
 def open_page(page: str, query: dict) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.query_params.update(query)
-    at.run()
-    at.switch_page(page)
-    at.run()
+    at = open_app(page, query)
     assert not at.exception, [e.value for e in at.exception]
     return at
-
-
-def errors(at: AppTest) -> list[str]:
-    return [e.value for e in at.error]
 
 
 def query(at: AppTest) -> dict:

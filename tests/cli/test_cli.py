@@ -10,9 +10,24 @@ from allseason.cli import main
 
 
 def _run(*args):
+    """``python -m allseason ARGS`` in a new process."""
     return subprocess.run(
         [sys.executable, "-m", "allseason", *args], capture_output=True, text=True
     )
+
+
+def _main(capsys, *args) -> tuple[int, str, str]:
+    """``main(ARGS)`` in this process, as ``python -m allseason ARGS`` calls it (its
+    ``sys.exit(main())``: argparse's exits are SystemExit): (exit code, stdout, stderr). An
+    exception that escapes fails the test, as a traceback would in the process. Each way
+    the command line ends is also checked once in a real process
+    (:func:`test_a_process_exits_2_with_one_line`, :func:`test_help_everywhere`)."""
+    try:
+        code = main(list(args))
+    except SystemExit as e:
+        code = e.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
 
 
 def test_run_json(capsys):
@@ -103,26 +118,52 @@ def test_custom_pattern_file(tmp_path, capsys):
         (["bogus"], "invalid choice"),
     ],
 )
-def test_bad_input_one_line_exit_2(args, needle):
-    p = _run(*args)
+def test_bad_input_one_line_exit_2(args, needle, capsys):
+    code, _, err = _main(capsys, *args)
+    assert code == 2, err
+    assert needle in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+BAD_JSON = ["{", "[[0, 0]]", '{"segments": [[0, 10]], "d": "x"}', "42"]
+
+
+def test_bad_json_file(tmp_path, capsys):
+    for text in BAD_JSON:
+        f = tmp_path / "bad.json"
+        f.write_text(text)
+        code, _, err = _main(capsys, "run", "--pattern", str(f))
+        assert code == 2 and "Traceback" not in err, (text, err)
+        assert len(err.strip().splitlines()) == 1, (text, err)
+
+
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["bogus"], "invalid choice"),  # argparse's refusal
+        (["run", "--tau", "-3"], "tau"),  # a SpecError
+        (["run", "--pattern", "BAD_JSON"], "error:"),  # a file that is not a pattern
+    ],
+)
+def test_a_process_exits_2_with_one_line(args, needle, tmp_path):
+    """Each kind of refusal once through ``python -m allseason`` in a new process: exit code
+    2 and one line on stderr, no traceback (the other bad inputs go through the same
+    ``main`` in this process, :func:`_main`)."""
+    bad = tmp_path / "bad.json"
+    bad.write_text(BAD_JSON[2])
+    p = _run(*[str(bad) if a == "BAD_JSON" else a for a in args])
     assert p.returncode == 2, p.stderr
     assert needle in p.stderr
     assert "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
 
 
-def test_bad_json_file(tmp_path):
-    for text in ["{", "[[0, 0]]", '{"segments": [[0, 10]], "d": "x"}', "42"]:
-        f = tmp_path / "bad.json"
-        f.write_text(text)
-        p = _run("run", "--pattern", str(f))
-        assert p.returncode == 2 and "Traceback" not in p.stderr, (text, p.stderr)
-
-
-def test_help_everywhere():
-    for args in (["--help"], ["run", "--help"], ["patterns", "--help"]):
-        p = _run(*args)
-        assert p.returncode == 0 and "usage" in p.stdout
-    assert "paper-synthetic" in _run("patterns").stdout
+def test_help_everywhere(capsys):
+    p = _run("--help")  # the process: python -m allseason --help
+    assert p.returncode == 0 and "usage" in p.stdout
+    for args in (["run", "--help"], ["patterns", "--help"]):
+        code, out, _ = _main(capsys, *args)
+        assert code == 0 and "usage" in out
+    assert "paper-synthetic" in _main(capsys, "patterns")[1]
 
 
 def test_kernel_load_reported_apart_and_json_stays_pure():
