@@ -346,9 +346,9 @@ def show_log(source: dict, log: api.Log) -> None:
         opts = options()
         bar = st.progress(0.0, text="Replaying…")
         cost = api.estimate_replay(log, opts["seeds"])
-        # in the fair work queue with the races (its place shown while it waits); one thread,
-        # so its checkpoint after each run (policy x seed) pauses it when the queue lends its
-        # slot to a short request, or stops it (cancelled, the tab closed)
+        # in the fair work queue with the races (its place shown while it waits); its
+        # checkpoint after each run (policy x seed) stops it (cancelled, the tab closed) or
+        # pauses it when the queue lends its slot to a short request
         try:
             with runcache.compute_slot(bar, cost, "log evaluation") as job:
 
@@ -358,7 +358,14 @@ def show_log(source: dict, log: api.Log) -> None:
                         done / total, text=f"Replaying: {done} of {total} runs (policies × seeds)"
                     )
 
-                result = api.evaluate(log, None, opts["seeds"], 0, progress=progress, workers=1)
+                # alone on the server: a thread per core; else one (so that its checkpoint
+                # really pauses it when its slot is lent)
+                busy = job.queue.snapshot()
+                alone = busy["running"] + busy["waiting"] <= 1
+                workers = runcache.RACE_WORKERS if alone else 1
+                result = api.evaluate(
+                    log, None, opts["seeds"], 0, progress=progress, workers=workers
+                )
         except queueing.QueueStopped as e:
             bar.empty()
             st.info(f"{e.message}. Upload the file again or change an option to queue it.")
