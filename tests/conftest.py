@@ -116,7 +116,7 @@ def random_spd(rng: np.random.Generator, d: int, scale: float = 1.0) -> np.ndarr
 # (or pytest --hypothesis-profile=thorough). Each test says what it checks and the full count.
 hypothesis_settings.register_profile("quick")
 hypothesis_settings.register_profile("thorough")
-hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "quick")
 
 
 def examples(n: int) -> int:
