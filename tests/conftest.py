@@ -8,12 +8,14 @@ of the same name in two folders import fine. Import the helpers directly
 
 from __future__ import annotations
 
+import os
 import sys
 from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 # -- real-browser tests (tests/browser/): one server, one browser per session ----------
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,11 +118,35 @@ def random_spd(rng: np.random.Generator, d: int, scale: float = 1.0) -> np.ndarr
     return scale * (A @ A.T / d + np.eye(d))
 
 
+# -- hypothesis: two stated profiles. "quick" (the default: CI and a plain pytest run) runs a
+# quarter of the examples a property test states (:func:`examples`); "thorough" runs them all:
+#     HYPOTHESIS_PROFILE=thorough pytest tests/hostile/test_validation_properties.py ...
+# (or pytest --hypothesis-profile=thorough). Each test says what it checks and the full count.
+hypothesis_settings.register_profile("quick")
+hypothesis_settings.register_profile("thorough")
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or "quick")
+
+
+def examples(n: int) -> int:
+    """The ``max_examples`` of a property test stated for ``n`` examples: ``n`` under the
+    "thorough" profile, a quarter of them (at least 25) under "quick"."""
+    if hypothesis_settings.get_current_profile_name() == "thorough":
+        return n
+    return max(25, n // 4)
+
+
+@pytest.fixture(scope="session")
+def _data_cache_dir(tmp_path_factory):
+    """One private data cache per test process: MNIST's .npz is decoded from its pickle once
+    per process, not once per test module."""
+    return tmp_path_factory.mktemp("allseason-cache")
+
+
 @pytest.fixture(scope="module")
-def private_data_cache(tmp_path_factory):
+def private_data_cache(_data_cache_dir):
     """Keep the tests' data cache (MNIST .npz) out of the user's ~/.cache."""
     mp = pytest.MonkeyPatch()
-    mp.setenv("ALLSEASON_CACHE", str(tmp_path_factory.mktemp("allseason-cache")))
+    mp.setenv("ALLSEASON_CACHE", str(_data_cache_dir))
     yield
     mp.undo()
 

@@ -66,12 +66,12 @@ def test_without_results_the_page_says_how_to_make_them(monkeypatch, tmp_path):
 
 @pytest.fixture(scope="module")
 def small_store(tmp_path_factory):
-    """mnist-2arm at n = 600, 2 seeds, under both validation protocols."""
-    _need_mnist()
-    out = tmp_path_factory.mktemp("paper_page")
-    small = {v: reproduce.Protocol(n=600, seeds=2, validation=v) for v in ("prefix", "shrunk")}
-    reproduce.reproduce_protocols(["mnist-2arm"], small.values(), out=out, processes=1)
-    return out, small
+    """mnist-2arm at n = 600, 2 seeds, under both validation protocols: the store the paper's
+    tests read (tests/paper/conftest.py), made once per test process."""
+    from tests.paper import conftest as paper
+
+    out, _ = paper.stored("both", tmp_path_factory)
+    return out, paper.protocols()
 
 
 def test_with_stored_results_the_comparison_and_curves(monkeypatch, small_store):

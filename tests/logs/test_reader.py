@@ -11,6 +11,7 @@ import stat
 
 import numpy as np
 import pytest
+from conftest import examples
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 
@@ -339,7 +340,8 @@ CELLS = [
 ]
 
 
-@settings(max_examples=300, deadline=None, database=None)  # writes nothing
+# 300 examples under the "thorough" hypothesis profile, 75 under "quick" (tests/conftest.py)
+@settings(max_examples=examples(300), deadline=None, database=None)  # writes nothing
 @given(
     header=hs.lists(
         hs.sampled_from(["timestamp", "arm", "reward", "propensity", "x0", "", "click", "time"]),

@@ -22,16 +22,11 @@ SMALL = R.Protocol(n=600, seeds=2)
 pytestmark = pytest.mark.usefixtures("private_data_cache")  # see conftest.py
 
 
-@pytest.fixture(scope="module")
-def mnist_small(tmp_path_factory):
-    """mnist-2arm reproduced at n = 600, 2 seeds (validation on the first 60 steps)."""
-    try:
-        paper_setup("mnist", "2arm", "regular", n=600)
-    except DataUnavailable as exc:
-        pytest.skip(str(exc))
-    out = tmp_path_factory.mktemp("paper")
-    frames = R.reproduce(["mnist-2arm"], protocol=SMALL, out=out, processes=1)
-    return out, frames["mnist-2arm"]
+@pytest.fixture
+def mnist_small(mnist_prefix_store):
+    """mnist-2arm reproduced at n = 600, 2 seeds (validation on the first 60 steps): the
+    shared store of tests/paper/conftest.py (read-only: copy it to run more into it)."""
+    return mnist_prefix_store
 
 
 def test_grids_are_the_papers():

@@ -77,15 +77,10 @@ def _audit(path: Path) -> Counter:
     return Counter(tuple(line.split()[:2]) for line in lines if line)
 
 
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    """The table of an uninterrupted run."""
-    try:
-        paper_setup("mnist", "2arm", "regular", n=600)
-    except DataUnavailable as exc:
-        pytest.skip(str(exc))
-    out = tmp_path_factory.mktemp("reference")
-    return R.reproduce(["mnist-2arm"], protocol=SMALL, out=out, processes=1)["mnist-2arm"]
+@pytest.fixture
+def reference(mnist_prefix_store):
+    """The table of an uninterrupted run (the shared store of tests/paper/conftest.py)."""
+    return mnist_prefix_store[1]
 
 
 def _same_table(a: pd.DataFrame, b: pd.DataFrame) -> None:

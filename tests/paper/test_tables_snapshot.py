@@ -80,11 +80,10 @@ def test_tracked_snapshot_equals_a_recomputation():
         assert repr(ours) == repr(stored), (cell["table"], cell["pattern"], cell["row"])
 
 
-def test_snapshot_from_a_small_store_recomputes_exactly(tmp_path):
-    _need("mnist")
-    protocols = [R.Protocol(n=600, seeds=2, validation=v) for v in R.VALIDATIONS]
-    R.reproduce_protocols(["mnist-2arm"], protocols, out=tmp_path, processes=1)
-    path = paper_snapshot.write(tmp_path, protocols, "test", path=tmp_path / "snap.json")
+def test_snapshot_from_a_small_store_recomputes_exactly(mnist_both_store, tmp_path):
+    store, by_name = mnist_both_store  # n = 600, 2 seeds (tests/paper/conftest.py)
+    protocols = [by_name[v] for v in R.VALIDATIONS]
+    path = paper_snapshot.write(store, protocols, "test", path=tmp_path / "snap.json")
     snap = paper_snapshot.load(path)
     assert set(snap["protocols"]) == {"prefix", "shrunk"} and snap["command"] == "test"
     assert len(snap["cells"]) == 2 * 30
@@ -101,7 +100,7 @@ def test_snapshot_from_a_small_store_recomputes_exactly(tmp_path):
         ours, stored = _recompute(snap, c)
         assert repr(ours) == repr(stored)
     frame = paper_snapshot.frame(snap, "mnist-2arm", "prefix")
-    table = R.table_frame("mnist-2arm", R.load_runs(tmp_path), protocols[0])
+    table = R.table_frame("mnist-2arm", R.load_runs(store), protocols[0])
     assert frame["mean"].tolist() == table["mean"].tolist()
 
 
