@@ -19,8 +19,8 @@ Probabilities (``pi_mode``): 1, every arm in its own parameter block (context mo
 ``x = e_k (x) [c, 1]``): the scores are independent Gaussians, pi of each bandit is the
 one-dimensional integral of :func:`~.argmax.argmax_probs_rows`, mixed by the bandits'
 weights; 2, dense arms (one shared theta), K = 2: the normal CDF of the difference, mixed;
-3, dense arms, K > 2: Monte Carlo over the mixture (``n_mc`` draws of the whole decision,
-from the same counter generator with another key), its standard error returned.
+3, dense arms, K > 2: Monte Carlo, stratified over the bandits (:mod:`.agent_mc`: ``n_mc``
+draws in all, from the counter generator with another key), its standard error returned.
 """
 
 from __future__ import annotations
@@ -165,32 +165,6 @@ def _pi_dense2(ctx, cidx, L, mu, Lt, alive, sandwich, w, pi, theta, tmp, tmp2):
         p0 = _ndtr(m / math.sqrt(v)) if v > 0.0 else (1.0 if m >= 0.0 else 0.0)
         pi[0] += w[s] * p0
         pi[1] += w[s] * (1.0 - p0)
-
-
-@njit(cache=True, nogil=True)
-def _pi_mc(ctx, block, cidx, L, mu, Lt, alive, sandwich, w, pi, key, n_mc, theta, tmp, tmp2):
-    """Dense arms, K > 2: n_mc draws of the whole decision (bandit, then Thompson step) from
-    the counter generator keyed apart from the decision's; returns the largest standard
-    error."""
-    S, G, p = mu.shape
-    K = block.shape[0]
-    mkey = splitmix64(np.uint64(key) ^ MC_SALT)
-    zz = np.empty((G, p))
-    for r in range(n_mc):
-        ur = fill_draws(mkey + np.uint64(r) * MC_SALT, zz)
-        jr = choose_slot(ur, w, alive)
-        if sandwich:
-            ar = best_arm_sandwich(ctx, block, cidx, L[jr], Lt, mu[jr], zz, theta, tmp, tmp2)
-        else:
-            ar = best_arm(ctx, block, cidx, L[jr], mu[jr], zz, theta, tmp)
-        pi[ar] += 1.0
-    stderr = 0.0
-    for k in range(K):
-        pi[k] /= n_mc
-        se = math.sqrt(pi[k] * (1.0 - pi[k]) / n_mc)
-        if se > stderr:
-            stderr = se
-    return stderr
 
 
 @njit(cache=True, nogil=True)
