@@ -85,31 +85,17 @@ lint: install-dev
 # 1. the compiled kernels of every policy, once (scripts/warm_kernels.py): numba keeps them on
 #    disk (allseason/kernels/__pycache__), so the test workers load them instead of each
 #    compiling the same kernels at the same time;
-# 2. the real-browser tests (marker e2e, tests/browser/), started in the background on
-#    E2E_WORKERS processes (pytest-xdist; each has its own app server and chromium;
-#    --dist loadgroup keeps a module that shares one long fixture on one worker). They
-#    mostly wait on the browser and the server; their output is printed when they end;
-# 3. meanwhile every other test, on TEST_WORKERS processes ("auto": one per core), under
-#    `nice` so that the browser tests' servers and chromium keep their pace (their timings
-#    stay those of a quiet machine) while these take the rest of the cores. --dist worksteal:
-#    a worker that runs out of tests takes half of the other's queue.
-# `make test` fails when either pytest fails (both exit codes count).
+# 2. every test but the real-browser ones, on TEST_WORKERS processes (pytest-xdist; "auto":
+#    one per core). --dist worksteal: a worker that runs out of tests takes half of the other's
+#    queue, so the heavy files spread instead of leaving one worker alone at the end;
+# 3. the real-browser tests (marker e2e, tests/browser/): one app server and one chromium for
+#    them all, beside no other test. (Run beside the others, on 2 cores, their key storms and
+#    load test missed their bounds: a fresh-clone run, 2026-11-27.)
 TEST_WORKERS ?= auto
-E2E_WORKERS ?= 2
 test: install-dev browser data lint
 	@$(PY) scripts/warm_kernels.py
-	@e2e_log=$$(mktemp); \
-	echo "$(PY) -m pytest -q -m e2e -n $(E2E_WORKERS) --dist loadgroup ... > $$e2e_log (in the background)"; \
-	$(PY) -m pytest -q -m e2e -n $(E2E_WORKERS) --dist loadgroup --durations=0 \
-	  --cpu-durations=0 > $$e2e_log 2>&1 & e2e_pid=$$!; \
-	echo "nice $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m \"not e2e\" ..."; \
-	nice -n 10 $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not e2e" \
-	  --durations=25 --cpu-durations=25; unit_rc=$$?; \
-	wait $$e2e_pid; e2e_rc=$$?; \
-	echo "--- the real-browser tests (pytest -m e2e), exit code $$e2e_rc:"; \
-	cat $$e2e_log; rm -f $$e2e_log; \
-	echo "exit codes: not e2e $$unit_rc, e2e $$e2e_rc"; \
-	test $$unit_rc -eq 0 && test $$e2e_rc -eq 0
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not e2e" --durations=25 --cpu-durations=25
+	$(PY) -m pytest -q -m e2e --durations=10 --cpu-durations=10
 
 bench: install
 	$(PY) benchmarks/bench_engine.py

@@ -245,18 +245,10 @@ class Agent:
             x, g, label = ctx[0].copy(), arm, self.labels[arm]
         else:
             x, g, label = ctx[arm].copy(), 0, str(arm)
-        rec = Decision(
-            event,
-            arm,
-            label,
-            None if pi is None else float(pi[arm]),
-            pi,
-            method,
-            stderr,
-            self.model_version,
-            bandit,
-            t,
-        )
+        if pi is not None:  # the bandits' weights sum to 1 up to rounding: keep pi <= 1
+            np.minimum(pi, 1.0, out=pi)
+        p = None if pi is None else float(pi[arm])
+        rec = Decision(event, arm, label, p, pi, method, stderr, self.model_version, bandit, t)
         open_[event] = (x, g, bandit, t, rec)
         self.counts["decisions"] += 1
         if self._listeners:
