@@ -66,6 +66,18 @@ def _complete(buf: bytes) -> tuple[bytes, bytes]:
     return (buf[: cut + 1], buf[cut + 1 :]) if cut >= 0 else (b"", buf)
 
 
+def _read_appended(tail, path, max_bytes: int | None) -> int:
+    """Feed ``tail`` (a DecisionTail or BatchTail) the bytes of ``path`` from its offset on."""
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size < tail.offset:
+            raise SpecError(path.name if hasattr(path, "name") else str(path),
+                            "the file is shorter than what was read: read again")  # fmt: skip
+        f.seek(tail.offset)  # a cut line is read again (a writer may have cut it off)
+        data = f.read(-1 if max_bytes is None else max_bytes)
+    tail._rest = b""
+    return tail.feed(data)
+
+
 class DecisionTail:
     """``decisions.csv`` read as it grows: feed it bytes (:meth:`feed`) or a path
     (:meth:`read_from`); it keeps the byte offset and only parses complete lines.
@@ -88,14 +100,7 @@ class DecisionTail:
     def read_from(self, path, max_bytes: int | None = None) -> int:
         """Parse what was appended to the file at ``path`` since the last call (at most
         ``max_bytes`` more); returns the number of new rows."""
-        with open(path, "rb") as f:
-            if os.fstat(f.fileno()).st_size < self.offset:
-                raise SpecError(path.name if hasattr(path, "name") else str(path),
-                                "the file is shorter than what was read: read again")  # fmt: skip
-            f.seek(self.offset)  # a cut line is read again (a writer may have cut it off)
-            data = f.read(-1 if max_bytes is None else max_bytes)
-        self._rest = b""
-        return self.feed(data)
+        return _read_appended(self, path, max_bytes)
 
     def feed(self, data: bytes, final: bool = False) -> int:
         """Parse ``data`` (the bytes after the last ones fed); a line without its end waits
@@ -224,14 +229,7 @@ class BatchTail:
 
     def read_from(self, path, max_bytes: int | None = None) -> int:
         """Parse what was appended to ``path`` since the last call; the number of new lines."""
-        with open(path, "rb") as f:
-            if os.fstat(f.fileno()).st_size < self.offset:
-                raise SpecError(path.name if hasattr(path, "name") else str(path),
-                                "the file is shorter than what was read: read again")  # fmt: skip
-            f.seek(self.offset)  # a cut line is read again (a writer may have cut it off)
-            data = f.read(-1 if max_bytes is None else max_bytes)
-        self._rest = b""
-        return self.feed(data)
+        return _read_appended(self, path, max_bytes)
 
     def feed(self, data: bytes, final: bool = False) -> int:
         """Parse the complete lines of ``data`` (a cut line waits unless ``final``)."""
