@@ -42,6 +42,7 @@ fraction of a second runs in two or three chunks instead of twenty.
 
 from __future__ import annotations
 
+import concurrent.futures.thread as futures_thread
 import gc
 import hashlib
 import logging
@@ -238,8 +239,16 @@ def _exiting() -> bool:
     """Whether the interpreter has begun to exit (its main thread has stopped): from then on
     ``concurrent.futures`` refuses new work, so a warm-up still running in its daemon thread
     is cut short, which is no error (a process that starts the app and exits at once, such
-    as every AppTest run, printed a traceback: "cannot schedule new futures after shutdown")."""
-    return not threading.main_thread().is_alive()
+    as every AppTest run, printed a traceback: "cannot schedule new futures after shutdown").
+
+    The main thread is marked stopped only after ``threading``'s exit hooks have run, and
+    ``concurrent.futures`` refuses work from its hook on: in that window only the two modules'
+    own flags tell (both private, read behind ``getattr``; a CI run failed in that window)."""
+    return (
+        not threading.main_thread().is_alive()
+        or bool(getattr(threading, "_SHUTTING_DOWN", False))
+        or bool(getattr(futures_thread, "_shutdown", False))
+    )
 
 
 def _warm(cache: RunCache) -> None:

@@ -38,3 +38,19 @@ def test_exit_during_the_warm_up_prints_nothing_on_stderr():
     assert out.returncode == 0, out.stderr
     assert out.stdout == "racing\n"  # it exited while the warm-up raced
     assert out.stderr == ""
+
+
+def test_the_exit_is_seen_from_threadings_hooks_on(monkeypatch):
+    """The window a CI run failed in: ``threading``'s exit hooks have run (``concurrent.futures``
+    refuses work) but the main thread is not yet marked stopped."""
+    import concurrent.futures.thread as futures_thread
+    import threading
+
+    from allseason.ui import runcache
+
+    assert not runcache._exiting()
+    monkeypatch.setattr(futures_thread, "_shutdown", True)
+    assert runcache._exiting()
+    monkeypatch.setattr(futures_thread, "_shutdown", False)
+    monkeypatch.setattr(threading, "_SHUTTING_DOWN", True, raising=False)
+    assert runcache._exiting()
