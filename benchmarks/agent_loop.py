@@ -118,9 +118,97 @@ def evaluate(path, n_seeds: int = 5, in_process: bool = False) -> dict:
     return json.loads(run.stdout)
 
 
-def summarise(deployed: dict, report: dict) -> dict:
-    """The numbers of the check: the logger's value against the realised mean, and per
-    contestant and method the estimate, its interval and the ESS (kept events for replay)."""
+def world_probs(log, n: int, seed: int = 0) -> np.ndarray:
+    """p_t(a) of :func:`world` in the order of ``log``'s arms (the reader sorts the labels:
+    music, news, sport, weather), shape (n, K); checked against the log's contexts and
+    rewards (the log is sorted by time: event t is row t)."""
+    c, _, p, u = world(n, seed)
+    cols = [LABELS.index(name) for name in log.arm_names]
+    p, u = p[:, cols], u[:, cols]
+    t = np.arange(n)
+    if not (
+        np.array_equal(log.contexts[:, :D], c)
+        and np.array_equal(log.reward, u[t, log.arm] < p[t, log.arm])
+    ):
+        raise ValueError("the log is not the world's: contexts or rewards differ")
+    return p
+
+
+def true_values(path, world_seed: int = 0, n_seeds: int = 5, seed: int = 0, name="allseason-sw"):
+    """The estimator checked against the truth: the world's p_t(a) are known, so the TRUE
+    value of the replayed policy is ``mean_t sum_a pi_t(a | x_t) p_t(a)`` (pi_t: its state
+    before event t, as IPS uses it). Per replay seed k (the same policy, draws and kept events
+    as ``replay``'s seed k): the true value, the mean p_t of its own realised draws (pi checked
+    against the draws), kept events, IPS and its ESS; then IPS over the seeds with
+    ``replay``'s interval (the same bootstrap stream), and a FROZEN policy (seed 0's final
+    state, no learning) on every event: its true value and IPS with interval."""
+    import zlib
+
+    from allseason.logs import offline
+    from allseason.logs.estimators import event_terms
+    from allseason.logs.evaluate import METHODS, method_interval, offline_specs
+    from allseason.logs.policy_probs import ProbRecorder, posterior_state, state_probs
+    from allseason.logs.replay import build_policy, replay_fast
+
+    log = offline.parse_log(Path(path).read_bytes())
+    n, t = log.n_events, np.arange(log.n_events)
+    p = world_probs(log, n, world_seed)
+    (spec,) = offline_specs([name])
+    zeros = np.zeros(n)
+
+    def stream():
+        key = (zlib.crc32(spec.label.encode()), METHODS.index("ips"))
+        return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=key))
+
+    def ips(pi_a, keep):
+        run = event_terms(log, keep, pi_a, zeros, zeros, True)
+        return run, method_interval("ips", [run], run["ips"], run["ips_n"], stream())
+
+    seeds, runs, frozen = [], [], None
+    for k in range(n_seeds):
+        policy = build_policy(spec, log, seed, k)
+        rec, drawn = ProbRecorder(log), np.zeros(n, dtype=np.int64)
+        keep = replay_fast(policy, log, on_state=rec.segment, drawn=drawn)
+        run, _ = ips(rec.pi[t, log.arm], keep)
+        runs.append(run)
+        seeds.append(
+            dict(
+                true=float((rec.pi * p).sum(axis=1).mean()),
+                realised_draws=float(p[t, drawn].mean()),
+                kept=int(keep.sum()),
+                ips=run["ips"],
+                ess=run["ips_n"],
+            )
+        )
+        if k == 0:
+            pi = state_probs(
+                posterior_state(policy, log.n_arms, log.contexts.shape[1]), log.contexts
+            )
+            run0, (lo, hi) = ips(pi[t, log.arm], np.zeros(n, dtype=bool))
+            truth = float((pi * p).sum(axis=1).mean())
+            frozen = dict(true=truth, ips=run0["ips"], low=lo, high=hi, ess=run0["ips_n"])
+            frozen["covers"] = bool(lo <= truth <= hi)
+    est = float(np.mean([r["ips"] for r in runs]))
+    ess = float(np.mean([r["ips_n"] for r in runs]))
+    lo, hi = method_interval("ips", runs, est, ess, stream())
+    truth = float(np.mean([s["true"] for s in seeds]))
+    return dict(
+        policy=name,
+        seeds=seeds,
+        true=truth,
+        ips=dict(estimate=est, low=lo, high=hi, ess=ess),
+        covers=bool(lo <= truth <= hi),
+        frozen=frozen,
+    )
+
+
+def summarise(deployed: dict, report: dict, truth: dict | None = None) -> dict:
+    """The numbers of the check: the logger's value against the realised mean; per
+    contestant and method the estimate, its interval and the ESS (kept events for replay);
+    with ``truth`` (:func:`true_values`), All-Season's IPS against the TRUE value of the
+    agent it estimates (the same hyperparameters replayed on the log, learning on its kept
+    events) and against the deployed agent's realised mean (a different agent: see
+    docs/agent.md, "The loop closed")."""
     logger = report["logger"]
     rows = {}
     for r in report["rows"][1:]:
@@ -128,14 +216,49 @@ def summarise(deployed: dict, report: dict) -> dict:
             estimate=r["estimate"], low=r["low"], high=r["high"], ess=r["events"]
         )
     own = rows["allseason-sw"]["ips"]
-    return dict(
+    out = dict(
         log=report["log"],
         realised_mean=deployed["realised_mean"],
         logger_value=logger["estimate"],
         logger_equals_realised=abs(logger["estimate"] - deployed["realised_mean"]) < 1e-12,
-        allseason_ips_contains_logger=own["low"] <= logger["estimate"] <= own["high"],
+        allseason_ips=own,
+        allseason_ips_contains_realised=own["low"] <= deployed["realised_mean"] <= own["high"],
+        ess={name: rows[name]["ips"]["ess"] for name in rows},
         contestants=rows,
         too_sparse=report["too_sparse"],
+    )
+    if truth is not None:
+        out["replayed_allseason_true"] = truth["true"]
+        out["replayed_allseason_true_per_seed"] = [s["true"] for s in truth["seeds"]]
+        out["allseason_ips_contains_true"] = own["low"] <= truth["true"] <= own["high"]
+        out["same_ips_as_replay"] = abs(truth["ips"]["estimate"] - own["estimate"]) < 1e-9
+        out["truth"] = truth
+    return out
+
+
+def coverage(n_worlds: int = 20, events: int = 2_000, first: int = 100) -> dict:
+    """The interval's coverage on adaptive logs: for worlds ``first .. first + n_worlds - 1``
+    (:func:`world`, deployed as in :func:`deploy`), does All-Season's IPS interval (one
+    replay seed) contain the replayed agent's true value, the deployed agent's realised mean,
+    and the frozen policy's true value?"""
+    hits = dict(true=0, realised=0, frozen=0)
+    gaps = []
+    for w in range(first, first + n_worlds):
+        with tempfile.TemporaryDirectory(prefix="agent-loop-cov-") as folder:
+            dep = deploy(events, folder, seed=w)
+            tv = true_values(Path(folder) / "decisions.csv", world_seed=w, n_seeds=1)
+        ips = tv["ips"]
+        hits["true"] += tv["covers"]
+        hits["realised"] += ips["low"] <= dep["realised_mean"] <= ips["high"]
+        hits["frozen"] += tv["frozen"]["covers"]
+        gaps.append(tv["true"] - dep["realised_mean"])
+    return dict(
+        worlds=n_worlds,
+        events=events,
+        covers=hits,
+        replayed_minus_realised=dict(
+            mean=float(np.mean(gaps)), sd=float(np.std(gaps, ddof=1)), min=min(gaps), max=max(gaps)
+        ),
     )
 
 
@@ -145,17 +268,32 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=5, help="replay seeds")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--keep", default=None, help="a folder to keep the log in")
+    ap.add_argument(
+        "--no-truth", action="store_true", help="skip the true values (a replay per seed)"
+    )
+    ap.add_argument(
+        "--coverage",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: the interval's coverage over N worlds of --events events",
+    )
     args = ap.parse_args(argv)
+    if args.coverage:
+        print(json.dumps(coverage(args.coverage, args.events), indent=2))
+        return 0
     folder = Path(args.keep or tempfile.mkdtemp(prefix="agent-loop-"))
     deployed = deploy(args.events, folder, seed=args.seed)
     t0 = time.perf_counter()
     report = evaluate(folder / "decisions.csv", args.seeds)
+    seconds = time.perf_counter() - t0
+    truth = None if args.no_truth else true_values(folder / "decisions.csv", args.seed, args.seeds)
     out = dict(
         world="linear seasonal (benchmarks/agent_loop.py: paper-synthetic pattern, K=4, d=3)",
         deployed=deployed,
-        replay_seconds=time.perf_counter() - t0,
+        replay_seconds=seconds,
         log_bytes=(folder / "decisions.csv").stat().st_size,
-        **summarise(deployed, report),
+        **summarise(deployed, report, truth),
     )
     print(json.dumps(out, indent=2))
     return 0

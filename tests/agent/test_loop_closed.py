@@ -1,9 +1,10 @@
 """The loop closed, small (benchmarks/agent_loop.py has the 50,000-event run): All-Season
 deployed through decide/learn only on a seasonal world, rewards late and out of order, its
 log attached; ``python -m allseason replay`` (in process) reads the log as it is; the
-logger's value is the realised mean reward, and All-Season's own IPS interval contains it.
-Then a save/load in the middle of a logged run: the log goes on (one header), and the
-decisions are those of an agent never saved."""
+logger's value is the realised mean reward, and All-Season's IPS interval contains the TRUE
+value (known from the world) of the agent it estimates: the same hyperparameters replayed on
+the log, a different agent from the deployed one. Then a save/load in the middle of a logged
+run: the log goes on (one header), and the decisions are those of an agent never saved."""
 
 from __future__ import annotations
 
@@ -22,14 +23,36 @@ def test_the_loop_closes(tmp_path):
     assert len(frame) == 3_000 and len(batches) == deployed["counts"]["batches"]
     assert frame["propensity"].between(0, 1, inclusive="right").all()
     assert (frame["model_version"].diff().dropna() >= -batches[-1]["version"]).all()
-    report = agent_loop.evaluate(tmp_path / DECISIONS, n_seeds=1, in_process=True)
-    out = agent_loop.summarise(deployed, report)
+    report = agent_loop.evaluate(tmp_path / DECISIONS, n_seeds=2, in_process=True)
+    truth = agent_loop.true_values(tmp_path / DECISIONS, world_seed=1, n_seeds=2)
+    out = agent_loop.summarise(deployed, report, truth)
     assert "written by an allseason agent" in out["log"] and "ignored" not in out["log"]
     assert out["logger_value"] == pytest.approx(deployed["realised_mean"], abs=1e-12)
-    assert out["allseason_ips_contains_logger"], out["contestants"]["allseason-sw"]["ips"]
+    # the replay's IPS is an estimate of the replayed agent (the same hyperparameters
+    # learning on the log's kept events), whose true value the world gives: it is inside
+    assert out["same_ips_as_replay"], (truth["ips"], out["allseason_ips"])
+    assert out["allseason_ips_contains_true"], (truth["true"], out["allseason_ips"])
+    for s in truth["seeds"]:  # pi is the law of the replay's own draws: their mean p agrees
+        assert s["realised_draws"] == pytest.approx(s["true"], abs=0.03), s
+    frozen = truth["frozen"]  # no learning: IPS against the frozen policy's true value
+    assert frozen["covers"], frozen
     for name in agent_loop.CONTESTANTS:
-        ess = out["contestants"][name]["ips"]["ess"]
+        ess = out["ess"][name]
         assert 0 < ess <= 3_000, (name, ess)
+
+
+def test_true_values_read_the_arms_in_the_logs_order(tmp_path):
+    """The log's arms are sorted by label (music, news, sport, weather), not the world's
+    order: p_t must be permuted (a true value computed in the world's order is wrong, and
+    world_probs refuses a log whose rewards do not fit)."""
+    agent_loop.deploy(300, tmp_path, seed=3)
+    log = api.read_user_file((tmp_path / DECISIONS).read_bytes(), "log")
+    assert log.arm_names == tuple(sorted(agent_loop.LABELS))
+    p = agent_loop.world_probs(log, 300, seed=3)
+    _, _, p_world, _ = agent_loop.world(300, seed=3)
+    assert np.array_equal(p[:, log.arm_names.index("news")], p_world[:, 0])
+    with pytest.raises(ValueError, match="not the world"):
+        agent_loop.world_probs(log, 300, seed=4)
 
 
 def test_save_load_midway_keeps_the_log_and_the_decisions(tmp_path):
