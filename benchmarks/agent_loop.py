@@ -94,6 +94,7 @@ def deploy(n: int, folder, seed: int = 0, batch_size: int = 10) -> dict:
         seconds=seconds,
         counts=dict(agent.counts),
         version=int(agent.model_version),
+        hyperparameters=dict(agent.hyperparameters),
     )
 
 
@@ -134,6 +135,19 @@ def world_probs(log, n: int, seed: int = 0) -> np.ndarray:
     return p
 
 
+def deployed_spec(hyperparameters: dict | None = None):
+    """All-Season (SW) with the DEPLOYED agent's hyperparameters (``api.Agent``'s defaults:
+    sigma2 = 1), labelled "allseason-sw-deployed"; ``replay``'s own contestant of that name
+    fills sigma2 = 0.25 (``allseason.logs.replay.SIGMA2``), a different agent."""
+    from allseason.specs import PolicySpec
+
+    if hyperparameters is None:
+        from allseason import api
+
+        hyperparameters = api.Agent("allseason-sw", d=D, arms=LABELS).hyperparameters
+    return PolicySpec("allseason-sw", dict(hyperparameters), "allseason-sw-deployed")
+
+
 def true_values(path, world_seed: int = 0, n_seeds: int = 5, seed: int = 0, name="allseason-sw"):
     """The estimator checked against the truth: the world's p_t(a) are known, so the TRUE
     value of the replayed policy is ``mean_t sum_a pi_t(a | x_t) p_t(a)`` (pi_t: its state
@@ -153,7 +167,7 @@ def true_values(path, world_seed: int = 0, n_seeds: int = 5, seed: int = 0, name
     log = offline.parse_log(Path(path).read_bytes())
     n, t = log.n_events, np.arange(log.n_events)
     p = world_probs(log, n, world_seed)
-    (spec,) = offline_specs([name])
+    (spec,) = offline_specs([name])  # a name, or a PolicySpec (e.g. deployed_spec())
     zeros = np.zeros(n)
 
     def stream():
@@ -193,7 +207,8 @@ def true_values(path, world_seed: int = 0, n_seeds: int = 5, seed: int = 0, name
     lo, hi = method_interval("ips", runs, est, ess, stream())
     truth = float(np.mean([s["true"] for s in seeds]))
     return dict(
-        policy=name,
+        policy=spec.label,
+        params=dict(spec.params),
         seeds=seeds,
         true=truth,
         ips=dict(estimate=est, low=lo, high=hi, ess=ess),
@@ -202,13 +217,17 @@ def true_values(path, world_seed: int = 0, n_seeds: int = 5, seed: int = 0, name
     )
 
 
-def summarise(deployed: dict, report: dict, truth: dict | None = None) -> dict:
+def summarise(
+    deployed: dict, report: dict, truth: dict | None = None, as_deployed: dict | None = None
+) -> dict:
     """The numbers of the check: the logger's value against the realised mean; per
     contestant and method the estimate, its interval and the ESS (kept events for replay);
     with ``truth`` (:func:`true_values`), All-Season's IPS against the TRUE value of the
     agent it estimates (the same hyperparameters replayed on the log, learning on its kept
     events) and against the deployed agent's realised mean (a different agent: see
-    docs/agent.md, "The loop closed")."""
+    docs/agent.md, "The loop closed"); with ``as_deployed`` (:func:`true_values` of
+    :func:`deployed_spec`) the same for All-Season with the deployed agent's own
+    hyperparameters."""
     logger = report["logger"]
     rows = {}
     for r in report["rows"][1:]:
@@ -233,6 +252,16 @@ def summarise(deployed: dict, report: dict, truth: dict | None = None) -> dict:
         out["allseason_ips_contains_true"] = own["low"] <= truth["true"] <= own["high"]
         out["same_ips_as_replay"] = abs(truth["ips"]["estimate"] - own["estimate"]) < 1e-9
         out["truth"] = truth
+    if as_deployed is not None:
+        ips = as_deployed["ips"]
+        out["as_deployed"] = dict(
+            ips=ips,
+            true=as_deployed["true"],
+            true_per_seed=[s["true"] for s in as_deployed["seeds"]],
+            contains_true=ips["low"] <= as_deployed["true"] <= ips["high"],
+            contains_realised=ips["low"] <= deployed["realised_mean"] <= ips["high"],
+            frozen=as_deployed["frozen"],
+        )
     return out
 
 
@@ -242,23 +271,39 @@ def coverage(n_worlds: int = 20, events: int = 2_000, first: int = 100) -> dict:
     replay seed) contain the replayed agent's true value, the deployed agent's realised mean,
     and the frozen policy's true value?"""
     hits = dict(true=0, realised=0, frozen=0)
-    gaps = []
+    rows = []
     for w in range(first, first + n_worlds):
         with tempfile.TemporaryDirectory(prefix="agent-loop-cov-") as folder:
             dep = deploy(events, folder, seed=w)
             tv = true_values(Path(folder) / "decisions.csv", world_seed=w, n_seeds=1)
         ips = tv["ips"]
-        hits["true"] += tv["covers"]
-        hits["realised"] += ips["low"] <= dep["realised_mean"] <= ips["high"]
-        hits["frozen"] += tv["frozen"]["covers"]
-        gaps.append(tv["true"] - dep["realised_mean"])
+        row = dict(
+            world=w,
+            realised=dep["realised_mean"],
+            true=tv["true"],
+            ips=ips["estimate"],
+            low=ips["low"],
+            high=ips["high"],
+            ess=ips["ess"],
+            frozen=tv["frozen"],
+        )
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr, flush=True)
+        hits["true"] += bool(tv["covers"])
+        hits["realised"] += bool(ips["low"] <= dep["realised_mean"] <= ips["high"])
+        hits["frozen"] += bool(tv["frozen"]["covers"])
+    gaps = [r["true"] - r["realised"] for r in rows]
     return dict(
         worlds=n_worlds,
         events=events,
         covers=hits,
         replayed_minus_realised=dict(
-            mean=float(np.mean(gaps)), sd=float(np.std(gaps, ddof=1)), min=min(gaps), max=max(gaps)
+            mean=float(np.mean(gaps)),
+            sd=float(np.std(gaps, ddof=1)),
+            min=float(min(gaps)),
+            max=float(max(gaps)),
         ),
+        rows=rows,
     )
 
 
@@ -287,13 +332,17 @@ def main(argv=None) -> int:
     t0 = time.perf_counter()
     report = evaluate(folder / "decisions.csv", args.seeds)
     seconds = time.perf_counter() - t0
-    truth = None if args.no_truth else true_values(folder / "decisions.csv", args.seed, args.seeds)
+    truth = mine = None
+    if not args.no_truth:
+        truth = true_values(folder / "decisions.csv", args.seed, args.seeds)
+        spec = deployed_spec(deployed["hyperparameters"])
+        mine = true_values(folder / "decisions.csv", args.seed, args.seeds, name=spec)
     out = dict(
         world="linear seasonal (benchmarks/agent_loop.py: paper-synthetic pattern, K=4, d=3)",
         deployed=deployed,
         replay_seconds=seconds,
         log_bytes=(folder / "decisions.csv").stat().st_size,
-        **summarise(deployed, report, truth),
+        **summarise(deployed, report, truth, mine),
     )
     print(json.dumps(out, indent=2))
     return 0

@@ -25,7 +25,10 @@ def test_the_loop_closes(tmp_path):
     assert (frame["model_version"].diff().dropna() >= -batches[-1]["version"]).all()
     report = agent_loop.evaluate(tmp_path / DECISIONS, n_seeds=2, in_process=True)
     truth = agent_loop.true_values(tmp_path / DECISIONS, world_seed=1, n_seeds=2)
-    out = agent_loop.summarise(deployed, report, truth)
+    spec = agent_loop.deployed_spec(deployed["hyperparameters"])
+    assert dict(spec.params)["sigma2"] == 1.0  # the agent's; replay's own contestant: 0.25
+    mine = agent_loop.true_values(tmp_path / DECISIONS, world_seed=1, n_seeds=2, name=spec)
+    out = agent_loop.summarise(deployed, report, truth, mine)
     assert "written by an allseason agent" in out["log"] and "ignored" not in out["log"]
     assert out["logger_value"] == pytest.approx(deployed["realised_mean"], abs=1e-12)
     # the replay's IPS is an estimate of the replayed agent (the same hyperparameters
@@ -34,8 +37,9 @@ def test_the_loop_closes(tmp_path):
     assert out["allseason_ips_contains_true"], (truth["true"], out["allseason_ips"])
     for s in truth["seeds"]:  # pi is the law of the replay's own draws: their mean p agrees
         assert s["realised_draws"] == pytest.approx(s["true"], abs=0.03), s
-    frozen = truth["frozen"]  # no learning: IPS against the frozen policy's true value
-    assert frozen["covers"], frozen
+    assert out["as_deployed"]["contains_true"], out["as_deployed"]
+    for frozen in (truth["frozen"], mine["frozen"]):  # no learning: IPS against the truth
+        assert frozen["covers"], frozen
     for name in agent_loop.CONTESTANTS:
         ess = out["ess"][name]
         assert 0 < ess <= 3_000, (name, ess)
