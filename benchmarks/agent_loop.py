@@ -17,10 +17,13 @@ default hyperparameters, a log attached; rewards come back **late and out of ord
 after a random delay of 0-30 events), so rows reach ``decisions.csv`` in the order rewards
 arrive; the timestamps (one second apart) give the decision order back.
 
-**The check**: ``replay --json`` on ``decisions.csv`` with All-Season (SW) (the same, default,
-hyperparameters), SW-LinTS and D-LinTS: the logger's own value must equal the realised mean
-reward, and All-Season's IPS interval should contain it; the ESS of each contestant is
-reported.
+**The check**: ``replay --json`` on ``decisions.csv`` with All-Season (SW), SW-LinTS and
+D-LinTS: the logger's own value must equal the realised mean reward; the ESS of each
+contestant is reported. :func:`true_values` gives the TRUE value of what All-Season's IPS
+estimates (the world's p_t are known): the replayed agent, which learns on its kept events
+only, at once, with replay's sigma2 = 0.25 (the deployed agent: late rewards, batches of 10,
+sigma2 = 1), and the same for :func:`deployed_spec` (the deployed agent's hyperparameters) and
+a frozen policy. ``--coverage N``: the interval's coverage over N smaller worlds.
 """
 
 from __future__ import annotations
