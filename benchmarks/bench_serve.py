@@ -89,6 +89,7 @@ def load(workers: int, decisions: int, clients: int, max_open: int, steps: int) 
             rss0 = sum(rss_kb(p) for p in pids)
             cpu0 = _cpu_s(pids)
             per = decisions // clients // steps
+            t_start = time.perf_counter()
             lats, walls, rss = [], 0.0, []
             with mp.get_context("spawn").Pool(clients) as pool:
                 for s in range(steps):
@@ -97,6 +98,13 @@ def load(workers: int, decisions: int, clients: int, max_open: int, steps: int) 
                     walls += time.perf_counter() - t0
                     lats += [g[0] for g in got]
                     rss.append(sum(rss_kb(p) for p in _service_pids(proc)))
+                    print(
+                        f"step {s + 1}/{steps}: {(s + 1) * per * clients:,} decisions, "
+                        f"RSS {rss[-1] / 1024:.1f} MB, {time.perf_counter() - t_start:.0f} s, "
+                        f"load {os.getloadavg()[0]:.1f}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             lat = np.concatenate(lats)
             cpu = _cpu_s(pids) - cpu0
             state = Client(port).call("GET", "/state")[1]

@@ -69,9 +69,12 @@ def build_parser() -> Parser:
     )
     p.add_argument(
         "--snapshot-every",
-        type=bounded_int(1, 1_000_000),
-        default=1,
-        help="a snapshot every N batch updates (1: at every one)",
+        metavar="SECONDS",
+        type=bounded_float(0.0, SERVE_LIMITS["snapshot_seconds_max"]),
+        default=SERVE_LIMITS["snapshot_seconds"],
+        help="a snapshot (what the readers answer from; what a restart starts from) at most "
+        "this often, once a batch update has happened; 0: at every batch update; the "
+        f"journal since is replayed on restart ({SERVE_LIMITS['snapshot_seconds']:g})",
     )
     p.add_argument(
         "--sync-decisions",
@@ -228,7 +231,7 @@ def _run_worker(args, sock, index: int, token) -> None:
     if index == 0:
         s = store.Writer(
             args.state_dir,
-            snapshot_every=args.snapshot_every,
+            snapshot_seconds=args.snapshot_every,
             sync_decisions=args.sync_decisions,
             n_readers=args.workers - 1,
             journal_bytes=args.journal_bytes,
