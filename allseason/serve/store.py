@@ -16,8 +16,9 @@ points CURRENT at it and starts journal k + 1 (checked after every batch update 
 ``poll`` by :meth:`Writer.tick`; at every batch update with ``snapshot_seconds`` 0; and at a
 clean stop, :meth:`Writer.close`). On start it loads the snapshot CURRENT names and applies
 journal k again: the same calls in the same order give the same agent, bit for bit, however
-many batch updates the journal holds. A write the disk refuses (full) is cut back, the agent is rebuilt from the disk,
-and the request gets 503: what the disk holds and what the agent holds never part.
+many batch updates the journal holds. A write the disk refuses (full) is cut back, the agent
+is rebuilt from the disk, and the request gets 503: what the disk holds and what the agent
+holds never part.
 
 Expiry (:meth:`Writer.expire`): the agent's ``expire(now)`` (its horizon, ``drop`` or
 ``default``), journalled and fsync'd like a reward when it resolved anything, so a restart
@@ -193,8 +194,8 @@ class Writer:
         self.sync_decisions = sync_decisions
         self.n_readers = n_readers
         self.journal_bytes = journal_bytes
-        self.snapshot_error = None
-        self.disk_error = None
+        self.snapshot_error: str | None = None
+        self.disk_error: tuple[str, float] | None = None  # (its line, refused until)
         self.started = time.time()
         self.open()
 
