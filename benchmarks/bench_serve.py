@@ -127,6 +127,47 @@ def load(workers: int, decisions: int, clients: int, max_open: int, steps: int) 
     )
 
 
+def in_process(decisions: int, max_open: int, steps: int) -> dict:
+    """``--in-process``: the writer (allseason/serve/store.py) driven directly, no HTTP and no
+    clients, the same calls as :func:`load` (a reward for every 10th decision, B = 10, the
+    default snapshot cadence): the resident memory of this process as decisions go, where
+    a machine too busy for 10**6 decisions over HTTP still gets there."""
+    from allseason.agent import Agent
+    from allseason.serve.store import Writer, init_folder
+
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory(prefix="bench-serve-rss-") as tmp:
+        folder = Path(tmp) / "state"
+        init_folder(folder, Agent("allseason-sw", d=D, batch_size=10, max_open=max_open))
+        w = Writer(folder)
+        rss0, cpu0, t0, rss = rss_kb(os.getpid()), time.process_time(), time.perf_counter(), []
+        per = decisions // steps
+        for s in range(steps):
+            for i in range(s * per, (s + 1) * per):
+                arms = rng.normal(size=(K, D)).round(6).tolist()
+                w.decide({"event_id": f"e{i}", "arms": arms, "t": time.time()})
+                if i % 10 == 0:
+                    w.reward({"event_id": f"e{i}", "reward": float(rng.random()), "t": time.time()})
+            rss.append(rss_kb(os.getpid()))
+            print(
+                f"step {s + 1}/{steps}: {(s + 1) * per:,} decisions, RSS {rss[-1] / 1024:.1f} MB,"
+                f" {time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.1f}",
+                file=sys.stderr,
+                flush=True,
+            )
+        cpu = time.process_time() - cpu0
+        return dict(
+            in_process=True,
+            decisions=per * steps,
+            cpu_ms_per_decision=round(cpu / (per * steps) * 1e3, 3),
+            snapshots=w.seq,
+            load_average=round(os.getloadavg()[0], 1),
+            rss_start_mb=round(rss0 / 1024, 1),
+            rss_mb_by_step=[round(r / 1024, 1) for r in rss],
+            counts=w.agent.counts,
+        )
+
+
 def kills(n: int) -> int:
     test = next(ROOT.glob("tests/**/test_serve.py"))
     env = {**os.environ, "SERVE_KILLS": str(n), "PYTHONPATH": str(ROOT)}
@@ -284,7 +325,15 @@ def main() -> int:
         help="the kill test on 1 process (tests/agent/test_serve.py) or on 2 (a writer and a "
         "reader: kills_two_workers) (1)",
     )
+    p.add_argument(
+        "--in-process",
+        action="store_true",
+        help="the writer driven directly (no HTTP): its RSS as --decisions go (in_process)",
+    )
     args = p.parse_args()
+    if args.in_process:
+        print(json.dumps(in_process(args.decisions, args.max_open, args.steps)), flush=True)
+        return 0
     if args.kills:
         return kills_two_workers(args.kills) if args.kill_workers == 2 else kills(args.kills)
     for w in [int(x) for x in args.workers.split(",")]:

@@ -444,6 +444,9 @@ class Writer:
         out["service"] = dict(
             role="writer",
             snapshot=self.seq,
+            snapshot_every_s=self.snapshot_seconds,
+            snapshot_age_s=round(time.monotonic() - self.snapped_at, 3),
+            batch_updates_since_snapshot=self.batches_since,
             journal_bytes=self.journal.size,
             replayed_at_start=self.replayed,
             readers_records_skipped=self.skipped,
