@@ -127,11 +127,12 @@ def load(workers: int, decisions: int, clients: int, max_open: int, steps: int) 
     )
 
 
-def in_process(decisions: int, max_open: int, steps: int) -> dict:
+def in_process(decisions: int, max_open: int, steps: int, snapshot_every: float = 2.0) -> dict:
     """``--in-process``: the writer (allseason/serve/store.py) driven directly, no HTTP and no
-    clients, the same calls as :func:`load` (a reward for every 10th decision, B = 10, the
-    default snapshot cadence): the resident memory of this process as decisions go, where
-    a machine too busy for 10**6 decisions over HTTP still gets there."""
+    clients, the same calls as :func:`load` (a reward for every 10th decision, B = 10, a
+    snapshot every ``snapshot_every`` seconds; 0: at every batch update, as before the
+    cadence): the resident memory of this process as decisions go, where a machine too busy
+    for 10**6 decisions over HTTP still gets there, and the writer's CPU per decision."""
     from allseason.agent import Agent
     from allseason.serve.store import Writer, init_folder
 
@@ -139,7 +140,7 @@ def in_process(decisions: int, max_open: int, steps: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-serve-rss-") as tmp:
         folder = Path(tmp) / "state"
         init_folder(folder, Agent("allseason-sw", d=D, batch_size=10, max_open=max_open))
-        w = Writer(folder)
+        w = Writer(folder, snapshot_seconds=snapshot_every)
         rss0, cpu0, t0, rss = rss_kb(os.getpid()), time.process_time(), time.perf_counter(), []
         per = decisions // steps
         for s in range(steps):
@@ -158,6 +159,7 @@ def in_process(decisions: int, max_open: int, steps: int) -> dict:
         cpu = time.process_time() - cpu0
         return dict(
             in_process=True,
+            snapshot_every=snapshot_every,
             decisions=per * steps,
             cpu_ms_per_decision=round(cpu / (per * steps) * 1e3, 3),
             snapshots=w.seq,
@@ -326,13 +328,20 @@ def main() -> int:
         "reader: kills_two_workers) (1)",
     )
     p.add_argument(
+        "--snapshot-every",
+        type=float,
+        default=2.0,
+        help="--in-process: the writer's cadence in seconds (0: at every batch update) (2)",
+    )
+    p.add_argument(
         "--in-process",
         action="store_true",
         help="the writer driven directly (no HTTP): its RSS as --decisions go (in_process)",
     )
     args = p.parse_args()
     if args.in_process:
-        print(json.dumps(in_process(args.decisions, args.max_open, args.steps)), flush=True)
+        out = in_process(args.decisions, args.max_open, args.steps, args.snapshot_every)
+        print(json.dumps(out), flush=True)
         return 0
     if args.kills:
         return kills_two_workers(args.kills) if args.kill_workers == 2 else kills(args.kills)
