@@ -4,6 +4,8 @@
     PYTHONPATH=. python benchmarks/bench_serve.py --decisions 20000 --clients 4
     PYTHONPATH=. python benchmarks/bench_serve.py --kills 50  # tests/agent/test_serve.py, 50 kills
     PYTHONPATH=. python benchmarks/bench_serve.py --kills 20 --kill-workers 2  # 2 processes
+    PYTHONPATH=. python benchmarks/bench_serve.py --in-process --decisions 1000000 --steps 20
+    PYTHONPATH=. python benchmarks/bench_serve.py --in-process --decisions 6000 --snapshot-every 0
 
 Each client is a process with one keep-alive connection sending /decide one at a time (d = 5,
 K = 5 arms, All-Season (SW)), and a reward for every 10th decision (B = 10, so batch updates
