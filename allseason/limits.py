@@ -206,6 +206,10 @@ SERVE_LIMITS = dict(
     max_connections=256,
     token_bytes=4_096,
     journal_bytes=64_000_000,
+    # the writer's snapshot cadence (s): a snapshot (~2 ms per open decision) at the first batch
+    # update this long after the last; a reader's model is at most this + 2 polls old
+    snapshot_seconds=2.0,
+    snapshot_seconds_max=3_600.0,
 )
 
 # --- an agent's files (allseason/agent): its state file and its decision log ------------------

@@ -4,6 +4,8 @@
     PYTHONPATH=. python benchmarks/bench_serve.py --decisions 20000 --clients 4
     PYTHONPATH=. python benchmarks/bench_serve.py --kills 50  # tests/agent/test_serve.py, 50 kills
     PYTHONPATH=. python benchmarks/bench_serve.py --kills 20 --kill-workers 2  # 2 processes
+    PYTHONPATH=. python benchmarks/bench_serve.py --in-process --decisions 1000000 --steps 20
+    PYTHONPATH=. python benchmarks/bench_serve.py --in-process --decisions 6000 --snapshot-every 0
 
 Each client is a process with one keep-alive connection sending /decide one at a time (d = 5,
 K = 5 arms, All-Season (SW)), and a reward for every 10th decision (B = 10, so batch updates
@@ -89,6 +91,7 @@ def load(workers: int, decisions: int, clients: int, max_open: int, steps: int) 
             rss0 = sum(rss_kb(p) for p in pids)
             cpu0 = _cpu_s(pids)
             per = decisions // clients // steps
+            t_start = time.perf_counter()
             lats, walls, rss = [], 0.0, []
             with mp.get_context("spawn").Pool(clients) as pool:
                 for s in range(steps):
@@ -97,6 +100,13 @@ def load(workers: int, decisions: int, clients: int, max_open: int, steps: int) 
                     walls += time.perf_counter() - t0
                     lats += [g[0] for g in got]
                     rss.append(sum(rss_kb(p) for p in _service_pids(proc)))
+                    print(
+                        f"step {s + 1}/{steps}: {(s + 1) * per * clients:,} decisions, "
+                        f"RSS {rss[-1] / 1024:.1f} MB, {time.perf_counter() - t_start:.0f} s, "
+                        f"load {os.getloadavg()[0]:.1f}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             lat = np.concatenate(lats)
             cpu = _cpu_s(pids) - cpu0
             state = Client(port).call("GET", "/state")[1]
@@ -117,6 +127,49 @@ def load(workers: int, decisions: int, clients: int, max_open: int, steps: int) 
         rss_mb_by_step=[round(r / 1024, 1) for r in rss],
         version=state.get("version", state.get("model_version")),
     )
+
+
+def in_process(decisions: int, max_open: int, steps: int, snapshot_every: float = 2.0) -> dict:
+    """``--in-process``: the writer (allseason/serve/store.py) driven directly, no HTTP and no
+    clients, the same calls as :func:`load` (a reward for every 10th decision, B = 10, a
+    snapshot every ``snapshot_every`` seconds; 0: at every batch update, as before the
+    cadence): the resident memory of this process as decisions go, where a machine too busy
+    for 10**6 decisions over HTTP still gets there, and the writer's CPU per decision."""
+    from allseason.agent import Agent
+    from allseason.serve.store import Writer, init_folder
+
+    rng = np.random.default_rng(0)
+    with tempfile.TemporaryDirectory(prefix="bench-serve-rss-") as tmp:
+        folder = Path(tmp) / "state"
+        init_folder(folder, Agent("allseason-sw", d=D, batch_size=10, max_open=max_open))
+        w = Writer(folder, snapshot_seconds=snapshot_every)
+        rss0, cpu0, t0, rss = rss_kb(os.getpid()), time.process_time(), time.perf_counter(), []
+        per = decisions // steps
+        for s in range(steps):
+            for i in range(s * per, (s + 1) * per):
+                arms = rng.normal(size=(K, D)).round(6).tolist()
+                w.decide({"event_id": f"e{i}", "arms": arms, "t": time.time()})
+                if i % 10 == 0:
+                    w.reward({"event_id": f"e{i}", "reward": float(rng.random()), "t": time.time()})
+            rss.append(rss_kb(os.getpid()))
+            print(
+                f"step {s + 1}/{steps}: {(s + 1) * per:,} decisions, RSS {rss[-1] / 1024:.1f} MB,"
+                f" {time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.1f}",
+                file=sys.stderr,
+                flush=True,
+            )
+        cpu = time.process_time() - cpu0
+        return dict(
+            in_process=True,
+            snapshot_every=snapshot_every,
+            decisions=per * steps,
+            cpu_ms_per_decision=round(cpu / (per * steps) * 1e3, 3),
+            snapshots=w.seq,
+            load_average=round(os.getloadavg()[0], 1),
+            rss_start_mb=round(rss0 / 1024, 1),
+            rss_mb_by_step=[round(r / 1024, 1) for r in rss],
+            counts=w.agent.counts,
+        )
 
 
 def kills(n: int) -> int:
@@ -276,7 +329,22 @@ def main() -> int:
         help="the kill test on 1 process (tests/agent/test_serve.py) or on 2 (a writer and a "
         "reader: kills_two_workers) (1)",
     )
+    p.add_argument(
+        "--snapshot-every",
+        type=float,
+        default=2.0,
+        help="--in-process: the writer's cadence in seconds (0: at every batch update) (2)",
+    )
+    p.add_argument(
+        "--in-process",
+        action="store_true",
+        help="the writer driven directly (no HTTP): its RSS as --decisions go (in_process)",
+    )
     args = p.parse_args()
+    if args.in_process:
+        out = in_process(args.decisions, args.max_open, args.steps, args.snapshot_every)
+        print(json.dumps(out), flush=True)
+        return 0
     if args.kills:
         return kills_two_workers(args.kills) if args.kill_workers == 2 else kills(args.kills)
     for w in [int(x) for x in args.workers.split(",")]:

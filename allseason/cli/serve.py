@@ -69,9 +69,12 @@ def build_parser() -> Parser:
     )
     p.add_argument(
         "--snapshot-every",
-        type=bounded_int(1, 1_000_000),
-        default=1,
-        help="a snapshot every N batch updates (1: at every one)",
+        metavar="SECONDS",
+        type=bounded_float(0.0, SERVE_LIMITS["snapshot_seconds_max"]),
+        default=SERVE_LIMITS["snapshot_seconds"],
+        help="a snapshot (what the readers answer from; what a restart starts from) at most "
+        "this often, once a batch update has happened; 0: at every batch update; the "
+        f"journal since is replayed on restart ({SERVE_LIMITS['snapshot_seconds']:g})",
     )
     p.add_argument(
         "--sync-decisions",
@@ -178,7 +181,7 @@ def _token(path: str | None) -> str | None:
         return None
     from .common import read_user_path
 
-    raw = read_user_path(path, SERVE_LIMITS["token_bytes"])
+    raw = read_user_path(path, int(SERVE_LIMITS["token_bytes"]))
     try:
         token = raw.decode("ascii").strip()
     except UnicodeDecodeError:
@@ -225,10 +228,11 @@ def _run_worker(args, sock, index: int, token) -> None:
 
     from ..serve import http, reader, store
 
+    s: store.Writer | reader.Reader
     if index == 0:
         s = store.Writer(
             args.state_dir,
-            snapshot_every=args.snapshot_every,
+            snapshot_seconds=args.snapshot_every,
             sync_decisions=args.sync_decisions,
             n_readers=args.workers - 1,
             journal_bytes=args.journal_bytes,
@@ -250,8 +254,8 @@ def _run_worker(args, sock, index: int, token) -> None:
         app,
         log_level="warning",
         access_log=False,
-        timeout_keep_alive=SERVE_LIMITS["keep_alive_seconds"],
-        limit_concurrency=SERVE_LIMITS["max_connections"],
+        timeout_keep_alive=int(SERVE_LIMITS["keep_alive_seconds"]),
+        limit_concurrency=int(SERVE_LIMITS["max_connections"]),
         h11_max_incomplete_event_size=64 * 1024,
         server_header=False,
         timeout_graceful_shutdown=3,
@@ -350,8 +354,8 @@ def _supervise(args, sock, token) -> int:
             break
         except InterruptedError:
             continue
-        i = children.pop(pid, None)
-        if i is not None and not stopping:
+        i = children.pop(pid, -1)
+        if i >= 0 and not stopping:
             print(f"worker {i} ended; starting it again", file=sys.stderr, flush=True)
             spawn(i)
     return 0

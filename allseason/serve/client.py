@@ -36,26 +36,28 @@ class Client:
 
     def __init__(self, port: int, token: str | None = None, timeout: float = 20):
         self.port, self.token, self.timeout = port, token, timeout
-        self.conn = None
-        self.headers = None
+        self.conn: http.client.HTTPConnection | None = None
+        self.headers: http.client.HTTPMessage | None = None
 
     def call(self, method: str, path: str, body=None, raw: bytes | None = None, headers=None):
         """(status, JSON answer); OSError if the connection is refused or lost."""
-        if self.conn is None:
-            self.conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
+        conn = self.conn
+        if conn is None:
+            conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=self.timeout)
             try:
-                self.conn.connect()
+                conn.connect()
             except OSError:
-                self.close()
+                conn.close()
                 raise OSError("connection refused") from None
-            self.conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.conn = conn
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
         h = {"Content-Type": "application/json", **(headers or {})}
         if self.token:
             h["Authorization"] = f"Bearer {self.token}"
         try:
-            self.conn.request(method, path, body=data, headers=h)
-            resp = self.conn.getresponse()
+            conn.request(method, path, body=data, headers=h)
+            resp = conn.getresponse()
             text = resp.read()
             self.headers = resp.headers  # case-insensitive
         except (OSError, http.client.HTTPException):
@@ -82,11 +84,13 @@ def start_service(folder, *flags, env=None, timeout: float = 180):
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
     )
-    line = proc.stderr.readline()
+    err = proc.stderr
+    assert err is not None  # stderr=PIPE
+    line = err.readline()
     m = re.search(r"http://127\.0\.0\.1:(\d+)", line)
     if not m:
         proc.wait(30)
-        raise RuntimeError((line + proc.stderr.read()).strip())
+        raise RuntimeError((line + err.read()).strip())
     port = int(m.group(1))
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -96,7 +100,7 @@ def start_service(folder, *flags, env=None, timeout: float = 180):
         except OSError:
             time.sleep(0.1)
         if proc.poll() is not None:
-            raise RuntimeError(proc.stderr.read().strip())
+            raise RuntimeError(err.read().strip())
     proc.kill()
     raise RuntimeError("the service did not answer /health")
 

@@ -91,7 +91,8 @@ class Service:
     rate, burst : optional
         The token bucket (SERVE_LIMITS' by default).
     poll : float
-        Seconds between two reads of the readers' journals (a writer with readers).
+        Seconds between two looks: a reader's at CURRENT; the writer's at the readers'
+        journals and at whether a snapshot is due.
     client_seconds : float, optional
         A body not sent within this gets 408 (SERVE_LIMITS').
     expire_every : float
@@ -165,33 +166,32 @@ class Service:
 
     @contextlib.asynccontextmanager
     async def lifespan(self, app):
-        """Every ``poll`` seconds a writer with readers reads their journals, and a reader
-        looks for a new snapshot; every ``expire_every`` seconds a writer expires its old
-        open decisions."""
-        task = None
-        if self._tails() or self.expire_every:
-            task = asyncio.get_running_loop().create_task(self._tail())
+        """Every ``poll`` seconds a reader looks for a new snapshot, and the writer reads the
+        readers' journals, takes a snapshot if one is due (:meth:`~.store.Writer.tick`) and,
+        every ``expire_every`` seconds, expires its old open decisions; at a clean stop
+        (SIGTERM) the writer takes a last snapshot."""
+        task = asyncio.get_running_loop().create_task(self._tail())
         yield
-        if task is not None:
-            task.cancel()
-
-    def _tails(self) -> bool:
-        """A reader (it polls CURRENT), or a writer with readers (it reads their journals)."""
-        return bool(getattr(self.store, "n_readers", 0) or hasattr(self.store, "refresh"))
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        if hasattr(self.store, "close"):
+            self.store.close()
 
     async def _tail(self):
-        poll = self.poll if self._tails() else self.expire_every  # a writer alone: expiry only
         last_expiry = time.monotonic()
         while True:
-            await asyncio.sleep(poll)
+            await asyncio.sleep(self.poll)
             try:
                 if hasattr(self.store, "refresh"):
                     self.store.refresh()  # a reader: the latest snapshot
-                elif self.store.n_readers:
+                    continue
+                if self.store.n_readers:
                     self.store.ingest()  # the writer: the readers' journals
                 if self.expire_every and time.monotonic() - last_expiry >= self.expire_every:
                     last_expiry = time.monotonic()
                     self.store.expire()  # the agent's expire(now), journalled
+                self.store.tick()  # a snapshot, if one is due
             except RequestError:
                 pass  # the disk refused: tried again at the next poll
             except Exception:

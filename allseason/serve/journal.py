@@ -12,6 +12,7 @@ import json
 import math
 import os
 from pathlib import Path
+from typing import TypeGuard
 
 
 class DiskError(OSError):
@@ -146,6 +147,6 @@ class Journal:
             self.fd = -1
 
 
-def finite(x) -> bool:
+def finite(x) -> TypeGuard[int | float]:
     """A real number that is neither NaN nor infinite (bool excluded)."""
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

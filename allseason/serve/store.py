@@ -10,11 +10,15 @@ A state folder holds::
                              (--workers > 1; segment 0 has no number)
 
 The writer (:class:`Writer`) applies a request to its agent, appends it to the journal (a
-reward fsync'd before its 202), and at every batch update (the agent's rule) saves snapshot
-k + 1, points CURRENT at it and starts journal k + 1. On start it loads the snapshot CURRENT
-names and applies journal k again: the same calls in the same order give the same agent, bit
-for bit. A write the disk refuses (full) is cut back, the agent is rebuilt from the disk,
-and the request gets 503: what the disk holds and what the agent holds never part.
+reward fsync'd before its 202), and, once ``snapshot_seconds`` have passed since the last
+snapshot and a batch update (the agent's rule) has happened since, saves snapshot k + 1,
+points CURRENT at it and starts journal k + 1 (checked after every batch update and every
+``poll`` by :meth:`Writer.tick`; at every batch update with ``snapshot_seconds`` 0; and at a
+clean stop, :meth:`Writer.close`). On start it loads the snapshot CURRENT names and applies
+journal k again: the same calls in the same order give the same agent, bit for bit, however
+many batch updates the journal holds. A write the disk refuses (full) is cut back, the agent
+is rebuilt from the disk, and the request gets 503: what the disk holds and what the agent
+holds never part.
 
 Expiry (:meth:`Writer.expire`): the agent's ``expire(now)`` (its horizon, ``drop`` or
 ``default``), journalled and fsync'd like a reward when it resolved anything, so a restart
@@ -164,8 +168,9 @@ class Writer:
     ----------
     folder : path
         The state folder (:func:`init_folder` made it).
-    snapshot_every : int
-        A snapshot every this many batch updates (1: at every one, the agent's rule).
+    snapshot_seconds : float
+        A snapshot at the first batch update this many seconds after the last snapshot, or
+        at the first :meth:`tick` after that (0: at every batch update).
     sync_decisions : bool
         fsync every decision before answering (default: a decision is written before the
         answer, so it survives a kill of the process, and fsync'd with the next reward).
@@ -179,18 +184,18 @@ class Writer:
         self,
         folder,
         *,
-        snapshot_every: int = 1,
+        snapshot_seconds: float = float(SERVE_LIMITS["snapshot_seconds"]),
         sync_decisions: bool = False,
         n_readers: int = 0,
         journal_bytes: int = int(SERVE_LIMITS["journal_bytes"]),
     ):
         self.folder = Path(folder)
-        self.snapshot_every = snapshot_every
+        self.snapshot_seconds = float(snapshot_seconds)
         self.sync_decisions = sync_decisions
         self.n_readers = n_readers
         self.journal_bytes = journal_bytes
-        self.snapshot_error = None
-        self.disk_error = None
+        self.snapshot_error: str | None = None
+        self.disk_error: tuple[str, float] | None = None  # (its line, refused until)
         self.started = time.time()
         self.open()
 
@@ -203,6 +208,7 @@ class Writer:
         self.agent = Agent.load(_snap(self.folder, self.seq))
         self.journal = Journal(_wal(self.folder, self.seq))
         self.batches_since = 0
+        self.snapped_at = time.monotonic()
         self.skipped = 0
         replayed = 0
         for rec, _ in self.journal.records():
@@ -324,8 +330,27 @@ class Writer:
     def _after_batch(self, before: int) -> None:
         if self.agent.model_version != before:
             self.batches_since += 1
-            if self.batches_since >= self.snapshot_every:
-                self._snapshot()
+            self.tick()
+
+    def tick(self) -> bool:
+        """A snapshot if a batch update happened since the last one and ``snapshot_seconds``
+        have passed since it (the service calls this every ``poll``, so an update reaches the
+        readers even when no request follows it). True if one was written."""
+        if not self.batches_since or (self.disk_error and time.monotonic() < self.disk_error[1]):
+            return False
+        if time.monotonic() - self.snapped_at < self.snapshot_seconds:
+            return False
+        return self._snapshot()
+
+    def close(self) -> None:
+        """A clean stop (SIGTERM): a last snapshot if the journal holds anything, so the next
+        start replays nothing and the readers hold the last version."""
+        if self.journal.size and not self._snapshot():
+            try:
+                self.journal.sync()  # the disk refused the snapshot: the journal holds all
+            except DiskError:
+                pass
+        self.journal.close()
 
     def _snapshot(self) -> bool:
         """Snapshot seq + 1, CURRENT pointed at it, journal seq + 1 begun; False if the disk
@@ -337,13 +362,14 @@ class Writer:
             write_atomic(self.folder / POINTER, dumps(_pointer(new, self.agent, self.readers)))
         except (OSError, ValueError) as e:
             self.snapshot_error = f"snapshot {new} not written: {_line(e)}"
+            self.snapped_at = time.monotonic()  # tried again after snapshot_seconds
             path.unlink(missing_ok=True)
             for p in path.parent.glob(path.name + "*"):
                 p.unlink(missing_ok=True)
             return False
         self.snapshot_error = None
         self.journal.close()
-        self.seq, self.batches_since = new, 0
+        self.seq, self.batches_since, self.snapped_at = new, 0, time.monotonic()
         self.journal = Journal(_wal(self.folder, new))
         try:
             self.journal.open()
@@ -418,6 +444,9 @@ class Writer:
         out["service"] = dict(
             role="writer",
             snapshot=self.seq,
+            snapshot_every_s=self.snapshot_seconds,
+            snapshot_age_s=round(time.monotonic() - self.snapped_at, 3),
+            batch_updates_since_snapshot=self.batches_since,
             journal_bytes=self.journal.size,
             replayed_at_start=self.replayed,
             readers_records_skipped=self.skipped,

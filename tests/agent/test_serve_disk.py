@@ -159,3 +159,40 @@ def test_the_service_expires_old_decisions_on_its_own(tmp_path):
     again = Writer(folder).agent
     assert again.counts["expired"] == 1 and again.counts["duplicates"] == 1
     assert again.model_version == 1 and again.n_open == 0
+
+
+def test_snapshots_follow_the_cadence_and_a_restart_replays_the_batches_since(tmp_path):
+    """A snapshot once ``snapshot_seconds`` have passed (at a batch update or a tick), none
+    before however many batch updates; a restart replays the batch updates in the journal to
+    the same agent, bit for bit; a clean stop leaves nothing to replay."""
+    folder = tmp_path / "state"
+    init_folder(folder, Agent("allseason-sw", d=D, seed=3, batch_size=2))
+    w = Writer(folder, snapshot_seconds=3600.0)
+    for i in range(40):
+        w.decide({"event_id": f"e{i}", "arms": _arms(i), "t": float(i)})
+        w.reward({"event_id": f"e{i}", "reward": float(i % 3), "t": float(i)})
+    assert w.agent.model_version == 20 and w.seq == 0 and w.batches_since == 20
+    assert not w.tick()  # not due
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    again = Writer(copy)
+    assert again.replayed == 80 and again.seq == 1  # 20 batch updates replayed, then saved
+    _same(again.agent, w.agent)
+    w.snapped_at -= 3600.0  # the cadence has passed: the next tick writes one
+    assert w.tick() and w.seq == 1 and w.batches_since == 0 and w.journal.size == 0
+    assert not w.tick()  # no batch update since
+    assert store.read_pointer(folder)["version"] == 20
+    w.decide({"event_id": "last", "arms": _arms(99), "t": 99.0})
+    w.close()  # a clean stop: a last snapshot, an empty journal
+    after = Writer(folder)
+    assert after.replayed == 0 and after.seq == 2
+    _same(after.agent, w.agent)
+
+
+def test_snapshot_every_is_validated_in_one_line(tmp_path, capsys):
+    from allseason.cli.serve import cli
+
+    for bad in ("-1", "nan", "99999", "soon"):
+        assert cli([str(tmp_path / "s"), "--d", "3", "--snapshot-every", bad]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "--snapshot-every" in err[0], err
