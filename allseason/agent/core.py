@@ -63,6 +63,9 @@ from .records import (
 )
 from .state import declared_values
 
+_N_INDEX_TEXT = 1024
+_INDEX_TEXT = tuple(str(k) for k in range(_N_INDEX_TEXT))  # arms mode's labels, made once
+
 
 class Agent:
     """A bandit a service embeds: :meth:`decide`, :meth:`learn`, :meth:`end_batch`,
@@ -122,6 +125,11 @@ class Agent:
     to_state = _state.to_state
     from_state = classmethod(_state.from_state)
 
+    # set by the engine (.compiled.setup_engine / bind_state)
+    _work_by_k: dict
+    _n_pending: int
+    _event_fast: bool
+
     def __init__(
         self,
         policy: str = "allseason-sw",
@@ -151,6 +159,7 @@ class Agent:
         self.d = _positive_int("d", d, 1, 100_000)
         self.labels = labels = check_labels(n_arms, arms)
         self.context_mode = labels is not None
+        self._labels: list[str] = labels or []
         self.n_arms = len(labels) if labels else None
         self.seed = seed
         self._seed_text = seed_text(seed)
@@ -229,6 +238,34 @@ class Agent:
             self._expire_oldest()
         got = self._work_by_k.get(K)
         pack, work, pi_mode = got if got is not None else self._work(K)
+        if self._event_fast and (pi_mode <= 0 or not self.propensities):
+            # the hot path (compiled, keyed draws, no pi to compute): decide_compiled, inline
+            h = self._hasher.copy()
+            h.update(event.encode())
+            key = int.from_bytes(h.digest(), "little") >> 1
+            arm, bandit, stderr = self._decide_ep(ctx, key, -1.0, 0, self.n_mc, pack)
+            if arm < 0:
+                raise SpecError(
+                    "context" if self.context_mode else "arms",
+                    "must be finite numbers (no NaN, no inf)",
+                )
+            self.policy.t += 1
+            if self.propensities:  # one arm
+                pi, method, p = np.ones(1), "deterministic", 1.0
+            else:
+                pi, method, p = None, "skipped", None
+            if self.context_mode:
+                x, g, label = ctx[0].copy(), arm, self._labels[arm]
+            else:
+                x, g = ctx[arm].copy(), 0
+                label = _INDEX_TEXT[arm] if arm < _N_INDEX_TEXT else str(arm)
+            rec = Decision(event, arm, label, p, pi, method, 0.0, self.model_version, bandit, t)
+            open_[event] = (x, g, bandit, t, rec)
+            self.counts["decisions"] += 1
+            if self._listeners:
+                for fn in self._listeners:
+                    fn("decide", rec)
+            return rec
         if pack is not None:  # the compiled engine
             arm, bandit, pi, method, stderr = self._decide_compiled(ctx, pack, work, pi_mode, event)
         else:
@@ -242,7 +279,7 @@ class Agent:
             pi[arm] += 1.0 / (n + 1.0)
             stderr = float(np.sqrt(np.max(pi * (1.0 - pi)) / (n + 1.0)))
         if self.context_mode:
-            x, g, label = ctx[0].copy(), arm, self.labels[arm]
+            x, g, label = ctx[0].copy(), arm, self._labels[arm]
         else:
             x, g, label = ctx[arm].copy(), 0, str(arm)
         if pi is not None:  # the bandits' weights sum to 1 up to rounding: keep pi <= 1
@@ -326,7 +363,28 @@ class Agent:
             res[event] = None
             if len(res) > self.max_open:
                 res.popitem(last=False)
-            self._learn_compiled(entry, r)
+            # learn_compiled, inline: the buffer, the batch update once B wait
+            n = self._n_pending
+            got = self._learn_ep
+            if (
+                n == self._buf[2].shape[0]
+                or got[0] is not self.policy.kernel_state
+                or got[1] is not self._buf
+            ):
+                self._learn_compiled(entry, r)
+                return "learned"
+            x, g, bandit = entry[0], entry[1], entry[2]
+            counts = self.counts
+            got_n = got[2](x, g, bandit, r, self.batch_size, counts["decisions"] - 1, got[3])
+            if got_n < 0:
+                self._n_pending = n + 1
+            elif got_n == 0:  # an update without events (after_batch, short)
+                self._n_pending = 0
+                self.model_version += 1
+                counts["batches"] += 1
+                self._batch_events = []
+            else:
+                _compiled.after_batch(self, got_n)
         else:
             self._resolve(event, entry, r, "learned")
         return "learned"
