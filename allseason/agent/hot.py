@@ -20,6 +20,7 @@ from .draws import event_text
 from .records import Decision, UnknownEvent, _reward
 
 _F64 = np.dtype(np.float64)  # the native float64 (a numpy singleton: ``is`` compares)
+_NOT_FINITE = "must be finite numbers (no NaN, no inf)"
 _N_INDEX_TEXT = 1024
 _INDEX_TEXT = tuple(str(k) for k in range(_N_INDEX_TEXT))  # arms mode's labels, made once
 
@@ -58,30 +59,21 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
     # the input in the compiled step's layout (float64, C order, aligned, writeable): its
     # values are checked by the step; anything else by inputs() (a checked copy)
     if self.context_mode:
-        if (
-            arms is None
-            and type(context) is np.ndarray
-            and context.dtype is _F64
-            and context.shape == self._cshape
-            and self._kernel_checks
-        ):
-            self._ctx1_row[...] = context  # a view of ctx1[0, :d]
+        c = context
+        ok = self._kernel_checks and arms is None and type(c) is np.ndarray and c.dtype is _F64
+        if ok and c.shape == self._cshape:
+            self._ctx1_row[...] = c  # a view of ctx1[0, :d]
             ctx, K = self._ctx1, self.n_arms
         else:
             ctx, K = self._inputs(arms, context)
-    elif (
-        context is None
-        and type(arms) is np.ndarray
-        and arms.dtype is _F64
-        and arms.ndim == 2
-        and arms.flags.carray  # C order, aligned, writeable
-        and arms.shape[1] == self.d
-        and 0 < arms.shape[0] <= 100_000
-        and self._kernel_checks
-    ):
-        ctx, K = arms, arms.shape[0]
     else:
-        ctx, K = self._inputs(arms, context)
+        X = arms  # flags.carray: C order, aligned, writeable
+        ok = self._kernel_checks and context is None and type(X) is np.ndarray and X.ndim == 2
+        ok = ok and X.dtype is _F64 and X.flags.carray and X.shape[1] == self.d
+        if ok and 0 < len(X) <= 100_000:
+            ctx, K = X, len(X)
+        else:
+            ctx, K = self._inputs(arms, context)
     t = time.time() if t is None else float(t)
     if len(open_) >= self.max_open:
         self._expire_oldest()
@@ -95,9 +87,7 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
     key = int.from_bytes(h.digest(), "little") >> 1
     arm, bandit, stderr = self._decide_ep(ctx, key, -1.0, 0, self.n_mc, pack)
     if arm < 0:
-        raise SpecError(
-            "context" if self.context_mode else "arms", "must be finite numbers (no NaN, no inf)"
-        )
+        raise SpecError("context" if self.context_mode else "arms", _NOT_FINITE)
     self.policy.t += 1
     if self.propensities:  # one arm
         pi, method, p = np.ones(1), "deterministic", 1.0

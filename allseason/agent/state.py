@@ -6,16 +6,12 @@ methods)."""
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import SpecError, show
 from .draws import seed_from_text
 from .records import COUNT_NAMES, FORMAT, FORMAT_VERSION, Decision
-
-if TYPE_CHECKING:
-    from .core import Agent
 
 
 def to_state(self) -> tuple[dict, dict[str, np.ndarray]]:
@@ -111,7 +107,7 @@ def _open_row(event, entry) -> dict:
     }
 
 
-def from_state(cls, manifest: dict, arrays: dict[str, np.ndarray]) -> Agent:
+def from_state(cls, manifest: dict, arrays: dict[str, np.ndarray]):
     """The agent :meth:`to_state` described, ready to continue bit for bit.
 
     Parameters
