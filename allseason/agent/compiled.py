@@ -30,8 +30,9 @@ def setup_engine(self) -> None:
         self._ctx1[0, -1] = 1.0
         self._block = np.arange(G, dtype=np.int64)
         self._cidx = np.zeros(G, dtype=np.int64)
-    self._work_by_k: dict = {}
-    self._kernel_checks = self.engine == "compiled" and self.draws == "event"
+    self._work_by_k = {}
+    # the compiled step checks the inputs' values itself; decide's inline hot path
+    self._kernel_checks = self._event_fast = self.engine == "compiled" and self.draws == "event"
     if self.engine != "compiled":
         self._zbuf = np.empty(self.D)
         return

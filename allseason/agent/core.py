@@ -37,8 +37,6 @@ step.
 
 from __future__ import annotations
 
-import math
-import time
 from collections import OrderedDict
 
 import numpy as np
@@ -47,17 +45,17 @@ from ..defaults import default_params
 from ..errors import SpecError, show
 from ..policies import AllSeason, LinTS, make_policy, policy_class, role
 from . import compiled as _compiled
+from . import hot as _hot
 from . import inputs as _inputs_mod
 from . import plain as _plain
 from . import state as _state
-from .draws import event_text, key_hasher, seed_text
+from .draws import key_hasher, seed_text
 from .records import (
     COUNT_NAMES,
     N_MC,
     Decision,
     UnknownEvent,
     _positive_int,
-    _reward,
     check_expiry,
     check_labels,
 )
@@ -122,6 +120,11 @@ class Agent:
     to_state = _state.to_state
     from_state = classmethod(_state.from_state)
 
+    # set by the engine (.compiled.setup_engine / bind_state)
+    _work_by_k: dict
+    _n_pending: int
+    _event_fast: bool
+
     def __init__(
         self,
         policy: str = "allseason-sw",
@@ -151,6 +154,7 @@ class Agent:
         self.d = _positive_int("d", d, 1, 100_000)
         self.labels = labels = check_labels(n_arms, arms)
         self.context_mode = labels is not None
+        self._labels: list[str] = labels or []
         self.n_arms = len(labels) if labels else None
         self.seed = seed
         self._seed_text = seed_text(seed)
@@ -192,69 +196,7 @@ class Agent:
     # -- the engine --------------------------------------------------------------------------
 
     # -- decisions ---------------------------------------------------------------------------
-    def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -> Decision:
-        """One decision.
-
-        Parameters
-        ----------
-        arms : array_like, shape (K, d)
-            Arms mode: the candidate arms (K may change from call to call).
-        context : array_like, shape (d,)
-            Context mode: the context (arm k's row is e_k (x) [c, 1]).
-        event_id : str or int
-            The event's id (unique among open decisions): its reward comes back with it.
-        t : float, optional
-            Decision time, Unix seconds (default: now); :meth:`expire` compares it.
-
-        Returns
-        -------
-        Decision
-
-        Raises
-        ------
-        SpecError
-            A bad input, named, in one line; an event id still open.
-        """
-        # the common case first (a short str id, a float t); anything else is checked fully
-        if type(event_id) is str and 0 < len(event_id) <= 200:
-            event = event_id
-        else:
-            event = event_text(event_id)
-        open_ = self._open
-        if event in open_:
-            raise SpecError("event_id", f"{show(event)} is still open: one decision per event")
-        ctx, K = self._inputs(arms, context)
-        t = time.time() if t is None else float(t)
-        if len(open_) >= self.max_open:
-            self._expire_oldest()
-        got = self._work_by_k.get(K)
-        pack, work, pi_mode = got if got is not None else self._work(K)
-        if pack is not None:  # the compiled engine
-            arm, bandit, pi, method, stderr = self._decide_compiled(ctx, pack, work, pi_mode, event)
-        else:
-            arm, bandit, pi, method, stderr = self._decide_plain(ctx, event, K)
-        if method == "monte-carlo":
-            # The decision is one more draw from the same distribution, independent of the
-            # n_mc draws (keyed apart): counting it keeps the estimate unbiased and the played
-            # arm's propensity at least 1 / (n_mc + 1), never 0 (IPS divides by it).
-            n = self.n_mc
-            pi = pi * (n / (n + 1.0))
-            pi[arm] += 1.0 / (n + 1.0)
-            stderr = float(np.sqrt(np.max(pi * (1.0 - pi)) / (n + 1.0)))
-        if self.context_mode:
-            x, g, label = ctx[0].copy(), arm, self.labels[arm]
-        else:
-            x, g, label = ctx[arm].copy(), 0, str(arm)
-        if pi is not None:  # the bandits' weights sum to 1 up to rounding: keep pi <= 1
-            np.minimum(pi, 1.0, out=pi)
-        p = None if pi is None else float(pi[arm])
-        rec = Decision(event, arm, label, p, pi, method, stderr, self.model_version, bandit, t)
-        open_[event] = (x, g, bandit, t, rec)
-        self.counts["decisions"] += 1
-        if self._listeners:
-            for fn in self._listeners:
-                fn("decide", rec)
-        return rec
+    decide = _hot.decide
 
     def decide_batch(self, arms=None, *, contexts=None, event_ids, t=None) -> list[Decision]:
         """Several decisions, in order (each as :meth:`decide` would make it).
@@ -286,50 +228,7 @@ class Agent:
         return [self.decide(context=c, event_id=e, t=ti) for c, e, ti in zip(items, ids, ts)]
 
     # -- rewards -----------------------------------------------------------------------------
-    def learn(self, event_id, reward: float, t: float | None = None) -> str:
-        """Join a reward to its decision; run the batch update once ``batch_size`` are in.
-
-        Parameters
-        ----------
-        event_id : str or int
-        reward : float
-        t : float, optional
-            When the reward came (for the log).
-
-        Returns
-        -------
-        str
-            "learned", or "duplicate" (a reward for an event already resolved: ignored).
-
-        Raises
-        ------
-        UnknownEvent
-            No decision for this event id (counted in ``counts["unknown"]``).
-        SpecError
-            A reward that is not a finite number.
-        """
-        event = event_id if type(event_id) is str else event_text(event_id)
-        tr = type(reward)
-        r = reward if tr is float else float(reward) if tr is np.float64 else _reward(reward)
-        if not math.isfinite(r):
-            raise SpecError("reward", f"must be a finite number, got {show(reward)}")
-        entry = self._open.pop(event, None)
-        if entry is None:
-            if event in self._resolved:
-                self.counts["duplicates"] += 1
-                return "duplicate"
-            self.counts["unknown"] += 1
-            raise UnknownEvent(event)
-        self.counts["learned"] += 1
-        if self.engine == "compiled" and not self._listeners:  # the hot path, inline
-            res = self._resolved  # _remember, inline
-            res[event] = None
-            if len(res) > self.max_open:
-                res.popitem(last=False)
-            self._learn_compiled(entry, r)
-        else:
-            self._resolve(event, entry, r, "learned")
-        return "learned"
+    learn = _hot.learn
 
     def _resolve(self, event, entry, r, how) -> None:
         self._remember(event)

@@ -107,7 +107,7 @@ def _open_row(event, entry) -> dict:
     }
 
 
-def from_state(cls, manifest: dict, arrays: dict[str, np.ndarray]) -> Agent:  # noqa: F821  (the class in .core, of which this is a method)
+def from_state(cls, manifest: dict, arrays: dict[str, np.ndarray]):
     """The agent :meth:`to_state` described, ready to continue bit for bit.
 
     Parameters

@@ -102,7 +102,7 @@ def _check_name(name) -> str:
 
 
 def _sha256(a: np.ndarray) -> str:
-    return hashlib.sha256(np.asarray(a, order="C").reshape(-1).view(np.uint8)).hexdigest()
+    return hashlib.sha256(np.asarray(a, order="C").reshape(-1).view(np.uint8).data).hexdigest()
 
 
 def _all_finite(a: np.ndarray, neg_inf: bool = False) -> bool:
@@ -158,7 +158,8 @@ def write_state(path, manifest: dict, arrays: dict, *, kind: str | None = None) 
 def _checked(path, arrays: dict) -> tuple[dict, dict]:
     """(manifest entries, C-ordered arrays) of the arrays to write; StateFileError for one
     the reader would refuse."""
-    entries, data = {}, {}
+    entries: dict[str, dict[str, object]] = {}
+    data: dict[str, np.ndarray] = {}
     for name, a in arrays.items():
         try:
             _check_name(name)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from allseason.agent import Agent, UnknownEvent
+from allseason.errors import SpecError
 from allseason.kernels import agent as kagent
 from allseason.kernels.argmax import QUAD_NODES, argmax_probs_rows
 
@@ -17,10 +18,14 @@ def _general(value, i):
     """The same numbers in a form the fast path does not take (a list, a Fortran-ordered or
     a strided copy, float32-exact values are not needed: float64 in every case)."""
     arr = np.asarray(value, dtype=float)
-    if i % 3 == 0:
+    if i % 4 == 0:
         return arr.tolist()
-    if i % 3 == 1 and arr.ndim == 2:
+    if i % 4 == 1 and arr.ndim == 2:
         return np.asfortranarray(arr)
+    if i % 4 == 2:  # C order but read-only: not the layout the compiled entry point takes
+        ro = arr.copy()
+        ro.flags.writeable = False
+        return ro
     wide = np.zeros(arr.shape[:-1] + (2 * arr.shape[-1],))
     wide[..., ::2] = arr
     return wide[..., ::2]  # not contiguous
@@ -66,6 +71,37 @@ def test_fast_inputs_and_int_ids_are_the_general_path(name, context, pi):
     assert sa.keys() == sb.keys()
     for key in sa:
         assert np.array_equal(sa[key], sb[key]), key
+
+
+@pytest.mark.parametrize("context", [True, False])
+def test_the_inline_path_refuses_what_the_general_path_refuses(context):
+    """decide's inline checks (type, dtype, layout, shape) let through only what the general
+    checks would; a bad input is refused in one line, and nothing is decided."""
+    K, d = 3, 4
+    kw = dict(d=d, seed=0, propensities=False)
+    if context:
+        kw["n_arms"] = K
+    a = Agent("allseason-sw", **kw)
+    if context:
+        bad = [np.zeros(d + 1), np.zeros((1, d)), np.full(d, np.nan), np.array(["a"] * d)]
+        calls = [lambda v: a.decide(context=v, event_id="x") for _ in bad]
+        calls.append(lambda v: a.decide(np.zeros((K, d)), event_id="x"))
+        bad.append(None)
+    else:
+        bad = [np.zeros((0, d)), np.zeros((K, d + 1)), np.zeros(d), np.full((K, d), np.inf)]
+        calls = [lambda v: a.decide(v, event_id="x") for _ in bad]
+        calls.append(lambda v: a.decide(context=np.zeros(d), event_id="x"))
+        bad.append(None)
+    for call, value in zip(calls, bad):
+        with pytest.raises(SpecError) as got:
+            call(value)
+        assert "\n" not in str(got.value)
+    assert a.counts["decisions"] == 0 and a.n_open == 0 and a.policy.t == 0
+    if not context:  # float32 is converted (a checked copy), as the general path does
+        rec = a.decide(np.ones((K, d), dtype=np.float32), event_id="f32")
+        assert rec.arm in range(K)
+        one = Agent("lints", d=d, seed=0).decide(np.ones((1, d)), event_id=1)
+        assert (one.arm, one.propensity, one.pi_method) == (0, 1.0, "deterministic")
 
 
 @pytest.mark.parametrize("name", ["allseason-sw", "lints", "sw-lints"])

@@ -1,0 +1,208 @@
+"""The agent's hot path: :meth:`Agent.decide` and :meth:`Agent.learn` (bound as its methods).
+
+The common case of the compiled engine (keyed draws, no pi to compute, float64 inputs in
+the layout the compiled step was built for, no listener) runs inline here: the input's
+type and layout checked by a few attribute reads (its values by the compiled step itself),
+the event's key, one compiled call, the record. Every other case takes the general path,
+which :mod:`tests.agent.test_agent_speed` checks against this one decision for decision.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from ..errors import SpecError, show
+from . import compiled as _compiled
+from .draws import event_text
+from .records import Decision, UnknownEvent, _reward
+
+_F64 = np.dtype(np.float64)  # the native float64 (a numpy singleton: ``is`` compares)
+_NOT_FINITE = "must be finite numbers (no NaN, no inf)"
+_N_INDEX_TEXT = 1024
+_INDEX_TEXT = tuple(str(k) for k in range(_N_INDEX_TEXT))  # arms mode's labels, made once
+
+
+def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -> Decision:
+    """One decision.
+
+    Parameters
+    ----------
+    arms : array_like, shape (K, d)
+        Arms mode: the candidate arms (K may change from call to call).
+    context : array_like, shape (d,)
+        Context mode: the context (arm k's row is e_k (x) [c, 1]).
+    event_id : str or int
+        The event's id (unique among open decisions): its reward comes back with it.
+    t : float, optional
+        Decision time, Unix seconds (default: now); :meth:`expire` compares it.
+
+    Returns
+    -------
+    Decision
+
+    Raises
+    ------
+    SpecError
+        A bad input, named, in one line; an event id still open.
+    """
+    # the common case first (a short str id, a float t); anything else is checked fully
+    if type(event_id) is str and 0 < len(event_id) <= 200:
+        event = event_id
+    else:
+        event = event_text(event_id)
+    open_ = self._open
+    if event in open_:
+        raise SpecError("event_id", f"{show(event)} is still open: one decision per event")
+    # the input in the compiled step's layout (float64, C order, aligned, writeable): its
+    # values are checked by the step; anything else by inputs() (a checked copy)
+    if self.context_mode:
+        c = context
+        ok = self._kernel_checks and arms is None and type(c) is np.ndarray and c.dtype is _F64
+        if ok and c.shape == self._cshape:
+            self._ctx1_row[...] = c  # a view of ctx1[0, :d]
+            ctx, K = self._ctx1, self.n_arms
+        else:
+            ctx, K = self._inputs(arms, context)
+    else:
+        X = arms  # flags.carray: C order, aligned, writeable
+        ok = self._kernel_checks and context is None and type(X) is np.ndarray and X.ndim == 2
+        ok = ok and X.dtype is _F64 and X.flags.carray and X.shape[1] == self.d
+        if ok and 0 < len(X) <= 100_000:
+            ctx, K = X, len(X)
+        else:
+            ctx, K = self._inputs(arms, context)
+    t = time.time() if t is None else float(t)
+    if len(open_) >= self.max_open:
+        self._expire_oldest()
+    got = self._work_by_k.get(K)
+    pack, work, pi_mode = got if got is not None else self._work(K)
+    if not (self._event_fast and (pi_mode <= 0 or not self.propensities)):
+        return _decide_general(self, ctx, K, event, t, pack, work, pi_mode)
+    # the hot path (compiled, keyed draws, no pi to compute): decide_compiled, inline
+    h = self._hasher.copy()
+    h.update(event.encode())
+    key = int.from_bytes(h.digest(), "little") >> 1
+    arm, bandit, stderr = self._decide_ep(ctx, key, -1.0, 0, self.n_mc, pack)
+    if arm < 0:
+        raise SpecError("context" if self.context_mode else "arms", _NOT_FINITE)
+    self.policy.t += 1
+    if self.propensities:  # one arm
+        pi, method, p = np.ones(1), "deterministic", 1.0
+    else:
+        pi, method, p = None, "skipped", None
+    if self.context_mode:
+        x, g, label = ctx[0].copy(), arm, self._labels[arm]
+    else:
+        x, g = ctx[arm].copy(), 0
+        label = _INDEX_TEXT[arm] if arm < _N_INDEX_TEXT else str(arm)
+    rec = Decision(event, arm, label, p, pi, method, 0.0, self.model_version, bandit, t)
+    open_[event] = (x, g, bandit, t, rec)
+    self.counts["decisions"] += 1
+    if self._listeners:
+        for fn in self._listeners:
+            fn("decide", rec)
+    return rec
+
+
+def _decide_general(self, ctx, K, event, t, pack, work, pi_mode) -> Decision:
+    """A decision with pi, by the stream draws or on the plain path."""
+    if pack is not None:  # the compiled engine
+        arm, bandit, pi, method, stderr = self._decide_compiled(ctx, pack, work, pi_mode, event)
+    else:
+        arm, bandit, pi, method, stderr = self._decide_plain(ctx, event, K)
+    if method == "monte-carlo":
+        # The decision is one more draw from the same distribution, independent of the
+        # n_mc draws (keyed apart): counting it keeps the estimate unbiased and the played
+        # arm's propensity at least 1 / (n_mc + 1), never 0 (IPS divides by it).
+        n = self.n_mc
+        pi = pi * (n / (n + 1.0))
+        pi[arm] += 1.0 / (n + 1.0)
+        stderr = float(np.sqrt(np.max(pi * (1.0 - pi)) / (n + 1.0)))
+    if self.context_mode:
+        x, g, label = ctx[0].copy(), arm, self._labels[arm]
+    else:
+        x, g, label = ctx[arm].copy(), 0, str(arm)
+    if pi is not None:  # the bandits' weights sum to 1 up to rounding: keep pi <= 1
+        np.minimum(pi, 1.0, out=pi)
+    p = None if pi is None else float(pi[arm])
+    rec = Decision(event, arm, label, p, pi, method, stderr, self.model_version, bandit, t)
+    self._open[event] = (x, g, bandit, t, rec)
+    self.counts["decisions"] += 1
+    if self._listeners:
+        for fn in self._listeners:
+            fn("decide", rec)
+    return rec
+
+
+def learn(self, event_id, reward: float, t: float | None = None) -> str:
+    """Join a reward to its decision; run the batch update once ``batch_size`` are in.
+
+    Parameters
+    ----------
+    event_id : str or int
+    reward : float
+    t : float, optional
+        When the reward came (for the log).
+
+    Returns
+    -------
+    str
+        "learned", or "duplicate" (a reward for an event already resolved: ignored).
+
+    Raises
+    ------
+    UnknownEvent
+        No decision for this event id (counted in ``counts["unknown"]``).
+    SpecError
+        A reward that is not a finite number.
+    """
+    event = event_id if type(event_id) is str else event_text(event_id)
+    tr = type(reward)
+    r = reward if tr is float else float(reward) if tr is np.float64 else _reward(reward)
+    if not math.isfinite(r):
+        raise SpecError("reward", f"must be a finite number, got {show(reward)}")
+    entry = self._open.pop(event, None)
+    counts = self.counts
+    if entry is None:
+        if event in self._resolved:
+            counts["duplicates"] += 1
+            return "duplicate"
+        counts["unknown"] += 1
+        raise UnknownEvent(event)
+    counts["learned"] += 1
+    if self.engine != "compiled" or self._listeners:
+        self._resolve(event, entry, r, "learned")
+        return "learned"
+    # the hot path, inline: _remember, then learn_compiled
+    res = self._resolved
+    res[event] = None
+    if len(res) > self.max_open:
+        res.popitem(last=False)
+    n = self._n_pending
+    got = self._learn_ep
+    if (
+        n == self._buf[2].shape[0]
+        or got[0] is not self.policy.kernel_state
+        or got[1] is not self._buf
+    ):
+        self._learn_compiled(entry, r)
+        return "learned"
+    got_n = got[2](
+        entry[0], entry[1], entry[2], r, self.batch_size, counts["decisions"] - 1, got[3]
+    )
+    if got_n < 0:
+        self._n_pending = n + 1
+    elif got_n == 0:  # an update without events (after_batch, short)
+        self._n_pending = 0
+        self.model_version += 1
+        counts["batches"] += 1
+        self._batch_events = []
+    else:
+        _compiled.after_batch(self, got_n)
+    return "learned"
+
+
+__all__ = ["decide", "learn"]
