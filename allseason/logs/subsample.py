@@ -5,8 +5,8 @@ per event all along the log (:func:`allseason.costs.estimate_replay`), so the ev
 in a per-request budget are known before it runs: :func:`plan` says how many (N, rounded down
 to two significant digits, so the page can say "the first 23,000 of 200,000 events"), and
 :func:`head` cuts them. The first events, not a random sample: the policies learn along the
-log in time order, and a prefix is the same log, shorter (its results are the full log's
-first N steps, bit for bit).
+log in time order, and a prefix is the same log, shorter: the policies see exactly its first
+N events, as they would in a file of those events alone (same arms, same context columns).
 
 A refinement (the same evaluation on more of the log) is a request of its own with a larger
 budget (``limits.COST_REFINE_SECONDS``): the whole log when it fits, else again its first
