@@ -19,7 +19,7 @@ VIEWPORT = {"width": 1280, "height": 1000}
 TIMEOUT_MS = 90_000
 # a long race (estimated about 10 CPU-s: above the queue's 5 s "short" line, so it waits its
 # turn instead of borrowing a long request's slot), its seed unlike other tests' (no cache hit)
-RACE = "Race?preset=paper-synthetic&horizon=50000&d=20&n_arms=50&n_seeds=2&seed={seed}"
+RACE = "Race?preset=paper-synthetic&horizon=20000&d=20&n_arms=50&n_seeds=5&seed={seed}"
 
 CANCELLED = re.compile("Cancelled: your request left the queue|your request was stopped: cancelled")
 
@@ -51,20 +51,22 @@ def test_a_queued_race_is_cancelled_from_the_page_and_the_slot_goes_to_the_next(
 ):
     opened = []
     try:
-        # two visitors take both slots with the example log's evaluation (about 70 CPU-s each)
+        # every page loaded first (while the server is idle), then two visitors take both
+        # slots with the example log's evaluation (about 70 CPU-s each)
         holders = []
         for _ in range(2):
             ctx, pg = _open(browser, server, "Your_data")
             opened.append(ctx)
-            pg.get_by_role("button", name="An Open-Bandit-style click log").click()
             holders.append(pg)
-        for pg in holders:
-            _text(pg, "Replaying: ").wait_for()  # running (a queued one says "Queued")
-        # the third visitor (the fixture's page) and a fourth queue a long race each
         page.goto(f"{server}/{RACE.format(seed=9301)}")
         page.wait_for_selector(IDLE)
         ctx, fourth = _open(browser, server, RACE.format(seed=9302))
         opened.append(ctx)
+        for pg in holders:
+            pg.get_by_role("button", name="An Open-Bandit-style click log").click()
+        for pg in holders:
+            _text(pg, "Replaying: ").wait_for()  # running (a queued one says "Queued")
+        # the third visitor (the fixture's page) and a fourth queue a long race each
         page.get_by_role("button", name="Run race").click()
         _text(page, "Queued: number 1 in line").wait_for()
         fourth.get_by_role("button", name="Run race").click()
