@@ -89,6 +89,26 @@ def estimate_replay(n_events: int, d: int, n_arms: int, names, n_seeds: int) -> 
     return REPLAY_FACTOR * estimate_runs(n_events, d, n_arms, list(names), n_seeds)
 
 
+def events_within(
+    budget: float, d: int, n_arms: int, names, n_seeds: int, replay: bool = False
+) -> int:
+    """The most steps (a replay: events) that ``n_seeds`` runs of each of ``names`` at
+    dimension ``d`` with ``n_arms`` arms can take within ``budget`` CPU-seconds: the inverse
+    of :func:`estimate_runs` (``replay``: of :func:`estimate_replay`); 0 if none.
+
+    >>> n = events_within(60.0, 10, 10, ["lints", "random"], 5, replay=True)
+    >>> estimate_replay(n, 10, 10, ["lints", "random"], 5) <= 60.0
+    True
+    >>> estimate_replay(n + 1, 10, 10, ["lints", "random"], 5) > 60.0
+    True
+    """
+    names = list(names)
+    per_run = budget / ((REPLAY_FACTOR if replay else 1.0) * n_seeds)
+    per_step = sum(step_price(n, d, n_arms) for n in names)
+    room = per_run - RUN_OVERHEAD_S * len(names)
+    return max(0, int(room / per_step)) if per_step > 0 else 0
+
+
 def command_line(race: Race) -> str:
     """The command that runs ``race`` from a terminal (no budget there)."""
     sc = race.scenario
@@ -124,6 +144,7 @@ __all__ = [
     "estimate_race",
     "estimate_units",
     "estimate_replay",
+    "events_within",
     "REPLAY_FACTOR",
     "command_line",
     "check_budget",

@@ -176,6 +176,13 @@ MAP_MAX_RUN_BYTES = 500_000_000
 # estimated before it runs (allseason.costs): "Race it to check" at 50,000 steps, d = 20,
 # K = 50 held a slot for 249 s; the default race costs about 10.
 COST_BUDGET_SECONDS = 120
+# A log above that budget is evaluated on its first events first (allseason.logs.subsample);
+# the visitor may then ask for a refinement, a long request of the work queue: at most this
+# (the whole of the largest upload at its default 5 seeds, estimated at about 430 CPU-s, fits).
+COST_REFINE_SECONDS = 600
+# Fewer first events than this decide nothing (a policy needs 500 kept: logs.evaluate): a log
+# of which not even these fit in the budget is refused, with the command line.
+MIN_SUBSAMPLE_EVENTS = 1_000
 
 # The app's work queue (allseason/ui/workqueue.py): requests waiting at most, in all and per
 # session (a visitor has one script run at a time, so 3 is already more than one tab needs);
@@ -223,6 +230,8 @@ MAX_DECISION_LOG_BYTES = 200_000_000
 
 __all__ = [
     "COST_BUDGET_SECONDS",
+    "COST_REFINE_SECONDS",
+    "MIN_SUBSAMPLE_EVENTS",
     "QUEUE_LIMITS",
     "MAP_MAX_STEPS",
     "MAP_MAX_RUN_BYTES",

@@ -1,5 +1,7 @@
 """The cost estimates (:mod:`allseason.costs`) against measured CPU time on 20 requests of
-different sizes: races (the Race page, "Race it to check"), map cells and sweeps.
+different sizes: races (the Race page, "Race it to check"), map cells and sweeps; and three
+log evaluations (Your data: ``costs.estimate_replay``, which also sets how many of a large
+log's first events the page evaluates, :mod:`allseason.logs.subsample`).
 
     python benchmarks/cost_check.py     # prints the table; exit 1 if one is off by > 2x
 
@@ -60,9 +62,23 @@ UNITS = [
 ]
 
 
+# (name, events of the OBD-like example, seeds): the page's replays of an upload (one thread)
+REPLAYS = [("replay 2k events 2 seeds", 2000, 2), ("replay 5k events 1 seed", 5000, 1)]
+REPLAYS += [("replay 10k events 2 seeds", 10_000, 2)]
+
+
 def main() -> int:
     api.warm_up()
     rows = []
+    from allseason.logs import examples
+
+    for name, n, seeds in REPLAYS:
+        log = api.read_user_file(examples.obd_log(n_rows=n), "log")
+        est = api.estimate_replay(log, seeds)
+        t0 = time.process_time()
+        api.evaluate(log, None, seeds, 0, workers=1)
+        rows.append((name, est, time.process_time() - t0))
+        print(f"{name:<28} estimated {est:7.2f} s  measured {rows[-1][2]:7.2f} s", flush=True)
     for name, race in RACES:
         est = costs.estimate_race(race)
         t0 = time.process_time()

@@ -4,6 +4,7 @@ resume gives the result of an uninterrupted run.
 
     python benchmarks/kill_test.py             # 20 kills of each command
     python benchmarks/kill_test.py --kills 5   # fewer (tests/.../test_no_orphans.py uses this)
+    python benchmarks/kill_test.py --dask      # on a Dask LocalCluster (--workers 2) instead
 
 Every driver is started with a tag in its environment (``ALLSEASON_KILL_TAG``); its
 forkserver and pool workers inherit it, so the processes left are those whose
@@ -71,11 +72,24 @@ def write_log(path: Path, n: int = 400, seed: int = 0) -> None:
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
-def commands(work: Path) -> dict[str, callable]:
-    """name -> (out folder -> argv) of the three commands, on inputs written into ``work``."""
+def commands(work: Path, dask: bool = False) -> dict[str, callable]:
+    """name -> (out folder -> argv) of the three commands, on inputs written into ``work``;
+    ``dask``: each on a Dask LocalCluster of 2 workers (``--workers 2``)."""
     (work / "sweep.toml").write_text(SWEEP, encoding="utf-8")
     (work / "grid.toml").write_text(GRID, encoding="utf-8")
     write_log(work / "log.csv")
+    if dask:
+        local = commands(work)
+        return {
+            name: (
+                lambda out, f=f: (
+                    [a if a != "--processes" else "--workers" for a in f(out)]
+                    if "--processes" in f(out)
+                    else [*f(out), "--workers", "2"]
+                )
+            )
+            for name, f in local.items()
+        }
     return {
         "sweep": lambda out: ["sweep", str(work / "sweep.toml"), "--out", str(out), "--quiet"],
         "map": lambda out: [
@@ -174,26 +188,35 @@ def result_of(name: str, out: Path, work: Path):
     return rows
 
 
-def _wait_for_workers(p, tag: str, timeout: float) -> bool:
-    """Wait until the driver ``p`` has started processes of its own (its forkserver and
-    workers carry the tag too); False if it ended first."""
+def _wait_for_workers(p, tag: str, timeout: float, n: int = 2) -> bool:
+    """Wait until ``n`` processes carry the tag (the driver ``p`` and processes of its own:
+    its forkserver and workers carry the tag too); False if it ended first."""
     t_end = time.monotonic() + timeout
     while time.monotonic() < t_end:
         if p.poll() is not None:
             return False
-        if len(tagged(tag)) > 1:
+        if len(tagged(tag)) >= n:
             return True
         time.sleep(0.05)
     return True
 
 
 def kill_round(
-    name: str, argv_of, work: Path, n_kills: int, rng, wait: float = 2.0, when: str = "random"
+    name: str,
+    argv_of,
+    work: Path,
+    n_kills: int,
+    rng,
+    wait: float = 2.0,
+    when: str = "random",
+    up: int = 2,
 ) -> dict:
     """The reference run, ``n_kills`` SIGKILLs, the resume; the counts. ``when``: "random"
     (a uniform moment in [0.2 s, the reference's duration]) or "workers" (0-0.5 s after
     the driver's pool is up, so that every kill leaves workers to die) or "pool" (0-2 s
-    after it: a random moment while the pool works)."""
+    after it: a random moment while the pool works); the pool is up when ``up`` processes
+    carry the tag (a Dask LocalCluster of 2: 5, the driver, its resource tracker, the
+    forkserver and the 2 workers)."""
     tag0 = f"{name}-ref-{os.getpid()}"
     rc, full, err = run(argv_of(work / f"{name}-ref"), work, tag0)
     if rc != 0:
@@ -214,7 +237,7 @@ def kill_round(
         )
         if when in ("workers", "pool"):
             at = float(rng.uniform(0.0, 0.5 if when == "workers" else 2.0))
-            if not _wait_for_workers(p, tag, full * 3):
+            if not _wait_for_workers(p, tag, full * 3, up):
                 at = 0.0
         try:
             p.wait(timeout=at)
@@ -262,6 +285,9 @@ def main(argv=None) -> int:
         " so many end first); pool: 0-2 s after the driver's pool is up",
     )
     ap.add_argument("--code", type=Path, default=ROOT, help="the checkout to test")
+    ap.add_argument(
+        "--dask", action="store_true", help="each command on a Dask LocalCluster (--workers 2)"
+    )
     args = ap.parse_args(argv)
     global CODE
     CODE = args.code.resolve()
@@ -269,10 +295,12 @@ def main(argv=None) -> int:
     rows = []
     with tempfile.TemporaryDirectory(prefix="kill-test-") as tmp:
         work = Path(tmp)
-        for name, argv_of in commands(work).items():
+        for name, argv_of in commands(work, args.dask).items():
             if args.only and name not in args.only:
                 continue
-            row = kill_round(name, argv_of, work, args.kills, rng, when=args.when)
+            up = 5 if args.dask else 2
+            row = kill_round(name, argv_of, work, args.kills, rng, when=args.when, up=up)
+            row["executor"] = "dask" if args.dask else "processes"
             rows.append(row)
             print(json.dumps(row), flush=True)
     print(

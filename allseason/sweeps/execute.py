@@ -23,7 +23,7 @@ import numpy as np
 from ..files import write_text_atomic
 from ..sim.runner import chunk_bounds, make_env, play_round, run_race, seed_sequence
 from ..sim.trace import Trace
-from .pool import _pool, die_with_parent  # noqa: F401 (die_with_parent: public here too)
+from .pool import _pool, die_with_parent, guarded_forkserver  # noqa: F401 (die_with_parent: public here too)
 from .spec import SweepSpec, Unit, _engine_version, canonical_json
 from .store import SPEC_FILE, ResultStore
 
@@ -232,6 +232,23 @@ def _require_dask() -> None:
 @contextlib.contextmanager
 def _dask(workers: int | None, scheduler: str | None):
     _require_dask()
+    with _worker_start_method(scheduler):
+        yield from _dask_client(workers, scheduler)
+
+
+def _worker_start_method(scheduler: str | None):
+    """A LocalCluster's workers forked by the guarded forkserver (:mod:`.pool`): they die
+    with it, and it with this driver, SIGKILL included (spawned, as Dask does by default,
+    they outlived it by 5-15 s: Dask's own watch of its parent starts only once a worker
+    has imported everything)."""
+    if scheduler or guarded_forkserver() is None:
+        return contextlib.nullcontext()
+    import dask
+
+    return dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
+
+
+def _dask_client(workers: int | None, scheduler: str | None):
     import logging
 
     from distributed import Client, LocalCluster

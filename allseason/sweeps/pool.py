@@ -93,21 +93,28 @@ def _init_worker(driver_pid: int | None = None):
     die_with_parent(driver_pid)
 
 
+def guarded_forkserver():
+    """The forkserver context, its server started with the guard (it dies with the driver,
+    and so do the children it forks); None where there is no forkserver (then spawn)."""
+    import multiprocessing as mp
+
+    if "forkserver" not in mp.get_all_start_methods():
+        return None
+    # a clean server process forks the workers (no threads inherited from the driver); it
+    # imports the guard (it dies with the driver), then this module once, so each worker
+    # starts warm
+    ctx = mp.get_context("forkserver")
+    ctx.set_forkserver_preload([GUARD, "allseason.sweeps.execute"])
+    _start_forkserver()
+    return ctx
+
+
 @contextlib.contextmanager
 def _pool(processes: int):
     import multiprocessing as mp
     from multiprocessing.context import BaseContext
 
-    ctx: BaseContext
-    if "forkserver" in mp.get_all_start_methods():
-        # a clean server process forks the workers (no threads inherited from the driver);
-        # it imports the guard (it dies with the driver), then this module once, so each
-        # worker starts warm
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload([GUARD, "allseason.sweeps.execute"])
-        _start_forkserver()
-    else:
-        ctx = mp.get_context("spawn")
+    ctx: BaseContext = guarded_forkserver() or mp.get_context("spawn")
     ex = cf.ProcessPoolExecutor(
         max_workers=processes,
         mp_context=ctx,
@@ -120,4 +127,4 @@ def _pool(processes: int):
         ex.shutdown(wait=True, cancel_futures=True)
 
 
-__all__ = ["die_with_parent"]
+__all__ = ["die_with_parent", "guarded_forkserver"]

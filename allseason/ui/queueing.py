@@ -95,10 +95,12 @@ def cancel_pending() -> bool:
     return any(f"-{CANCEL_KEY}_" in w.id and w.trigger_value for w in states.widgets)
 
 
-def _cancel_clicked() -> None:
+def _cancel_clicked(then=None) -> None:
     st.session_state[QUEUE_NOTE] = (
         "Cancelled: your request left the queue. Press the button again to queue it."
     )
+    if then is not None:  # the page's own word: e.g. not queued again by itself on the rerun
+        then()
 
 
 def place_text(job: Job) -> str:
@@ -119,8 +121,8 @@ class Job:
     """A request of this session in the queue: wait for its turn (:meth:`wait`), then run with
     :meth:`checkpoint` between chunks."""
 
-    def __init__(self, queue: FairQueue, ticket: Ticket, bar=None):
-        self.queue, self.ticket, self.bar = queue, ticket, bar
+    def __init__(self, queue: FairQueue, ticket: Ticket, bar=None, on_cancel=None):
+        self.queue, self.ticket, self.bar, self.on_cancel = queue, ticket, bar, on_cancel
         self._button = st.empty() if bar is not None else None
         self._drawn = False
         self._waits = 0  # a ticket that lent its slot waits again: a new button key
@@ -150,6 +152,7 @@ class Job:
                             "Cancel",
                             key=f"{CANCEL_KEY}_{self.ticket.number}_{self._waits}",
                             on_click=_cancel_clicked,
+                            args=(self.on_cancel,),
                             icon=":material/close:",
                         )
                 self._drawn = True
@@ -172,9 +175,10 @@ class Job:
 
 
 @contextmanager
-def queued(cost: float | None = None, label: str = "a request", bar=None):
+def queued(cost: float | None = None, label: str = "a request", bar=None, on_cancel=None):
     """Run the block when the queue gives this session's request a slot (see the module's
-    docstring); yields its :class:`Job`.
+    docstring); yields its :class:`Job`. ``on_cancel``: called (no arguments) by the Cancel
+    button's click, before the rerun it starts.
 
     Raises
     ------
@@ -186,7 +190,7 @@ def queued(cost: float | None = None, label: str = "a request", bar=None):
         ticket = q.submit(session_id(), DEFAULT_COST if cost is None else cost, label)
     except QueueFull as e:
         raise QueueStopped(str(e)) from None
-    job = Job(q, ticket, bar)
+    job = Job(q, ticket, bar, on_cancel)
     try:
         job.wait()
         yield job

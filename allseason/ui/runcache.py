@@ -225,13 +225,13 @@ def store() -> RunCache:
 
 
 @contextmanager
-def compute_slot(bar=None, cost: float | None = None, label: str = "a request"):
+def compute_slot(bar=None, cost: float | None = None, label: str = "a request", on_cancel=None):
     """Hold one of the server's ``MAX_CONCURRENT`` compute slots while the block runs, given
     in turn by the fair work queue (:func:`allseason.ui.queueing.queued`: its place and
     estimated start shown in the progress ``bar``, with a Cancel button, while it waits);
     ``cost``: its estimated CPU-seconds. Yields the queue's job (``job.checkpoint()``
-    between chunks)."""
-    with queueing.queued(cost, label, bar) as job:
+    between chunks); ``on_cancel``: called by the Cancel button's click."""
+    with queueing.queued(cost, label, bar, on_cancel) as job:
         yield job
 
 

@@ -19,11 +19,10 @@ import streamlit as st
 from allseason import api
 from allseason.logs import examples, offline
 from allseason.logs import table as table_mod
-from allseason.logs.reader import MAX_COLUMNS, columns_text
-from allseason.viz import offline as voffline
+from allseason.logs.reader import MAX_COLUMNS
 from allseason.viz.text import md
 
-from . import frame, keys, queueing, runcache, state, yourdata_table
+from . import keys, queueing, runcache, state, yourdata_log, yourdata_table
 
 SOURCE, RESULT = keys.YD_SOURCE, keys.YD_RESULT  # the file {"name", "data", ...}; its result
 UPLOAD, PARSED = keys.YD_UPLOAD, keys.YD_PARSED  # the uploader; (key, the parsed file)
@@ -255,11 +254,6 @@ def options() -> dict:
     }
 
 
-def _capitalised(text: str) -> str:
-    r"""The first letter up, the rest as it is ("UTC" keeps its capitals)."""
-    return text[:1].upper() + text[1:]
-
-
 def _parse(source: dict):
     opts = options()
     key = _key(source, "parsed")
@@ -313,131 +307,6 @@ def _stored(key: str):
     return got[2] if got and got[0] == key else None
 
 
-# --- a log ----------------------------------------------------------------------------------
-def show_log(source: dict, log: api.Log) -> None:
-    logging = (
-        "no propensity column, so the logging is **assumed uniform**"
-        if log.propensity is None
-        else "propensities all equal: **uniform** logging"
-        if log.uniform
-        else "propensities differ: the logging is **not uniform**, so replay is biased; read IPS"
-    )
-    st.markdown(
-        f"**{md(source['name'], 80)}**: a log of **{log.n_events:,} events**, "
-        f"{log.n_arms} arms, "
-        + (
-            f"context {md(', '.join(log.context_names))}"
-            if log.context_names
-            else "no context (one-hot arms)"
-        )
-        + f"; {logging}."
-        + (
-            f" Written by an allseason agent ({md(', '.join(log.agent_columns))}: its own "
-            f"columns; the propensities are the agent's exact pi)."
-            if log.agent_columns
-            else ""
-        )
-        + (f" Ignored columns: {md(columns_text(log.ignored))}." if log.ignored else "")
-        + (f" {md(_capitalised('; '.join(log.notes)))}." if log.notes else "")
-    )
-    key = _key(source, "log")
-    result = _stored(key)
-    if result is None:
-        opts = options()
-        bar = st.progress(0.0, text="Replaying…")
-        cost = api.estimate_replay(log, opts["seeds"])
-        # in the fair work queue with the races (its place shown while it waits); its
-        # checkpoint after each run (policy x seed) stops it (cancelled, the tab closed) or
-        # pauses it when the queue lends its slot to a short request
-        try:
-            with runcache.compute_slot(bar, cost, "log evaluation") as job:
-
-                def progress(done, total):
-                    job.checkpoint()
-                    bar.progress(
-                        done / total, text=f"Replaying: {done} of {total} runs (policies × seeds)"
-                    )
-
-                # alone on the server: a thread per core; else one (so that its checkpoint
-                # really pauses it when its slot is lent)
-                busy = job.queue.snapshot()
-                alone = busy["running"] + busy["waiting"] <= 1
-                workers = runcache.RACE_WORKERS if alone else 1
-                result = api.evaluate(
-                    log, None, opts["seeds"], 0, progress=progress, workers=workers
-                )
-        except queueing.QueueStopped as e:
-            bar.empty()
-            st.info(f"{e.message}. Upload the file again or change an option to queue it.")
-            return
-        bar.empty()
-        st.session_state[RESULT] = (key, "log", result)
-    show_log_results(log, result)
-
-
-def show_log_results(log: api.Log, result: api.OfflineResult) -> None:
-    """The logger's own value, the estimator chosen, the too-sparse warning with the events
-    that would decide, the table, the figure and the CSV."""
-    rows = result.summary()
-    logger = rows[0]
-    st.markdown(
-        f"**What the log measured**: the logging policy's own mean reward, "
-        f"**{logger['estimate']:.4f}** over {logger['events']:,.0f} events, 95% interval "
-        f"[{logger['low']:.4f}, {logger['high']:.4f}] (Wilson). The contestants below are "
-        f"estimated against the same log."
-    )
-    methods = list(result.methods)
-    method = st.radio(
-        "Estimator",
-        methods,
-        horizontal=True,
-        key="yd_method",
-        format_func=lambda m: (
-            offline.METHOD_TITLES[m]
-            + (" (biased here)" if m == "replay" and not log.uniform else "")
-        ),
-    )
-    reasons = result.sparsity([method])
-    if reasons:
-        st.warning(
-            "**Too sparse to decide anything.** "
-            + " ".join(r[0].upper() + r[1:] + "." for r in reasons)
-            + " "
-            + result.decision_text(method)[0].upper()
-            + result.decision_text(method)[1:]
-            + f". The rule: a policy kept fewer than {offline.MIN_EVENTS} events (IPS, "
-            f"SNIPS, DR, DM: an effective sample size below {offline.MIN_EVENTS}), or every "
-            f"95% interval overlaps every other.",
-            icon=":material/warning:",
-        )
-    st.table(voffline.estimates_table(rows, method))
-    st.caption(
-        (
-            "**Kept events**: events where the policy chose the logged arm; only those count "
-            "(replay, Li et al. 2011). **95% interval**: Wilson on the kept rewards. "
-            if method == "replay"
-            else "**Effective sample size**: (Σw)² / Σw², w = π(a|x)/propensity, π the "
-            "policy's own probability of the logged arm; *ESS, realised draw*: the same "
-            "with the indicator of its one draw in place of π. **95% interval**: a "
-            "bootstrap over 100 blocks of consecutive events (the policies adapt), widened "
-            "to at least the Wilson interval at the ESS. "
-        )
-        + f"Every policy learns only on the events where its draw matched the logged arm. "
-        f"**± over seeds**: Student's t interval over the {result.n_seeds} replay "
-        f"seeds (the policies' own draws on this log). **Too sparse** (the warning): a "
-        f"policy kept fewer than {offline.MIN_EVENTS} events or has an ESS below "
-        f"{offline.MIN_EVENTS} (⚠), or every interval overlaps every other. The oracles "
-        f"cannot run on a log: it has no true seasons. {result.seconds:.1f} s."
-    )
-    frame.chart(
-        voffline.estimates_figure(rows, method),
-        "Policies whose bars reach the dotted line cannot be told from the best one on this log.",
-        "offline-estimates",
-        "yd_fig",
-    )
-    frame.csv_button("Results (CSV)", result.frame, "offline-results", "yd_dl")
-
-
 # --- a reward table ---------------------------------------------------------------------------
 def page_body() -> None:
     source, data = upload_section()
@@ -450,14 +319,12 @@ def page_body() -> None:
         key = _key(source, "table")
         yourdata_table.show_table(source, data, options(), key, _stored(key))
     else:
-        show_log(source, data)
+        yourdata_log.show_log(source, data, options(), _key(source, "log"))
 
 
 __all__ = [
     "page_body",
     "upload_section",
-    "show_log",
-    "show_log_results",
     "file_record",
     "SOURCE",
     "RESULT",

@@ -175,6 +175,9 @@ def test_a_queued_log_evaluation_waits_its_turn_and_can_be_cancelled(queue):
     assert seen["evaluation"] == (1, 30.0)  # after the second visitor's 30 s
     assert "your request was stopped: cancelled" in _texts(at)
     assert not at.table  # no result shown
+    at.run()  # the next run does not queue it again by itself: a button does
+    assert "yd_eval" in [b.key for b in at.button] and not _waiting(queue, "log evaluation")
+    assert not at.table and queue.snapshot()["waiting"] == 0
 
 
 def test_the_cancel_buttons_click_is_read_from_the_pending_request(monkeypatch):

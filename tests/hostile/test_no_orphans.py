@@ -4,11 +4,15 @@ and the same command then resumes to the result of an uninterrupted run.
 
 A short version of ``benchmarks/kill_test.py`` (which does 20 random kills of each):
 2 kills of each of ``sweep``, ``map`` and ``replay --processes 2``, each 0-0.5 s after the
-driver's pool is up, so that every kill finds workers alive."""
+driver's pool is up, so that every kill finds workers alive; and one of ``sweep --workers 2``
+(a Dask LocalCluster) once its workers are up."""
 
 import importlib.util
 import os
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -52,3 +56,35 @@ def test_a_worker_asks_to_die_with_its_parent():
         os._exit(0 if ok and sig.value == signal.SIGKILL else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+def test_a_killed_dask_driver_leaves_no_worker(tmp_path):
+    """``sweep --workers 2``: the LocalCluster's workers are forked by the guarded
+    forkserver (spawned, Dask's default, they lived 5-15 s after the driver's SIGKILL)."""
+    pytest.importorskip("distributed")
+    kt = _kill_test()
+    argv = kt.commands(tmp_path, dask=True)["sweep"](tmp_path / "out")
+    tag = f"dask-kill-{os.getpid()}"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "allseason", *argv],
+        cwd=tmp_path,
+        env=kt._env(tmp_path, tag),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        # up: the driver, its resource tracker, the forkserver and the 2 workers
+        assert kt._wait_for_workers(p, tag, 120, n=5), "the sweep ended before its workers"
+        kinds = [kt._kind(pid) for pid in kt.tagged(tag)]
+        os.kill(p.pid, signal.SIGKILL)
+        p.wait()
+        time.sleep(2)
+        left = {pid: kt._kind(pid) for pid in kt.tagged(tag)}
+    finally:
+        for pid in kt.tagged(tag):  # ours: never leave them
+            os.kill(pid, signal.SIGKILL)
+        if p.poll() is None:
+            p.kill()
+    assert kinds.count("forkserver") == 3, kinds  # the server and the 2 workers it forked
+    assert left == {}, left

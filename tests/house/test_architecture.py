@@ -145,6 +145,7 @@ PAGE_OF = {
     "paper_runs.py": ("allseason.paper",),
     "sweeps.py": ("allseason.sweeps",),
     "yourdata.py": ("allseason.logs",),
+    "yourdata_log.py": ("allseason.logs",),
     "when.py": ("allseason.worldmap",),
 }
 

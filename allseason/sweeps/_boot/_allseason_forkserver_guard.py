@@ -6,7 +6,13 @@ thread), the forkserver asks Linux for SIGKILL when that parent dies
 
 Without it, a forkserver whose driver was killed during the seconds its preload takes to
 import lives on until the import ends; its workers (which die with it, see
-:func:`allseason.sweeps.pool.die_with_parent`) could be forked meanwhile."""
+:func:`allseason.sweeps.pool.die_with_parent`) could be forked meanwhile.
+
+Every child the guarded forkserver forks asks for the same signal at once, in the fork itself
+(``os.register_at_fork``), before anything of it runs: a pool worker (which asks again in its
+initializer) and a Dask worker alike (a Dask LocalCluster of ``--workers N`` forks its workers
+from this forkserver: its own workers, spawned, lived 5-15 s after a SIGKILL of the driver,
+the time their start takes under load before Dask's own parent watch begins)."""
 
 import os
 import sys
@@ -23,3 +29,16 @@ if _DRIVER.isdigit() and sys.platform.startswith("linux"):
         pass
     if os.getppid() != int(_DRIVER):  # the driver died before the signal was set
         os._exit(0)
+
+    _SERVER = os.getpid()
+
+    def _die_with_the_forkserver() -> None:
+        """In a forked child: SIGKILL when the forkserver dies; gone already: exit."""
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL), 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != _SERVER:
+            os._exit(1)
+
+    os.register_at_fork(after_in_child=_die_with_the_forkserver)
