@@ -89,17 +89,20 @@ lint: install-dev
 # 2. every test but the real-browser ones, on TEST_WORKERS processes (pytest-xdist; "auto":
 #    one per core). --dist worksteal: a worker that runs out of tests takes half of the other's
 #    queue, so the heavy files spread instead of leaving one worker alone at the end;
-# 3. at the same time, the real-browser tests (marker e2e, tests/browser/), in one more
-#    process: one app server and one chromium for them all. They mostly wait on the app (about
-#    half a core), so beside step 2 they fill the cores instead of running alone after it.
+# 3. at the same time, the real-browser tests (marker e2e, tests/browser/) on E2E_WORKERS more
+#    processes, a test file each at a time (--dist loadfile: a module's fixtures, such as the
+#    key storms' and the load test's, stay in one process), each with one app server and one
+#    chromium. They mostly wait on the app, so beside step 2 they fill the cores instead of
+#    running alone after it.
 #    Their output is printed when both are done. They assert no timing but generous bounds
 #    against a hang: the timed claims (the key storm's pace, ten sessions at once) are the
 #    benchmarks' (benchmarks/key_storm.py, load_test.py). E2E_APART=1 runs them after step 2,
 #    alone, as before 2026-11-27.
 TEST_WORKERS ?= auto
 E2E_APART ?=
+E2E_WORKERS ?= 2
 PYTEST_REST = $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not e2e" --durations=25 --cpu-durations=25
-PYTEST_E2E = $(PY) -m pytest -q -m e2e --durations=10 --cpu-durations=10
+PYTEST_E2E = $(PY) -m pytest -q -n $(E2E_WORKERS) --dist loadfile -m e2e --durations=10 --cpu-durations=10
 # the kernels' warm-up in the background while `make lint` runs; fails if either fails
 warm-lint: install-dev
 	@$(PY) scripts/warm_kernels.py > $(VENV)/.warm.log 2>&1 & warm=$$!; \
