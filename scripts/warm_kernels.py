@@ -7,14 +7,11 @@ every policy's; measured). ``make test`` runs this first: the workers then load 
 A tiny race (two seasons of 20 steps, batches of 1 and 3) of every registered policy, after
 :func:`allseason.api.warm_up` (the app's kernels, the spawning variant included); then the
 deployable agent's kernels (decide with every kind of pi, learn with batches of 1 and 10), which
-no race compiles. The two parts run at the same time, the agent's in a child process (about
-80 s and 40 s of CPU on a fresh clone; they share no kernel).
+no race compiles.
 """
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 
 import numpy as np
@@ -24,17 +21,10 @@ from allseason import api
 
 def main() -> None:
     t0 = time.perf_counter()
-    if sys.argv[1:] == ["--agent"]:
-        _warm_agent()
-        return
-    agent = subprocess.Popen([sys.executable, __file__, "--agent"])
-    try:
-        api.warm_up()
-        scenario = api.Scenario(segments=((0, 20), (1, 20)), batch_size=(1, 3), preset="custom")
-        api.run_race(api.Race(scenario, api.policy_specs(api.policy_names()), 1))
-    finally:
-        if agent.wait() != 0:
-            sys.exit(f"the agent's kernels failed (exit code {agent.returncode})")
+    api.warm_up()
+    scenario = api.Scenario(segments=((0, 20), (1, 20)), batch_size=(1, 3), preset="custom")
+    api.run_race(api.Race(scenario, api.policy_specs(api.policy_names()), 1))
+    _warm_agent()
     print(f"compiled kernels ready in {time.perf_counter() - t0:.1f} s")
 
 
