@@ -36,23 +36,12 @@ sync_api = pytest.importorskip("playwright.sync_api")
 
 
 # --- helpers --------------------------------------------------------------------------------
-# true once the script has been finished (IDLE) for QUIET_MS in a row, polled every 50 ms: a
-# rerun that starts meanwhile (a click's round trip, a fragment) starts the count again
-QUIET_MS = 400
-STILL_IDLE_JS = f"""() => {{
-  const now = performance.now();
-  if (!document.querySelector('{IDLE}')) {{ window.__idleSince = null; return false; }}
-  if (window.__idleSince == null) window.__idleSince = now;
-  return now - window.__idleSince >= {QUIET_MS};
-}}"""
-
-
 def wait_idle(pg) -> None:
-    """Until the page has a title and its script has finished and stayed so for QUIET_MS
-    (was: fixed waits of 250 ms and 600 ms around the wait for IDLE)."""
+    """Until the page has a title and its script has finished."""
     pg.wait_for_selector("h1")
-    pg.evaluate("window.__idleSince = null")
-    pg.wait_for_function(STILL_IDLE_JS, polling=50)
+    pg.wait_for_timeout(250)
+    pg.wait_for_selector(IDLE)
+    pg.wait_for_timeout(600)
 
 
 def go(pg, server: str, path: str = "") -> None:
