@@ -28,9 +28,9 @@ import json
 import math
 import os
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..errors import SpecError
 from ..limits import DEPLOYED_LIMITS
@@ -40,7 +40,12 @@ from .deployed_tables import (
     recalls,
     reward_windows,
     spells_table,
+    your_data_bytes,
+    your_data_file,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 REQUIRED = ("arm", "reward", "propensity")
 OPTIONAL_INT = ("model_version", "bandit")
@@ -142,6 +147,9 @@ class DecisionTail:
         return names
 
     def _parse(self, lines: bytes, first_row: int) -> dict[str, np.ndarray]:
+        import pandas as pd  # slow to import (0.5 s): only when first needed
+
+        assert self.header is not None  # feed() reads the header before any row
         cols = [c for c in ("timestamp", *REQUIRED, *OPTIONAL_INT) if c in self.header]
         try:
             df = pd.read_csv(
@@ -177,6 +185,8 @@ class DecisionTail:
         return out
 
     def _arm_codes(self, labels: np.ndarray) -> np.ndarray:
+        import pandas as pd  # slow to import (0.5 s): only when first needed
+
         inv, uniq = pd.factorize(labels)  # in order of first appearance
         for u in uniq.tolist():
             self._codes.setdefault(u, len(self._codes))
@@ -210,6 +220,19 @@ class DecisionTail:
                 for k in keys
             }
         return self._cache
+
+
+def _ids_and_weights(ids: object, w: object) -> bool:
+    """A batch line's ``ids`` and ``weights``: lists of the same length, not empty, ids
+    integers >= -1, weights numbers (not booleans) in [0, 1]."""
+    if type(ids) is not list or type(w) is not list or len(ids) != len(w) or not ids:
+        return False
+    try:  # C-level checks: a string among numbers raises TypeError, NaN fails the range
+        ok = 0 <= min(w) and max(w) <= 1 + 1e-9 and math.isfinite(sum(w))
+        ok = ok and max(ids) >= min(ids) >= -1 and all(type(i) is int for i in ids)
+        return ok and not any(type(x) is bool for x in w)
+    except TypeError:
+        return False
 
 
 class BatchTail:
@@ -248,7 +271,9 @@ class BatchTail:
 
     def _slow(self, lines: bytes) -> None:
         """Line by line (json.loads), every line checked; the error names the line."""
-        learned_, top, top_weight = [], [], []
+        learned_: list[int] = []
+        top: list[int] = []
+        top_weight: list[float] = []
         first_seen = self._first_seen
         prev_ids = self.last["ids"] if self.last else None
         rec = None
@@ -284,7 +309,7 @@ class BatchTail:
         shape_ok = lines.startswith(b"{") and lines.count(b"}\n") == n
         if not shape_ok or any(len(f) != n for f in found) or lines.count(b"\n{") != n - 1:
             return False
-        ids_txt, w_txt, learned = found
+        ids_txt, w_txt, learned_txt = found
         ids_all, w_all = b";".join(ids_txt), b";".join(w_txt)
         lens = _list_lengths(w_all)
         if any(c in ids_all for c in (b".", b"e", b"E", b"t", b"n", b'"')) or b'"' in w_all:
@@ -302,7 +327,7 @@ class BatchTail:
         starts = np.r_[0, np.cumsum(lens)[:-1]]
         m = np.maximum.reduceat(w, starts)
         j = np.maximum.reduceat(np.where(w == np.repeat(m, lens), np.arange(w.size), -1), starts)
-        learned = np.array(learned, dtype=np.int64)
+        learned = np.array(learned_txt, dtype=np.int64)
         base = self.n_lines
         events = [(k.start(), k) for k in _KIND.finditer(lines)]
         if events:  # the few lines with spawns or prunings: read whole
@@ -347,16 +372,8 @@ class BatchTail:
             raise SpecError(BATCHES, f"{where} is not JSON: not a batch log") from None
         if not isinstance(rec, dict):
             raise SpecError(BATCHES, f"{where} is not a JSON object: not a batch log")
-        ids, w = rec.get("ids"), rec.get("weights")
-        ok = type(ids) is list and type(w) is list and len(ids) == len(w) and ids
-        try:  # C-level checks: a string among numbers raises TypeError, NaN fails the range
-            ok = ok and 0 <= min(w) and max(w) <= 1 + 1e-9 and math.isfinite(sum(w))
-            ok = ok and max(ids) >= min(ids) >= -1
-            ok = ok and all(type(i) is int for i in ids) and not any(type(x) is bool for x in w)
-            ok = ok and all(isinstance(rec.get(k, 0), int) for k in ("version", "learned"))
-        except TypeError:
-            ok = False
-        if not ok:
+        ids_ok = _ids_and_weights(rec.get("ids"), rec.get("weights"))
+        if not (ids_ok and all(isinstance(rec.get(k, 0), int) for k in ("version", "learned"))):
             raise SpecError(
                 BATCHES,
                 f"{where}: ids and weights must be lists of the same length, ids integers "
@@ -371,6 +388,8 @@ class BatchTail:
     def tops(self) -> pd.DataFrame:
         """One row per batch: batch, step (the last decision learned), bandit (the most
         likely one), weight (its weight)."""
+        import pandas as pd  # slow to import (0.5 s): only when first needed
+
         if self._tops is None:
             c = {k: np.concatenate(v) if v else np.zeros(0) for k, v in self._cols.items()}
             self._cols = {k: [v] for k, v in c.items()}  # one chunk from now on
@@ -386,6 +405,8 @@ class BatchTail:
 
     def events_frame(self) -> pd.DataFrame:
         """The spawns and prunings: batch, step, kind, bandit, other, value."""
+        import pandas as pd  # slow to import (0.5 s): only when first needed
+
         return pd.DataFrame(
             self.events, columns=["batch", "step", "kind", "bandit", "other", "value"]
         )
@@ -459,42 +480,6 @@ class Deployment:
         )
         self._views = (key, out)
         return out
-
-
-def your_data_file(path, max_rows: int, max_bytes: int) -> tuple[bytes, int]:
-    """The header and the most recent whole rows of the CSV at ``path`` that fit in
-    ``max_rows`` rows and ``max_bytes`` bytes (read from the end: a long log is not read
-    whole). Returns (bytes, rows kept)."""
-    import os
-
-    with open(path, "rb") as f:
-        head = f.readline()
-        size = os.fstat(f.fileno()).st_size
-        start = max(len(head), size - (max_bytes - len(head)))
-        f.seek(start)
-        body = f.read(size - start)
-    if start > len(head):  # the first line read may be cut: drop it
-        body = body.partition(b"\n")[2]
-    data, kept, _ = your_data_bytes(head + body, max_rows, max_bytes)
-    return data, kept
-
-
-def your_data_bytes(data: bytes, max_rows: int, max_bytes: int) -> tuple[bytes, int, int]:
-    """The decision log as Your data takes it: the header and the most recent rows that fit in
-    ``max_rows`` rows and ``max_bytes`` bytes. Returns (bytes, rows kept, rows in all)."""
-    head, _, body = data.partition(b"\n")
-    body = body.rstrip(b"\n")
-    lines = body.split(b"\n") if body else []
-    n_all = len(lines)
-    budget = max_bytes - len(head) - 1
-    kept, size = 0, 0
-    for line in reversed(lines):
-        if kept >= max_rows or size + len(line) + 1 > budget:
-            break
-        kept += 1
-        size += len(line) + 1
-    tail = b"\n".join(lines[n_all - kept :]) if kept else b""
-    return head + b"\n" + tail + (b"\n" if kept else b""), kept, n_all
 
 
 __all__ = [

@@ -22,12 +22,15 @@ import math
 import os
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from ..errors import SpecError
 from ..limits import DEPLOYED_LIMITS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 SHOWN_COEFS = 8  # coefficients the page shows side by side (the CSV holds them all)
 STATE_FILE = "agent.state"  # the saved state the page reads in a server's folder
@@ -119,6 +122,7 @@ def theta_table(agent) -> pd.DataFrame:
     """Every live bandit's posterior, coefficient by coefficient: bandit, block ("arm k" in
     context mode, each arm's own coefficients; "all arms" otherwise), coef, mean, sd
     (``sqrt(diag(M^-1))``)."""
+    import pandas as pd  # slow to import (0.5 s): only when first needed
     from scipy.linalg import solve_triangular
 
     names = _coef_names(agent)
@@ -141,6 +145,8 @@ def theta_table(agent) -> pd.DataFrame:
 def theta_wide(theta: pd.DataFrame, order: list[int], n: int = SHOWN_COEFS) -> pd.DataFrame:
     """The first ``n`` coefficients of each (bandit, block) side by side, as "mean ± sd"
     text, bandits in ``order``."""
+    import pandas as pd  # slow to import (0.5 s): only when first needed
+
     if not len(theta):
         return pd.DataFrame(columns=["bandit", "block"])
     coefs = list(dict.fromkeys(theta["coef"]))[:n]
@@ -180,6 +186,8 @@ def read_agent_state(data: bytes, name: str = "agent.state") -> dict:
         One line naming ``name``: too large, not a state file, damaged, hostile, not an
         agent's, or one this version cannot read.
     """
+    import pandas as pd  # slow to import (0.5 s): only when first needed
+
     from ..agent import Agent
 
     cap = DEPLOYED_LIMITS["upload_bytes"]

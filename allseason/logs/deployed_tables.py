@@ -1,16 +1,20 @@
 """The tables of "Your deployed bandit", from a deployment's logs read by
 :mod:`allseason.logs.deployed`: the recalls and the spells of the top weight, the reward per
 window with its 95% interval, what the propensities say about offline evaluation, and the
-current bandits."""
+current bandits; and the recent part of a decision log that Your data takes."""
 
 from __future__ import annotations
 
 import math
+import os
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from .intervals import wilson
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def recalls(tops: pd.DataFrame, min_batches: int = 5) -> pd.DataFrame:
@@ -23,6 +27,8 @@ def recalls(tops: pd.DataFrame, min_batches: int = 5) -> pd.DataFrame:
     pandas.DataFrame
         batch, step, bandit (the one recalled), weight, previous (who held the top before),
         last_step (when the recalled bandit last held it)."""
+    import pandas as pd  # slow to import (0.5 s): only when first needed
+
     b = tops["bandit"].to_numpy()
     cols = ["batch", "step", "bandit", "weight", "previous", "last_step"]
     if len(b) < 2:
@@ -49,6 +55,8 @@ def reward_windows(reward: np.ndarray, n_windows: int = 100, level: float = 0.95
     -------
     pandas.DataFrame
         first, last (the window's decisions), n, mean, low, high, interval ("wilson"|"t")."""
+    import pandas as pd  # slow to import (0.5 s): only when first needed
+
     r = np.asarray(reward, dtype=float)
     cols = ["first", "last", "n", "mean", "low", "high", "interval"]
     if not len(r):
@@ -121,6 +129,8 @@ def bandits_table(
     played, their mean reward, the arm it played most and how often. ``summary``: the
     agent state's :meth:`Agent.summary` ``bandits`` list, if a state was opened (its age
     and n_obs are the agent's own)."""
+    import pandas as pd  # slow to import (0.5 s): only when first needed
+
     last = batches.last
     out_cols = ["bandit", "role", "weight", "born_batch", "age_batches", "played", "mean_reward",
                 "top_arm", "top_arm_share"]  # fmt: skip
@@ -164,6 +174,8 @@ def spells_table(tops: pd.DataFrame) -> pd.DataFrame:
     """Who held the top weight, spell by spell: bandit, first_step, last_step, batches, the
     mean of its top weight, and whether the spell was a recall (the bandit held the top
     before)."""
+    import pandas as pd  # slow to import (0.5 s): only when first needed
+
     b = tops["bandit"].to_numpy()
     cols = ["bandit", "first_step", "last_step", "batches", "mean_weight", "returning"]
     if not len(b):
@@ -189,3 +201,37 @@ __all__ = [
     "bandits_table",
     "spells_table",
 ]
+
+
+def your_data_file(path, max_rows: int, max_bytes: int) -> tuple[bytes, int]:
+    """The header and the most recent whole rows of the CSV at ``path`` that fit in
+    ``max_rows`` rows and ``max_bytes`` bytes (read from the end: a long log is not read
+    whole). Returns (bytes, rows kept)."""
+    with open(path, "rb") as f:
+        head = f.readline()
+        size = os.fstat(f.fileno()).st_size
+        start = max(len(head), size - (max_bytes - len(head)))
+        f.seek(start)
+        body = f.read(size - start)
+    if start > len(head):  # the first line read may be cut: drop it
+        body = body.partition(b"\n")[2]
+    data, kept, _ = your_data_bytes(head + body, max_rows, max_bytes)
+    return data, kept
+
+
+def your_data_bytes(data: bytes, max_rows: int, max_bytes: int) -> tuple[bytes, int, int]:
+    """The decision log as Your data takes it: the header and the most recent rows that fit in
+    ``max_rows`` rows and ``max_bytes`` bytes. Returns (bytes, rows kept, rows in all)."""
+    head, _, body = data.partition(b"\n")
+    body = body.rstrip(b"\n")
+    lines = body.split(b"\n") if body else []
+    n_all = len(lines)
+    budget = max_bytes - len(head) - 1
+    kept, size = 0, 0
+    for line in reversed(lines):
+        if kept >= max_rows or size + len(line) + 1 > budget:
+            break
+        kept += 1
+        size += len(line) + 1
+    tail = b"\n".join(lines[n_all - kept :]) if kept else b""
+    return head + b"\n" + tail + (b"\n" if kept else b""), kept, n_all

@@ -1,4 +1,4 @@
-"""Load test in real browsers: 10 concurrent Streamlit sessions (headless Debian chromium,
+"""Load test in real browsers: concurrent Streamlit sessions (headless Debian chromium,
 Playwright's asyncio API, one browser context each) against ``streamlit run app.py`` on
 127.0.0.1, driven by ``benchmarks/load_test.py`` (loaded by path; see its docstring).
 
@@ -8,6 +8,13 @@ Asserted: all finish; every page shows its own scenario (scenario line, URL, the
 downloads) and its own result (leaderboards differ between sessions and equal the race
 recomputed here); no ``stException`` and no error alert; the server's peak RSS stays under a
 bound; the per-session limits are enforced and written on the page.
+
+CI runs ``N_SESSIONS`` = 3 sessions at once ($E2E_LOAD_SESSIONS sets more): what is checked
+is that sessions racing together each get their own page and result, with no error. How long
+ten take, and the server's memory then, is the benchmark's (timings are not asserted in tests):
+``python benchmarks/load_test.py --sessions 10 --horizon 1000 --timeout 100`` (the numbers in
+docs/security.md, "Many users at once"; all ten finished within 100 s, measured 34-37 s on a
+2-core machine shared with other jobs, load 4-16).
 
 Timings and memory go to ``$SCREENSHOT_DIR/load.json`` (default ``/tmp/allseason-screens``),
 one session's finished page to ``load-session.png``. Run with
@@ -30,10 +37,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
 SCREENS = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/allseason-screens"))
 
-N_SESSIONS = 10
+N_SESSIONS = int(os.environ.get("E2E_LOAD_SESSIONS", "3"))
 HORIZON = 1_000  # steps per race (x 5 seeds x 7 policies); the app allows 50,000
-PHASE_TIMEOUT_S = 100  # opening the 10 pages, then the 10 races; measured 20-30 s and
-# 34-37 s on a 2-core machine shared with other jobs (load 4-16)
+PHASE_TIMEOUT_S = 100  # a bound against a hang (opening the pages, then the races)
 # Server (process + children) RSS, measured at horizon 1,000: idle 70 MB, one race 350 MB,
 # 10 concurrent races 500 MB (at 2,000 steps: 620 MB). Bounds with a 2-3x margin:
 IDLE_RSS_MB = 200
@@ -60,7 +66,7 @@ def _load_test_module():
 
 @pytest.fixture(scope="module")
 def report():
-    """One load run (server, warm-up, one race alone, 10 at once, the limits probe)."""
+    """One load run (server, warm-up, one race alone, N_SESSIONS at once, the limits probe)."""
     SCREENS.mkdir(parents=True, exist_ok=True)
     lt = _load_test_module()
     t0 = time.perf_counter()

@@ -67,19 +67,24 @@ def shot(pg, name: str) -> Path:
     (``stMain``), so take one viewport per screenful: NAME.png, NAME-2.png, ..."""
     main = '[data-testid="stMain"]'
     pg.evaluate(f"document.querySelector('{main}').scrollTop = 0")
-    pg.wait_for_timeout(300)
+    painted(pg)
     path = SCREENS / f"{name}.png"
     pg.screenshot(path=str(path))
     height = pg.evaluate(f"document.querySelector('{main}').clientHeight")
     for k in range(2, 8):
         before = pg.evaluate(f"document.querySelector('{main}').scrollTop")
         pg.evaluate(f"document.querySelector('{main}').scrollTop += {height - 100}")
-        pg.wait_for_timeout(500)
+        painted(pg)
         if pg.evaluate(f"document.querySelector('{main}').scrollTop") == before:
             break
         pg.screenshot(path=str(SCREENS / f"{name}-{k}.png"))
     pg.evaluate(f"document.querySelector('{main}').scrollTop = 0")
     return path
+
+
+def painted(pg) -> None:
+    """Until the browser has painted twice (a scroll drawn: was a fixed 300-500 ms wait)."""
+    pg.evaluate("() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
 
 
 def slider(pg, label: str):
