@@ -76,54 +76,59 @@ def build_parser() -> Parser:
         "this often, once a batch update has happened; 0: at every batch update; the "
         f"journal since is replayed on restart ({SERVE_LIMITS['snapshot_seconds']:g})",
     )
-    p.add_argument(
+    _cadence_flags(p.add_argument_group("limits and cadence"))
+    _new_agent_flags(p.add_argument_group("a new agent (when STATE_DIR holds none)"))
+    return p
+
+
+def _cadence_flags(group) -> None:
+    """Durability, rate and polling: each bounded, defaults from ``SERVE_LIMITS``."""
+    group.add_argument(
         "--sync-decisions",
         action="store_true",
         help="fsync every decision before answering (default: written before answering, "
         "fsync'd with the next reward; a kill -9 loses none either way)",
     )
-    p.add_argument(
+    group.add_argument(
         "--rate",
         type=bounded_int(1, 10**7),
         default=SERVE_LIMITS["rate"],
         help=f"requests per second per process ({SERVE_LIMITS['rate']:,})",
     )
-    p.add_argument(
+    group.add_argument(
         "--burst",
         type=bounded_int(1, 10**7),
         default=SERVE_LIMITS["burst"],
         help=f"requests at once per process ({SERVE_LIMITS['burst']:,})",
     )
-    p.add_argument(
+    group.add_argument(
         "--poll-ms",
         type=bounded_int(1, 60_000),
         default=50,
         help="how often readers look for a new snapshot and the writer reads the readers' "
         "journals, in ms (50)",
     )
-    p.add_argument(
+    group.add_argument(
         "--client-timeout",
         type=bounded_int(1, 600),
         default=SERVE_LIMITS["client_seconds"],
         help="seconds a client has to send a request's headers, and then its body "
         f"({SERVE_LIMITS['client_seconds']})",
     )
-    p.add_argument(
+    group.add_argument(
         "--expire-every",
         type=bounded_float(0.0, 86_400.0),
         default=1.0,
         help="seconds between two expiries of the open decisions older than the agent's "
         "horizon (--horizon; 0: never) (1)",
     )
-    p.add_argument(
+    group.add_argument(
         "--journal-bytes",
         type=bounded_int(4_096, 10**12),
         default=SERVE_LIMITS["journal_bytes"],
         help="a snapshot once the writer's journal passes this many bytes, and a reader's "
         f"journal begins a new file there ({SERVE_LIMITS['journal_bytes']:,})",
     )
-    _new_agent_flags(p.add_argument_group("a new agent (when STATE_DIR holds none)"))
-    return p
 
 
 def _new_agent_flags(new) -> None:
