@@ -336,6 +336,7 @@ def evaluate(
     dask_workers: int | None = None,
     scheduler: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    done_runs: dict | None = None,
 ) -> OfflineResult:
     """Replay every policy of ``specs`` (default :func:`offline_specs`) over ``n_seeds``
     seeds on the log and estimate each with pi.
@@ -359,6 +360,13 @@ def evaluate(
         Dask scheduler. Results do not depend on the executor.
     progress : callable or None
         ``progress(done, total)`` after each run.
+    done_runs : dict or None
+        Runs already made, ``{(label, seed index): run}``, kept across calls: the runs found
+        there are not made again, and each run made is added as soon as it ends. An
+        evaluation that is interrupted (an exception from ``progress``: the app's rerun, a
+        cancel) and then called again with the same dict resumes where it stopped, with the
+        same result (each run depends only on its policy, its seed index and ``seed``). The
+        caller keys the dict by the log, ``seed`` and the policies.
     """
     specs = offline_specs() if specs is None else offline_specs(specs)
     if not 1 <= int(n_seeds) <= LIMITS["n_seeds"]:
@@ -367,35 +375,55 @@ def evaluate(
         raise SpecError("seed", f"must be a non-negative integer, got {seed}")
     n_seeds, seed = int(n_seeds), int(seed)
     result = OfflineResult(log, specs, n_seeds, seed)
-    jobs = [(spec, k) for k in range(n_seeds) for spec in specs]
-    done = [0]
+    every = jobs = [(spec, k) for k in range(n_seeds) for spec in specs]
+    kept = {} if done_runs is None else done_runs
+    for spec, k in jobs:
+        if (spec.label, k) in kept:
+            result.runs[spec.label, k] = kept[spec.label, k]
+    total, done = len(jobs), [len(result.runs)]
+    jobs = [(spec, k) for spec, k in jobs if (spec.label, k) not in kept]
 
     def store(job, est):
-        result.runs[job[0].label, job[1]] = est
+        result.runs[job[0].label, job[1]] = kept[job[0].label, job[1]] = est
         done[0] += 1
         if progress:
-            progress(done[0], len(jobs))
+            progress(done[0], total)
 
     t0 = time.perf_counter()
     # the log was checked while it was read (allseason.logs.logfile): every propensity is
     # in [MIN_PROPENSITY, 1], so 1 / propensity is finite, and every reward is in [0, 1]
-    if processes or dask_workers is not None or scheduler is not None:
+    if jobs and (processes or dask_workers is not None or scheduler is not None):
         _on_executor(log, jobs, seed, fast, store, processes, dask_workers, scheduler)
-    else:
-        from ..sim.runner import default_workers
-
-        n_workers = default_workers(len(jobs)) if workers is None else max(1, int(workers))
-        one = lambda job: (job, run_one(log, job[0], seed, job[1], fast))  # noqa: E731
-        if n_workers == 1:
-            for job, est in map(one, jobs):
-                store(job, est)
-        else:
-            with ThreadPoolExecutor(n_workers, thread_name_prefix="replay") as pool:
-                for job, est in pool.map(one, jobs):
-                    store(job, est)
+    elif jobs:
+        _in_threads(log, jobs, seed, fast, store, kept, workers)
     result.seconds = time.perf_counter() - t0
+    result.runs = {(spec.label, k): result.runs[spec.label, k] for spec, k in every}
     result.summary()
     return result
+
+
+def _in_threads(log, jobs, seed, fast, store, kept, workers) -> None:
+    """The (policy, seed) runs of ``jobs`` on ``workers`` threads of this process, each kept
+    in ``kept`` as soon as it ends (also while an interrupted call winds down: the runs in
+    flight end, those not begun are dropped), then ``store``d in order."""
+    from ..sim.runner import default_workers
+
+    n_workers = default_workers(len(jobs)) if workers is None else max(1, int(workers))
+
+    def one(job):
+        est = kept[job[0].label, job[1]] = run_one(log, job[0], seed, job[1], fast)
+        return job, est
+
+    if n_workers == 1:
+        for job, est in map(one, jobs):
+            store(job, est)
+        return
+    pool = ThreadPoolExecutor(n_workers, thread_name_prefix="replay")
+    try:
+        for job, est in pool.map(one, jobs):
+            store(job, est)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _on_executor(log, jobs, seed, fast, store, processes, dask_workers, scheduler) -> None:

@@ -186,6 +186,9 @@ YD_STEPS = _key("yd_steps", int, PAGE_YOUR_DATA, "form", "customers per period")
 YD_OBD = _key("yd_obd", str, PAGE_YOUR_DATA, "form", "the real log, policy/campaign")
 YD_REFINE = _key("yd_refine", str, PAGE_YOUR_DATA, "view", "the result key the visitor refines")
 YD_HOLD = _key("yd_hold", str, PAGE_YOUR_DATA, "view", "a cancelled evaluation's key: not requeued")
+YD_RUNS = _key(
+    "yd_runs", tuple, PAGE_YOUR_DATA, "result", "(result key, runs made so far): a rerun resumes"
+)
 
 # --- Live (allseason.ui.live, allseason.ui.live_analyse) ----------------------------------------
 LIVE_RUN = _key("live_run", api.LiveRun, PAGE_LIVE, "canonical", "the show")

@@ -70,13 +70,25 @@ def _stored(key: str):
     return got[2] if got and got[0] == key else None
 
 
+def _runs_made(key: str) -> dict:
+    """The runs (policy x seed) of the evaluation stored under ``key`` made so far in this
+    session: a click elsewhere on the page reruns the script and interrupts the evaluation,
+    which then resumes from them instead of from zero (one evaluation's runs are kept)."""
+    got = st.session_state.get(keys.YD_RUNS)
+    if not got or got[0] != key:
+        got = (key, {})
+        st.session_state[keys.YD_RUNS] = got
+    return got[1]
+
+
 def _evaluate(
-    log: api.Log, seeds: int, bar, label: str, on_cancel, on_start=None
+    log: api.Log, seeds: int, bar, label: str, key: str, on_cancel, on_start=None
 ) -> api.OfflineResult:
     """``log`` evaluated in the work queue (its place shown in ``bar`` while it waits, with
     Cancel: then ``on_cancel()``); ``on_start()`` when it starts; its checkpoint after each
     run (policy x seed) stops it (cancelled, the tab closed) or pauses it when the queue
-    lends its slot to a short request.
+    lends its slot to a short request. ``key``: the result's; the runs made are kept under it
+    until the evaluation ends, so an interrupted one resumes (:func:`_runs_made`).
 
     Raises
     ------
@@ -95,7 +107,18 @@ def _evaluate(
         # pauses it when its slot is lent)
         busy = job.queue.snapshot()
         workers = runcache.RACE_WORKERS if busy["running"] + busy["waiting"] <= 1 else 1
-        return api.evaluate(log, None, seeds, 0, progress=progress, workers=workers)
+        made = _runs_made(key)
+        if made:
+            total = len(api.offline_specs()) * seeds
+            bar.progress(
+                len(made) / total,
+                text=f"Resuming: {len(made)} of {total} runs were made before the page reran",
+            )
+        result = api.evaluate(
+            log, None, seeds, 0, progress=progress, workers=workers, done_runs=made
+        )
+    st.session_state.pop(keys.YD_RUNS, None)  # the result holds them now
+    return result
 
 
 def _hold(key: str) -> None:
@@ -135,7 +158,9 @@ def show_log(source: dict, log: api.Log, opts: dict, key: str) -> None:
         bar = st.progress(0.0, text="Replaying…")
         try:
             part = subsample.head(log, first.first)
-            result = _evaluate(part, seeds, bar, "log evaluation", lambda: _hold(key))
+            result = _evaluate(
+                part, seeds, bar, "log evaluation", f"{key}:{first.first}", lambda: _hold(key)
+            )
         except queueing.QueueStopped as e:
             bar.empty()
             _hold(key)
@@ -189,7 +214,13 @@ def _refine(area, log: api.Log, seeds: int, key: str, more, command: str) -> Non
     try:
         part = subsample.head(log, more.first)
         result = _evaluate(
-            part, seeds, bar, "refining a log", lambda: ss.pop(REFINE, None), lambda: _stop(stop)
+            part,
+            seeds,
+            bar,
+            "refining a log",
+            f"{key}:{more.first}",
+            lambda: ss.pop(REFINE, None),
+            lambda: _stop(stop),
         )
     except queueing.QueueStopped as e:
         ss.pop(REFINE, None)
