@@ -46,6 +46,7 @@ from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, ROOT, Server
 VIEWPORT = {"width": 1280, "height": 800}  # a laptop screen: every session
 SHOT_VIEWPORT = {"width": 1280, "height": 1400}  # the session that takes the screenshot
 MB = 1024 * 1024
+T0 = time.perf_counter()  # the harness's clock: the ``*_at`` times of a session are from here
 
 FIRST_CHART = "Cumulative regret"  # the chart the Race page shows after a race
 LEADERBOARD_CHART = "Mean reward per step"  # the chart picker's option for the bars
@@ -250,11 +251,14 @@ class Session:
 
             def closed(_ws):
                 self.ws["closed"] += 1
+                # when (harness clock): a drop under load resets the session (see run())
+                self.ws.setdefault("closed_at", []).append(round(time.perf_counter() - T0, 2))
 
             ws.on("close", closed)
 
         self.pg.on("websocket", on_ws)
         t0 = time.perf_counter()
+        r["open_at"] = round(t0 - T0, 2)
         await self.pg.goto(f"{base_url}/Race?{urllib.parse.urlencode(self.query)}")
         await _wait_idle(self.pg)
         await self.pg.get_by_role("button", name="Run race").wait_for()
@@ -269,6 +273,7 @@ class Session:
     async def race(self, screenshot: str | Path | None = None) -> None:
         r, pg = self.result, self.pg
         t0 = time.perf_counter()
+        r["click_at"] = round(t0 - T0, 2)
         ws0 = dict(self.ws)
         await pg.get_by_role("button", name="Run race").click()
         done = pg.get_by_text("Done:", exact=False).first
@@ -279,6 +284,7 @@ class Session:
         await pg.wait_for_selector(IDLE)
         await pg.locator(".gtitle", has_text=FIRST_CHART).first.wait_for()
         r["race_s"] = round(time.perf_counter() - t0, 2)
+        r["race_done_at"] = round(time.perf_counter() - T0, 2)
         r["ws_frames"] = self.ws["frames"] - ws0["frames"]  # server -> browser, this race
         r["ws_mb"] = round((self.ws["bytes"] - ws0["bytes"]) / MB, 2)
         await pg.wait_for_timeout(400)
@@ -332,6 +338,7 @@ class Session:
             await pg.screenshot(path=str(screenshot))
             r["screenshot"] = str(screenshot)
         r["complete"] = True
+        r["complete_at"] = round(time.perf_counter() - T0, 2)
 
     async def diagnose(self, tag: str) -> None:
         """Record the state of a page that did not finish, and screenshot it."""
@@ -401,6 +408,7 @@ async def _phase(
     finally:
         for s in sessions:
             s.result.setdefault("websockets_closed", s.ws["closed"])
+            s.result["websocket_closed_at"] = s.ws.get("closed_at", [])
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
 
 
@@ -684,6 +692,11 @@ def run(
                     "ws_frames",
                     "ws_mb",
                     "websockets_closed",
+                    "websocket_closed_at",
+                    "open_at",
+                    "click_at",
+                    "race_done_at",
+                    "complete_at",
                     "app_state",
                     "console",
                     "failure_screenshot",
