@@ -45,8 +45,9 @@ log = logging.getLogger("allseason.ui")
 SLOTS = 1 if settings.LOW_MEMORY else 2
 POLL_SECONDS = 0.25  # a waiting request checks its place, its session and Cancel this often
 # ... but resends its line only when the line changed, and at most this often: every resend
-# is a message that makes the visitor's browser redraw the page; 18 waiting races resending
-# every 0.25 s kept 20 browsers on a 2-core machine busy redrawing (benchmarks/load_test.py)
+# is a message that the visitor's browser redraws (Streamlit merges the resends of one element
+# between two flushes, so this trims redraws, not bytes; 20 browsers on the server's 2 cores
+# in benchmarks/load_test.py)
 DRAW_SECONDS = 1.0
 CANCEL_KEY = "queue_cancel"  # the Cancel buttons' key prefix (+ "_" + the ticket's number)
 DEFAULT_COST = 10.0  # CPU-seconds of a request whose page gives no estimate (a long one)
