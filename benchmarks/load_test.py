@@ -21,6 +21,22 @@ sessions. No ``stException`` and no error alert may appear. Prints a table and w
 
     python benchmarks/load_test.py [--sessions 10] [--port P] [--out /tmp/allseason-load.json]
 
+**This benchmark measures its own browsers too.** The N headless chromium pages run on the
+server's machine and share its cores: on 2 cores, 20 pages took 413 CPU-s of browser against
+74.5 CPU-s of server (main eceeea0, quiet machine), so opening the Race page (about 5-10
+CPU-s of chromium each: Streamlit's JavaScript, the season chart) took 76-107 s and a race
+80-170 s, mostly waiting for a core behind the other browsers. A real workshop has one
+browser per laptop. Read the times beside ``cpu_busy`` (server and browser CPU from the
+first page opened to the last race drawn, and the cores they kept busy): the phase's own
+wall time runs on to ``--timeout`` when any session hangs, and the machine then looks idle.
+
+A starved page also misses the server's websocket ping (uvicorn closes a connection whose
+pong has not come back within 30 s; the browser sees code 1006 and reconnects to the same
+session, which reruns the page): ``websocket_closed_at`` gives when. Before the Race page
+showed a session's last race again after such a rerun, a session whose race had been pushed
+out of the 8-race cache by the others came back to "Press Run race to start" and hung to the
+timeout, which looked like a lost click (6 of 20 on main eceeea0).
+
 Needs /usr/bin/chromium (``make browser``; never ``playwright install``), playwright and
 psutil. ``tests/browser/test_load.py`` runs :func:`run` with 10 sessions and asserts on it.
 """
@@ -46,6 +62,7 @@ from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, ROOT, Server
 VIEWPORT = {"width": 1280, "height": 800}  # a laptop screen: every session
 SHOT_VIEWPORT = {"width": 1280, "height": 1400}  # the session that takes the screenshot
 MB = 1024 * 1024
+T0 = time.perf_counter()  # the harness's clock: the ``*_at`` times of a session are from here
 
 FIRST_CHART = "Cumulative regret"  # the chart the Race page shows after a race
 LEADERBOARD_CHART = "Mean reward per step"  # the chart picker's option for the bars
@@ -127,14 +144,13 @@ class RssSampler(threading.Thread):
         # (t, phase, server RSS, browser RSS, server CPU s, browser CPU s)
         self.samples: list[tuple[float, str, int, int, float, float]] = []
         self._halt = threading.Event()
-        self.t0 = time.monotonic()
 
     def run(self) -> None:
         while not self._halt.is_set():
             b_rss, b_cpu = browser_usage(self.pid)
             self.samples.append(
                 (
-                    time.monotonic() - self.t0,
+                    time.perf_counter() - T0,  # the sessions' ``*_at`` clock
                     self.phase,
                     tree_rss(self.pid),
                     b_rss,
@@ -162,6 +178,21 @@ class RssSampler(threading.Thread):
             "wall_s": round(rows[-1][0] - rows[0][0], 1),
             "server_cpu_s": round(rows[-1][4] - rows[0][4], 1),
             "browser_cpu_s": round(max(0.0, rows[-1][5] - rows[0][5]), 1),
+        }
+
+    def window(self, t_from: float, t_to: float) -> dict:
+        """Wall, server CPU and browser CPU seconds between two times of the harness's clock
+        (a session's ``*_at``), and the cores they kept busy."""
+        rows = [s for s in self.samples if t_from <= s[0] <= t_to]
+        if len(rows) < 2:
+            return {}
+        wall = rows[-1][0] - rows[0][0]
+        server, browser = rows[-1][4] - rows[0][4], max(0.0, rows[-1][5] - rows[0][5])
+        return {
+            "wall_s": round(wall, 1),
+            "server_cpu_s": round(server, 1),
+            "browser_cpu_s": round(browser, 1),
+            "cores_busy": round((server + browser) / wall, 2) if wall > 0 else None,
         }
 
     def last_mb(self, phase: str) -> float:
@@ -250,11 +281,14 @@ class Session:
 
             def closed(_ws):
                 self.ws["closed"] += 1
+                # when (harness clock): a drop under load resets the session (see run())
+                self.ws.setdefault("closed_at", []).append(round(time.perf_counter() - T0, 2))
 
             ws.on("close", closed)
 
         self.pg.on("websocket", on_ws)
         t0 = time.perf_counter()
+        r["open_at"] = round(t0 - T0, 2)
         await self.pg.goto(f"{base_url}/Race?{urllib.parse.urlencode(self.query)}")
         await _wait_idle(self.pg)
         await self.pg.get_by_role("button", name="Run race").wait_for()
@@ -269,6 +303,7 @@ class Session:
     async def race(self, screenshot: str | Path | None = None) -> None:
         r, pg = self.result, self.pg
         t0 = time.perf_counter()
+        r["click_at"] = round(t0 - T0, 2)
         ws0 = dict(self.ws)
         await pg.get_by_role("button", name="Run race").click()
         done = pg.get_by_text("Done:", exact=False).first
@@ -279,6 +314,7 @@ class Session:
         await pg.wait_for_selector(IDLE)
         await pg.locator(".gtitle", has_text=FIRST_CHART).first.wait_for()
         r["race_s"] = round(time.perf_counter() - t0, 2)
+        r["race_done_at"] = round(time.perf_counter() - T0, 2)
         r["ws_frames"] = self.ws["frames"] - ws0["frames"]  # server -> browser, this race
         r["ws_mb"] = round((self.ws["bytes"] - ws0["bytes"]) / MB, 2)
         await pg.wait_for_timeout(400)
@@ -332,6 +368,7 @@ class Session:
             await pg.screenshot(path=str(screenshot))
             r["screenshot"] = str(screenshot)
         r["complete"] = True
+        r["complete_at"] = round(time.perf_counter() - T0, 2)
 
     async def diagnose(self, tag: str) -> None:
         """Record the state of a page that did not finish, and screenshot it."""
@@ -401,6 +438,7 @@ async def _phase(
     finally:
         for s in sessions:
             s.result.setdefault("websockets_closed", s.ws["closed"])
+            s.result["websocket_closed_at"] = s.ws.get("closed_at", [])
         await asyncio.gather(*(s.close() for s in sessions), return_exceptions=True)
 
 
@@ -667,6 +705,9 @@ def run(
         "rss_at_end_mb": sampler.last_mb("after"),
         "peak_browser_rss_mb": sampler.peak_mb("concurrent", which=3),
         "cpu": {ph: sampler.cpu_s(ph) for ph in ("single", "concurrent")},
+        # the phase's wall time runs to the timeout when a session never finishes: the busy
+        # part is from the first page opened to the last race drawn
+        "cpu_busy": _busy(sampler, conc),
         "problems": problems,
         "limits": drive.get("limits"),
         "cross_session_problems": cross,
@@ -684,6 +725,11 @@ def run(
                     "ws_frames",
                     "ws_mb",
                     "websockets_closed",
+                    "websocket_closed_at",
+                    "open_at",
+                    "click_at",
+                    "race_done_at",
+                    "complete_at",
                     "app_state",
                     "console",
                     "failure_screenshot",
@@ -715,6 +761,22 @@ def run(
             report["concurrent_race_s"]["max"] / report["single_race_s"], 2
         )
     return report
+
+
+def _busy(sampler: RssSampler, conc: list[dict]) -> dict:
+    """CPU of the server and the browsers from the first concurrent page opened to the last
+    race drawn (before: the whole phase, which ran on to the timeout when a session hung, and
+    so looked idle)."""
+    starts = [r["open_at"] for r in conc if r.get("open_at") is not None]
+    ends = [r["race_done_at"] for r in conc if r.get("race_done_at") is not None]
+    if not starts or not ends:
+        return {}
+    return {
+        "from_s": min(starts),
+        "to_s": max(ends),
+        **sampler.window(min(starts), max(ends)),
+        "websocket_drops": sum(len(r.get("websocket_closed_at") or []) for r in conc),
+    }
 
 
 def print_table(rep: dict) -> None:
@@ -755,6 +817,13 @@ def print_table(rep: dict) -> None:
                 f"CPU during {ph}: server {c['server_cpu_s']} s, browser {c['browser_cpu_s']}"
                 f" s over {c['wall_s']} s wall"
             )
+    b = rep.get("cpu_busy") or {}
+    if b.get("wall_s"):
+        print(
+            f"busy part (first page opened -> last race drawn, {b['from_s']}-{b['to_s']} s): "
+            f"server {b['server_cpu_s']} s, browser {b['browser_cpu_s']} s over {b['wall_s']} s "
+            f"wall = {b['cores_busy']} cores busy; websocket drops: {b['websocket_drops']}"
+        )
     print(
         f"finished {rep['finished']}/{rep['sessions']}; session problems: "
         f"{sum(len(v) for v in rep['problems'].values())}; cross-session problems: "

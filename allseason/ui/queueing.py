@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from contextlib import contextmanager
 
 import streamlit as st
@@ -42,7 +43,12 @@ from .workqueue import Cancelled, FairQueue, QueueFull, Ticket
 log = logging.getLogger("allseason.ui")
 
 SLOTS = 1 if settings.LOW_MEMORY else 2
-POLL_SECONDS = 0.25  # a waiting request redraws its place and checks its session this often
+POLL_SECONDS = 0.25  # a waiting request checks its place, its session and Cancel this often
+# ... but resends its line only when the line changed, and at most this often: every resend
+# is a message that the visitor's browser redraws (Streamlit merges the resends of one element
+# between two flushes, so this trims redraws, not bytes; 20 browsers on the server's 2 cores
+# in benchmarks/load_test.py)
+DRAW_SECONDS = 1.0
 CANCEL_KEY = "queue_cancel"  # the Cancel buttons' key prefix (+ "_" + the ticket's number)
 DEFAULT_COST = 10.0  # CPU-seconds of a request whose page gives no estimate (a long one)
 
@@ -103,6 +109,15 @@ def _cancel_clicked(then=None) -> None:
         then()
 
 
+def about(seconds: float) -> str:
+    """An estimate in whole seconds, as coarse as it is uncertain: at least 1, to the second
+    under 10 s, to 5 s under a minute, to 10 s beyond (a line that changes only when the
+    estimate really moves: see ``DRAW_SECONDS``)."""
+    s = max(float(seconds), 1.0)
+    step = 1 if s < 10 else 5 if s < 60 else 10
+    return f"{max(step * round(s / step), 1):.0f}"
+
+
 def place_text(job: Job) -> str:
     """ "Queued: 3rd in line ..." for a waiting request."""
     q, t = job.queue, job.ticket
@@ -112,7 +127,7 @@ def place_text(job: Job) -> str:
     return (
         f"{what}: number {place} in line ({snap['waiting']} waiting, {snap['running']} running; "
         f"at most {q.slots} at once, visitors served in turn). Estimated start in about "
-        f"{max(start, 1.0):.0f} s, from the estimated costs of the requests ahead; yours: "
+        f"{about(start)} s, from the estimated costs of the requests ahead; yours: "
         f"about {t.cost:.0f} CPU-s."
     )
 
@@ -142,11 +157,15 @@ class Job:
         QueueStopped
             Cancelled, or its session gone."""
         self._waits += 1
+        shown, shown_at = "", 0.0
         try:
             while not self.queue.wait(self.ticket, timeout=0 if not self._drawn else POLL_SECONDS):
                 self._stop_if_gone()
                 if self.bar is not None:
-                    self.bar.progress(0.0, text=place_text(self))
+                    text, now = place_text(self), time.monotonic()
+                    if not self._drawn or (text != shown and now - shown_at >= DRAW_SECONDS):
+                        self.bar.progress(0.0, text=text)
+                        shown, shown_at = text, now
                     if not self._drawn and self._button is not None:
                         self._button.button(
                             "Cancel",

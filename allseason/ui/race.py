@@ -19,7 +19,7 @@ from allseason.viz.timeline import date_ticks
 
 from . import queueing, runcache, state
 from .frame import PLOTLY_CONFIG, alt_text, chart, csv_button, guard
-from .keys import AUTORUN, RACE_CHART, RACE_CHART_PICK, RUN_REQUESTED
+from .keys import AUTORUN, LAST_RACE, RACE_CHART, RACE_CHART_PICK, RUN_REQUESTED
 
 
 def cached_note(run: runcache.RaceRun) -> str:
@@ -228,6 +228,8 @@ def race_section(race: api.Race | None) -> None:
             return
         queueing.note()  # a request cancelled in the queue: said once
         run = runcache.cached(race)
+        if run is None and not asked:
+            asked = shown_before(race)
         if run is None and asked:
             try:
                 run = runcache.stream_race(race, slots, draw_live)
@@ -247,6 +249,17 @@ def race_section(race: api.Race | None) -> None:
             return
         runcache.remember(run)
         show_race(run, slots)
+
+
+def shown_before(race: api.Race) -> bool:
+    """Whether ``race`` is this session's last race (it ran and was shown here) although the
+    shared cache has dropped it since (eight other races run on the server, e.g. a workshop):
+    run again, it is shown again (runs are deterministic) instead of "Press Run race". A page
+    rerun of its own, without a click: a websocket that reconnects (a browser that did not
+    answer the server's ping in time, under load) reruns the page in the same session; before,
+    the visitor's race vanished, which looked like a lost click (benchmarks/load_test.py)."""
+    last = st.session_state.get(LAST_RACE)
+    return last is not None and runcache.key_of(last) == runcache.key_of(race)
 
 
 def show_race(run: runcache.RaceRun, slots: dict) -> None:
