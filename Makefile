@@ -84,8 +84,9 @@ lint: install-dev
 # The tests, in three steps:
 # 1. the compiled kernels of every policy, once (scripts/warm_kernels.py): numba keeps them on
 #    disk (allseason/kernels/__pycache__), so the test workers load them instead of each
-#    compiling the same kernels at the same time. It runs beside the lint (target warm-lint):
-#    both are single-core, about 110 s and 30 s of CPU on a fresh clone;
+#    compiling the same kernels at the same time. It runs beside the lint (target warm-lint),
+#    in two processes (the app's kernels, 50 s of CPU on a fresh clone; every other policy's
+#    and the agent's, 80 s; the lint, 30 s): about 80 s on two cores, not 102 s on one;
 # 2. every test but the real-browser ones, on TEST_WORKERS processes (pytest-xdist; "auto":
 #    one per core). --dist worksteal: a worker that runs out of tests takes half of the other's
 #    queue, so the heavy files spread instead of leaving one worker alone at the end;
@@ -93,7 +94,9 @@ lint: install-dev
 #    processes, a test file each at a time (--dist loadfile: a module's fixtures, such as the
 #    key storms' and the load test's, stay in one process), each with one app server and one
 #    chromium. They mostly wait on the app, so beside step 2 they fill the cores instead of
-#    running alone after it.
+#    running alone after it. They are collected from tests/browser/ alone (the marker's only
+#    folder): each of their processes would otherwise import every test module, 1,961 tests
+#    to deselect.
 #    Their output is printed when both are done. They assert no timing but generous bounds
 #    against a hang: the timed claims (the key storm's pace, ten sessions at once) are the
 #    benchmarks' (benchmarks/key_storm.py, load_test.py). E2E_APART=1 runs them after step 2,
@@ -102,7 +105,7 @@ TEST_WORKERS ?= auto
 E2E_APART ?=
 E2E_WORKERS ?= 2
 PYTEST_REST = $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not e2e" --durations=25 --cpu-durations=25
-PYTEST_E2E = $(PY) -m pytest -q -n $(E2E_WORKERS) --dist loadfile -m e2e --durations=10 --cpu-durations=10
+PYTEST_E2E = $(PY) -m pytest -q -n $(E2E_WORKERS) --dist loadfile -m e2e --durations=10 --cpu-durations=10 tests/browser
 # the kernels' warm-up in the background while `make lint` runs; fails if either fails
 warm-lint: install-dev
 	@$(PY) scripts/warm_kernels.py > $(VENV)/.warm.log 2>&1 & warm=$$!; \

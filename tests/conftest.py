@@ -137,9 +137,15 @@ def examples(n: int) -> int:
 
 @pytest.fixture(scope="session")
 def _data_cache_dir(tmp_path_factory):
-    """One private data cache per test process: MNIST's .npz is decoded from its pickle once
-    per process, not once per test module."""
-    return tmp_path_factory.mktemp("allseason-cache")
+    """One private data cache per test session, shared by its pytest-xdist workers (the
+    parent of a worker's base temporary folder): MNIST's .npz is decoded from its pickle once
+    per session, not once per process or test module (it is written atomically: a worker
+    reads it whole or decodes it too)."""
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    folder = shared / "allseason-cache"
+    folder.mkdir(exist_ok=True)
+    return folder
 
 
 @pytest.fixture(scope="module")

@@ -67,7 +67,7 @@ def test_without_results_the_page_says_how_to_make_them(monkeypatch, tmp_path):
 @pytest.fixture(scope="module")
 def small_store(tmp_path_factory):
     """mnist-2arm at n = 600, 2 seeds, under both validation protocols: the store the paper's
-    tests read (tests/paper/conftest.py), made once per test process."""
+    tests read (tests/paper/conftest.py), made once per test session (this process's copy)."""
     from tests.paper import conftest as paper
 
     out, _ = paper.stored("both", tmp_path_factory)

@@ -1,19 +1,25 @@
 """The small paper store the tests of the paper's reproduction read: mnist-2arm at n = 600,
-2 seeds, reproduced once per test process (real data: the fixtures skip, with the install
-command, where MNIST is not installed).
+2 seeds (real data: the fixtures skip, with the install command, where MNIST is not
+installed).
 
 - :func:`mnist_prefix_store`: under the "prefix" validation protocol alone;
 - :func:`mnist_both_store`: under both protocols ("prefix" and "shrunk"): a copy of the
   prefix store, then the shrunk protocol's runs.
 
-Both are read-only for the tests: a test that runs more into a store copies it first
-(``shutil.copytree``). ``tests/app/test_paper_tables.py`` reads the same stores through
-:func:`stored`.
+Each store is reproduced once per test session, by the first pytest-xdist worker that asks
+for it (the others wait for it, under a file lock, in the folder the workers share), and
+each test process reads its own copy. Both are read-only for the tests: a test that runs
+more into a store copies it first (``shutil.copytree``, or :func:`copy_without`).
+``tests/app/test_paper_tables.py`` reads the same stores through :func:`stored`.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -39,24 +45,78 @@ def protocols() -> dict:
     return {v: R.Protocol(n=N, seeds=SEEDS, validation=v) for v in ("prefix", "shrunk")}
 
 
+def _todo(kind: str) -> list:
+    return [protocols()["prefix"]] if kind == "prefix" else list(protocols().values())
+
+
+def _shared_root(tmp_path_factory) -> Path:
+    """The folder every pytest-xdist worker of this session shares (the parent of the
+    worker's base temporary folder; without xdist, the base temporary folder)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextmanager
+def _exclusive(path: Path):
+    """An OS lock on ``path`` (blocking: the second process waits for the first)."""
+    import fcntl
+
+    with open(path, "a+") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _reproduced(kind: str, root: Path) -> Path:
+    """The store ``kind`` under ``root``, reproduced by the first process that asks for it;
+    the others find it complete (a ``.done`` mark, written after the last run)."""
+    from allseason.paper import reproduce as R
+
+    folder, done = root / f"paper-{kind}", root / f"paper-{kind}.done"
+    with _exclusive(root / f"paper-{kind}.lock"):
+        if not done.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # a process that failed half-way
+            if kind == "both":  # a copy of the prefix store: the shrunk runs only are run
+                shutil.copytree(_reproduced("prefix", root), folder)
+            R.reproduce_protocols([TABLE], _todo(kind), out=folder, processes=1)
+            done.touch()
+    return folder
+
+
 def stored(kind: str, tmp_path_factory) -> tuple:
-    """(folder, {(validation, table): frame}) of the store ``kind`` ("prefix" or "both"),
-    reproduced on the first call in this process."""
+    """(folder, {(validation, table): frame}) of the store ``kind`` ("prefix" or "both"):
+    this process's own copy of the session's store (:func:`_reproduced`), made on the first
+    call in this process."""
     from allseason.paper import reproduce as R
 
     if kind not in _BUILT:
         need_mnist()
-        if kind == "prefix":
-            folder = tmp_path_factory.mktemp("paper-prefix")
-            todo = [protocols()["prefix"]]
-        else:
-            prefix_folder, _ = stored("prefix", tmp_path_factory)
-            folder = tmp_path_factory.mktemp("paper-both") / "store"
-            shutil.copytree(prefix_folder, folder)  # the shrunk runs only are run
-            todo = list(protocols().values())
-        frames = R.reproduce_protocols([TABLE], todo, out=folder, processes=1)
+        shared = _reproduced(kind, _shared_root(tmp_path_factory))
+        folder = tmp_path_factory.mktemp(f"paper-{kind}") / "store"
+        shutil.copytree(shared, folder)
+        runs = R.load_runs(folder)
+        frames = {(p.validation, TABLE): R.table_frame(TABLE, runs, p) for p in _todo(kind)}
         _BUILT[kind] = folder, frames
     return _BUILT[kind]
+
+
+def copy_without(store: Path, dest: Path, where: str) -> int:
+    """Copy ``store`` to ``dest`` without its finished tables (CSV) and without the runs the
+    SQL condition ``where`` selects (e.g. ``"phase = 'test'"``): the store as a run
+    stopped before those runs left it. Returns how many runs were taken out."""
+    from allseason.sweeps import PAPER_TABLE, STORE_FILE
+
+    shutil.copytree(store, dest, ignore=shutil.ignore_patterns("*.csv"))
+    con = sqlite3.connect(dest / STORE_FILE)
+    try:
+        with con:
+            n = con.execute(f"DELETE FROM {PAPER_TABLE} WHERE {where}").rowcount
+    finally:
+        con.close()
+    assert n > 0, f"no run in {store} where {where}"
+    return n
 
 
 @pytest.fixture(scope="session")

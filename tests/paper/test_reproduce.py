@@ -16,6 +16,8 @@ from allseason.paper import protocol, runs
 from allseason.paper import reproduce as R
 from allseason.paper import tables as paper_tables
 
+from .conftest import copy_without
+
 SMALL = R.Protocol(n=600, seeds=2)
 
 
@@ -369,12 +371,17 @@ def test_oracle_frame_compares_the_choice_with_the_best_in_hindsight(mnist_small
     assert R.oracle_frame("mnist-2arm", R.load_runs(out), SMALL).empty
 
 
-def test_cli_both_protocols_side_by_side(mnist_small, tmp_path, capsys):
-    import shutil
-
+def test_cli_both_protocols_side_by_side(mnist_small, mnist_both_store, tmp_path, capsys):
+    """``paper --validation both`` on the store of both protocols without the shrunk
+    protocol's test runs (as a run stopped there leaves it): it runs those, and prints the
+    two protocols' numbers side by side."""
     out, frame = mnist_small
     folder = tmp_path / "paper"
-    shutil.copytree(out, folder)
+    shrunk_protocol = R.Protocol(600, 2, validation="shrunk")
+    removed = copy_without(
+        mnist_both_store[0], folder, f"phase = 'test' AND protocol = '{shrunk_protocol.key()}'"
+    )
+    stored_before = set(R.load_runs(folder)["key"])
     rc = main(
         [
             "paper",
@@ -396,18 +403,17 @@ def test_cli_both_protocols_side_by_side(mnist_small, tmp_path, capsys):
     text = capsys.readouterr().out
     assert rc == 0
     assert "ours (prefix | shrunk) vs paper" in text
-    shrunk = R.table_frame(
-        "mnist-2arm", R.load_runs(folder), R.Protocol(600, 2, validation="shrunk")
-    )
+    shrunk = R.table_frame("mnist-2arm", R.load_runs(folder), shrunk_protocol)
     assert shrunk["mean"].notna().all()
     line = next(x for x in text.splitlines() if x.startswith("All-Season(SW), printed rule"))
     for pattern in paper_tables.PATTERNS:
         p = frame[(frame.algorithm == "allseason-sw-printed") & (frame.pattern == pattern)]
         s = shrunk[(shrunk.algorithm == "allseason-sw-printed") & (shrunk.pattern == pattern)]
         assert f"{p['mean'].item():.3f}" in line and f"{s['mean'].item():.3f}" in line
-    # the prefix runs were stored already: nothing of them ran again, no duplicate row
+    # the runs stored already did not run again (no duplicate row); the missing ones ran
     runs = R.load_runs(folder)
     assert runs["key"].is_unique and (runs["n_results"] == 1).all()
+    assert len(runs) == len(stored_before) + removed
 
 
 def test_cli_snapshot_flag_writes_it_from_the_store(mnist_small, tmp_path, monkeypatch, capsys):

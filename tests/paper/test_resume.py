@@ -1,6 +1,11 @@
 """The paper command under stress (small n, real data): killed and resumed, it redoes only
 what was not stored and ends on the table of an uninterrupted run; a second command into the
-same folder is refused by the folder lock (one line, exit 2) and leaves no duplicate row."""
+same folder is refused by the folder lock (one line, exit 2) and leaves no duplicate row.
+
+The commands start from the store of an uninterrupted run without its test runs (as a run
+stopped after the grid search leaves it: :func:`tests.paper.conftest.copy_without`), so they
+run the test phase (54 runs, on the driver's process pool or inline), not the whole
+reproduction again: every cell of the table they end on is computed by them."""
 
 from __future__ import annotations
 
@@ -21,6 +26,8 @@ from allseason import sweeps
 from allseason.envs.classification import paper_setup
 from allseason.envs.datasets import DataUnavailable
 from allseason.paper import reproduce as R
+
+from .conftest import copy_without
 
 pytestmark = pytest.mark.usefixtures("private_data_cache")  # see conftest.py
 
@@ -66,7 +73,7 @@ def _stored(out: Path) -> int:
         return 0
 
 
-def _wait_for(out: Path, n: int, proc: subprocess.Popen, limit: float = 120) -> None:
+def _wait_for(out: Path, n: int, proc: subprocess.Popen, limit: float = 300) -> None:
     deadline = time.monotonic() + limit
     while _stored(out) < n and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -88,8 +95,21 @@ def _same_table(a: pd.DataFrame, b: pd.DataFrame) -> None:
     pd.testing.assert_frame_equal(a[cols], b[cols])
 
 
-def test_killed_paper_run_resumes_and_ends_on_the_uninterrupted_table(reference, tmp_path):
+def _after_the_grid_search(store: Path, out: Path) -> tuple[set, list]:
+    """``store`` copied to ``out`` without its test runs: (the keys kept, the test jobs)."""
+    n_removed = copy_without(store, out, "phase = 'test'")
+    kept = R.load_runs(out)
+    tests = R.test_jobs("mnist-2arm", R.choose(kept, "mnist-2arm", SMALL), SMALL)
+    assert n_removed == len(tests) and not {j.key for j in tests} & set(kept["key"])
+    return set(kept["key"]), tests
+
+
+def test_killed_paper_run_resumes_and_ends_on_the_uninterrupted_table(mnist_prefix_store, tmp_path):
+    """Killed (SIGKILL to its process group: the driver, its pool and the pool's workers)
+    once 20 of the test runs are stored, then run again."""
+    store, reference = mnist_prefix_store
     out, log = tmp_path / "out", tmp_path / "audit.log"
+    kept, tests = _after_the_grid_search(store, out)
     cmd = _cmd(out, processes=2)
     proc = subprocess.Popen(
         cmd,
@@ -99,24 +119,26 @@ def test_killed_paper_run_resumes_and_ends_on_the_uninterrupted_table(reference,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    _wait_for(out, 20, proc)
+    _wait_for(out, len(kept) + 20, proc)
     with contextlib.suppress(ProcessLookupError):  # (if it ended, the assert below says so)
         os.killpg(proc.pid, signal.SIGKILL)  # the driver, its pool and the pool's workers
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()
     proc.stderr.close()
-    before = set(R.load_runs(out)["key"])
-    total = len(R.validation_jobs("mnist-2arm", SMALL))
-    assert 20 <= len(before) < total
+    before = set(R.load_runs(out)["key"]) - kept  # stored by the killed run
+    assert 20 <= len(before) < len(tests)
 
     done = subprocess.run(
         cmd, env=_env(log), cwd=tmp_path, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stderr
-    assert f"{total} runs, {len(before)} already stored" in done.stderr
+    assert f"{len(kept)} runs, {len(kept)} already stored, 0 to run" in done.stderr
+    assert f"{len(tests)} runs, {len(before)} already stored" in done.stderr
     runs = R.load_runs(out)
     assert runs["key"].is_unique and (runs["n_results"] == 1).all()
+    assert set(runs["key"]) == kept | {j.key for j in tests}
     audit = _audit(log)
+    assert not any(audit["start", key] for key in kept)  # the grid search: never again
     for key in before:  # stored before the kill: started once, never again
         assert audit["start", key] == 1 and audit["done", key] == 1
     repeated = [k for k in runs["key"] if audit["start", k] > 1]
@@ -148,11 +170,13 @@ def test_second_paper_run_into_the_same_folder_is_refused(reference, tmp_path):
     assert _stored(out) == 0
 
 
-def test_two_concurrent_paper_runs_leave_no_duplicate_rows(reference, tmp_path):
+def test_two_concurrent_paper_runs_leave_no_duplicate_rows(mnist_prefix_store, tmp_path):
     """Two ``paper`` commands started together into one folder: one runs, the other is
     refused by the lock (or, if it arrives after the first has finished, finds everything
     stored); either way one row per run and the table of an uninterrupted run."""
+    store, reference = mnist_prefix_store
     out = tmp_path / "out"
+    kept, tests = _after_the_grid_search(store, out)
     procs = [
         subprocess.Popen(
             _cmd(out, processes=1),
@@ -173,6 +197,7 @@ def test_two_concurrent_paper_runs_leave_no_duplicate_rows(reference, tmp_path):
             assert err.count("\n") == 1 and "Traceback" not in err
     runs = R.load_runs(out)
     assert runs["key"].is_unique and (runs["n_results"] == 1).all()
+    assert set(runs["key"]) == kept | {j.key for j in tests}
     _same_table(R.table_frame("mnist-2arm", runs, SMALL), reference)
 
 

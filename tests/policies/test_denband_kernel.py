@@ -100,12 +100,15 @@ def test_ties_up_to_rounding_go_to_the_lowest_index():
     assert first_best(lcb, lowest=True).tolist() == [0, 0]
 
 
+SEGMENT = 40  # steps per value of theta (twice the auditors' window, tau = 20)
+
+
 def test_compiled_denband_weights_when_the_expert_arrays_grow_within_a_chunk():
     """More than 4 experts (the compiled path's first room) in one chunk: the weights of the
     batches played before the arrays grew have fewer columns, padded as the plain path's."""
-    T = 700
+    T = 7 * SEGMENT
     arms = np.tile(np.array([[1.0], [0.5]])[None], (T, 1, 1))
-    theta = np.array([1.0, -1.0, 3.0, -3.0, 6.0, -6.0, 10.0])[np.arange(T) // 100]
+    theta = np.array([1.0, -1.0, 3.0, -3.0, 6.0, -6.0, 10.0])[np.arange(T) // SEGMENT]
     expected, noise = arms[..., 0] * theta[:, None], np.zeros(T)
     ends = np.arange(T)
 

@@ -19,8 +19,10 @@ from conftest import linear_problem
 from allseason.policies import REGISTRY, hyperparameters, make_policy
 from allseason.policies.base import Policy
 
-T, N_ARMS, D, SIGMA2 = 1_500, 5, 4, 0.1
-SWITCHES = [500, 1_000]  # seasons A, B, A
+# 750 steps (1,500 until 2026-11-27): every All-Season case still spawns and prunes (asserted
+# below) and the first season comes back, at half the plain loop's CPU
+T, N_ARMS, D, SIGMA2 = 750, 5, 4, 0.1
+SWITCHES = [250, 500]  # seasons A, B, A
 
 # hyperparameters that make the plain/compiled comparison bite (windows that wrap, forgetting
 # that matters, frequent pruning); every other registered policy runs with its defaults
@@ -167,15 +169,18 @@ def _concat(outcomes, offsets):
     return glue
 
 
+CUT = 300  # the second chunk's end: after the first change point (250)
+
+
 @pytest.mark.parametrize("config", [pytest.param(c, id=_config_id(c)) for c in CONFIGS])
 def test_consecutive_chunks_equal_one_chunk(config):
-    """State carries over between run_chunk calls: chunks of 1 + 600 + rest give exactly the
+    """State carries over between run_chunk calls: chunks of 1 + 300 + rest give exactly the
     same as one chunk (cut at batch boundaries)."""
     name, params = config
     arms, expected, noise = _problem(7)
     batch_end = mixed_batches(T)
     whole = build(name, params, 7).run_chunk(arms, expected, noise, batch_end)
-    cuts = [0, int(batch_end[0]) + 1, int(batch_end[np.searchsorted(batch_end, 600)]) + 1, T]
+    cuts = [0, int(batch_end[0]) + 1, int(batch_end[np.searchsorted(batch_end, CUT)]) + 1, T]
     policy = build(name, params, 7)
     parts = []
     for lo, hi in zip(cuts[:-1], cuts[1:]):
