@@ -192,3 +192,62 @@ def test_your_data_gets_the_most_recent_rows_that_fit(tmp_path):
         and got2.endswith(b"999,e999,a1,1,0.5,0,1\n")
     )
     assert api.read_user_file(got2, "log").n_events == kept2
+
+
+def _same_reading(a, b) -> None:
+    for k in ("arm_codes", "reward", "propensity", "model_version", "bandit", "timestamp"):
+        np.testing.assert_array_equal(a.decisions.columns()[k], b.decisions.columns()[k])
+    assert a.decisions.arm_labels == b.decisions.arm_labels
+    pd.testing.assert_frame_equal(a.batches.tops(), b.batches.tops())
+    assert a.batches.events == b.batches.events and a.batches.last == b.batches.last
+    assert a.batches.first_seen() == b.batches.first_seen()
+
+
+def test_a_growing_log_read_in_small_chunks_equals_one_read_of_the_whole(tmp_path, monkeypatch):
+    """The folder mode: the log read as it grows (only the appended tail each time), in
+    chunks far smaller than the file, equals one read of the whole file at the end."""
+    write_fake_log(tmp_path, 6000, batch_size=2)
+    monkeypatch.setattr(deployed, "READ_CHUNK", 50_000)  # 10**7-byte logs: 16 MB at a time
+    growing = api.Deployment()
+    assert growing.refresh(tmp_path) == 6000 + 3000
+    for k in range(3):
+        write_fake_log(tmp_path, 3000, batch_size=2, start=6000 + 3000 * k, seed=k + 1)
+        size = growing.decisions.offset
+        assert growing.refresh(tmp_path) == 3000 + 1500  # the tail only
+        assert growing.decisions.offset > size
+    monkeypatch.setattr(deployed, "READ_CHUNK", 10**9)
+    whole = api.Deployment()
+    whole.refresh(tmp_path)
+    assert whole.decisions.n_rows == 15_000 and whole.batches.n_lines == 7500
+    _same_reading(growing, whole)
+
+
+def test_the_arrow_and_the_regex_readers_read_the_same_columns(tmp_path, monkeypatch):
+    """The batch log as columns, by pyarrow's JSON reader and by regular expressions: the
+    same columns, and the same deployment as line by line; a line either will not read
+    leaves it to the line-by-line reader (which names it)."""
+    from allseason.logs import deployed_columns as cols
+
+    pytest.importorskip("pyarrow")
+    write_fake_log(tmp_path, 5000, batch_size=1)
+    data = (tmp_path / "batches.jsonl").read_bytes()
+    a, r = cols.arrow_columns(data), cols.regex_columns(data)
+    assert a is not None and r is not None
+    for x, y in zip(a, r):
+        np.testing.assert_array_equal(x, y)
+    with_arrow = api.Deployment()
+    with_arrow.refresh(tmp_path)
+    monkeypatch.setattr(deployed, "arrow_columns", lambda lines: None)
+    with_regex = api.Deployment()
+    with_regex.refresh(tmp_path)
+    monkeypatch.setattr(deployed, "regex_columns", lambda lines: None)
+    line_by_line = api.Deployment()
+    line_by_line.refresh(tmp_path)
+    _same_reading(with_arrow, with_regex)
+    _same_reading(with_arrow, line_by_line)
+    for bad in (b'{"learned": 1, "ids": [0, true], "weights": [0.5, 0.5]}',
+                b'{"learned": 1, "ids": [0, 1], "weights": [0.5, 1.5]}',
+                b'{"learned": 1, "ids": [], "weights": []}',
+                b'{"learned": "1", "ids": [0], "weights": [1.0]}',
+                b'{"ids": [0], "weights": [1.0]}'):  # fmt: skip
+        assert cols.arrow_columns(data + bad + b"\n") is None, bad
