@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import SpecError
 from ..limits import DEPLOYED_LIMITS
-from .deployed_columns import arrow_columns, event_lines, regex_columns
+from .deployed_columns import arrow_columns, arrow_decisions, event_lines, regex_columns
 from .deployed_tables import (
     bandits_table,
     propensity_summary,
@@ -150,6 +150,14 @@ class DecisionTail:
 
         assert self.header is not None  # feed() reads the header before any row
         cols = [c for c in ("timestamp", *REQUIRED, *OPTIONAL_INT) if c in self.header]
+        numeric = [c for c in cols if c != "arm"]
+        got = arrow_decisions(lines, self.header, numeric)
+        if got is not None:  # pyarrow's reader (C++, threads); else pandas', naming a bad row
+            inv, labels, out = got
+            for col in ("timestamp", *OPTIONAL_INT):
+                v = out.get(col)
+                out[col] = np.full(len(inv), -1.0) if v is None else np.nan_to_num(v, nan=-1.0)
+            return {"arm_codes": self._codes_of(inv, labels), **out}
         try:
             df = pd.read_csv(
                 io.BytesIO(lines),
@@ -188,9 +196,13 @@ class DecisionTail:
 
         inv, uniq = pd.factorize(labels)  # in order of first appearance (the column itself:
         # a str array made first cost more than the factorizing)
-        for u in uniq.tolist():
+        return self._codes_of(inv, uniq.tolist())
+
+    def _codes_of(self, inv: np.ndarray, labels: list) -> np.ndarray:
+        """The codes of the labels ``labels[inv]`` (new labels get the next codes)."""
+        for u in labels:
             self._codes.setdefault(u, len(self._codes))
-        return np.array([self._codes[u] for u in uniq.tolist()], dtype=np.int64)[inv]
+        return np.array([self._codes[u] for u in labels], dtype=np.int64)[inv]
 
     def _bound(self) -> None:
         kept = sum(len(c["reward"]) for c in self._chunks)

@@ -1,6 +1,7 @@
 """Many lines of a deployed agent's ``batches.jsonl`` at once, as columns (what
 :class:`allseason.logs.deployed.BatchTail` keeps of them): per line the decisions learned, the
-length of its ``ids`` and ``weights`` lists, and the lists' items end to end.
+length of its ``ids`` and ``weights`` lists, and the lists' items end to end; and the rows of
+its ``decisions.csv`` by pyarrow's CSV reader (:func:`arrow_decisions`).
 
 Two readers, tried in turn; each returns None (nothing read) when a line is not as the agent
 writes it, and the tail then reads the lines one by one with ``json.loads``, which names the
@@ -117,6 +118,46 @@ def arrow_columns(lines: bytes) -> Columns | None:
     )
 
 
+def arrow_decisions(lines: bytes, header: list[str], numeric: list[str]):
+    """The rows of ``decisions.csv`` in ``lines`` (no header) read by pyarrow's CSV reader:
+    (the arm of each row as codes in order of first appearance, those arms' labels, a dict
+    of float columns ``numeric``); None without pyarrow or when a row will not read as
+    numbers there (a missing or non-finite reward or propensity, a propensity outside
+    [0, 1], a row of another length): the pandas reader then says which row and why."""
+    try:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+        import pyarrow.csv as pcsv
+    except ImportError:  # pragma: no cover - Streamlit installs pyarrow
+        return None
+    import io
+
+    if len(set(header)) != len(header):
+        return None
+    types = {c: pa.float64() for c in numeric} | {"arm": pa.string()}
+    try:
+        table = pcsv.read_csv(
+            io.BytesIO(lines),
+            read_options=pcsv.ReadOptions(column_names=header, block_size=1 << 22),
+            convert_options=pcsv.ConvertOptions(
+                include_columns=["arm", *numeric], column_types=types, strings_can_be_null=False
+            ),
+        )
+    except (pa.ArrowException, ValueError, OverflowError):
+        return None
+    out = {}
+    for c in numeric:
+        v = table.column(c).to_numpy()  # a missing value: NaN
+        if c in ("reward", "propensity") and not np.isfinite(v).all():
+            return None
+        out[c] = v
+    p = out["propensity"]
+    if ((p < 0) | (p > 1)).any():
+        return None
+    arms = pc.fill_null(table.column("arm").combine_chunks(), "").dictionary_encode()
+    return arms.indices.to_numpy(zero_copy_only=False), arms.dictionary.to_pylist(), out
+
+
 def event_lines(lines: bytes) -> list[tuple[int, bytes]]:
     """(index, text) of the lines of ``lines`` that hold a ``"kind"`` (a spawn or a pruning),
     found with ``bytes.find`` (the few lines read whole with ``json.loads``)."""
@@ -134,4 +175,4 @@ def event_lines(lines: bytes) -> list[tuple[int, bytes]]:
     return out
 
 
-__all__ = ["arrow_columns", "regex_columns", "event_lines", "Columns"]
+__all__ = ["arrow_columns", "arrow_decisions", "regex_columns", "event_lines", "Columns"]

@@ -22,6 +22,8 @@ from .style import OKABE_ITO, bandit_label
 from .weights import top_weight_figure_of
 
 MAX_MARKS = 1000  # spawns, prunings, recalls: at most this many marks each (binned beyond)
+TOP_POINTS = 2000  # the top weight: at most this many points (per bin its lowest and highest)
+DISPLAY_POINTS = TOP_POINTS + 3 * MAX_MARKS  # the most points the deployment figure draws
 MARKS = "│ spawn, ✕ pruning, ○ recall"
 _MORE = "<br>%{customdata[2]} in this stretch of steps (the first shown)"
 SPAWN_COLOR, PRUNE_COLOR, RECALL_COLOR = (
@@ -49,7 +51,7 @@ def deployment_figure(
     tops: pd.DataFrame,
     events: pd.DataFrame,
     recalls: pd.DataFrame,
-    max_points: int = 2000,
+    max_points: int = TOP_POINTS,
     title: str = "Weight of the most likely bandit — your deployment",
 ) -> go.Figure:
     """The paper's figure for a deployment: after each batch update the weight of the most
@@ -258,4 +260,6 @@ __all__ = [
     "propensity_bins",
     "propensity_figure",
     "MAX_MARKS",
+    "TOP_POINTS",
+    "DISPLAY_POINTS",
 ]

@@ -223,9 +223,10 @@ def test_a_growing_log_read_in_small_chunks_equals_one_read_of_the_whole(tmp_pat
 
 
 def test_the_arrow_and_the_regex_readers_read_the_same_columns(tmp_path, monkeypatch):
-    """The batch log as columns, by pyarrow's JSON reader and by regular expressions: the
-    same columns, and the same deployment as line by line; a line either will not read
-    leaves it to the line-by-line reader (which names it)."""
+    """The batch log as columns, by pyarrow's JSON reader and by regular expressions, and the
+    decisions by pyarrow's CSV reader and by pandas': the same columns, and the same
+    deployment as line by line; a line pyarrow will not read leaves it to the others (the
+    line-by-line reader names it)."""
     from allseason.logs import deployed_columns as cols
 
     pytest.importorskip("pyarrow")
@@ -238,6 +239,7 @@ def test_the_arrow_and_the_regex_readers_read_the_same_columns(tmp_path, monkeyp
     with_arrow = api.Deployment()
     with_arrow.refresh(tmp_path)
     monkeypatch.setattr(deployed, "arrow_columns", lambda lines: None)
+    monkeypatch.setattr(deployed, "arrow_decisions", lambda *a: None)  # pandas' CSV reader
     with_regex = api.Deployment()
     with_regex.refresh(tmp_path)
     monkeypatch.setattr(deployed, "regex_columns", lambda lines: None)
@@ -251,3 +253,34 @@ def test_the_arrow_and_the_regex_readers_read_the_same_columns(tmp_path, monkeyp
                 b'{"learned": "1", "ids": [0], "weights": [1.0]}',
                 b'{"ids": [0], "weights": [1.0]}'):  # fmt: skip
         assert cols.arrow_columns(data + bad + b"\n") is None, bad
+
+
+def test_a_long_log_is_drawn_within_the_display_bound_and_exported_in_full():
+    """10**6 batch updates and 10**4 spawns, prunings and recalls: the figure draws at most
+    vdep.DISPLAY_POINTS points (the top weight at most vdep.TOP_POINTS, each kind of mark
+    at most vdep.MAX_MARKS, every event counted in a mark's hover), and the CSV holds every
+    batch."""
+    from allseason.viz import export
+
+    n = 10**6
+    rng = np.random.default_rng(4)
+    step = np.arange(n)
+    tops = pd.DataFrame({"batch": step, "step": step, "bandit": (step // 777) % 5,
+                         "weight": rng.uniform(0.3, 1.0, n)})  # fmt: skip
+    ev_steps = np.sort(rng.choice(n, 10_000, replace=False))
+    events = pd.DataFrame({"batch": ev_steps, "step": ev_steps,
+                           "kind": np.where(np.arange(10_000) % 2, "spawn", "prune"),
+                           "bandit": 7, "other": 3, "value": 0.5})  # fmt: skip
+    rec = pd.DataFrame({"batch": ev_steps[:3000], "step": ev_steps[:3000], "bandit": 2,
+                        "weight": 0.9, "previous": 1, "last_step": 0})  # fmt: skip
+    fig = vdep.deployment_figure(tops, events, rec)
+    drawn = {t.name: len(t.x) for t in fig.data}
+    assert sum(drawn.values()) <= vdep.DISPLAY_POINTS, drawn
+    marks = {t.name: t for t in fig.data if t.name.split(" (")[0] in ("spawn", "pruning", "recall")}
+    assert sorted(marks) == ["pruning (5,000)", "recall (3,000)", "spawn (5,000)"]
+    for name, t in marks.items():
+        assert len(t.x) <= vdep.MAX_MARKS
+        assert sum(int(c[2]) for c in t.customdata) == int(name.split("(")[1][:-1].replace(",", ""))
+    top = [t for t in fig.data if t.name not in marks]
+    assert sum(len(t.x) for t in top) <= vdep.TOP_POINTS
+    assert len(export.frames_csv(tops).splitlines()) == n + 1
