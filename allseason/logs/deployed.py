@@ -231,6 +231,8 @@ class DecisionTail:
                 else np.zeros(0, dtype=np.int64 if k == "arm_codes" else float)
                 for k in keys
             }
+            if self._chunks:
+                self._chunks = [self._cache]  # one copy in memory, not the chunks and their sum
         return self._cache
 
 

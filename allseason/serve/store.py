@@ -321,7 +321,8 @@ class Writer:
     def tick(self) -> bool:
         """A snapshot if a batch update happened since the last one and ``snapshot_seconds``
         have passed since it (the service calls this every ``poll``, so an update reaches the
-        readers even when no request follows it). True if one was written."""
+        readers even when no request follows it). True if one was written (with
+        ``background``: begun)."""
         self._finish()
         if not self.batches_since or (self.disk_error and time.monotonic() < self.disk_error[1]):
             return False
@@ -352,14 +353,15 @@ class Writer:
         try:
             if self.journal.fd >= 0:
                 self.journal.sync()  # before a record of journal new can be acknowledged
-        except DiskError as e:
+            state = self.agent.to_state()  # its arrays copied: the agent goes on meanwhile
+        except (OSError, ValueError) as e:
             self.snapshot_error = f"snapshot {new} not written: {_line(e)}"
             self.snapped_at = time.monotonic()  # tried again after snapshot_seconds
             return False
         readers = {i: {f: list(p) for f, p in v.items()} for i, v in self.readers.items()}
         pointer = dumps(_pointer(new, self.agent, readers))
-        job = SnapshotJob(new, _snap(self.folder, new), self.agent.to_state(),
-                          self.folder / POINTER, pointer, readers)  # fmt: skip
+        job = SnapshotJob(new, _snap(self.folder, new), state, self.folder / POINTER, pointer,
+                          readers)  # fmt: skip
         self.journal.close()
         self.wal, self.batches_since, self.snapped_at = new, 0, time.monotonic()
         self.journal = Journal(_wal(self.folder, new))
