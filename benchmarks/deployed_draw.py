@@ -45,7 +45,6 @@ def measure(n_decisions: int, visits: int = 3, batch_size: int = 1, root=None) -
     """Write the log, start the server (of the checkout ``root``, default this one) on it,
     time the visits; returns the report."""
     import psutil
-
     from playwright.sync_api import sync_playwright
 
     out: dict = {"decisions": n_decisions, "batch_size": batch_size, "visits": []}
@@ -97,7 +96,9 @@ def main(argv=None) -> int:
     ap.add_argument("--batch-size", type=int, default=1)
     ap.add_argument("--visits", type=int, default=3)
     ap.add_argument("--out", default=None, help="write the report as JSON here")
-    ap.add_argument("--root", default=None, help="the checkout whose app is measured (default: this one)")
+    ap.add_argument(
+        "--root", default=None, help="the checkout whose app is measured (default: this one)"
+    )
     args = ap.parse_args(argv)
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} not found: run `make browser`", file=sys.stderr)

@@ -75,9 +75,9 @@ def arrow_columns(lines: bytes) -> Columns | None:
     when a line is not an object with integer ``learned`` (and ``version``, if any) and
     numeric ``ids`` and ``weights`` lists as the checks above want."""
     try:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-        import pyarrow.json as pj
+        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow.compute as pc  # type: ignore[import-untyped]
+        import pyarrow.json as pj  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - Streamlit installs pyarrow
         return None
     import io
@@ -127,7 +127,7 @@ def arrow_decisions(lines: bytes, header: list[str], numeric: list[str]):
     try:
         import pyarrow as pa
         import pyarrow.compute as pc
-        import pyarrow.csv as pcsv
+        import pyarrow.csv as pcsv  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - Streamlit installs pyarrow
         return None
     import io

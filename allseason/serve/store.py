@@ -49,8 +49,16 @@ import numpy as np
 from ..agent import Agent, UnknownEvent
 from ..limits import SERVE_LIMITS
 from .checks import RequestError
-from .journal import DiskError, Journal, dumps, fsync_dir, loads, write_atomic
-from .journal import reader_path, reader_segments
+from .journal import (
+    DiskError,
+    Journal,
+    dumps,
+    fsync_dir,
+    loads,
+    reader_path,
+    reader_segments,
+    write_atomic,
+)
 from .snapshot import SnapshotJob, forget_before, journal_seqs
 
 FORMAT = 1
@@ -125,10 +133,6 @@ def _inputs(rec: dict) -> dict:
     if "arms" in rec:
         return {"arms": np.asarray(rec["arms"], dtype=np.float64)}
     return {"context": np.asarray(rec["context"], dtype=np.float64)}
-
-
-def _unknown_event():
-    return UnknownEvent
 
 
 def warm_up(agent) -> None:
@@ -220,8 +224,7 @@ class Writer:
 
     def _clean(self, durable: dict) -> None:
         """The files before the current snapshot go (:func:`~.snapshot.forget_before`), and
-        the readers' segments below the positions ``durable`` (CURRENT's) records. Never
-        while a snapshot is being written."""
+        the readers' segments below the positions ``durable`` (CURRENT's) records."""
         forget_before(self.folder, self.seq)
         for i, pos in durable.items():
             for f, (seg, _) in pos.items():
@@ -244,7 +247,7 @@ class Writer:
         if kind == "r":
             try:
                 return self.agent.learn(rec["id"], rec["r"], t=rec["t"])
-            except _unknown_event():
+            except UnknownEvent:
                 if replay or "src" in rec:
                     return "unknown"
                 raise
@@ -272,7 +275,7 @@ class Writer:
         before = self.agent.model_version
         try:
             status = self._apply(rec)
-        except _unknown_event():
+        except UnknownEvent:
             raise RequestError(404, f"event_id {req['event_id']!r}: no open decision") from None
         self._write(rec, sync=True)
         self._after_batch(before)
@@ -379,8 +382,8 @@ class Writer:
         return job.error is None
 
     def _finish(self, wait: bool = False) -> None:
-        """Take note of a snapshot write that has ended (``wait``: wait for it to end): CURRENT
-        names it, so what it holds goes (:meth:`_clean`); or its one-line error."""
+        """Note a snapshot write that ended (``wait``: wait for it): CURRENT names it, so the
+        older files go (:meth:`_clean`); or note its one-line error."""
         job = self.job
         if job is None or not (wait or job.done()):
             return

@@ -96,8 +96,8 @@ def deployment_figure(
                 name=f"{name} ({len(table):,})",
                 marker=marker,
                 customdata=np.stack(
-                    [[bandit_label(b) for b in shown["bandit"]], shown["other"].to_numpy(),
-                     count], axis=1,
+                    [[bandit_label(b) for b in shown["bandit"]], shown["other"].to_numpy(), count],
+                    axis=1,
                 ),  # fmt: skip
                 hovertemplate=f"step %{{x:,}}<br>{name} of <b>%{{customdata[0]}}</b>"
                 + ("<br>closest: bandit %{customdata[1]}" if name == "pruning" else "")
