@@ -22,7 +22,7 @@ from .style import OKABE_ITO, bandit_label
 from .weights import top_weight_figure_of
 
 MAX_MARKS = 200  # spawns, prunings, recalls: at most this many marks each (binned beyond)
-TOP_POINTS = 1000  # the top weight: at most this many points (per bin its lowest and highest)
+TOP_POINTS = 2000  # the top weight, as Inside All-Season draws it (per bin its lowest, highest)
 DISPLAY_POINTS = TOP_POINTS + 3 * MAX_MARKS  # the most points the deployment figure draws
 MARKS = "│ spawn, ✕ pruning, ○ recall"
 _MORE = "<br>%{customdata[2]} in this stretch of steps (the first shown)"
