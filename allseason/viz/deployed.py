@@ -47,6 +47,32 @@ def _binned(df: pd.DataFrame, n: int = MAX_MARKS) -> tuple[pd.DataFrame, np.ndar
     return df.iloc[first], np.diff(np.r_[first, len(s)])
 
 
+def _add_recalls(fig: go.Figure, recalls: pd.DataFrame) -> None:
+    """A ring around each recall (binned beyond :data:`MAX_MARKS`)."""
+    shown, count = _binned(recalls)
+    fig.add_trace(
+        go.Scatter(
+            x=shown["step"].to_numpy(),
+            y=shown["weight"].to_numpy(),
+            mode="markers",
+            name=f"recall ({len(recalls):,})",
+            marker=dict(symbol="circle-open", size=15, color=RECALL_COLOR, line=dict(width=1.5)),
+            customdata=np.stack(
+                [
+                    [bandit_label(b) for b in shown["bandit"]],
+                    [bandit_label(b) for b in shown["previous"]],
+                    count,
+                ],
+                axis=1,
+            ),
+            hovertemplate="step %{x:,}<br><b>%{customdata[0]}</b> back on top "
+            "(after %{customdata[1]})"
+            + (_MORE if len(shown) < len(recalls) else "")
+            + "<extra></extra>",
+        )
+    )
+
+
 def deployment_figure(
     tops: pd.DataFrame,
     events: pd.DataFrame,
@@ -106,30 +132,7 @@ def deployment_figure(
             )
         )
     if len(recalls):
-        shown, count = _binned(recalls)
-        fig.add_trace(
-            go.Scatter(
-                x=shown["step"].to_numpy(),
-                y=shown["weight"].to_numpy(),
-                mode="markers",
-                name=f"recall ({len(recalls):,})",
-                marker=dict(
-                    symbol="circle-open", size=15, color=RECALL_COLOR, line=dict(width=1.5)
-                ),
-                customdata=np.stack(
-                    [
-                        [bandit_label(b) for b in shown["bandit"]],
-                        [bandit_label(b) for b in shown["previous"]],
-                        count,
-                    ],
-                    axis=1,
-                ),
-                hovertemplate="step %{x:,}<br><b>%{customdata[0]}</b> back on top "
-                "(after %{customdata[1]})"
-                + (_MORE if len(shown) < len(recalls) else "")
-                + "<extra></extra>",
-            )
-        )
+        _add_recalls(fig, recalls)
     fig.update_xaxes(title_text="decisions learned (step)")
     return fig
 
