@@ -5,9 +5,10 @@ ALLSEASON_DEPLOYED_DIR on it (benchmarks/appserver.py), then the page opened ``-
 times, each in a fresh browser context (a new Streamlit session that also loads plotly.js):
 the first visit reads the log (cold), the later ones find the server's reader warm. Each
 visit is timed from ``goto`` to its three figures drawn; the server's and the browser's CPU
-seconds are reported beside the wall times.
+seconds are reported beside the wall times, and the server's resident memory after each.
 
     python benchmarks/deployed_draw.py [--decisions 1000000] [--visits 3] [--out FILE.json]
+    python benchmarks/deployed_draw.py --root /work/main  # another checkout's app (a pair)
 
 tests/browser/test_deployed.py checks the page on a shorter log within a generous bound; this
 is the measured run at 10**6 decisions. Needs /usr/bin/chromium and playwright.
@@ -40,8 +41,10 @@ def drawn(page, url: str) -> float:
     return time.perf_counter() - t0
 
 
-def measure(n_decisions: int, visits: int = 3, batch_size: int = 1) -> dict:
-    """Write the log, start the server on it, time the visits; returns the report."""
+def measure(n_decisions: int, visits: int = 3, batch_size: int = 1, root=None) -> dict:
+    """Write the log, start the server (of the checkout ``root``, default this one) on it,
+    time the visits; returns the report."""
+    import psutil
     from playwright.sync_api import sync_playwright
 
     out: dict = {"decisions": n_decisions, "batch_size": batch_size, "visits": []}
@@ -52,7 +55,7 @@ def measure(n_decisions: int, visits: int = 3, batch_size: int = 1) -> dict:
         old = os.environ.get(ENV)
         os.environ[ENV] = tmp
         try:
-            with Server() as srv, sync_playwright() as p:
+            with Server(root=root) as srv, sync_playwright() as p:
                 browser = p.chromium.launch(
                     executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS
                 )
@@ -71,6 +74,7 @@ def measure(n_decisions: int, visits: int = 3, batch_size: int = 1) -> dict:
                             "server_cpu_s": round(cpu_seconds(srv.pid) - server0, 2),
                             "browser_cpu_s": round(browser_cpu_seconds() - browser0, 2),
                             "all_resolved_shown": f"{n_decisions:,} decisions resolved" in text,
+                            "server_rss_mb": round(psutil.Process(srv.pid).memory_info().rss / 1e6),
                         }
                     )
                     context.close()
@@ -82,6 +86,7 @@ def measure(n_decisions: int, visits: int = 3, batch_size: int = 1) -> dict:
             else:
                 os.environ[ENV] = old
     out["load_average"] = os.getloadavg()
+    out["root"] = str(root or "this checkout")
     return out
 
 
@@ -91,20 +96,24 @@ def main(argv=None) -> int:
     ap.add_argument("--batch-size", type=int, default=1)
     ap.add_argument("--visits", type=int, default=3)
     ap.add_argument("--out", default=None, help="write the report as JSON here")
+    ap.add_argument(
+        "--root", default=None, help="the checkout whose app is measured (default: this one)"
+    )
     args = ap.parse_args(argv)
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} not found: run `make browser`", file=sys.stderr)
         return 2
-    rep = measure(args.decisions, args.visits, args.batch_size)
+    rep = measure(args.decisions, args.visits, args.batch_size, args.root)
     n = rep["decisions"]
     print(
         f"{n:,} decisions (batch size {rep['batch_size']}), log written in "
-        f"{rep['write_s']} s; load average {rep['load_average']}"
+        f"{rep['write_s']} s; load average {rep['load_average']}; app of {rep['root']}"
     )
     for v in rep["visits"]:
         print(
             f"  {v['visit']:5} drawn in {v['wall_s']:6.2f} s wall; CPU: server "
-            f"{v['server_cpu_s']} s, browser {v['browser_cpu_s']} s; "
+            f"{v['server_cpu_s']} s, browser {v['browser_cpu_s']} s; server RSS "
+            f"{v['server_rss_mb']} MB; "
             f"'{n:,} decisions resolved' shown: {v['all_resolved_shown']}"
         )
     if args.out:

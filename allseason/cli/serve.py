@@ -241,6 +241,7 @@ def _run_worker(args, sock, index: int, token) -> None:
             sync_decisions=args.sync_decisions,
             n_readers=args.workers - 1,
             journal_bytes=args.journal_bytes,
+            background=True,  # a snapshot never pauses the event loop (serve/snapshot.py)
         )
     else:
         s = reader.Reader(

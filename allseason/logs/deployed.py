@@ -27,13 +27,13 @@ import io
 import json
 import math
 import os
-import re
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import SpecError
 from ..limits import DEPLOYED_LIMITS
+from .deployed_columns import arrow_columns, arrow_decisions, event_lines, regex_columns
 from .deployed_tables import (
     bandits_table,
     propensity_summary,
@@ -50,19 +50,8 @@ if TYPE_CHECKING:
 REQUIRED = ("arm", "reward", "propensity")
 OPTIONAL_INT = ("model_version", "bandit")
 DECISIONS, BATCHES = "decisions.csv", "batches.jsonl"
-FAST_LINES = 1000  # from this many lines at once, batches.jsonl is read with numpy (_fast)
-_IDS = re.compile(rb'"ids": ?\[([^\]\n]*)\]')
-_WEIGHTS = re.compile(rb'"weights": ?\[([^\]\n]*)\]')
-_LEARNED = re.compile(rb'"learned": ?(-?\d+)[,}]')
-_KIND = re.compile(rb'"kind"')
-
-
-def _list_lengths(joined: bytes) -> np.ndarray:
-    """The number of items of each list in ``a,b;c;d,e,f`` (lists joined by ";"): 2, 1, 3."""
-    text = np.frombuffer(joined, np.uint8)
-    seps = np.flatnonzero(text == ord(";"))
-    commas = np.flatnonzero(text == ord(","))
-    return np.diff(np.searchsorted(commas, np.r_[-1, seps, len(text)])) + 1
+FAST_LINES = 1000  # from this many lines at once, batches.jsonl is read as columns
+READ_CHUNK = 16_000_000  # bytes read and parsed at a time
 
 
 def _complete(buf: bytes) -> tuple[bytes, bytes]:
@@ -72,15 +61,25 @@ def _complete(buf: bytes) -> tuple[bytes, bytes]:
 
 
 def _read_appended(tail, path, max_bytes: int | None) -> int:
-    """Feed ``tail`` (a DecisionTail or BatchTail) the bytes of ``path`` from its offset on."""
+    """Feed ``tail`` (a DecisionTail or BatchTail) the bytes of ``path`` from its offset on,
+    :data:`READ_CHUNK` bytes at a time (the memory a first read takes is bounded by the chunk,
+    not by the file's size)."""
     with open(path, "rb") as f:
-        if os.fstat(f.fileno()).st_size < tail.offset:
+        size = os.fstat(f.fileno()).st_size
+        if size < tail.offset:
             raise SpecError(path.name if hasattr(path, "name") else str(path),
                             "the file is shorter than what was read: read again")  # fmt: skip
         f.seek(tail.offset)  # a cut line is read again (a writer may have cut it off)
-        data = f.read(-1 if max_bytes is None else max_bytes)
-    tail._rest = b""
-    return tail.feed(data)
+        tail._rest = b""
+        left = size - tail.offset if max_bytes is None else min(max_bytes, size - tail.offset)
+        new = 0
+        while left > 0:
+            data = f.read(min(READ_CHUNK, left))
+            if not data:
+                break
+            left -= len(data)
+            new += tail.feed(data)
+    return new
 
 
 class DecisionTail:
@@ -151,6 +150,14 @@ class DecisionTail:
 
         assert self.header is not None  # feed() reads the header before any row
         cols = [c for c in ("timestamp", *REQUIRED, *OPTIONAL_INT) if c in self.header]
+        numeric = [c for c in cols if c != "arm"]
+        got = arrow_decisions(lines, self.header, numeric)
+        if got is not None:  # pyarrow's reader (C++, threads); else pandas', naming a bad row
+            inv, labels, out = got
+            for col in ("timestamp", *OPTIONAL_INT):
+                v = out.get(col)
+                out[col] = np.full(len(inv), -1.0) if v is None else np.nan_to_num(v, nan=-1.0)
+            return {"arm_codes": self._codes_of(inv, labels), **out}
         try:
             df = pd.read_csv(
                 io.BytesIO(lines),
@@ -164,7 +171,7 @@ class DecisionTail:
         except (ValueError, pd.errors.ParserError) as e:
             msg = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise SpecError(DECISIONS, f"not a decision log near row {first_row}: {msg}") from None
-        out = {"arm_codes": self._arm_codes(df["arm"].fillna("").to_numpy(dtype=str))}
+        out = {"arm_codes": self._arm_codes(df["arm"].fillna(""))}
         for col, lo, hi in (("reward", -math.inf, math.inf), ("propensity", 0.0, 1.0)):
             v = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
             bad = ~np.isfinite(v) | (v > hi) | ((v < lo) if col == "propensity" else False)
@@ -184,13 +191,18 @@ class DecisionTail:
                 out[col] = np.full(len(df), -1.0)
         return out
 
-    def _arm_codes(self, labels: np.ndarray) -> np.ndarray:
+    def _arm_codes(self, labels: pd.Series) -> np.ndarray:
         import pandas as pd  # slow to import (0.5 s): only when first needed
 
-        inv, uniq = pd.factorize(labels)  # in order of first appearance
-        for u in uniq.tolist():
+        inv, uniq = pd.factorize(labels)  # in order of first appearance (the column itself:
+        # a str array made first cost more than the factorizing)
+        return self._codes_of(inv, uniq.tolist())
+
+    def _codes_of(self, inv: np.ndarray, labels: list) -> np.ndarray:
+        """The codes of the labels ``labels[inv]`` (new labels get the next codes)."""
+        for u in labels:
             self._codes.setdefault(u, len(self._codes))
-        return np.array([self._codes[u] for u in uniq.tolist()], dtype=np.int64)[inv]
+        return np.array([self._codes[u] for u in labels], dtype=np.int64)[inv]
 
     def _bound(self) -> None:
         kept = sum(len(c["reward"]) for c in self._chunks)
@@ -219,6 +231,8 @@ class DecisionTail:
                 else np.zeros(0, dtype=np.int64 if k == "arm_codes" else float)
                 for k in keys
             }
+            if self._chunks:
+                self._chunks = [self._cache]  # one copy in memory, not the chunks and their sum
         return self._cache
 
 
@@ -258,10 +272,12 @@ class BatchTail:
         """Parse the complete lines of ``data`` (a cut line waits unless ``final``)."""
         buf = self._rest + data
         lines, self._rest = (buf, b"") if final else _complete(buf)
-        n0 = self.n_lines
-        if lines.count(b"\n") < FAST_LINES or not self._fast(lines):
+        n0, size = self.n_lines, len(lines)
+        if final and lines.strip() and not lines.endswith(b"\n"):
+            lines += b"\n"  # an upload's last line: read as columns too
+        if lines.count(b"\n") < FAST_LINES or not self._columnar(lines):
             self._slow(lines)
-        self.offset += len(lines)
+        self.offset += size
         return self.n_lines - n0
 
     def _append(self, **cols) -> None:
@@ -300,49 +316,25 @@ class BatchTail:
         if rec is not None:
             self.last = rec
 
-    def _fast(self, lines: bytes) -> bool:
-        """Many lines at once with regular expressions and numpy (the fields the page uses,
-        checked as :meth:`_record` checks them); False (nothing read) when any line is not
-        in the agent's own layout, and :meth:`_slow` then reads them one by one."""
-        n = lines.count(b"\n")
-        found = [r.findall(lines) for r in (_IDS, _WEIGHTS, _LEARNED)]
-        shape_ok = lines.startswith(b"{") and lines.count(b"}\n") == n
-        if not shape_ok or any(len(f) != n for f in found) or lines.count(b"\n{") != n - 1:
+    def _columnar(self, lines: bytes) -> bool:
+        """Many lines at once as columns (:mod:`.deployed_columns`: pyarrow's JSON reader,
+        else regular expressions; checked as :meth:`_record` checks); False (nothing read)
+        when a line is not as the agent writes it, and :meth:`_slow` then reads them one by
+        one."""
+        got = arrow_columns(lines) or regex_columns(lines)
+        if got is None:
             return False
-        ids_txt, w_txt, learned_txt = found
-        ids_all, w_all = b";".join(ids_txt), b";".join(w_txt)
-        lens = _list_lengths(w_all)
-        if any(c in ids_all for c in (b".", b"e", b"E", b"t", b"n", b'"')) or b'"' in w_all:
-            return False
-        if not np.array_equal(lens, _list_lengths(ids_all)):
-            return False
-        w = np.fromstring(w_all.replace(b";", b","), sep=",")
-        ids = np.fromstring(ids_all.replace(b";", b","), sep=",", dtype=np.int64)
-        if w.size != lens.sum() or ids.size != w.size:
-            return False  # an empty list, or a value that is not a number
-        if not (np.isfinite(w).all() and (w >= 0).all() and (w <= 1 + 1e-9).all()):
-            return False
-        if (ids < -1).any():
-            return False
+        learned, lens, ids, w = got
+        n, base = len(lens), self.n_lines
         starts = np.r_[0, np.cumsum(lens)[:-1]]
-        m = np.maximum.reduceat(w, starts)
+        m = np.maximum.reduceat(w, starts)  # the last of the largest, as top_of_each_batch
         j = np.maximum.reduceat(np.where(w == np.repeat(m, lens), np.arange(w.size), -1), starts)
-        learned = np.array(learned_txt, dtype=np.int64)
-        base = self.n_lines
-        events = [(k.start(), k) for k in _KIND.finditer(lines)]
-        if events:  # the few lines with spawns or prunings: read whole
-            ends = np.flatnonzero(np.frombuffer(lines, np.uint8) == 10)
-            rows = sorted(set(np.searchsorted(ends, [p for p, _ in events]).tolist()))
-            starts_b = np.r_[0, ends + 1]
-            for i in rows:
-                rec = self._record(lines[starts_b[i] : ends[i]], base + i + 1)
-                self._add_events(rec.get("events") or [], base + i, int(learned[i]) - 1)
-        prev = None
-        for i, x in enumerate(ids_txt):  # who is alive: only where the list changes
-            if x != prev:
-                for b in np.fromstring(x, sep=",", dtype=np.int64).tolist():
-                    self._first_seen.setdefault(b, base + i)
-                prev = x
+        for i, text in event_lines(lines):  # the few lines with spawns or prunings: read whole
+            rec = self._record(text, base + i + 1)
+            self._add_events(rec.get("events") or [], base + i, int(learned[i]) - 1)
+        alive, first = np.unique(ids, return_index=True)  # who is alive from which line on
+        for b, i in zip(alive.tolist(), (np.searchsorted(starts, first, "right") - 1).tolist()):
+            self._first_seen.setdefault(b, base + i)
         self._append(learned=learned, top=ids[j], top_weight=m)
         self.n_lines += n
         self.last = self._record(lines[lines.rfind(b"\n", 0, len(lines) - 1) + 1 :], base + n)

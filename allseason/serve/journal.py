@@ -147,6 +147,28 @@ class Journal:
             self.fd = -1
 
 
+_KINDS = {"d": "decisions", "r": "rewards"}
+
+
+def reader_path(folder, i: int, kind: str, seg: int = 0) -> Path:
+    """Reader i's journal of ``kind`` ("d": its decisions, "r": its rewards), segment
+    ``seg`` (0: ``r{i}.decisions.jsonl``; n: ``r{i}.decisions.{n:06d}.jsonl``)."""
+    name = f"r{i}.{_KINDS[kind]}" + (f".{seg:06d}" if seg else "")
+    return Path(folder) / "journal" / f"{name}.jsonl"
+
+
+def reader_segments(folder, i: int, kind: str) -> list[int]:
+    """The segments of reader i's journal of ``kind`` on disk, in order."""
+    segs = []
+    for p in (Path(folder) / "journal").glob(f"r{i}.{_KINDS[kind]}.*jsonl"):
+        mid = p.name[len(f"r{i}.{_KINDS[kind]}.") : -len("jsonl")].rstrip(".")
+        if mid == "":
+            segs.append(0)
+        elif mid.isdigit():
+            segs.append(int(mid))
+    return sorted(segs)
+
+
 def finite(x) -> TypeGuard[int | float]:
     """A real number that is neither NaN nor infinite (bool excluded)."""
     return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)

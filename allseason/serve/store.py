@@ -11,12 +11,13 @@ A state folder holds::
 
 The writer (:class:`Writer`) applies a request to its agent, appends it to the journal (a
 reward fsync'd before its 202), and, once ``snapshot_seconds`` have passed since the last
-snapshot and a batch update (the agent's rule) has happened since, saves snapshot k + 1,
-points CURRENT at it and starts journal k + 1 (checked after every batch update and every
+snapshot and a batch update (the agent's rule) has happened since, starts journal k + 1,
+saves snapshot k + 1 and points CURRENT at it (checked after every batch update and every
 ``poll`` by :meth:`Writer.tick`; at every batch update with ``snapshot_seconds`` 0; and at a
-clean stop, :meth:`Writer.close`). On start it loads the snapshot CURRENT names and applies
-journal k again: the same calls in the same order give the same agent, bit for bit, however
-many batch updates the journal holds. A write the disk refuses (full) is cut back, the agent
+clean stop, :meth:`Writer.close`); the service writes the file and CURRENT on a thread
+(:mod:`.snapshot`). On start it loads the snapshot CURRENT names and applies journal k again,
+and any journal after it: the same calls in the same order give the same agent, bit for bit,
+however many batch updates the journals hold. A write the disk refuses (full) is cut back, the agent
 is rebuilt from the disk, and the request gets 503: what the disk holds and what the agent
 holds never part.
 
@@ -48,7 +49,17 @@ import numpy as np
 from ..agent import Agent, UnknownEvent
 from ..limits import SERVE_LIMITS
 from .checks import RequestError
-from .journal import DiskError, Journal, dumps, fsync_dir, loads, write_atomic
+from .journal import (
+    DiskError,
+    Journal,
+    dumps,
+    fsync_dir,
+    loads,
+    reader_path,
+    reader_segments,
+    write_atomic,
+)
+from .snapshot import SnapshotJob, forget_before, journal_seqs
 
 FORMAT = 1
 POINTER = "CURRENT"
@@ -60,28 +71,6 @@ def _snap(folder: Path, seq: int) -> Path:
 
 def _wal(folder: Path, seq: int) -> Path:
     return folder / "journal" / f"w-{seq:08d}.jsonl"
-
-
-_KINDS = {"d": "decisions", "r": "rewards"}
-
-
-def reader_path(folder, i: int, kind: str, seg: int = 0) -> Path:
-    """Reader i's journal of ``kind`` ("d": its decisions, "r": its rewards), segment
-    ``seg`` (0: ``r{i}.decisions.jsonl``; n: ``r{i}.decisions.{n:06d}.jsonl``)."""
-    name = f"r{i}.{_KINDS[kind]}" + (f".{seg:06d}" if seg else "")
-    return Path(folder) / "journal" / f"{name}.jsonl"
-
-
-def reader_segments(folder, i: int, kind: str) -> list[int]:
-    """The segments of reader i's journal of ``kind`` on disk, in order."""
-    segs = []
-    for p in (Path(folder) / "journal").glob(f"r{i}.{_KINDS[kind]}.*jsonl"):
-        mid = p.name[len(f"r{i}.{_KINDS[kind]}.") : -len("jsonl")].rstrip(".")
-        if mid == "":
-            segs.append(0)
-        elif mid.isdigit():
-            segs.append(int(mid))
-    return sorted(segs)
 
 
 def _position(value) -> list[int]:
@@ -146,10 +135,6 @@ def _inputs(rec: dict) -> dict:
     return {"context": np.asarray(rec["context"], dtype=np.float64)}
 
 
-def _unknown_event():
-    return UnknownEvent
-
-
 def warm_up(agent) -> None:
     """Compile the agent's single step before the first request (on a copy: the agent is
     untouched), so that /health answers only once a decision is fast."""
@@ -178,6 +163,9 @@ class Writer:
         Reader journals to tail (``--workers`` - 1).
     journal_bytes : int
         A snapshot once the writer's journal passes this; the readers' segments' size.
+    background : bool
+        Write snapshots on a thread (:mod:`.snapshot`; the service does), so that a request
+        never waits for one; default: here, before the call returns.
     """
 
     def __init__(
@@ -188,8 +176,11 @@ class Writer:
         sync_decisions: bool = False,
         n_readers: int = 0,
         journal_bytes: int = int(SERVE_LIMITS["journal_bytes"]),
+        background: bool = False,
     ):
         self.folder = Path(folder)
+        self.background = background
+        self.job: SnapshotJob | None = None  # a snapshot being written
         self.snapshot_seconds = float(snapshot_seconds)
         self.sync_decisions = sync_decisions
         self.n_readers = n_readers
@@ -201,42 +192,40 @@ class Writer:
 
     # --- start: the last snapshot, then its journal again ------------------------------------
     def open(self) -> None:
-        """Load the snapshot CURRENT names and apply its journal again."""
+        """Load the snapshot CURRENT names and apply its journal again, and the journals after
+        it, in order (more than one: the process stopped while a snapshot was written)."""
+        self._finish(wait=True)
         ptr = read_pointer(self.folder)
         self.seq = ptr["seq"]
         self.readers = _readers(ptr.get("readers", {}))
         self.agent = Agent.load(_snap(self.folder, self.seq))
-        self.journal = Journal(_wal(self.folder, self.seq))
+        seqs = journal_seqs(self.folder, self.seq)
+        self.wal = seqs[-1]  # the journal appended to: records after snapshot `wal` (if any)
+        self.journal = Journal(_wal(self.folder, self.wal))
         self.batches_since = 0
         self.snapped_at = time.monotonic()
         self.skipped = 0
         replayed = 0
-        for rec, _ in self.journal.records():
-            try:
-                self._apply(rec, replay=True)
-            except (ValueError, KeyError):  # a reader's record an older version took
-                if rec.get("k") != "a":
-                    raise
-                self.skipped += 1
-            replayed += 1
+        for seq in seqs:
+            for rec, _ in Journal(_wal(self.folder, seq)).records():
+                try:
+                    self._apply(rec, replay=True)
+                except (ValueError, KeyError):  # a reader's record an older version took
+                    if rec.get("k") != "a":
+                        raise
+                    self.skipped += 1
+                replayed += 1
         self.journal.open()
         self.replayed = replayed
         warm_up(self.agent)
         self._clean(_readers(ptr.get("readers", {})))
-        if replayed and self.agent.model_version != ptr.get("version"):
-            self._snapshot()
+        if replayed and (self.agent.model_version != ptr.get("version") or len(seqs) > 1):
+            self._snapshot(wait=True)
 
     def _clean(self, durable: dict) -> None:
-        """Delete the snapshots and journals before the current one, and the readers'
-        segments below the positions ``durable`` (CURRENT's) records."""
-        for sub, pattern in (("snapshots", "snap-*"), ("journal", "w-*")):
-            for p in (self.folder / sub).glob(pattern):
-                try:
-                    seq = int(p.name.split("-")[1].split(".")[0])
-                except ValueError:
-                    seq = -1
-                if seq != self.seq and not (sub == "snapshots" and seq == self.seq - 1):
-                    p.unlink(missing_ok=True)
+        """The files before the current snapshot go (:func:`~.snapshot.forget_before`), and
+        the readers' segments below the positions ``durable`` (CURRENT's) records."""
+        forget_before(self.folder, self.seq)
         for i, pos in durable.items():
             for f, (seg, _) in pos.items():
                 for old in reader_segments(self.folder, i, f):
@@ -258,7 +247,7 @@ class Writer:
         if kind == "r":
             try:
                 return self.agent.learn(rec["id"], rec["r"], t=rec["t"])
-            except _unknown_event():
+            except UnknownEvent:
                 if replay or "src" in rec:
                     return "unknown"
                 raise
@@ -286,7 +275,7 @@ class Writer:
         before = self.agent.model_version
         try:
             status = self._apply(rec)
-        except _unknown_event():
+        except UnknownEvent:
             raise RequestError(404, f"event_id {req['event_id']!r}: no open decision") from None
         self._write(rec, sync=True)
         self._after_batch(before)
@@ -335,7 +324,9 @@ class Writer:
     def tick(self) -> bool:
         """A snapshot if a batch update happened since the last one and ``snapshot_seconds``
         have passed since it (the service calls this every ``poll``, so an update reaches the
-        readers even when no request follows it). True if one was written."""
+        readers even when no request follows it). True if one was written (with
+        ``background``: begun)."""
+        self._finish()
         if not self.batches_since or (self.disk_error and time.monotonic() < self.disk_error[1]):
             return False
         if time.monotonic() - self.snapped_at < self.snapshot_seconds:
@@ -345,39 +336,66 @@ class Writer:
     def close(self) -> None:
         """A clean stop (SIGTERM): a last snapshot if the journal holds anything, so the next
         start replays nothing and the readers hold the last version."""
-        if self.journal.size and not self._snapshot():
+        self._finish(wait=True)
+        if (self.journal.size or self.wal != self.seq) and not self._snapshot(wait=True):
             try:
                 self.journal.sync()  # the disk refused the snapshot: the journal holds all
             except DiskError:
                 pass
         self.journal.close()
 
-    def _snapshot(self) -> bool:
-        """Snapshot seq + 1, CURRENT pointed at it, journal seq + 1 begun; False if the disk
-        refused (the old snapshot and journal stay in charge)."""
-        new = self.seq + 1
-        path = _snap(self.folder, new)
+    def _snapshot(self, wait: bool = False) -> bool:
+        """Snapshot wal + 1 (:mod:`.snapshot`): the agent's state taken now, the journal
+        fsync'd and journal wal + 1 begun, then the file and CURRENT written on a thread if
+        ``background`` and not ``wait``, else here. False if one is still being written or
+        the disk refused (the old snapshot and the journals since stay in charge)."""
+        self._finish(wait=wait or not self.background)
+        if self.job is not None:
+            return False  # one at a time: the next tick
+        new = self.wal + 1
         try:
-            self.agent.save(path)
-            write_atomic(self.folder / POINTER, dumps(_pointer(new, self.agent, self.readers)))
+            if self.journal.fd >= 0:
+                self.journal.sync()  # before a record of journal new can be acknowledged
+            state = self.agent.to_state()  # its arrays copied: the agent goes on meanwhile
         except (OSError, ValueError) as e:
             self.snapshot_error = f"snapshot {new} not written: {_line(e)}"
             self.snapped_at = time.monotonic()  # tried again after snapshot_seconds
-            path.unlink(missing_ok=True)
-            for p in path.parent.glob(path.name + "*"):
-                p.unlink(missing_ok=True)
             return False
-        self.snapshot_error = None
+        readers = {i: {f: list(p) for f, p in v.items()} for i, v in self.readers.items()}
+        pointer = dumps(_pointer(new, self.agent, readers))
+        job = SnapshotJob(new, _snap(self.folder, new), state, self.folder / POINTER, pointer,
+                          readers)  # fmt: skip
         self.journal.close()
-        self.seq, self.batches_since, self.snapped_at = new, 0, time.monotonic()
+        self.wal, self.batches_since, self.snapped_at = new, 0, time.monotonic()
         self.journal = Journal(_wal(self.folder, new))
         try:
             self.journal.open()
             fsync_dir(self.journal.path.parent)
         except OSError:
             self.journal.close()  # opened again at the next append
-        self._clean(self.readers)  # what CURRENT now records
-        return True
+        self.job = job
+        if self.background and not wait:
+            job.start()
+            return True
+        job.run()
+        self._finish()
+        return job.error is None
+
+    def _finish(self, wait: bool = False) -> None:
+        """Note a snapshot write that ended (``wait``: wait for it): CURRENT names it, so the
+        older files go (:meth:`_clean`); or note its one-line error."""
+        job = self.job
+        if job is None or not (wait or job.done()):
+            return
+        job.join()
+        self.job = None
+        if job.error:
+            self.snapshot_error = job.error
+            self.batches_since = max(self.batches_since, 1)  # tried again after the cadence
+            return
+        self.snapshot_error = None
+        self.seq = job.seq
+        self._clean(job.readers)  # what CURRENT now records
 
     # --- readers' journals -------------------------------------------------------------------
     def ingest(self) -> int:
@@ -444,6 +462,7 @@ class Writer:
         out["service"] = dict(
             role="writer",
             snapshot=self.seq,
+            snapshot_being_written=self.job is not None,
             snapshot_every_s=self.snapshot_seconds,
             snapshot_age_s=round(time.monotonic() - self.snapped_at, 3),
             batch_updates_since_snapshot=self.batches_since,

@@ -6,7 +6,8 @@ window, and the distribution of the logged propensities.
 Every figure is drawn from tables that are already small (one row per batch, per window, per
 bin), so a log of 10**6 decisions draws as fast as one of 10**3: the top weight keeps per
 bin the lowest and highest value (:func:`allseason.viz.weights.top_weight_figure_of`, the
-builder Inside All-Season uses), the marks are thinned to :data:`MAX_MARKS` each, the
+builder Inside All-Season uses), the marks beyond :data:`MAX_MARKS` of a kind are binned (one
+mark per stretch of steps, its hover counting the events it stands for), the
 propensities are binned here. The CSV downloads of the page hold the tables in full.
 """
 
@@ -20,8 +21,11 @@ from .layout import base_layout, empty_figure
 from .style import OKABE_ITO, bandit_label
 from .weights import top_weight_figure_of
 
-MAX_MARKS = 1000  # spawns, prunings, recalls: at most this many marks each (evenly thinned)
+MAX_MARKS = 200  # spawns, prunings, recalls: at most this many marks each (binned beyond)
+TOP_POINTS = 2000  # the top weight, as Inside All-Season draws it (per bin its lowest, highest)
+DISPLAY_POINTS = TOP_POINTS + 3 * MAX_MARKS  # the most points the deployment figure draws
 MARKS = "│ spawn, ✕ pruning, ○ recall"
+_MORE = "<br>%{customdata[2]} in this stretch of steps (the first shown)"
 SPAWN_COLOR, PRUNE_COLOR, RECALL_COLOR = (
     OKABE_ITO["bluish green"],
     OKABE_ITO["vermillion"],
@@ -29,17 +33,51 @@ SPAWN_COLOR, PRUNE_COLOR, RECALL_COLOR = (
 )
 
 
-def _thin(df: pd.DataFrame, n: int = MAX_MARKS) -> pd.DataFrame:
+def _binned(df: pd.DataFrame, n: int = MAX_MARKS) -> tuple[pd.DataFrame, np.ndarray]:
+    """The marks to draw of ``df`` (events in step order) and how many events each stands
+    for: every one (1 each) when there are at most ``n``; else the first event of each of
+    ``n`` equal stretches of steps that hold any (so no event is dropped unseen: its
+    mark's hover counts it)."""
     if len(df) <= n:
-        return df
-    return df.iloc[np.unique(np.linspace(0, len(df) - 1, n).round().astype(int))]
+        return df, np.ones(len(df), dtype=np.int64)
+    s = df["step"].to_numpy()
+    edges = np.linspace(s.min(), s.max() + 1, n + 1)
+    b = np.searchsorted(edges, s, side="right") - 1
+    first = np.flatnonzero(np.r_[True, b[1:] != b[:-1]])
+    return df.iloc[first], np.diff(np.r_[first, len(s)])
+
+
+def _add_recalls(fig: go.Figure, recalls: pd.DataFrame) -> None:
+    """A ring around each recall (binned beyond :data:`MAX_MARKS`)."""
+    shown, count = _binned(recalls)
+    fig.add_trace(
+        go.Scatter(
+            x=shown["step"].to_numpy(),
+            y=shown["weight"].to_numpy(),
+            mode="markers",
+            name=f"recall ({len(recalls):,})",
+            marker=dict(symbol="circle-open", size=15, color=RECALL_COLOR, line=dict(width=1.5)),
+            customdata=np.stack(
+                [
+                    [bandit_label(b) for b in shown["bandit"]],
+                    [bandit_label(b) for b in shown["previous"]],
+                    count,
+                ],
+                axis=1,
+            ),
+            hovertemplate="step %{x:,}<br><b>%{customdata[0]}</b> back on top "
+            "(after %{customdata[1]})"
+            + (_MORE if len(shown) < len(recalls) else "")
+            + "<extra></extra>",
+        )
+    )
 
 
 def deployment_figure(
     tops: pd.DataFrame,
     events: pd.DataFrame,
     recalls: pd.DataFrame,
-    max_points: int = 2000,
+    max_points: int = TOP_POINTS,
     title: str = "Weight of the most likely bandit — your deployment",
 ) -> go.Figure:
     """The paper's figure for a deployment: after each batch update the weight of the most
@@ -74,7 +112,7 @@ def deployment_figure(
     for table, name, y, marker in marks:
         if not len(table):
             continue
-        shown = _thin(table)
+        shown, count = _binned(table)
         marker["line"] = dict(width=1.5, color=marker["color"])
         fig.add_trace(
             go.Scatter(
@@ -84,35 +122,17 @@ def deployment_figure(
                 name=f"{name} ({len(table):,})",
                 marker=marker,
                 customdata=np.stack(
-                    [[bandit_label(b) for b in shown["bandit"]], shown["other"].to_numpy()], axis=1
-                ),
+                    [[bandit_label(b) for b in shown["bandit"]], shown["other"].to_numpy(), count],
+                    axis=1,
+                ),  # fmt: skip
                 hovertemplate=f"step %{{x:,}}<br>{name} of <b>%{{customdata[0]}}</b>"
                 + ("<br>closest: bandit %{customdata[1]}" if name == "pruning" else "")
+                + (_MORE if len(shown) < len(table) else "")
                 + "<extra></extra>",
             )
         )
     if len(recalls):
-        shown = _thin(recalls)
-        fig.add_trace(
-            go.Scatter(
-                x=shown["step"].to_numpy(),
-                y=shown["weight"].to_numpy(),
-                mode="markers",
-                name=f"recall ({len(recalls):,})",
-                marker=dict(
-                    symbol="circle-open", size=15, color=RECALL_COLOR, line=dict(width=1.5)
-                ),
-                customdata=np.stack(
-                    [
-                        [bandit_label(b) for b in shown["bandit"]],
-                        [bandit_label(b) for b in shown["previous"]],
-                    ],
-                    axis=1,
-                ),
-                hovertemplate="step %{x:,}<br><b>%{customdata[0]}</b> back on top "
-                "(after %{customdata[1]})<extra></extra>",
-            )
-        )
+        _add_recalls(fig, recalls)
     fig.update_xaxes(title_text="decisions learned (step)")
     return fig
 
@@ -243,4 +263,6 @@ __all__ = [
     "propensity_bins",
     "propensity_figure",
     "MAX_MARKS",
+    "TOP_POINTS",
+    "DISPLAY_POINTS",
 ]

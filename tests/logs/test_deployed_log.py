@@ -192,3 +192,95 @@ def test_your_data_gets_the_most_recent_rows_that_fit(tmp_path):
         and got2.endswith(b"999,e999,a1,1,0.5,0,1\n")
     )
     assert api.read_user_file(got2, "log").n_events == kept2
+
+
+def _same_reading(a, b) -> None:
+    for k in ("arm_codes", "reward", "propensity", "model_version", "bandit", "timestamp"):
+        np.testing.assert_array_equal(a.decisions.columns()[k], b.decisions.columns()[k])
+    assert a.decisions.arm_labels == b.decisions.arm_labels
+    pd.testing.assert_frame_equal(a.batches.tops(), b.batches.tops())
+    assert a.batches.events == b.batches.events and a.batches.last == b.batches.last
+    assert a.batches.first_seen() == b.batches.first_seen()
+
+
+def test_a_growing_log_read_in_small_chunks_equals_one_read_of_the_whole(tmp_path, monkeypatch):
+    """The folder mode: the log read as it grows (only the appended tail each time), in
+    chunks far smaller than the file, equals one read of the whole file at the end."""
+    write_fake_log(tmp_path, 6000, batch_size=2)
+    monkeypatch.setattr(deployed, "READ_CHUNK", 50_000)  # 10**7-byte logs: 16 MB at a time
+    growing = api.Deployment()
+    assert growing.refresh(tmp_path) == 6000 + 3000
+    for k in range(3):
+        write_fake_log(tmp_path, 3000, batch_size=2, start=6000 + 3000 * k, seed=k + 1)
+        size = growing.decisions.offset
+        assert growing.refresh(tmp_path) == 3000 + 1500  # the tail only
+        assert growing.decisions.offset > size
+    monkeypatch.setattr(deployed, "READ_CHUNK", 10**9)
+    whole = api.Deployment()
+    whole.refresh(tmp_path)
+    assert whole.decisions.n_rows == 15_000 and whole.batches.n_lines == 7500
+    _same_reading(growing, whole)
+
+
+def test_the_arrow_and_the_regex_readers_read_the_same_columns(tmp_path, monkeypatch):
+    """The batch log as columns, by pyarrow's JSON reader and by regular expressions, and the
+    decisions by pyarrow's CSV reader and by pandas': the same columns, and the same
+    deployment as line by line; a line pyarrow will not read leaves it to the others (the
+    line-by-line reader names it)."""
+    from allseason.logs import deployed_columns as cols
+
+    pytest.importorskip("pyarrow")
+    write_fake_log(tmp_path, 5000, batch_size=1)
+    data = (tmp_path / "batches.jsonl").read_bytes()
+    a, r = cols.arrow_columns(data), cols.regex_columns(data)
+    assert a is not None and r is not None
+    for x, y in zip(a, r):
+        np.testing.assert_array_equal(x, y)
+    with_arrow = api.Deployment()
+    with_arrow.refresh(tmp_path)
+    monkeypatch.setattr(deployed, "arrow_columns", lambda lines: None)
+    monkeypatch.setattr(deployed, "arrow_decisions", lambda *a: None)  # pandas' CSV reader
+    with_regex = api.Deployment()
+    with_regex.refresh(tmp_path)
+    monkeypatch.setattr(deployed, "regex_columns", lambda lines: None)
+    line_by_line = api.Deployment()
+    line_by_line.refresh(tmp_path)
+    _same_reading(with_arrow, with_regex)
+    _same_reading(with_arrow, line_by_line)
+    for bad in (b'{"learned": 1, "ids": [0, true], "weights": [0.5, 0.5]}',
+                b'{"learned": 1, "ids": [0, 1], "weights": [0.5, 1.5]}',
+                b'{"learned": 1, "ids": [], "weights": []}',
+                b'{"learned": "1", "ids": [0], "weights": [1.0]}',
+                b'{"ids": [0], "weights": [1.0]}'):  # fmt: skip
+        assert cols.arrow_columns(data + bad + b"\n") is None, bad
+
+
+def test_a_long_log_is_drawn_within_the_display_bound_and_exported_in_full():
+    """10**6 batch updates and 10**4 spawns, prunings and recalls: the figure draws at most
+    vdep.DISPLAY_POINTS points (the top weight at most vdep.TOP_POINTS, each kind of mark
+    at most vdep.MAX_MARKS, every event counted in a mark's hover), and the CSV holds every
+    batch."""
+    from allseason.viz import export
+
+    n = 10**6
+    rng = np.random.default_rng(4)
+    step = np.arange(n)
+    tops = pd.DataFrame({"batch": step, "step": step, "bandit": (step // 777) % 5,
+                         "weight": rng.uniform(0.3, 1.0, n)})  # fmt: skip
+    ev_steps = np.sort(rng.choice(n, 10_000, replace=False))
+    events = pd.DataFrame({"batch": ev_steps, "step": ev_steps,
+                           "kind": np.where(np.arange(10_000) % 2, "spawn", "prune"),
+                           "bandit": 7, "other": 3, "value": 0.5})  # fmt: skip
+    rec = pd.DataFrame({"batch": ev_steps[:3000], "step": ev_steps[:3000], "bandit": 2,
+                        "weight": 0.9, "previous": 1, "last_step": 0})  # fmt: skip
+    fig = vdep.deployment_figure(tops, events, rec)
+    drawn = {t.name: len(t.x) for t in fig.data}
+    assert sum(drawn.values()) <= vdep.DISPLAY_POINTS, drawn
+    marks = {t.name: t for t in fig.data if t.name.split(" (")[0] in ("spawn", "pruning", "recall")}
+    assert sorted(marks) == ["pruning (5,000)", "recall (3,000)", "spawn (5,000)"]
+    for name, t in marks.items():
+        assert len(t.x) <= vdep.MAX_MARKS
+        assert sum(int(c[2]) for c in t.customdata) == int(name.split("(")[1][:-1].replace(",", ""))
+    top = [t for t in fig.data if t.name not in marks]
+    assert sum(len(t.x) for t in top) <= vdep.TOP_POINTS
+    assert len(export.frames_csv(tops).splitlines()) == n + 1
