@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import CHROMIUM, IDLE, SCREENS, streamlit_server
 
+from tests.browser.conftest import new_tab
+
 VIEWPORT = {"width": 1280, "height": 1400}
 TIMEOUT_MS = 90_000
 
@@ -31,8 +33,8 @@ pytestmark = [
 sync_api = pytest.importorskip("playwright.sync_api")
 
 
-# fixtures: conftest.py's server and browser (one each per session) and page (a new session
-# at this module's VIEWPORT)
+# fixtures: conftest.py's server and browser (one each per session) and page (a new tab, a
+# new Streamlit session, at this module's VIEWPORT: tests/browser/conftest.py)
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -238,66 +240,53 @@ def test_every_page_and_a_slider(server, page):
     check(page)
     shot(page, "5-inside-posteriors")
 
-    # the copied link reproduces the scenario in a new session
-    other = page.context.browser.new_context(viewport=VIEWPORT)
+    # the copied link reproduces the scenario in a new session (a tab of its own)
+    pg2 = new_tab(page.context, VIEWPORT, TIMEOUT_MS)
     try:
-        pg2 = other.new_page()
-        pg2.set_default_timeout(TIMEOUT_MS)
         pg2.goto(link)
         wait_idle(pg2)
         check(pg2)
         assert slider(pg2, "Dimension d").get_attribute("aria-valuetext") == "2"
     finally:
-        other.close()
+        pg2.close()
 
 
-def test_deep_link_on_a_fresh_server_gets_the_apps_own_sidebar(browser):
+def test_deep_link_on_a_fresh_server_gets_the_apps_own_sidebar(page):
     """The case that once kept the sidebar hand-drawn: the first visitor of a fresh server
     arrives by a deep link. Every page must be listed with its title, and nothing else (a
     legacy multipage sidebar would list ``app`` and pages without icons)."""
     from allseason.ui.frame import PAGES
 
     with streamlit_server() as fresh:
-        context = browser.new_context(viewport=VIEWPORT)
-        try:
-            pg = context.new_page()
-            pg.set_default_timeout(TIMEOUT_MS)
-            go(pg, fresh, "Race?seed=3&preset=regular")
-            check(pg)
-            assert pg.locator("h1").first.inner_text() == "Race"
-            assert pg.get_by_text("seed 3", exact=False).count() >= 1
-            links = pg.locator('[data-testid="stSidebarNav"] a')
-            assert [a.inner_text().split("\n")[-1] for a in links.all()] == [
-                title for _, title, _, _ in PAGES
-            ]
-            hrefs = [a.get_attribute("href") for a in links.all()]
-            assert hrefs == [f"{fresh}/{url}" for _, _, _, url in PAGES]
-            shot(pg, "0-deep-link-fresh-server")
-        finally:
-            context.close()
+        go(page, fresh, "Race?seed=3&preset=regular")
+        check(page)
+        assert page.locator("h1").first.inner_text() == "Race"
+        assert page.get_by_text("seed 3", exact=False).count() >= 1
+        links = page.locator('[data-testid="stSidebarNav"] a')
+        assert [a.inner_text().split("\n")[-1] for a in links.all()] == [
+            title for _, title, _, _ in PAGES
+        ]
+        hrefs = [a.get_attribute("href") for a in links.all()]
+        assert hrefs == [f"{fresh}/{url}" for _, _, _, url in PAGES]
+        shot(page, "0-deep-link-fresh-server")
 
 
-def test_dark_theme_figures_follow_it(server, browser):
+def test_dark_theme_figures_follow_it(server, page):
     """With the reader's system in dark mode the app and its figures turn dark (the figure's
     background is the theme's, not white); screenshots for a person to look at."""
-    context = browser.new_context(viewport=VIEWPORT, color_scheme="dark")
-    try:
-        pg = context.new_page()
-        pg.set_default_timeout(TIMEOUT_MS)
-        go(pg, server, "Race")
-        pg.get_by_role("button", name="Run race").click()
-        pg.locator(".js-plotly-plot").first.wait_for(timeout=30_000)  # run, or from the cache
-        wait_idle(pg)
-        check(pg)
-        app_bg = pg.evaluate(
-            "getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor"
-        )
-        fig_bg = pg.evaluate("document.querySelector('.js-plotly-plot .main-svg').style.background")
-        assert _luminance(app_bg) < 0.1, app_bg
-        assert _luminance(fig_bg) < 0.1, fig_bg  # the figure follows the theme
-        shot(pg, "7-race-dark")
-    finally:
-        context.close()
+    page.emulate_media(color_scheme="dark")  # this tab's system theme, before the app loads
+    go(page, server, "Race")
+    page.get_by_role("button", name="Run race").click()
+    page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)  # run, or from the cache
+    wait_idle(page)
+    check(page)
+    app_bg = page.evaluate(
+        "getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor"
+    )
+    fig_bg = page.evaluate("document.querySelector('.js-plotly-plot .main-svg').style.background")
+    assert _luminance(app_bg) < 0.1, app_bg
+    assert _luminance(fig_bg) < 0.1, fig_bg  # the figure follows the theme
+    shot(page, "7-race-dark")
 
 
 def _luminance(css: str) -> float:
