@@ -66,7 +66,7 @@ def _load_test_module():
 
 @pytest.fixture(scope="module")
 def report():
-    """One load run (server, one race alone, N_SESSIONS at once, the limits probe)."""
+    """One load run (server, warm-up, one race alone, N_SESSIONS at once, the limits probe)."""
     SCREENS.mkdir(parents=True, exist_ok=True)
     lt = _load_test_module()
     t0 = time.perf_counter()
@@ -82,10 +82,6 @@ def report():
             timeout_s=PHASE_TIMEOUT_S,
             screenshot=SCREENS / "load-session.png",
             limits="quick",
-            # no warm-up session: it is there for the benchmark's timings (its first race
-            # pays the first imports); the server's own warm-up loads the kernels, and no
-            # timing is asserted here
-            warmup=False,
         ).result()
     rep["run_s"] = round(time.perf_counter() - t0, 1)
     rep["bounds"] = {

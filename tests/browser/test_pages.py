@@ -227,7 +227,7 @@ def test_every_page_and_a_slider(server, page):
     assert "d=2" in page.url
     page.get_by_role("button", name="Run race").click()
     try:
-        page.get_by_text("Done:", exact=False).first.wait_for(timeout=30_000)
+        page.get_by_text("Done:", exact=False).first.wait_for()  # the module's hang guard
     except sync_api.Error:
         shot(page, "debug-race")
         raise
@@ -251,24 +251,30 @@ def test_every_page_and_a_slider(server, page):
         pg2.close()
 
 
-def test_deep_link_on_a_fresh_server_gets_the_apps_own_sidebar(page):
+def test_deep_link_on_a_fresh_server_gets_the_apps_own_sidebar(browser):
     """The case that once kept the sidebar hand-drawn: the first visitor of a fresh server
     arrives by a deep link. Every page must be listed with its title, and nothing else (a
     legacy multipage sidebar would list ``app`` and pages without icons)."""
     from allseason.ui.frame import PAGES
 
     with streamlit_server() as fresh:
-        go(page, fresh, "Race?seed=3&preset=regular")
-        check(page)
-        assert page.locator("h1").first.inner_text() == "Race"
-        assert page.get_by_text("seed 3", exact=False).count() >= 1
-        links = page.locator('[data-testid="stSidebarNav"] a')
-        assert [a.inner_text().split("\n")[-1] for a in links.all()] == [
-            title for _, title, _, _ in PAGES
-        ]
-        hrefs = [a.get_attribute("href") for a in links.all()]
-        assert hrefs == [f"{fresh}/{url}" for _, _, _, url in PAGES]
-        shot(page, "0-deep-link-fresh-server")
+        context = browser.new_context(viewport=VIEWPORT)
+        try:
+            pg = context.new_page()
+            pg.set_default_timeout(TIMEOUT_MS)
+            go(pg, fresh, "Race?seed=3&preset=regular")
+            check(pg)
+            assert pg.locator("h1").first.inner_text() == "Race"
+            assert pg.get_by_text("seed 3", exact=False).count() >= 1
+            links = pg.locator('[data-testid="stSidebarNav"] a')
+            assert [a.inner_text().split("\n")[-1] for a in links.all()] == [
+                title for _, title, _, _ in PAGES
+            ]
+            hrefs = [a.get_attribute("href") for a in links.all()]
+            assert hrefs == [f"{fresh}/{url}" for _, _, _, url in PAGES]
+            shot(pg, "0-deep-link-fresh-server")
+        finally:
+            context.close()
 
 
 def test_dark_theme_figures_follow_it(server, page):
@@ -277,7 +283,7 @@ def test_dark_theme_figures_follow_it(server, page):
     page.emulate_media(color_scheme="dark")  # this tab's system theme, before the app loads
     go(page, server, "Race")
     page.get_by_role("button", name="Run race").click()
-    page.locator(".js-plotly-plot").first.wait_for(timeout=30_000)  # run, or from the cache
+    page.locator(".js-plotly-plot").first.wait_for()  # run, or from the cache
     wait_idle(page)
     check(page)
     app_bg = page.evaluate(
