@@ -5,7 +5,8 @@ says so), the fourth becomes first, and the slot that frees next (the first visi
 their tab) goes to the fourth.
 
 Run with ``pytest -m e2e tests/browser/test_cancel.py``; skipped without /usr/bin/chromium or
-playwright. Uses the shared ``server``, ``browser`` and ``page`` fixtures (tests/conftest.py)."""
+playwright. Uses the shared ``server`` and ``page`` fixtures (tests/conftest.py,
+tests/browser/conftest.py); each visitor is a tab of its own (a Streamlit session)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from conftest import CHROMIUM, IDLE
+
+from tests.browser.conftest import new_tab
 
 VIEWPORT = {"width": 1280, "height": 1000}
 TIMEOUT_MS = 90_000
@@ -32,36 +35,33 @@ pytestmark = [
 pytest.importorskip("playwright.sync_api")
 
 
-def _open(browser, server: str, path: str):
-    ctx = browser.new_context(viewport=VIEWPORT)
-    pg = ctx.new_page()
-    pg.set_default_timeout(TIMEOUT_MS)
+def _open(context, server: str, path: str):
+    """Another visitor: a new tab (its own Streamlit session) on ``path``."""
+    pg = new_tab(context, VIEWPORT, TIMEOUT_MS)
     pg.goto(f"{server}/{path}")
     pg.wait_for_selector("h1")
     pg.wait_for_selector(IDLE)
-    return ctx, pg
+    return pg
 
 
 def _text(pg, words: str):
     return pg.get_by_text(words, exact=False).first
 
 
-def test_a_queued_race_is_cancelled_from_the_page_and_the_slot_goes_to_the_next(
-    server, browser, page
-):
+def test_a_queued_race_is_cancelled_from_the_page_and_the_slot_goes_to_the_next(server, page):
     opened = []
     try:
         # every page loaded first (while the server is idle), then two visitors take both
         # slots with the example log's evaluation (about 70 CPU-s each)
         holders = []
         for _ in range(2):
-            ctx, pg = _open(browser, server, "Your_data")
-            opened.append(ctx)
+            pg = _open(page.context, server, "Your_data")
+            opened.append(pg)
             holders.append(pg)
         page.goto(f"{server}/{RACE.format(seed=9301)}")
         page.wait_for_selector(IDLE)
-        ctx, fourth = _open(browser, server, RACE.format(seed=9302))
-        opened.append(ctx)
+        fourth = _open(page.context, server, RACE.format(seed=9302))
+        opened.append(fourth)
         for pg in holders:
             pg.get_by_role("button", name="An Open-Bandit-style click log").click()
         for pg in holders:
@@ -79,14 +79,14 @@ def test_a_queued_race_is_cancelled_from_the_page_and_the_slot_goes_to_the_next(
         _text(fourth, "Queued: number 1 in line").wait_for()  # the fourth moved up
         assert _text(page, "Queued:").count() == 0
 
-        opened[0].close()  # the first visitor leaves: their evaluation stops, its slot frees
+        opened[0].close()  # the first visitor closes the tab: their evaluation stops
         _text(fourth, "Running").wait_for()  # ... and goes to the fourth, not the third
         assert _text(page, "Running").count() == 0
         assert page.locator('[data-testid="stException"]').count() == 0
         assert fourth.locator('[data-testid="stException"]').count() == 0
     finally:
-        for ctx in opened:  # their sessions end: what they still run stops at its next chunk
+        for pg in opened:  # their sessions end: what they still run stops at its next chunk
             try:
-                ctx.close()
+                pg.close()
             except Exception:
                 pass

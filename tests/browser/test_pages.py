@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from conftest import CHROMIUM, IDLE, SCREENS, streamlit_server
 
+from tests.browser.conftest import new_tab
+
 VIEWPORT = {"width": 1280, "height": 1400}
 TIMEOUT_MS = 90_000
 
@@ -31,8 +33,8 @@ pytestmark = [
 sync_api = pytest.importorskip("playwright.sync_api")
 
 
-# fixtures: conftest.py's server and browser (one each per session) and page (a new session
-# at this module's VIEWPORT)
+# fixtures: conftest.py's server and browser (one each per session) and page (a new tab, a
+# new Streamlit session, at this module's VIEWPORT: tests/browser/conftest.py)
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -225,7 +227,7 @@ def test_every_page_and_a_slider(server, page):
     assert "d=2" in page.url
     page.get_by_role("button", name="Run race").click()
     try:
-        page.get_by_text("Done:", exact=False).first.wait_for(timeout=30_000)
+        page.get_by_text("Done:", exact=False).first.wait_for()  # the module's hang guard
     except sync_api.Error:
         shot(page, "debug-race")
         raise
@@ -238,17 +240,15 @@ def test_every_page_and_a_slider(server, page):
     check(page)
     shot(page, "5-inside-posteriors")
 
-    # the copied link reproduces the scenario in a new session
-    other = page.context.browser.new_context(viewport=VIEWPORT)
+    # the copied link reproduces the scenario in a new session (a tab of its own)
+    pg2 = new_tab(page.context, VIEWPORT, TIMEOUT_MS)
     try:
-        pg2 = other.new_page()
-        pg2.set_default_timeout(TIMEOUT_MS)
         pg2.goto(link)
         wait_idle(pg2)
         check(pg2)
         assert slider(pg2, "Dimension d").get_attribute("aria-valuetext") == "2"
     finally:
-        other.close()
+        pg2.close()
 
 
 def test_deep_link_on_a_fresh_server_gets_the_apps_own_sidebar(browser):
@@ -277,27 +277,22 @@ def test_deep_link_on_a_fresh_server_gets_the_apps_own_sidebar(browser):
             context.close()
 
 
-def test_dark_theme_figures_follow_it(server, browser):
+def test_dark_theme_figures_follow_it(server, page):
     """With the reader's system in dark mode the app and its figures turn dark (the figure's
     background is the theme's, not white); screenshots for a person to look at."""
-    context = browser.new_context(viewport=VIEWPORT, color_scheme="dark")
-    try:
-        pg = context.new_page()
-        pg.set_default_timeout(TIMEOUT_MS)
-        go(pg, server, "Race")
-        pg.get_by_role("button", name="Run race").click()
-        pg.locator(".js-plotly-plot").first.wait_for(timeout=30_000)  # run, or from the cache
-        wait_idle(pg)
-        check(pg)
-        app_bg = pg.evaluate(
-            "getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor"
-        )
-        fig_bg = pg.evaluate("document.querySelector('.js-plotly-plot .main-svg').style.background")
-        assert _luminance(app_bg) < 0.1, app_bg
-        assert _luminance(fig_bg) < 0.1, fig_bg  # the figure follows the theme
-        shot(pg, "7-race-dark")
-    finally:
-        context.close()
+    page.emulate_media(color_scheme="dark")  # this tab's system theme, before the app loads
+    go(page, server, "Race")
+    page.get_by_role("button", name="Run race").click()
+    page.locator(".js-plotly-plot").first.wait_for()  # run, or from the cache
+    wait_idle(page)
+    check(page)
+    app_bg = page.evaluate(
+        "getComputedStyle(document.querySelector('[data-testid=\"stApp\"]')).backgroundColor"
+    )
+    fig_bg = page.evaluate("document.querySelector('.js-plotly-plot .main-svg').style.background")
+    assert _luminance(app_bg) < 0.1, app_bg
+    assert _luminance(fig_bg) < 0.1, fig_bg  # the figure follows the theme
+    shot(page, "7-race-dark")
 
 
 def _luminance(css: str) -> float:

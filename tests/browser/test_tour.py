@@ -36,8 +36,8 @@ pytestmark = [
 sync_api = pytest.importorskip("playwright.sync_api")
 
 
-# fixtures: conftest.py's server and browser (one each per session) and page (a new session
-# at this module's VIEWPORT)
+# fixtures: conftest.py's server and browser (one each per session) and page (a new tab, a
+# new Streamlit session, at this module's VIEWPORT: tests/browser/conftest.py)
 
 
 # --- helpers --------------------------------------------------------------------------------

@@ -23,13 +23,27 @@ pytestmark = [
 pytest.importorskip("playwright.sync_api")
 
 
+def fewest_seeds(page) -> None:
+    """Options → Seeds = 2, the fewest the page takes (as tests/app/test_yourdata.py does):
+    a log's evaluation replays each policy once per seed, so 2 seeds cost 2/5 of the
+    default's (5) CPU; what is checked here (the page's table, its warning, the upload's
+    messages, no traceback) is the same at any number of seeds."""
+    page.locator('[data-testid="stExpander"] summary', has_text="Options").first.click()
+    seeds = page.locator(".st-key-yd_seeds input")
+    seeds.fill("2")
+    seeds.press("Enter")
+    wait_idle(page)
+    assert seeds.input_value() == "2"
+
+
 def test_your_data_examples_and_a_bad_upload(server, page, tmp_path):
     go(page, server, "Your_data")
     check(page)
     assert page.get_by_text("200,000 rows", exact=False).count() >= 1
+    fewest_seeds(page)
     page.get_by_role("button", name="An Open-Bandit-style click log").click()
-    # the example's evaluation (about 20 CPU-s) shares 2 cores with the other tests in CI:
-    # a fresh-clone run needed more than the default 120 s; a hang guard, not a timing claim
+    # the example's evaluation (about 8 CPU-s at 2 seeds) shares 2 cores with the other
+    # tests in CI: a hang guard, not a timing claim
     page.get_by_text("Too sparse to decide anything", exact=False).first.wait_for(timeout=360_000)
     wait_idle(page)
     check(page)
@@ -66,6 +80,7 @@ def test_a_real_open_bandit_dataset_log(server, page):
     UTC offsets, ties), as shipped; its source, licence and citation on the page."""
     go(page, server, "Your_data")
     assert page.get_by_text("Apache License 2.0", exact=False).count() >= 1
+    fewest_seeds(page)
     page.get_by_role("button", name="Load this real log").click()
     page.get_by_text("a log of", exact=False).first.wait_for()
     page.locator('[data-testid="stTable"]').first.wait_for()
@@ -84,8 +99,9 @@ def test_a_non_uniform_log_shows_the_logger_first_and_ips(server, page, tmp_path
     file in $YOURDATA_LOG, e.g. the Open Bandit Dataset's bts/all): the logger's row and
     value first, IPS first among the estimators, replay labelled biased, the decision
     sentence under the warning; screenshot ``yourdata-nonuniform``. The page's replays
-    cost the server about 3.5 ms of CPU per event (6 policies x 5 seeds; 37 s at 10,000
-    events, the size this test had): the page is the same at 2,000."""
+    cost the server about 3.5 ms of CPU per event at the default 5 seeds (6 policies; 37 s
+    at 10,000 events, the size this test had): the page is the same at 2,000 events and 2
+    seeds."""
     import os
     import sys
 
@@ -104,6 +120,7 @@ def test_a_non_uniform_log_shows_the_logger_first_and_ips(server, page, tmp_path
         path = tmp_path / "thompson-log.csv"
         Path(path).write_text("\n".join(lines))
     go(page, server, "Your_data")
+    fewest_seeds(page)
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
     page.get_by_text("What the log measured", exact=False).first.wait_for()
     page.get_by_text("Too sparse to decide anything", exact=False).first.wait_for()
