@@ -17,10 +17,11 @@ the same numbers.
 
 Probabilities (``pi_mode``): 1, every arm in its own parameter block (context mode,
 ``x = e_k (x) [c, 1]``): the scores are independent Gaussians, pi of each bandit is the
-one-dimensional integral of :func:`~.argmax.argmax_probs_rows`, mixed by the bandits'
-weights; 2, dense arms (one shared theta), K = 2: the normal CDF of the difference, mixed;
-3, dense arms, K > 2: Monte Carlo, stratified over the bandits (:mod:`.agent_mc`: ``n_mc``
-draws in all, from the counter generator with another key), its standard error returned.
+one-dimensional integral of :func:`~.argmax.argmax_probs_rows_table`, mixed by the bandits'
+weights (a bandit of small weight on fewer nodes: :data:`PI_LEVEL_NODES`); 2, dense arms (one
+shared theta), K = 2: the normal CDF of the difference, mixed; 3, dense arms, K > 2: Monte
+Carlo, stratified over the bandits (:mod:`.agent_mc`: ``n_mc`` draws in all, from the counter
+generator with another key), its standard error returned.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from scipy.special import ndtri
 
 from .agent_mc import pi_mc
 from .allseason import allseason_batch, batch_weights, choose_slot
-from .argmax import QUAD_NODES, argmax_probs_rows
+from .argmax import QUAD_NODES, argmax_probs_rows_table
 from .linalg import backward_solve, best_arm, best_arm_sandwich, forward_solve
 from .lints import lints_batch
 
@@ -147,7 +148,8 @@ def _pi_disjoint(
     ctx, block, cidx, L, mu, Lt, alive, sandwich, w, pi, mean, sd, count, out, tmp, tmp2
 ):
     """Every arm in its own block: independent Gaussian scores; each bandit's pi is the 1-D
-    integral, mixed by the weights (exact up to the quadrature's 1e-4).
+    integral (:func:`~.argmax.argmax_probs_rows_table`: log Phi interpolated, within 2e-10),
+    mixed by the weights (exact up to the quadrature's 1e-4).
 
     A bandit of small weight w_j takes the fewest nodes (:data:`PI_LEVEL_NODES`) whose
     error bound e keeps w_j e <= :data:`PI_LEVEL_BUDGET`; the others the full 32. The
@@ -169,13 +171,13 @@ def _pi_disjoint(
             count[0, k] = 1
         ws = w[s]
         if ws * _E4 <= PI_LEVEL_BUDGET:
-            argmax_probs_rows(mean, sd, count, _Y4, out)
+            argmax_probs_rows_table(mean, sd, count, _Y4, out)
         elif ws * _E8 <= PI_LEVEL_BUDGET:
-            argmax_probs_rows(mean, sd, count, _Y8, out)
+            argmax_probs_rows_table(mean, sd, count, _Y8, out)
         elif ws * _E16 <= PI_LEVEL_BUDGET:
-            argmax_probs_rows(mean, sd, count, _Y16, out)
+            argmax_probs_rows_table(mean, sd, count, _Y16, out)
         else:
-            argmax_probs_rows(mean, sd, count, QUAD_NODES, out)
+            argmax_probs_rows_table(mean, sd, count, QUAD_NODES, out)
         for k in range(K):
             pi[k] += w[s] * out[0, k]
 
