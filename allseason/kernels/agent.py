@@ -63,9 +63,10 @@ def quad_nodes(n: int) -> np.ndarray:
 #: tried, fewest first, and a bound on each one's error max_a |pi_j(a) - pi_j*(a)| against a
 #: reference (tests/agent/test_pi_quadrature.py checks every bound on random cases).
 PI_LEVEL_NODES = (4, 8, 16)
-PI_LEVEL_ERR = (3e-2, 1e-2, 3e-3)
-#: the error a bandit of weight w_j may add: the fewest nodes with w_j * bound <= this
-PI_LEVEL_BUDGET = 1e-7
+PI_LEVEL_ERR = (2.5e-2, 7e-3, 2e-3)
+#: the error a bandit of weight w_j may add: the fewest nodes with w_j * bound <= this (the
+#: 32-node quadrature's own error reaches 3e-4 on hard cases: see the test)
+PI_LEVEL_BUDGET = 1e-6
 _Y4, _Y8, _Y16 = quad_nodes(4), quad_nodes(8), quad_nodes(16)
 _E4, _E8, _E16 = PI_LEVEL_ERR
 
@@ -148,13 +149,13 @@ def _pi_disjoint(
     ctx, block, cidx, L, mu, Lt, alive, sandwich, w, pi, mean, sd, count, out, tmp, tmp2
 ):
     """Every arm in its own block: independent Gaussian scores; each bandit's pi is the 1-D
-    integral (:func:`~.argmax.argmax_probs_rows_table`: log Phi interpolated, within 2e-10),
+    integral (:func:`~.argmax.argmax_probs_rows_table`: log Phi interpolated, within 1e-10),
     mixed by the weights (exact up to the quadrature's 1e-4).
 
     A bandit of small weight w_j takes the fewest nodes (:data:`PI_LEVEL_NODES`) whose
     error bound e keeps w_j e <= :data:`PI_LEVEL_BUDGET`; the others the full 32. The
     mixture's error is then at most the 32-node quadrature's plus S x the budget (S the
-    bandits: 7 slots by default, 7e-7)."""
+    bandits: 7 slots by default, 7e-6)."""
     S, G, p = mu.shape
     K = block.shape[0]
     for s in range(S):
@@ -220,7 +221,7 @@ def decide_step(ctx, block, cidx, bank, key, u, pi_mode, n_mc, work):
         The uniform to use; negative: draw u and z from ``key``, else z is read from
         ``work``'s z (the runner's streams).
     pi_mode : int
-        0: no probabilities; 1, 2, 3: see the module's docstring.
+        0: no probabilities; 1, 2, 3: see the module's docstring (1, 2: pi clamped to 1).
     n_mc : int
         Monte Carlo draws (pi_mode 3).
     work : tuple
@@ -267,6 +268,10 @@ def decide_step(ctx, block, cidx, bank, key, u, pi_mode, n_mc, work):
         stderr = pi_mc(  # stratified over the bandits (.agent_mc)
             ctx, block, cidx, L, mu, Lt, alive, sandwich, w, pi, key, n_mc, theta, tmp, tmp2
         )
+        return a, j, stderr  # (the caller counts the decision as one more draw, then clamps)
+    for k in range(K):  # the weights sum to 1 up to rounding: keep pi <= 1
+        if pi[k] > 1.0:
+            pi[k] = 1.0
     return a, j, stderr
 
 
