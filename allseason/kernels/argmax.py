@@ -64,6 +64,12 @@ def log_ndtr_table(z):
 
 
 @njit(cache=True, nogil=True)
+def _log_cdf(z, table):
+    """log Phi(z): from the table, or :func:`log_ndtr`."""
+    return log_ndtr_table(z) if table else log_ndtr(z)
+
+
+@njit(cache=True, nogil=True)
 def argmax_probs_rows(mean, sd, count, y, out):  # pragma: no cover - compiled
     """out[r, a] = P(argmax_k N(mean[r,k], sd[r,k]^2) = a), rows independent
     (:func:`_argmax_rows` with ``log_ndtr``; see there)."""
@@ -129,11 +135,7 @@ def _argmax_rows(mean, sd, count, y, out, table):  # pragma: no cover - compiled
             out[r, a] = 0.0
         prev_logP = 0.0
         for k in range(K):
-            if count[r, k] == 0:
-                prevF[k] = 0.0
-            else:
-                z = (lo - mean[r, k]) / sd[r, k]
-                prevF[k] = log_ndtr_table(z) if table else log_ndtr(z)
+            prevF[k] = _log_cdf((lo - mean[r, k]) / sd[r, k], table) if count[r, k] > 0 else 0.0
             prev_logP += count[r, k] * prevF[k]
         P0 = math.exp(prev_logP)
         for i in range(1, n + 1):
@@ -141,10 +143,7 @@ def _argmax_rows(mean, sd, count, y, out, table):  # pragma: no cover - compiled
             for k in range(K):
                 z = (grid[i] - mean[r, k]) / sd[r, k]
                 skip = count[r, k] == 0 or z > _TAIL + 0.5  # Phi(9) = 1 - 1e-19
-                if skip:
-                    logF[k] = 0.0
-                else:
-                    logF[k] = log_ndtr_table(z) if table else log_ndtr(z)
+                logF[k] = 0.0 if skip else _log_cdf(z, table)
                 logP += count[r, k] * logF[k]
             d = logP - prev_logP
             P1 = math.exp(logP)
