@@ -125,8 +125,9 @@ def _decide_general(self, ctx, K, event, t, pack, work, pi_mode) -> Decision:
         x, g, label = ctx[0].copy(), arm, self._labels[arm]
     else:
         x, g, label = ctx[arm].copy(), 0, str(arm)
-    if pi is not None:  # the bandits' weights sum to 1 up to rounding: keep pi <= 1
-        np.minimum(pi, 1.0, out=pi)
+    if pi is not None and (pack is None or method == "monte-carlo"):
+        np.minimum(pi, 1.0, out=pi)  # the weights sum to 1 up to rounding (the compiled
+        # step clamps its exact pi itself)
     p = None if pi is None else float(pi[arm])
     rec = Decision(event, arm, label, p, pi, method, stderr, self.model_version, bandit, t)
     self._open[event] = (x, g, bandit, t, rec)

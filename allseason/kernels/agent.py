@@ -17,10 +17,11 @@ the same numbers.
 
 Probabilities (``pi_mode``): 1, every arm in its own parameter block (context mode,
 ``x = e_k (x) [c, 1]``): the scores are independent Gaussians, pi of each bandit is the
-one-dimensional integral of :func:`~.argmax.argmax_probs_rows`, mixed by the bandits'
-weights; 2, dense arms (one shared theta), K = 2: the normal CDF of the difference, mixed;
-3, dense arms, K > 2: Monte Carlo, stratified over the bandits (:mod:`.agent_mc`: ``n_mc``
-draws in all, from the counter generator with another key), its standard error returned.
+one-dimensional integral of :func:`~.argmax.argmax_probs_rows_table`, mixed by the bandits'
+weights (a bandit of small weight on fewer nodes: :data:`PI_LEVEL_NODES`); 2, dense arms (one
+shared theta), K = 2: the normal CDF of the difference, mixed; 3, dense arms, K > 2: Monte
+Carlo, stratified over the bandits (:mod:`.agent_mc`: ``n_mc`` draws in all, from the counter
+generator with another key), its standard error returned.
 """
 
 from __future__ import annotations
@@ -30,10 +31,11 @@ import math
 import numpy as np
 from numba import njit, types
 from numba.experimental import structref
+from scipy.special import ndtri
 
 from .agent_mc import pi_mc
 from .allseason import allseason_batch, batch_weights, choose_slot
-from .argmax import QUAD_NODES, argmax_probs_rows
+from .argmax import QUAD_NODES, argmax_probs_rows_table
 from .linalg import backward_solve, best_arm, best_arm_sandwich, forward_solve
 from .lints import lints_batch
 
@@ -48,6 +50,25 @@ MC_SALT = np.uint64(
 )  # keys the Monte Carlo draws of pi apart from the decision's
 
 PI_NONE, PI_DISJOINT, PI_DENSE2, PI_MC = 0, 1, 2, 3
+
+
+def quad_nodes(n: int) -> np.ndarray:
+    """The quadrature's nodes of one arm (in standard deviations): the ``n`` quantiles
+    Phi^-1((j + 1/2) / n) and the two ends at +-8.5 (n = 32: :data:`.argmax.QUAD_NODES`)."""
+    tail = float(QUAD_NODES[-1])
+    return np.concatenate([[-tail], ndtri((np.arange(n) + 0.5) / n), [tail]])
+
+
+#: A mixture's pi_j with fewer nodes where its weight allows (_pi_disjoint): the node counts
+#: tried, fewest first, and a bound on each one's error max_a |pi_j(a) - pi_j*(a)| against a
+#: reference (tests/agent/test_pi_quadrature.py checks every bound on random cases).
+PI_LEVEL_NODES = (4, 8, 16)
+PI_LEVEL_ERR = (2.5e-2, 7e-3, 2e-3)
+#: the error a bandit of weight w_j may add: the fewest nodes with w_j * bound <= this (the
+#: 32-node quadrature's own error reaches 3e-4 on hard cases: see the test)
+PI_LEVEL_BUDGET = 1e-6
+_Y4, _Y8, _Y16 = quad_nodes(4), quad_nodes(8), quad_nodes(16)
+_E4, _E8, _E16 = PI_LEVEL_ERR
 
 
 @njit(cache=True, nogil=True)
@@ -128,7 +149,13 @@ def _pi_disjoint(
     ctx, block, cidx, L, mu, Lt, alive, sandwich, w, pi, mean, sd, count, out, tmp, tmp2
 ):
     """Every arm in its own block: independent Gaussian scores; each bandit's pi is the 1-D
-    integral, mixed by the weights (exact up to the quadrature's 1e-4)."""
+    integral (:func:`~.argmax.argmax_probs_rows_table`: log Phi interpolated, within 1e-10),
+    mixed by the weights (exact up to the quadrature's 1e-4).
+
+    A bandit of small weight w_j takes the fewest nodes (:data:`PI_LEVEL_NODES`) whose
+    error bound e keeps w_j e <= :data:`PI_LEVEL_BUDGET`; the others the full 32. The
+    mixture's error is then at most the 32-node quadrature's plus S x the budget (S the
+    bandits: 7 slots by default, 7e-6)."""
     S, G, p = mu.shape
     K = block.shape[0]
     for s in range(S):
@@ -143,7 +170,15 @@ def _pi_disjoint(
             v = _score_var(L[s, g], Lt[g], sandwich, x, tmp, tmp2)
             sd[0, k] = math.sqrt(max(v, 1e-300))
             count[0, k] = 1
-        argmax_probs_rows(mean, sd, count, QUAD_NODES, out)
+        ws = w[s]
+        if ws * _E4 <= PI_LEVEL_BUDGET:
+            argmax_probs_rows_table(mean, sd, count, _Y4, out)
+        elif ws * _E8 <= PI_LEVEL_BUDGET:
+            argmax_probs_rows_table(mean, sd, count, _Y8, out)
+        elif ws * _E16 <= PI_LEVEL_BUDGET:
+            argmax_probs_rows_table(mean, sd, count, _Y16, out)
+        else:
+            argmax_probs_rows_table(mean, sd, count, QUAD_NODES, out)
         for k in range(K):
             pi[k] += w[s] * out[0, k]
 
@@ -186,7 +221,7 @@ def decide_step(ctx, block, cidx, bank, key, u, pi_mode, n_mc, work):
         The uniform to use; negative: draw u and z from ``key``, else z is read from
         ``work``'s z (the runner's streams).
     pi_mode : int
-        0: no probabilities; 1, 2, 3: see the module's docstring.
+        0: no probabilities; 1, 2, 3: see the module's docstring (1, 2: pi clamped to 1).
     n_mc : int
         Monte Carlo draws (pi_mode 3).
     work : tuple
@@ -233,6 +268,10 @@ def decide_step(ctx, block, cidx, bank, key, u, pi_mode, n_mc, work):
         stderr = pi_mc(  # stratified over the bandits (.agent_mc)
             ctx, block, cidx, L, mu, Lt, alive, sandwich, w, pi, key, n_mc, theta, tmp, tmp2
         )
+        return a, j, stderr  # (the caller counts the decision as one more draw, then clamps)
+    for k in range(K):  # the weights sum to 1 up to rounding: keep pi <= 1
+        if pi[k] > 1.0:
+            pi[k] = 1.0
     return a, j, stderr
 
 
@@ -243,6 +282,10 @@ __all__ = [
     "PI_DISJOINT",
     "PI_DENSE2",
     "PI_MC",
+    "PI_LEVEL_NODES",
+    "PI_LEVEL_ERR",
+    "PI_LEVEL_BUDGET",
+    "quad_nodes",
     "splitmix64",
     "fill_draws",
     "decide_step",

@@ -18,7 +18,15 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .linalg import add_obs, best_arm, chol_factor, log_predictive, refresh_mean, refresh_means
+from .linalg import (
+    add_obs,
+    best_arm,
+    chol_factor,
+    log_predictive,
+    refresh_changed,
+    refresh_mean,
+    refresh_means,
+)
 from .lints import short_memory_learn
 from .pruning import PruneCache, prune_one, sym_kl
 from .types import DISCOUNT, PRUNE, SPAWN, Window, new_window
@@ -342,6 +350,11 @@ def allseason_batch(
     born = -1
     if spawned:  # Alg. 1 lines 10-14: the shadow played -> a copy of it is born
         born = _spawn(M, L, b, mu, alive, dirty, ids, logw, counters, ll, step_end, events)
+    # one observation (B = 1) changes one of the shadow's blocks, or two (its window's oldest
+    # leaves), unless the window is refactored or a discount decays them all: only those
+    # means are refreshed
+    one = n == 1 and mode != DISCOUNT
+    g_out = wg[wstate[1]] if one and wstate[0] == tau else -1
     for t in range(n):  # line 15: the shadow learns the batch, whoever played
         short_memory_learn(
             M[0], L[0], b[0], gs[t], xs[t], rs[t], mode, tau, gamma,
@@ -350,7 +363,10 @@ def allseason_batch(
     if mode == DISCOUNT:
         for g in range(G):
             chol_factor(M[0, g], L[0, g])
-    refresh_means(L[0], b[0], mu[0], tmp)
+    if one and wstate[2] != 0:  # (0: the window was refactored)
+        refresh_changed(L[0], b[0], mu[0], tmp, gs[0], g_out)
+    else:
+        refresh_means(L[0], b[0], mu[0], tmp)
     for t in range(n):  # lines 16-18: base bandits learn the steps they played
         s = pslot[t]
         if s > 0:

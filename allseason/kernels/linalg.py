@@ -341,3 +341,24 @@ def refresh_means(L, b, mu, tmp):
     """
     for g in range(b.shape[0]):
         refresh_mean(L[g], b[g], mu[g], tmp)
+
+
+@njit(cache=True, nogil=True)
+def refresh_changed(L, b, mu, tmp, g, g2):
+    """mu_g = M_g^-1 b_g for block ``g`` and block ``g2`` (-1 or ``g``: none): after an
+    observation that changed only these, the same means as :func:`refresh_means`, bit for
+    bit (the other blocks' L and b, hence their means, did not change).
+
+    Parameters
+    ----------
+    L : ndarray, shape (G, p, p)
+    b, mu : ndarray, shape (G, p)
+        ``mu`` written in blocks ``g`` and ``g2``.
+    tmp : ndarray, shape (p,)
+        Workspace.
+    g, g2 : int
+        The blocks that changed.
+    """
+    refresh_mean(L[g], b[g], mu[g], tmp)
+    if g2 >= 0 and g2 != g:
+        refresh_mean(L[g2], b[g2], mu[g2], tmp)

@@ -23,10 +23,11 @@ from .linalg import (
     best_arm,
     best_arm_sandwich,
     chol_factor,
+    refresh_changed,
     refresh_means,
     remove_obs,
 )
-from .types import DISCOUNT, PLAIN, Rounds, Window, new_window
+from .types import DISCOUNT, PLAIN, WINDOW, Rounds, Window, new_window
 
 REBUILD_EVERY = 128  # a window is refactored from its data at least every tau and 128 pushes
 
@@ -254,6 +255,10 @@ def lints_batch(M, L, b, mu, wx, wg, wr, wstate, Mt, Lt, bt, gs, xs, rs, params,
     mode, tau, gamma, lam, sigma2, sandwich = params
     G = mu.shape[0]
     gamma2 = gamma * gamma
+    # one observation (B = 1) changes one block, or two (a window's oldest leaves), unless
+    # a window is refactored or a discount decays them all: only those means are refreshed
+    one = rs.shape[0] == 1 and mode != DISCOUNT
+    g_out = wg[wstate[1]] if one and mode == WINDOW and wstate[0] == tau else -1
     for t in range(rs.shape[0]):
         g, x, r = gs[t], xs[t], rs[t]
         if mode == PLAIN:
@@ -269,7 +274,10 @@ def lints_batch(M, L, b, mu, wx, wg, wr, wstate, Mt, Lt, bt, gs, xs, rs, params,
             chol_factor(M[g], L[g])
             if sandwich:
                 chol_factor(Mt[g], Lt[g])
-    refresh_means(L, b, mu, tmp)
+    if one and not (mode == WINDOW and wstate[2] == 0):  # (0: the window was refactored)
+        refresh_changed(L, b, mu, tmp, gs[0], g_out)
+    else:
+        refresh_means(L, b, mu, tmp)
 
 
 @njit(cache=True, nogil=True)

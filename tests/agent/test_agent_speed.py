@@ -212,3 +212,30 @@ def test_resolved_events_are_bounded_and_recent_ones_remembered():
     b = Agent.from_state(*a.to_state())
     assert list(b._resolved) == list(a._resolved)
     assert b.learn(360, 1.0) == "duplicate"
+
+
+@pytest.mark.parametrize("name", ["allseason-sw", "allseason-disc", "lints", "sw-lints", "d-lints"])
+def test_means_refreshed_by_block_are_the_full_refresh(name):
+    """After each reward at B = 1 only the changed blocks' means are refreshed (one, or two
+    when a window's oldest observation leaves; all at a window's refactoring or under
+    discounting): every live slot's means equal a refresh of every block, bit for bit."""
+    from allseason.kernels.linalg import refresh_means
+
+    tau = {"allseason-sw": {"tau": 3}, "sw-lints": {"tau": 3}}.get(name, {})
+    K, d = 4, 3
+    a = Agent(name, d=d, n_arms=K, seed=1, propensities=False, **tau)
+    rng = np.random.default_rng(2)
+    theta = rng.standard_normal((K, d))
+    for i in range(300):
+        c = rng.standard_normal(d)
+        rec = a.decide(context=c, event_id=i)
+        a.learn(i, float(theta[rec.arm] @ c) + 0.1 * rng.standard_normal())
+        f = a.policy.kernel_state
+        if name.startswith("allseason"):
+            slots = [(f.L[s], f.b[s], f.mu[s]) for s in np.flatnonzero(f.alive)]
+        else:
+            slots = [(f.L, f.b, f.mu)]
+        for L, b, mu in slots:
+            full = np.empty_like(mu)
+            refresh_means(L, b, full, np.empty(mu.shape[1]))
+            assert full.tobytes() == mu.tobytes(), (name, i)
