@@ -9,26 +9,10 @@ from __future__ import annotations
 import shutil
 import threading
 
-import numpy as np
-
 from allseason.agent import Agent
 from allseason.serve import snapshot, store
 from allseason.serve.store import Writer, init_folder
-
-D = 3
-
-
-def _arms(i: int) -> list:
-    return np.round(np.random.default_rng(i).normal(size=(3, D)), 6).tolist()
-
-
-def _same(a: Agent, b: Agent) -> None:
-    ma, xa = a.to_state()
-    mb, xb = b.to_state()
-    assert sorted(xa) == sorted(xb)
-    for k in xa:
-        assert xa[k].tobytes() == xb[k].tobytes(), k
-    assert ma["counts"] == mb["counts"] and ma["open"] == mb["open"]
+from tests.agent.test_serve_disk import D, _arms, _same
 
 
 def _drive(w: Writer, start: int, n: int) -> None:
