@@ -83,15 +83,43 @@ def estimator_switch(pg, option: str) -> float:
     return time.perf_counter() - t0
 
 
+TOUR_STEPS = 7
+TOUR_BAR_S = 4.0
+
+
+def tour_steps(browser, url: str) -> list[float]:
+    """Seconds of each "Next" click of the guided tour, step 1 -> 7, in a new session."""
+    context, pg = _new_page(browser)
+    try:
+        pg.goto(f"{url}/Guided_tour")
+        _tour_wait(pg, 1)
+        out = []
+        for k in range(1, TOUR_STEPS):
+            t0 = time.perf_counter()
+            pg.get_by_role("button", name="Next").click()
+            _tour_wait(pg, k + 1)
+            out.append(time.perf_counter() - t0)
+        return out
+    finally:
+        context.close()
+
+
+def _tour_wait(pg, k: int) -> None:
+    pg.locator("h1", has_text=f"Step {k} of {TOUR_STEPS}").first.wait_for()
+    wait_idle(pg)
+    pg.locator('[data-testid="stPlotlyChart"] .main-svg').first.wait_for()
+    wait_idle(pg)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--root", action="append", help="a checkout to serve (repeatable)")
-    ap.add_argument("--parts", default="race,estimator")
+    ap.add_argument("--parts", default="race,estimator,tour")
     args = ap.parse_args(argv)
     roots = [str(Path(r).resolve()) for r in (args.root or [str(ROOT)])]
     parts = {p.strip() for p in args.parts.split(",")}
-    times = {r: {"race_click": [], "estimator_switch": []} for r in roots}
+    times = {r: {"race_click": [], "estimator_switch": [], "tour_step": []} for r in roots}
     load_before = [round(x, 2) for x in os.getloadavg()]
     servers = [Server(root=r) for r in roots]
     with sync_playwright() as p:
@@ -124,6 +152,12 @@ def main(argv=None) -> int:
                         _note(root, "estimator_switch", times[root]["estimator_switch"][-1])
                 for context, _ in sessions.values():
                     context.close()
+            if "tour" in parts:
+                for _ in range(args.repeat):
+                    for root, srv in zip(roots, servers):
+                        steps = tour_steps(browser, srv.url)
+                        times[root]["tour_step"].extend(steps)
+                        _note(root, "tour_step (max)", max(steps))
         finally:
             browser.close()
             for srv in servers:
@@ -149,6 +183,10 @@ def main(argv=None) -> int:
         print(r)
         for k, v in t.items():
             print(f"  {k:<18} median {v['median_s']:6.3f} s   runs {v['runs_s']}")
+        if "tour_step" in t:
+            worst = max(t["tour_step"]["runs_s"])
+            verdict = "within" if worst <= TOUR_BAR_S else "ABOVE"
+            print(f"  tour_step: slowest {worst:.2f} s, {verdict} the {TOUR_BAR_S} s bar")
     print(
         f"load average (1, 5, 15 min): before {out['load_avg_1_5_15_before']}, after "
         f"{out['load_avg_1_5_15_after']} on {out['cores']} cores; written to {path}"

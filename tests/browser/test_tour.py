@@ -6,7 +6,9 @@ Walks the whole tour with the Next button, failing on any Streamlit exception el
 that each step's figure lies fully inside the 720 px high viewport, saves one screenshot per
 step to ``$SCREENSHOT_DIR`` (default ``/tmp/allseason-screens``) as ``tour-step-K.png``, and
 times each step from the click to the idle page (printed, and written to
-``$SCREENSHOT_DIR/tour-timings.json``).
+``$SCREENSHOT_DIR/tour-timings.json``). The times are recorded, not asserted: a step's pace is
+``benchmarks/ui_clicks.py --parts tour``'s claim (4 s a step), since a loaded CI machine once
+took 4.65 s for a step that takes 0.5 s here; the test bounds a hang only (TIMEOUT_MS).
 
 Run with ``pytest tests/browser/test_tour.py -s``; skipped when /usr/bin/chromium or
 playwright is missing.
@@ -25,7 +27,6 @@ VIEWPORT = {"width": 1280, "height": 720}
 CHART = '[data-testid="stPlotlyChart"]'
 TIMEOUT_MS = 90_000
 N_STEPS = 7
-MAX_STEP_SECONDS = 4.0  # generous for CI; about 0.5 s here once the server is warm
 
 pytestmark = [
     pytest.mark.e2e,
@@ -98,9 +99,7 @@ def test_walk_the_whole_tour_with_next(server, page):
         nxt.click()
         wait_step(page, k + 1)
         timings[f"step_{k + 1}"] = round(time.perf_counter() - t0, 2)
-    _record(timings)
-    slow = {s: t for s, t in timings.items() if s != "step_1_first_load" and t > MAX_STEP_SECONDS}
-    assert not slow, f"steps slower than {MAX_STEP_SECONDS} s: {slow}"
+    _record(timings)  # the pace is benchmarks/ui_clicks.py's (--parts tour), not asserted here
 
 
 def test_open_a_step_from_its_link_and_go_back(server, page):

@@ -90,10 +90,9 @@ def test_runnable_block_runs(path, k, lang, code, shell_env):
         cmd = [sys.executable, "-c", code]
     else:
         pytest.fail(f"{path.name}: a runnable block must be bash or python, got {lang!r}")
-    t0 = time.perf_counter()
+    # a hang is bounded by the timeout; no pace asserted (a loaded CI machine is no stopwatch)
     out = subprocess.run(cmd, cwd=ROOT, env=shell_env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, f"{path.name} block {k}:\n{code}\n{out.stdout}\n{out.stderr}"
-    assert time.perf_counter() - t0 < 60, "runnable blocks must stay fast"
 
 
 def test_mkdocs_build_strict(tmp_path):
