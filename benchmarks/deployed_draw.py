@@ -41,9 +41,12 @@ def drawn(page, url: str) -> float:
     return time.perf_counter() - t0
 
 
-def measure(n_decisions: int, visits: int = 3, batch_size: int = 1, root=None) -> dict:
+def measure(
+    n_decisions: int, visits: int = 3, batch_size: int = 1, root=None, screenshot=None
+) -> dict:
     """Write the log, start the server (of the checkout ``root``, default this one) on it,
-    time the visits; returns the report."""
+    time the visits; returns the report. ``screenshot``: a PNG path for the last visit's
+    whole page (to look at what was timed)."""
     import psutil
     from playwright.sync_api import sync_playwright
 
@@ -77,6 +80,9 @@ def measure(n_decisions: int, visits: int = 3, batch_size: int = 1, root=None) -
                             "server_rss_mb": round(psutil.Process(srv.pid).memory_info().rss / 1e6),
                         }
                     )
+                    if screenshot and k == visits - 1:
+                        page.mouse.move(5, 5)
+                        page.screenshot(path=str(screenshot), full_page=True)
                     context.close()
                     time.sleep(1.0)  # its renderer gone before the next visit's CPU is read
                 browser.close()
@@ -99,11 +105,12 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--root", default=None, help="the checkout whose app is measured (default: this one)"
     )
+    ap.add_argument("--screenshot", default=None, help="a PNG of the last visit's whole page")
     args = ap.parse_args(argv)
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} not found: run `make browser`", file=sys.stderr)
         return 2
-    rep = measure(args.decisions, args.visits, args.batch_size, args.root)
+    rep = measure(args.decisions, args.visits, args.batch_size, args.root, args.screenshot)
     n = rep["decisions"]
     print(
         f"{n:,} decisions (batch size {rep['batch_size']}), log written in "
