@@ -42,11 +42,18 @@ def drawn(page, url: str) -> float:
 
 
 def measure(
-    n_decisions: int, visits: int = 3, batch_size: int = 1, root=None, screenshot=None
+    n_decisions: int,
+    visits: int = 3,
+    batch_size: int = 1,
+    root=None,
+    screenshot=None,
+    home_first: float = 0.0,
 ) -> dict:
     """Write the log, start the server (of the checkout ``root``, default this one) on it,
     time the visits; returns the report. ``screenshot``: a PNG path for the last visit's
-    whole page (to look at what was timed)."""
+    whole page (to look at what was timed). ``home_first``: a first visitor opens Home and
+    leaves, then the visits start that many seconds later (the server reads the folder ahead
+    from the first visit to any page: app.py, ``deployed.read_ahead``)."""
     import psutil
     from playwright.sync_api import sync_playwright
 
@@ -62,6 +69,15 @@ def measure(
                 browser = p.chromium.launch(
                     executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS
                 )
+                if home_first:
+                    context = browser.new_context(viewport=VIEWPORT)
+                    page = context.new_page()
+                    page.set_default_timeout(600_000)
+                    page.goto(srv.url)
+                    page.wait_for_selector(IDLE)
+                    context.close()
+                    time.sleep(home_first)
+                    out["home_first_s"] = home_first
                 for k in range(visits):
                     server0, browser0 = cpu_seconds(srv.pid), browser_cpu_seconds()
                     context = browser.new_context(viewport=VIEWPORT)
@@ -72,7 +88,7 @@ def measure(
                     text = page.locator('[data-testid="stMain"]').inner_text()
                     out["visits"].append(
                         {
-                            "visit": "cold" if k == 0 else "warm",
+                            "visit": "cold" if k == 0 and not home_first else "warm",
                             "wall_s": round(wall, 2),
                             "server_cpu_s": round(cpu_seconds(srv.pid) - server0, 2),
                             "browser_cpu_s": round(browser_cpu_seconds() - browser0, 2),
@@ -106,11 +122,19 @@ def main(argv=None) -> int:
         "--root", default=None, help="the checkout whose app is measured (default: this one)"
     )
     ap.add_argument("--screenshot", default=None, help="a PNG of the last visit's whole page")
+    ap.add_argument(
+        "--home-first",
+        type=float,
+        default=0.0,
+        help="a visitor opens Home first; the visits start this many seconds later",
+    )
     args = ap.parse_args(argv)
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} not found: run `make browser`", file=sys.stderr)
         return 2
-    rep = measure(args.decisions, args.visits, args.batch_size, args.root, args.screenshot)
+    rep = measure(
+        args.decisions, args.visits, args.batch_size, args.root, args.screenshot, args.home_first
+    )
     n = rep["decisions"]
     print(
         f"{n:,} decisions (batch size {rep['batch_size']}), log written in "

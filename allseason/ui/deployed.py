@@ -119,6 +119,24 @@ def _watch(folder: str) -> _Watch:
     return _Watch(folder)
 
 
+@st.cache_resource(show_spinner=False)
+def _read_ahead(folder: str) -> threading.Thread:
+    w = _watch(folder)
+    thread = threading.Thread(target=w.refresh, name="allseason-deployed-read", daemon=True)
+    thread.start()
+    return thread
+
+
+def read_ahead() -> None:
+    """With ``ALLSEASON_DEPLOYED_DIR`` set: its log read once in the background when the server
+    has its first visitor, whatever page is opened (a 10**6-decision log takes the server
+    about 12 CPU-s to read; a visitor of this page then finds it read, and every later read
+    is the new lines only). Nothing when unset."""
+    folder = settings.deployed_dir()
+    if folder is not None:
+        _read_ahead(str(folder))
+
+
 def reset() -> None:
     """The page's pickers and uploads start again (keys.reset); what was read stays."""
     keys.reset(st.session_state, keys.PAGE_DEPLOYED)
