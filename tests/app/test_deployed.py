@@ -23,6 +23,19 @@ PAGE = "app_pages/10_Your_deployed_bandit.py"
 TIMEOUT = 240
 
 
+@pytest.fixture(autouse=True)
+def _example_made_once(shared_deployment_example, monkeypatch):
+    """The page's built-in example is ``api.deployment_example()``, made once per session
+    (``tests/shared_results.py``; ``tests/logs/test_deployed_example.py`` checks it), not
+    once in each test process that opens the page (13 CPU-s each)."""
+    real = api.deployment_example
+
+    def example(*args, **kw):
+        return real(*args, **kw) if args or kw else shared_deployment_example
+
+    monkeypatch.setattr(api, "deployment_example", example)
+
+
 def open_page(monkeypatch, folder=None) -> AppTest:
     if folder is None:
         monkeypatch.delenv(settings.DEPLOYED_ENV, raising=False)
