@@ -157,17 +157,19 @@ def _load_example(path: Path) -> dict:
     return out
 
 
-def deployment_example(folder: Path) -> dict:
-    """``api.deployment_example()`` (the default scenario's 10,000 decisions), every key."""
-    from allseason import api
+_EXAMPLE: dict[Path, dict] = {}  # per test process: folder -> the example
 
-    return once(
-        folder,
-        "deployment-example.npz",
-        api.deployment_example,
-        _save_example,
-        _load_example,
-    )
+
+def deployment_example(folder: Path) -> dict:
+    """``api.deployment_example()`` (the default scenario's 10,000 decisions), every key;
+    read once per process."""
+    from allseason.logs.deployed_example import deployment_example as compute
+
+    if folder not in _EXAMPLE:
+        _EXAMPLE[folder] = once(
+            folder, "deployment-example.npz", compute, _save_example, _load_example
+        )
+    return _EXAMPLE[folder]
 
 
 # -- the fixtures (imported by the conftest.py of tests/app and tests/logs) -----------------
