@@ -68,3 +68,7 @@ def values(v) -> np.ndarray:
 def errors(at) -> list[str]:
     """The texts of the run's st.error messages."""
     return [e.value for e in at.error]
+
+
+# results shared with other folders, made once per session (tests/shared_results.py)
+from ..shared_results import shared_deployment_example, shared_obd_runs  # noqa: E402,F401

@@ -19,8 +19,24 @@ from streamlit.testing.v1 import AppTest
 from allseason import api
 from allseason.ui import deployed, settings, yourdata
 
+from ..shared_results import deployment_example as shared_example
+
 PAGE = "app_pages/10_Your_deployed_bandit.py"
 TIMEOUT = 240
+
+
+@pytest.fixture(autouse=True)
+def _example_made_once(_data_cache_dir, monkeypatch):
+    """The page's built-in example is ``api.deployment_example()``, made once per session
+    (``tests/shared_results.py``; ``tests/logs/test_deployed_example.py`` checks it), not
+    once in each test process that opens the page (13 CPU-s each); made when the page first
+    asks for it (its errors, as the real call's)."""
+    real = api.deployment_example
+
+    def example(*args, **kw):
+        return real(*args, **kw) if args or kw else shared_example(_data_cache_dir)
+
+    monkeypatch.setattr(api, "deployment_example", example)
 
 
 def open_page(monkeypatch, folder=None) -> AppTest:

@@ -17,8 +17,10 @@ from allseason.viz import weights as inside
 
 
 @pytest.fixture(scope="module")
-def example():
-    files = api.deployment_example()
+def example(shared_deployment_example):
+    """``api.deployment_example()`` (made once per session, tests/shared_results.py: the
+    deployed page's tests show the same one) and the race it is checked against."""
+    files = shared_deployment_example
     sc = files["scenario"]
     result = api.run_race(api.Race(sc, api.policy_specs(["allseason-sw"]), 1))
     return files, result

@@ -12,6 +12,8 @@ from allseason.logs import examples, offline
 from allseason.policies import RandomPolicy
 from allseason.policies.base import Policy
 
+from ..shared_results import log_digest, resume_from
+
 
 def estimates(keep, log) -> dict:
     """The estimates of one run from its kept mask alone (a draw that matches the logged
@@ -161,14 +163,20 @@ def test_ips_with_pi_covers_a_known_true_value():
     assert [r for r in result.summary() if r["method"] == "replay"][0]["biased"]
 
 
-def test_obd_example_kept_events_and_the_sparsity_warning():
+def test_obd_example_kept_events_and_the_sparsity_warning(shared_obd_runs):
     """The OBD-shaped example (20,000 events), every offline contestant over 2 seeds (each
-    seed is a full replay of every contestant: the claims hold per seed's mean)."""
+    seed is a full replay of every contestant: the claims hold per seed's mean).
+
+    The replays are ``api.evaluate(log, n_seeds=2)``'s own, made once per session
+    (``tests/shared_results.py``: the Your data page's test reads the same ones) and handed
+    back as ``done_runs``; the table, the intervals and the warning are computed here."""
     log = api.read_user_file(examples.obd_log())
     assert (log.n_events, log.n_arms) == (examples.OBD_ROWS, examples.N_ITEMS)
     assert log.ignored == ("position", "user_feature_0") and log.uniform
     assert 0.003 < log.reward.mean() < 0.007  # sparse clicks, as in the OBD
-    result = api.evaluate(log, n_seeds=2)
+    digest, runs = shared_obd_runs
+    assert digest == log_digest(log)  # the runs are this log's
+    result = api.evaluate(log, n_seeds=2, done_runs=resume_from(runs))
     rows = result.summary()
     assert rows[0]["policy"] == offline.LOGGER and rows[0]["method"] == "logged"
     assert rows[0]["estimate"] == pytest.approx(log.reward.mean())
