@@ -97,8 +97,9 @@ def _argmax_rows(mean, sd, count, y, out, table):  # pragma: no cover - compiled
     R, K = mean.shape
     J = y.shape[0]
     grid = np.empty(K * J + 2)
-    logF = np.empty(K)
-    prevF = np.empty(K)
+    logF = np.empty((K, K * J + 2))  # log F_k at each node of the grid
+    logP = np.empty(K * J + 2)
+    lms = np.empty(K * J + 2)
     head = np.empty(K, dtype=np.int64)
     hv = np.empty(K)  # the heap of the arms' next nodes: values, arms
     hk = np.empty(K, dtype=np.int64)
@@ -158,29 +159,36 @@ def _argmax_rows(mean, sd, count, y, out, table):  # pragma: no cover - compiled
             if m > 0:
                 hv[i], hk[i] = s, k
         grid[n] = hi
-        for a in range(K):
-            out[r, a] = 0.0
-        prev_logP = 0.0
+        # log F_k at every node, arm by arm (each arm's loop over the nodes runs without a
+        # dependence on the others), log P summed over the arms in the order k = 0, 1, ...
+        # at each node: the same sums, bit for bit, as node by node
+        for i in range(n + 1):
+            logP[i] = 0.0
         for k in range(K):
-            prevF[k] = _log_cdf((lo - mean[r, k]) / sd[r, k], table) if count[r, k] > 0 else 0.0
-            prev_logP += count[r, k] * prevF[k]
-        P0 = math.exp(prev_logP)
+            c, mk, sk = count[r, k], mean[r, k], sd[r, k]
+            Fk = logF[k]
+            Fk[0] = _log_cdf((lo - mk) / sk, table) if c > 0 else 0.0
+            logP[0] += c * Fk[0]
+            for i in range(1, n + 1):
+                z = (grid[i] - mk) / sk
+                f = 0.0 if (c == 0 or z > _TAIL + 0.5) else _log_cdf(z, table)  # Phi(9) = 1 - 1e-19
+                Fk[i] = f
+                logP[i] += c * f
+        # each interval's logarithmic mean of P at its ends (0: the interval adds nothing)
+        P0 = math.exp(logP[0])
         for i in range(1, n + 1):
-            logP = 0.0
-            for k in range(K):
-                z = (grid[i] - mean[r, k]) / sd[r, k]
-                skip = count[r, k] == 0 or z > _TAIL + 0.5  # Phi(9) = 1 - 1e-19
-                logF[k] = 0.0 if skip else _log_cdf(z, table)
-                logP += count[r, k] * logF[k]
-            d = logP - prev_logP
-            P1 = math.exp(logP)
+            d = logP[i] - logP[i - 1]
+            P1 = math.exp(logP[i])
             lm = (P1 - P0) / d if d > 1e-12 else P1  # the logarithmic mean of P0, P1
-            if lm > 0.0:
-                for k in range(K):
-                    out[r, k] += (logF[k] - prevF[k]) * lm
-            logF, prevF = prevF, logF  # this node's log F is the next interval's start
-            prev_logP = logP
+            lms[i] = lm if lm > 0.0 else 0.0
             P0 = P1
+        for k in range(K):  # the increments of log F_k, in the nodes' order
+            Fk = logF[k]
+            acc = 0.0
+            for i in range(1, n + 1):
+                if lms[i] > 0.0:
+                    acc += (Fk[i] - Fk[i - 1]) * lms[i]
+            out[r, k] = acc
         total = 0.0
         for a in range(K):
             total += count[r, a] * out[r, a]
