@@ -75,8 +75,7 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
             ctx, K = X, len(X)
         else:
             ctx, K = self._inputs(arms, context)
-    if type(t) is not float:
-        t = time.time() if t is None else float(t)
+    t = t if type(t) is float else time.time() if t is None else float(t)
     if len(open_) >= self.max_open:
         self._expire_oldest()
     got = self._work_by_k.get(K)
@@ -86,9 +85,8 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
     # the hot path (compiled, keyed draws, no pi to compute): decide_compiled, inline
     h = self._hasher.copy()
     h.update(event.encode())
-    arm, bandit, stderr = self._decide_ep(
-        ctx, int.from_bytes(h.digest(), "little") >> 1, -1.0, 0, self.n_mc, pack
-    )
+    key = int.from_bytes(h.digest(), "little") >> 1
+    arm, bandit, stderr = self._decide_ep(ctx, key, -1.0, 0, self.n_mc, pack)
     if arm < 0:
         raise SpecError("context" if self.context_mode else "arms", _NOT_FINITE)
     self.policy.t += 1

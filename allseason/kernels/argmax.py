@@ -84,6 +84,65 @@ def argmax_probs_rows_table(mean, sd, count, y, out):  # pragma: no cover - comp
 
 
 @njit(cache=True, nogil=True)
+def _merge_grid(mean, sd, count, y, lo, hi, grid, head, hv, hk):  # pragma: no cover - compiled
+    """grid[0] = lo, then every arm's nodes ``mean[k] + sd[k] * y[j]`` within (lo, hi),
+    sorted; returns n, the index of the next free slot (where the caller puts hi). ``head``,
+    ``hv``, ``hk``: workspaces of K."""
+    K = mean.shape[0]
+    J = y.shape[0]
+    # the grid: every arm's nodes within (lo, hi), sorted. Each arm's nodes are sorted
+    # already (y ascending, sd > 0): a K-way merge through a binary heap of the arms'
+    # next nodes (O(log K) a node; the same grid as sorting them all, bit for bit)
+    m = 0
+    for k in range(K):
+        if count[k] <= 0:
+            continue
+        j = 0
+        while j < J and not mean[k] + sd[k] * y[j] > lo:
+            j += 1
+        if j < J:
+            s = mean[k] + sd[k] * y[j]
+            if s < hi:
+                head[k] = j
+                i = m  # push (s, k): sift up
+                m += 1
+                while i > 0:
+                    up = (i - 1) >> 1
+                    if not hv[up] > s:
+                        break
+                    hv[i], hk[i] = hv[up], hk[up]
+                    i = up
+                hv[i], hk[i] = s, k
+    grid[0] = lo
+    n = 1
+    while m > 0:
+        grid[n] = hv[0]
+        n += 1
+        k = hk[0]
+        j = head[k] + 1
+        s = mean[k] + sd[k] * y[j] if j < J else hi
+        if s < hi:
+            head[k] = j
+        else:  # arm k is done: the heap's last entry replaces the top
+            m -= 1
+            s, k = hv[m], hk[m]
+        i = 0  # sift (s, k) down from the top
+        while True:
+            c = 2 * i + 1
+            if c >= m:
+                break
+            if c + 1 < m and hv[c + 1] < hv[c]:
+                c += 1
+            if not hv[c] < s:
+                break
+            hv[i], hk[i] = hv[c], hk[c]
+            i = c
+        if m > 0:
+            hv[i], hk[i] = s, k
+    return n
+
+
+@njit(cache=True, nogil=True)
 def _argmax_rows(mean, sd, count, y, out, table):  # pragma: no cover - compiled
     """out[r, a] = P(argmax_k N(mean[r,k], sd[r,k]^2) = a), rows independent.
 
@@ -109,55 +168,8 @@ def _argmax_rows(mean, sd, count, y, out, table):  # pragma: no cover - compiled
             if count[r, k] > 0:
                 lo = max(lo, mean[r, k] - _TAIL * sd[r, k])
                 hi = max(hi, mean[r, k] + _TAIL * sd[r, k])
-        # the grid: every arm's nodes within (lo, hi), sorted. Each arm's nodes are sorted
-        # already (y ascending, sd > 0): a K-way merge through a binary heap of the arms'
-        # next nodes (O(log K) a node; the same grid as sorting them all, bit for bit)
-        m = 0
-        for k in range(K):
-            if count[r, k] <= 0:
-                continue
-            j = 0
-            while j < J and not mean[r, k] + sd[r, k] * y[j] > lo:
-                j += 1
-            if j < J:
-                s = mean[r, k] + sd[r, k] * y[j]
-                if s < hi:
-                    head[k] = j
-                    i = m  # push (s, k): sift up
-                    m += 1
-                    while i > 0:
-                        up = (i - 1) >> 1
-                        if not hv[up] > s:
-                            break
-                        hv[i], hk[i] = hv[up], hk[up]
-                        i = up
-                    hv[i], hk[i] = s, k
-        grid[0] = lo
-        n = 1
-        while m > 0:
-            grid[n] = hv[0]
-            n += 1
-            k = hk[0]
-            j = head[k] + 1
-            s = mean[r, k] + sd[r, k] * y[j] if j < J else hi
-            if s < hi:
-                head[k] = j
-            else:  # arm k is done: the heap's last entry replaces the top
-                m -= 1
-                s, k = hv[m], hk[m]
-            i = 0  # sift (s, k) down from the top
-            while True:
-                c = 2 * i + 1
-                if c >= m:
-                    break
-                if c + 1 < m and hv[c + 1] < hv[c]:
-                    c += 1
-                if not hv[c] < s:
-                    break
-                hv[i], hk[i] = hv[c], hk[c]
-                i = c
-            if m > 0:
-                hv[i], hk[i] = s, k
+        # the grid: every arm's nodes within (lo, hi), sorted (a K-way merge, _merge_grid)
+        n = _merge_grid(mean[r], sd[r], count[r], y, lo, hi, grid, head, hv, hk)
         grid[n] = hi
         # log F_k at every node, arm by arm (each arm's loop over the nodes runs without a
         # dependence on the others), log P summed over the arms in the order k = 0, 1, ...
