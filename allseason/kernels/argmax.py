@@ -142,6 +142,34 @@ def _merge_grid(mean, sd, count, y, lo, hi, grid, head, hv, hk):  # pragma: no c
     return n
 
 
+_BLOCK = 64  # nodes of the grid whose log F the quadrature holds at once (memory: K x 65)
+
+
+@njit(cache=True, nogil=True)
+def _argmax_block(mean, sd, count, grid, i0, m, P0, logF, logP, lms, table):  # pragma: no cover
+    """log F_k (``logF[k, 1:m + 1]``) and log P (``logP[1:m + 1]``) at the nodes
+    ``grid[i0:i0 + m]``, arm by arm; ``lms[j]``: the logarithmic mean of P over the interval
+    ending at node j (0 where it adds nothing). Returns P at the block's last node."""
+    K = mean.shape[0]
+    for j in range(1, m + 1):
+        logP[j] = 0.0
+    for k in range(K):
+        c, mk, sk = count[k], mean[k], sd[k]
+        Fk = logF[k]
+        for j in range(1, m + 1):
+            z = (grid[i0 + j - 1] - mk) / sk
+            f = 0.0 if (c == 0 or z > _TAIL + 0.5) else _log_cdf(z, table)  # Phi(9) = 1 - 1e-19
+            Fk[j] = f
+            logP[j] += c * f
+    for j in range(1, m + 1):
+        d = logP[j] - logP[j - 1]
+        P1 = math.exp(logP[j])
+        lm = (P1 - P0) / d if d > 1e-12 else P1  # the logarithmic mean of P0, P1
+        lms[j] = lm if lm > 0.0 else 0.0
+        P0 = P1
+    return P0
+
+
 @njit(cache=True, nogil=True)
 def _argmax_rows(mean, sd, count, y, out, table):  # pragma: no cover - compiled
     """out[r, a] = P(argmax_k N(mean[r,k], sd[r,k]^2) = a), rows independent.
@@ -156,9 +184,9 @@ def _argmax_rows(mean, sd, count, y, out, table):  # pragma: no cover - compiled
     R, K = mean.shape
     J = y.shape[0]
     grid = np.empty(K * J + 2)
-    logF = np.empty((K, K * J + 2))  # log F_k at each node of the grid
-    logP = np.empty(K * J + 2)
-    lms = np.empty(K * J + 2)
+    logF = np.empty((K, _BLOCK + 1))  # log F_k at a block of the grid's nodes
+    logP = np.empty(_BLOCK + 1)
+    lms = np.empty(_BLOCK + 1)
     head = np.empty(K, dtype=np.int64)
     hv = np.empty(K)  # the heap of the arms' next nodes: values, arms
     hk = np.empty(K, dtype=np.int64)
@@ -171,36 +199,31 @@ def _argmax_rows(mean, sd, count, y, out, table):  # pragma: no cover - compiled
         # the grid: every arm's nodes within (lo, hi), sorted (a K-way merge, _merge_grid)
         n = _merge_grid(mean[r], sd[r], count[r], y, lo, hi, grid, head, hv, hk)
         grid[n] = hi
-        # log F_k at every node, arm by arm (each arm's loop over the nodes runs without a
-        # dependence on the others), log P summed over the arms in the order k = 0, 1, ...
-        # at each node: the same sums, bit for bit, as node by node
-        for i in range(n + 1):
-            logP[i] = 0.0
+        # log F_k at the nodes, arm by arm over a block of _BLOCK nodes at a time (the inner
+        # loop has no dependence between arms), log P summed over the arms in the order
+        # k = 0, 1, ... at each node, the increments added per arm in the nodes' order: the
+        # same sums, bit for bit, as node by node. Column 0: the previous block's last node.
+        logP[0] = 0.0
         for k in range(K):
-            c, mk, sk = count[r, k], mean[r, k], sd[r, k]
-            Fk = logF[k]
-            Fk[0] = _log_cdf((lo - mk) / sk, table) if c > 0 else 0.0
-            logP[0] += c * Fk[0]
-            for i in range(1, n + 1):
-                z = (grid[i] - mk) / sk
-                f = 0.0 if (c == 0 or z > _TAIL + 0.5) else _log_cdf(z, table)  # Phi(9) = 1 - 1e-19
-                Fk[i] = f
-                logP[i] += c * f
-        # each interval's logarithmic mean of P at its ends (0: the interval adds nothing)
+            c = count[r, k]
+            logF[k, 0] = _log_cdf((lo - mean[r, k]) / sd[r, k], table) if c > 0 else 0.0
+            logP[0] += c * logF[k, 0]
+            out[r, k] = 0.0
         P0 = math.exp(logP[0])
-        for i in range(1, n + 1):
-            d = logP[i] - logP[i - 1]
-            P1 = math.exp(logP[i])
-            lm = (P1 - P0) / d if d > 1e-12 else P1  # the logarithmic mean of P0, P1
-            lms[i] = lm if lm > 0.0 else 0.0
-            P0 = P1
-        for k in range(K):  # the increments of log F_k, in the nodes' order
-            Fk = logF[k]
-            acc = 0.0
-            for i in range(1, n + 1):
-                if lms[i] > 0.0:
-                    acc += (Fk[i] - Fk[i - 1]) * lms[i]
-            out[r, k] = acc
+        i0 = 1
+        while i0 <= n:
+            m = min(_BLOCK, n + 1 - i0)  # nodes i0 .. i0 + m - 1, in columns 1 .. m
+            P0 = _argmax_block(mean[r], sd[r], count[r], grid, i0, m, P0, logF, logP, lms, table)
+            for k in range(K):  # the increments of log F_k, in the nodes' order
+                Fk = logF[k]
+                acc = out[r, k]
+                for j in range(1, m + 1):
+                    if lms[j] > 0.0:
+                        acc += (Fk[j] - Fk[j - 1]) * lms[j]
+                out[r, k] = acc
+                Fk[0] = Fk[m]
+            logP[0] = logP[m]
+            i0 += m
         total = 0.0
         for a in range(K):
             total += count[r, a] * out[r, a]
