@@ -23,6 +23,7 @@ _F64 = np.dtype(np.float64)  # the native float64 (a numpy singleton: ``is`` com
 _NOT_FINITE = "must be finite numbers (no NaN, no inf)"
 _N_INDEX_TEXT = 1024
 _INDEX_TEXT = tuple(str(k) for k in range(_N_INDEX_TEXT))  # arms mode's labels, made once
+_new = tuple.__new__  # a Decision of its fields in one C call (Decision._make)
 
 
 def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -> Decision:
@@ -74,7 +75,7 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
             ctx, K = X, len(X)
         else:
             ctx, K = self._inputs(arms, context)
-    t = time.time() if t is None else float(t)
+    t = t if type(t) is float else time.time() if t is None else float(t)
     if len(open_) >= self.max_open:
         self._expire_oldest()
     got = self._work_by_k.get(K)
@@ -98,7 +99,7 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
     else:
         x, g = ctx[arm].copy(), 0
         label = _INDEX_TEXT[arm] if arm < _N_INDEX_TEXT else str(arm)
-    rec = Decision(event, arm, label, p, pi, method, 0.0, self.model_version, bandit, t)
+    rec = _new(Decision, (event, arm, label, p, pi, method, 0.0, self.model_version, bandit, t))
     open_[event] = (x, g, bandit, t, rec)
     self.counts["decisions"] += 1
     if self._listeners:

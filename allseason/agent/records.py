@@ -4,7 +4,7 @@ the counts and of the ways pi is obtained, and the checks of the agent's inputs.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 
@@ -42,9 +42,25 @@ class UnknownEvent(SpecError):
         super().__init__("event_id", f"no decision is open for {show(event)}")
 
 
-@dataclass(slots=True)
-class Decision:
-    """One decision of the agent.
+_tuple_new = tuple.__new__
+#: the record's fields, in order (a Decision is a tuple of them)
+DECISION_FIELDS = (
+    "event_id",
+    "arm",
+    "label",
+    "propensity",
+    "propensities",
+    "pi_method",
+    "pi_stderr",
+    "model_version",
+    "bandit",
+    "t",
+)
+
+
+class Decision(tuple):
+    """One decision of the agent (a tuple of :data:`DECISION_FIELDS`, read by name: made by
+    one C call on the hot path, ``Decision._make((event_id, arm, ...))``).
 
     Attributes
     ----------
@@ -69,31 +85,59 @@ class Decision:
         Decision time (Unix seconds; the caller's, or the clock's).
     """
 
-    event_id: str
-    arm: int
-    label: str
-    propensity: float | None
-    propensities: np.ndarray | None
-    pi_method: str
-    pi_stderr: float
-    model_version: int
-    bandit: int
-    t: float
+    __slots__ = ()
+
+    def __new__(
+        cls,
+        event_id: str,
+        arm: int,
+        label: str,
+        propensity: float | None,
+        propensities: np.ndarray | None,
+        pi_method: str,
+        pi_stderr: float,
+        model_version: int,
+        bandit: int,
+        t: float,
+    ):
+        """The record of these fields."""
+        return _tuple_new(
+            cls,
+            (event_id, arm, label, propensity, propensities, pi_method, pi_stderr,
+             model_version, bandit, t),
+        )  # fmt: skip
+
+    @classmethod
+    def _make(cls, values: tuple) -> Decision:
+        """The record of a tuple of the fields in order (no checks)."""
+        return _tuple_new(cls, values)
+
+    event_id = property(itemgetter(0))
+    arm = property(itemgetter(1))
+    label = property(itemgetter(2))
+    propensity = property(itemgetter(3))
+    propensities = property(itemgetter(4))
+    pi_method = property(itemgetter(5))
+    pi_stderr = property(itemgetter(6))
+    model_version = property(itemgetter(7))
+    bandit = property(itemgetter(8))
+    t = property(itemgetter(9))
+
+    def __repr__(self) -> str:
+        """``Decision(event_id=..., arm=..., ...)``."""
+        body = ", ".join(f"{k}={v!r}" for k, v in zip(DECISION_FIELDS, self))
+        return f"Decision({body})"
+
+    def __getnewargs__(self):
+        """The fields (copy.copy and copy.deepcopy rebuild the record from them)."""
+        return tuple(self)
 
     def to_dict(self) -> dict:
         """The record as JSON-able plain data."""
-        return {
-            "event_id": self.event_id,
-            "arm": self.arm,
-            "label": self.label,
-            "propensity": self.propensity,
-            "propensities": None if self.propensities is None else self.propensities.tolist(),
-            "pi_method": self.pi_method,
-            "pi_stderr": self.pi_stderr,
-            "model_version": self.model_version,
-            "bandit": self.bandit,
-            "t": self.t,
-        }
+        d = dict(zip(DECISION_FIELDS, self))
+        pis = d["propensities"]
+        d["propensities"] = None if pis is None else pis.tolist()
+        return d
 
 
 def _positive_int(name, value, lo=1, hi=10**9):
@@ -158,6 +202,7 @@ def check_labels(n_arms, arms) -> list[str] | None:
 
 __all__ = [
     "Decision",
+    "DECISION_FIELDS",
     "UnknownEvent",
     "PI_METHODS",
     "COUNT_NAMES",

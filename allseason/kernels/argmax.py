@@ -84,6 +84,93 @@ def argmax_probs_rows_table(mean, sd, count, y, out):  # pragma: no cover - comp
 
 
 @njit(cache=True, nogil=True)
+def _merge_grid(mean, sd, count, y, lo, hi, grid, head, hv, hk):  # pragma: no cover - compiled
+    """grid[0] = lo, then every arm's nodes ``mean[k] + sd[k] * y[j]`` within (lo, hi),
+    sorted; returns n, the index of the next free slot (where the caller puts hi). ``head``,
+    ``hv``, ``hk``: workspaces of K."""
+    K = mean.shape[0]
+    J = y.shape[0]
+    # the grid: every arm's nodes within (lo, hi), sorted. Each arm's nodes are sorted
+    # already (y ascending, sd > 0): a K-way merge through a binary heap of the arms'
+    # next nodes (O(log K) a node; the same grid as sorting them all, bit for bit)
+    m = 0
+    for k in range(K):
+        if count[k] <= 0:
+            continue
+        j = 0
+        while j < J and not mean[k] + sd[k] * y[j] > lo:
+            j += 1
+        if j < J:
+            s = mean[k] + sd[k] * y[j]
+            if s < hi:
+                head[k] = j
+                i = m  # push (s, k): sift up
+                m += 1
+                while i > 0:
+                    up = (i - 1) >> 1
+                    if not hv[up] > s:
+                        break
+                    hv[i], hk[i] = hv[up], hk[up]
+                    i = up
+                hv[i], hk[i] = s, k
+    grid[0] = lo
+    n = 1
+    while m > 0:
+        grid[n] = hv[0]
+        n += 1
+        k = hk[0]
+        j = head[k] + 1
+        s = mean[k] + sd[k] * y[j] if j < J else hi
+        if s < hi:
+            head[k] = j
+        else:  # arm k is done: the heap's last entry replaces the top
+            m -= 1
+            s, k = hv[m], hk[m]
+        i = 0  # sift (s, k) down from the top
+        while True:
+            c = 2 * i + 1
+            if c >= m:
+                break
+            if c + 1 < m and hv[c + 1] < hv[c]:
+                c += 1
+            if not hv[c] < s:
+                break
+            hv[i], hk[i] = hv[c], hk[c]
+            i = c
+        if m > 0:
+            hv[i], hk[i] = s, k
+    return n
+
+
+_BLOCK = 64  # nodes of the grid whose log F the quadrature holds at once (memory: K x 65)
+
+
+@njit(cache=True, nogil=True)
+def _argmax_block(mean, sd, count, grid, i0, m, P0, logF, logP, lms, table):  # pragma: no cover
+    """log F_k (``logF[k, 1:m + 1]``) and log P (``logP[1:m + 1]``) at the nodes
+    ``grid[i0:i0 + m]``, arm by arm; ``lms[j]``: the logarithmic mean of P over the interval
+    ending at node j (0 where it adds nothing). Returns P at the block's last node."""
+    K = mean.shape[0]
+    for j in range(1, m + 1):
+        logP[j] = 0.0
+    for k in range(K):
+        c, mk, sk = count[k], mean[k], sd[k]
+        Fk = logF[k]
+        for j in range(1, m + 1):
+            z = (grid[i0 + j - 1] - mk) / sk
+            f = 0.0 if (c == 0 or z > _TAIL + 0.5) else _log_cdf(z, table)  # Phi(9) = 1 - 1e-19
+            Fk[j] = f
+            logP[j] += c * f
+    for j in range(1, m + 1):
+        d = logP[j] - logP[j - 1]
+        P1 = math.exp(logP[j])
+        lm = (P1 - P0) / d if d > 1e-12 else P1  # the logarithmic mean of P0, P1
+        lms[j] = lm if lm > 0.0 else 0.0
+        P0 = P1
+    return P0
+
+
+@njit(cache=True, nogil=True)
 def _argmax_rows(mean, sd, count, y, out, table):  # pragma: no cover - compiled
     """out[r, a] = P(argmax_k N(mean[r,k], sd[r,k]^2) = a), rows independent.
 
@@ -97,64 +184,46 @@ def _argmax_rows(mean, sd, count, y, out, table):  # pragma: no cover - compiled
     R, K = mean.shape
     J = y.shape[0]
     grid = np.empty(K * J + 2)
-    logF = np.empty(K)
-    prevF = np.empty(K)
+    logF = np.empty((K, _BLOCK + 1))  # log F_k at a block of the grid's nodes
+    logP = np.empty(_BLOCK + 1)
+    lms = np.empty(_BLOCK + 1)
     head = np.empty(K, dtype=np.int64)
+    hv = np.empty(K)  # the heap of the arms' next nodes: values, arms
+    hk = np.empty(K, dtype=np.int64)
     for r in range(R):
         lo, hi = -np.inf, -np.inf
         for k in range(K):
             if count[r, k] > 0:
                 lo = max(lo, mean[r, k] - _TAIL * sd[r, k])
                 hi = max(hi, mean[r, k] + _TAIL * sd[r, k])
-        # the grid: every arm's nodes within (lo, hi), sorted. Each arm's nodes are sorted
-        # already (y ascending, sd > 0): a K-way merge, the same grid as sorting them all.
-        for k in range(K):
-            head[k] = 0 if count[r, k] > 0 else J
-        grid[0] = lo
-        n = 1
-        while True:
-            best, bk = np.inf, -1
-            for k in range(K):
-                j = head[k]
-                while j < J and not mean[r, k] + sd[r, k] * y[j] > lo:
-                    j += 1
-                head[k] = j
-                if j < J:
-                    s = mean[r, k] + sd[r, k] * y[j]
-                    if s < hi and (bk < 0 or s < best):
-                        best, bk = s, k
-                    elif not s < hi:
-                        head[k] = J
-            if bk < 0:
-                break
-            grid[n] = best
-            n += 1
-            head[bk] += 1
+        # the grid: every arm's nodes within (lo, hi), sorted (a K-way merge, _merge_grid)
+        n = _merge_grid(mean[r], sd[r], count[r], y, lo, hi, grid, head, hv, hk)
         grid[n] = hi
-        for a in range(K):
-            out[r, a] = 0.0
-        prev_logP = 0.0
+        # log F_k at the nodes, arm by arm over a block of _BLOCK nodes at a time (the inner
+        # loop has no dependence between arms), log P summed over the arms in the order
+        # k = 0, 1, ... at each node, the increments added per arm in the nodes' order: the
+        # same sums, bit for bit, as node by node. Column 0: the previous block's last node.
+        logP[0] = 0.0
         for k in range(K):
-            prevF[k] = _log_cdf((lo - mean[r, k]) / sd[r, k], table) if count[r, k] > 0 else 0.0
-            prev_logP += count[r, k] * prevF[k]
-        P0 = math.exp(prev_logP)
-        for i in range(1, n + 1):
-            logP = 0.0
-            for k in range(K):
-                z = (grid[i] - mean[r, k]) / sd[r, k]
-                skip = count[r, k] == 0 or z > _TAIL + 0.5  # Phi(9) = 1 - 1e-19
-                logF[k] = 0.0 if skip else _log_cdf(z, table)
-                logP += count[r, k] * logF[k]
-            d = logP - prev_logP
-            P1 = math.exp(logP)
-            lm = (P1 - P0) / d if d > 1e-12 else P1  # the logarithmic mean of P0, P1
-            if lm > 0.0:
-                for k in range(K):
-                    out[r, k] += (logF[k] - prevF[k]) * lm
-            for k in range(K):
-                prevF[k] = logF[k]
-            prev_logP = logP
-            P0 = P1
+            c = count[r, k]
+            logF[k, 0] = _log_cdf((lo - mean[r, k]) / sd[r, k], table) if c > 0 else 0.0
+            logP[0] += c * logF[k, 0]
+            out[r, k] = 0.0
+        P0 = math.exp(logP[0])
+        i0 = 1
+        while i0 <= n:
+            m = min(_BLOCK, n + 1 - i0)  # nodes i0 .. i0 + m - 1, in columns 1 .. m
+            P0 = _argmax_block(mean[r], sd[r], count[r], grid, i0, m, P0, logF, logP, lms, table)
+            for k in range(K):  # the increments of log F_k, in the nodes' order
+                Fk = logF[k]
+                acc = out[r, k]
+                for j in range(1, m + 1):
+                    if lms[j] > 0.0:
+                        acc += (Fk[j] - Fk[j - 1]) * lms[j]
+                out[r, k] = acc
+                Fk[0] = Fk[m]
+            logP[0] = logP[m]
+            i0 += m
         total = 0.0
         for a in range(K):
             total += count[r, a] * out[r, a]
