@@ -8,7 +8,6 @@ measured by ``benchmarks/deployed_draw.py``, the reading and the figures alone b
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -32,21 +31,14 @@ pytest.importorskip("playwright.sync_api")
 
 @pytest.fixture(scope="module")
 def deployed_server(tmp_path_factory):
-    """An app server started with ALLSEASON_DEPLOYED_DIR on a log of N_DECISIONS."""
+    """An app server started with ALLSEASON_DEPLOYED_DIR on a log of N_DECISIONS (in its
+    environment only: the session's ``server``, when it starts after this one, has none)."""
     from appserver import Server
 
     folder = tmp_path_factory.mktemp("deployed")
     write_fake_log(folder, N_DECISIONS, batch_size=1)
-    old = os.environ.get(ENV)
-    os.environ[ENV] = str(folder)
-    try:
-        with Server() as srv:
-            yield srv.url, folder
-    finally:
-        if old is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = old
+    with Server(env={ENV: str(folder)}) as srv:
+        yield srv.url, folder
 
 
 def _drawn(page, url: str) -> float:
