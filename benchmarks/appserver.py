@@ -43,15 +43,18 @@ def free_port() -> int:
 class Server:
     """``streamlit run app.py`` (this interpreter's streamlit) on 127.0.0.1:``port`` (a free
     one by default), headless; ``with Server() as srv`` returns once ``/_stcore/health``
-    answers ``ok``. Its output goes to ``log_path`` (default: ``$SCREENSHOT_DIR``)."""
+    answers ``ok``. Its output goes to ``log_path`` (default: ``$SCREENSHOT_DIR``); ``env``:
+    variables of its own (on top of this process's environment, which stays as it is)."""
 
     def __init__(
         self,
         port: int | None = None,
         log_path: str | Path | None = None,
         root: str | Path | None = None,
+        env: dict[str, str] | None = None,
     ):
-        self.root = Path(root or ROOT)  # another checkout's app (e.g. a before/after pair)
+        self.root = Path(root or ROOT)
+        self.env = dict(env or {})  # another checkout's app (e.g. a before/after pair)
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = Path(log_path or LOG_DIR / f"app-server-{self.port}.log")
@@ -75,7 +78,7 @@ class Server:
             "false",
         ]
         self._log = open(self.log_path, "w")
-        env = {**os.environ, "PYTHONPATH": str(self.root)}  # that checkout's allseason
+        env = {**os.environ, **self.env, "PYTHONPATH": str(self.root)}  # that checkout's allseason
         self.proc = subprocess.Popen(
             cmd, cwd=self.root, env=env, stdout=self._log, stderr=subprocess.STDOUT
         )

@@ -291,10 +291,16 @@ class Session:
         self.ws = {"frames": 0, "bytes": 0, "closed": 0}
         self.console: list[str] = []
 
-    async def open(self, browser, base_url: str) -> None:
+    async def open(self, browser, base_url: str, context=None) -> None:
+        """Open the session's Race link: in a browser context of its own, or (``context``)
+        in a new tab of that context (a Streamlit session all the same)."""
         r = self.result
-        self.ctx = await browser.new_context(viewport=self.viewport, accept_downloads=True)
-        self.pg = await self.ctx.new_page()
+        if context is None:
+            self.ctx = await browser.new_context(viewport=self.viewport, accept_downloads=True)
+            self.pg = await self.ctx.new_page()
+        else:
+            self.pg = await context.new_page()
+            await self.pg.set_viewport_size(self.viewport)
         self.pg.set_default_timeout(self.timeout_ms)
         self.pg.on(
             "console",
@@ -425,6 +431,8 @@ class Session:
     async def close(self) -> None:
         if self.ctx is not None:
             await self.ctx.close()
+        elif self.pg is not None:
+            await self.pg.close()
 
 
 async def _guarded(session: Session, coro) -> None:
@@ -443,11 +451,14 @@ async def _phase(
     sessions: list[Session],
     timeout_s: float,
     screenshot_first: str | Path | None = None,
+    context=None,
 ) -> float:
-    """Open all sessions, then start all races together; returns the wall time of the races."""
+    """Open all sessions (each a browser context, or a tab of ``context``), then start all
+    races together; returns the wall time of the races."""
     try:
         await asyncio.wait_for(
-            asyncio.gather(*(_guarded(s, s.open(browser, base_url)) for s in sessions)), timeout_s
+            asyncio.gather(*(_guarded(s, s.open(browser, base_url, context)) for s in sessions)),
+            timeout_s,
         )
         ready = [s for s in sessions if not s.result.get("failed")]
         t0 = time.perf_counter()
@@ -480,15 +491,24 @@ LIMITS_CAPTION = "Limits in this app"
 
 
 async def probe_limits(
-    browser, base_url: str, timeout_ms: int = 60_000, engine_limit_link: bool = True
+    browser,
+    base_url: str,
+    timeout_ms: int = 60_000,
+    engine_limit_link: bool = True,
+    context=None,
 ) -> dict:
     """What one session can ask for: a link over the horizon limit is refused with a message
     naming it; the Seeds slider stops at 10; horizon x seeds x policies over the budget is
-    refused and "Run race" then starts nothing; the limits are written on the Race page."""
+    refused and "Run race" then starts nothing; the limits are written on the Race page. In a
+    browser context of its own, or in a new tab of ``context``."""
     out: dict = {"problems": []}
-    ctx = await browser.new_context(viewport=VIEWPORT)
+    own = context is None
+    ctx = await browser.new_context(viewport=VIEWPORT) if own else context
+    pg = None
     try:
         pg = await ctx.new_page()
+        if not own:
+            await pg.set_viewport_size(VIEWPORT)
         pg.set_default_timeout(timeout_ms)
         # 1. links over the app's horizon limit (50,000) and over the engine's (200,000)
         links = [(100_000, "over_app_limit")] + (
@@ -563,7 +583,10 @@ async def probe_limits(
             f"limits probe failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
         )
     finally:
-        await ctx.close()
+        if own:
+            await ctx.close()
+        elif pg is not None:
+            await pg.close()
     return out
 
 
@@ -624,6 +647,7 @@ async def _drive(
     screenshot: str | Path | None,
     warmup: bool,
     limits: bool | str,
+    tabs: bool = False,
 ) -> dict:
     from playwright.async_api import async_playwright
 
@@ -633,6 +657,8 @@ async def _drive(
             executable_path=BROWSER[0], headless=True, args=LAUNCH_ARGS
         )
         try:
+            # tabs: every session a new tab of this one context (see run())
+            ctx = await browser.new_context(accept_downloads=True) if tabs else None
             if warmup:
                 sampler.phase = "warmup"
                 w = Session(
@@ -646,13 +672,13 @@ async def _drive(
                     },
                     120_000,
                 )
-                await _phase(browser, base_url, [w], 180)
+                await _phase(browser, base_url, [w], 180, context=ctx)
                 out["warmup"] = w.result
             sampler.phase = "single"
             single = Session(
                 "single", {**scenario_for(0, horizon), "seed": "500"}, int(timeout_s * 1000)
             )
-            await _phase(browser, base_url, [single], timeout_s)
+            await _phase(browser, base_url, [single], timeout_s, context=ctx)
             out["single"] = single.result
             sampler.phase = "between"
             await asyncio.sleep(0.5)
@@ -667,13 +693,13 @@ async def _drive(
                 for i in range(n)
             ]
             out["concurrent_wall_s"] = await _phase(
-                browser, base_url, sessions, timeout_s, screenshot_first=screenshot
+                browser, base_url, sessions, timeout_s, screenshot_first=screenshot, context=ctx
             )
             out["concurrent"] = [s.result for s in sessions]
             sampler.phase = "after"
             if limits:
                 out["limits"] = await probe_limits(
-                    browser, base_url, engine_limit_link=limits != "quick"
+                    browser, base_url, engine_limit_link=limits != "quick", context=ctx
                 )
             await asyncio.sleep(1.0)
         finally:
@@ -691,10 +717,14 @@ def run(
     warmup: bool = True,
     limits: bool | str = True,
     root: str | Path | None = None,
+    tabs: bool = False,
 ) -> dict:
     """Start the server, run the phases, return the report (see the module docstring).
     ``limits``: probe the per-session limits afterwards (``"quick"``: without the link over
-    the engine's own limit)."""
+    the engine's own limit). ``tabs``: every session a new tab of one browser context
+    instead of a context of its own (a Streamlit session all the same: the app keeps nothing
+    in the browser; the page's scripts then come from the context's cache, which cut a Race
+    page load's CPU by about a quarter; tests/browser/test_load.py)."""
     t_start = time.perf_counter()
     load_before = os.getloadavg()
     with Server(port, root=root) as srv:
@@ -704,7 +734,17 @@ def run(
         try:
             time.sleep(1.0)  # idle samples
             drive = asyncio.run(
-                _drive(srv.url, sampler, n_sessions, horizon, timeout_s, screenshot, warmup, limits)
+                _drive(
+                    srv.url,
+                    sampler,
+                    n_sessions,
+                    horizon,
+                    timeout_s,
+                    screenshot,
+                    warmup,
+                    limits,
+                    tabs,
+                )
             )
             sampler.phase = "after"
             time.sleep(0.5)

@@ -8,7 +8,6 @@ measured by ``benchmarks/deployed_draw.py``, the reading and the figures alone b
 
 from __future__ import annotations
 
-import os
 import time
 from pathlib import Path
 
@@ -32,38 +31,14 @@ pytest.importorskip("playwright.sync_api")
 
 @pytest.fixture(scope="module")
 def deployed_server(tmp_path_factory):
-    """An app server started with ALLSEASON_DEPLOYED_DIR on a log of N_DECISIONS."""
+    """An app server started with ALLSEASON_DEPLOYED_DIR on a log of N_DECISIONS (in its
+    environment only: the session's ``server``, when it starts after this one, has none)."""
     from appserver import Server
 
     folder = tmp_path_factory.mktemp("deployed")
     write_fake_log(folder, N_DECISIONS, batch_size=1)
-    old = os.environ.get(ENV)
-    os.environ[ENV] = str(folder)
-    try:
-        with Server() as srv:
-            yield srv.url, folder
-    finally:
-        if old is None:
-            os.environ.pop(ENV, None)
-        else:
-            os.environ[ENV] = old
-
-
-def test_the_page_without_a_folder_offers_the_example_and_uploads(server, browser):
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    go(page, server, "Deployed")
-    check(page, errors_allowed=True)  # without the agent, the example says why, in one line
-    assert page.get_by_text("The built-in example", exact=True).count() == 1
-    assert page.get_by_text("The server's folder", exact=True).count() == 0
-    if page.locator('[data-testid="stAlertContentError"]').count() == 0:
-        page.locator('[data-testid="stPlotlyChart"] .main-svg').nth(2).wait_for()
-        wait_idle(page)
-        check(page)
-        page.mouse.move(5, 5)
-        shot(page, "deployed-example")
-    context.close()
+    with Server(env={ENV: str(folder)}) as srv:
+        yield srv.url, folder
 
 
 def _drawn(page, url: str) -> float:
@@ -75,18 +50,16 @@ def _drawn(page, url: str) -> float:
     return time.perf_counter() - t0
 
 
-def test_a_long_log_draws_and_a_bad_upload_is_one_line(deployed_server, browser, tmp_path):
+def test_a_long_log_draws_and_a_bad_upload_is_one_line(deployed_server, page, tmp_path):
+    """Three visits (each a page load, a new Streamlit session) in one tab: the first with
+    the server's reader cold, then warm; the page's scripts come from the tab's cache after
+    the first visit (a visitor's second visit), which only shortens the warm visits' times."""
     url, folder = deployed_server
     times = []
-    for visit in ("cold", "warm", "warm again"):
-        context = browser.new_context(viewport=VIEWPORT)
-        page = context.new_page()
-        page.set_default_timeout(TIMEOUT_MS)
+    for _visit in ("cold", "warm", "warm again"):
         times.append(_drawn(page, f"{url}/Deployed"))
         wait_idle(page)
         check(page)
-        if visit != "warm again":
-            context.close()
     print(f"\n{N_DECISIONS:,} decisions drawn in: cold {times[0]:.1f} s, warm {times[1]:.1f} s, "
           f"{times[2]:.1f} s (chromium, a shared machine)")  # fmt: skip
     (SCREENS / "deployed-draw-times.txt").write_text(" ".join(f"{t:.2f}" for t in times))
@@ -94,7 +67,7 @@ def test_a_long_log_draws_and_a_bad_upload_is_one_line(deployed_server, browser,
     assert f"{N_DECISIONS:,} decisions resolved" in text
     assert "Weight of the most likely bandit" in text and "Logged propensities" in text
     # warm: the folder's reader is shared, the server's script takes 1-2 s; a fresh browser
-    # context also loads plotly.js, which took a minute at load 20 on 2 cores (2026-11-26)
+    # context also loaded plotly.js, which took a minute at load 20 on 2 cores (2026-11-26)
     assert min(times[1:]) < 180
     page.mouse.move(5, 5)
     shot(page, "deployed-long-log")
@@ -110,17 +83,34 @@ def test_a_long_log_draws_and_a_bad_upload_is_one_line(deployed_server, browser,
     shown = [e.inner_text() for e in page.locator('[data-testid="stAlertContentError"]').all()]
     assert len(shown) == 1 and "decisions.csv" in shown[0], shown
     page.screenshot(path=str(SCREENS / "deployed-bad-upload.png"))
-    context.close()
 
 
-def test_an_uploaded_saved_state_is_shown_and_a_hostile_one_is_one_line(server, browser, tmp_path):
-    """Upload files → the agent's saved state (agent.save): what the agent believes now (its
+def test_the_page_without_a_folder_offers_the_example_and_shows_an_uploaded_saved_state(
+    server, page, tmp_path
+):
+    """One visit of the page on a server without a folder (they were two tests, two browser
+    contexts, two page loads): the built-in example is offered (or says in one line why not);
+    then Upload files → the agent's saved state (agent.save): what the agent believes now (its
     bandits, their weights, the shadow, each one's coefficients), no traceback; then a
-    hostile file in its place: one error line naming it. Screenshot: deployed-state.png."""
+    hostile file in its place: one error line naming it. Screenshots: deployed-example.png,
+    deployed-state.png."""
     import numpy as np
 
     from allseason import api
 
+    # the page without a folder offers the example
+    go(page, server, "Deployed")
+    check(page, errors_allowed=True)  # without the agent, the example says why, in one line
+    assert page.get_by_text("The built-in example", exact=True).count() == 1
+    assert page.get_by_text("The server's folder", exact=True).count() == 0
+    if page.locator('[data-testid="stAlertContentError"]').count() == 0:
+        page.locator('[data-testid="stPlotlyChart"] .main-svg').nth(2).wait_for()
+        wait_idle(page)
+        check(page)
+        page.mouse.move(5, 5)
+        shot(page, "deployed-example")
+
+    # an uploaded saved state is shown, a hostile one is one line
     agent = api.Agent("allseason-sw", d=3, n_arms=4, seed=2, batch_size=5)
     rng = np.random.default_rng(0)
     for i in range(400):
@@ -128,10 +118,6 @@ def test_an_uploaded_saved_state_is_shown_and_a_hostile_one_is_one_line(server, 
         agent.learn(f"e{i}", float(rec.arm == (i // 100) % 4))
     good = tmp_path / "agent.state"
     agent.save(good)
-    context = browser.new_context(viewport=VIEWPORT)
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    go(page, server, "Deployed")
     page.get_by_text("Upload files", exact=True).click()
     wait_idle(page)
     state_input = page.locator('[data-testid="stFileUploaderDropzoneInput"]').nth(2)
@@ -154,4 +140,3 @@ def test_an_uploaded_saved_state_is_shown_and_a_hostile_one_is_one_line(server, 
     shown = [e.inner_text() for e in page.locator('[data-testid="stAlertContentError"]').all()]
     assert len(shown) == 1 and "evil.state" in shown[0], shown
     assert page.get_by_text("What the agent believes now", exact=False).count() == 0
-    context.close()

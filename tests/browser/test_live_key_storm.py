@@ -6,7 +6,8 @@ in 3, with keys as fast as Playwright sends them), so each storm ends with a 5 s
 those. Each run on a fresh session; after each the stage must still be there and answer (its
 step counter moves or the show is paused, a key still switches the season), with no
 traceback and no such error in the browser's console. The driver is
-``benchmarks/key_storm.py``.
+``benchmarks/key_storm.py``; here each run's session is a new tab of one browser context
+(the benchmark's ``tabs``: a new Streamlit session all the same, the page's scripts cached).
 
 Here each storm is ``KEYS_SENT`` keys on the 10-12 a second schedule (the same storm
 whatever the machine's load; a loaded machine only makes it last longer), ``RUNS`` runs
@@ -48,7 +49,7 @@ def storms(server) -> list[dict]:
     # in a thread of its own: its asyncio loop must not meet the loop that Playwright's sync
     # API leaves running in this thread when other browser tests ran first
     with ThreadPoolExecutor(1) as pool:
-        run = key_storm.all_runs(server, RUNS, keys=KEYS_SENT, screens=SCREENS)
+        run = key_storm.all_runs(server, RUNS, keys=KEYS_SENT, screens=SCREENS, tabs=True)
         results = pool.submit(asyncio.run, run).result()
     with open(SCREENS / "live-storm.txt", "a") as f:
         for r in results:

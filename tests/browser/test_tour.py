@@ -102,19 +102,13 @@ def test_walk_the_whole_tour_with_next(server, page):
     _record(timings)  # the pace is benchmarks/ui_clicks.py's (--parts tour), not asserted here
 
 
-def test_open_a_step_from_its_link_and_go_back(server, page):
-    page.goto(f"{server}/Guided_tour?step=5")
-    wait_step(page, 5)
-    check(page)
-    assert page.locator("h1", has_text="Step 5 of 7 · A season returns").count() == 1
-    assert figure_box(page)["y"] >= 0
-    page.get_by_role("button", name="Back").click()
-    wait_step(page, 4)
-    check(page)
-    assert "step=4" in page.url
-
-
-def test_a_bad_step_in_the_link_gets_a_message(server, page):
+def test_a_bad_step_link_a_step_link_and_back_then_home(server, page):
+    """One tab, three checks in turn (they were three tests, three tabs and four page loads):
+    a bad step in the link gets a message; a link opens its step and Back goes to the one
+    before; the tour's ``step`` is not a scenario parameter: a session opened on the tour by a
+    step link and moved to Home must not report it as an unknown link parameter (last: it
+    opens the sidebar, which Streamlit then keeps open for the tab's later pages)."""
+    # a bad step in the link gets a message
     page.goto(f"{server}/Guided_tour?step=99")
     wait_step(page, 1)
     assert page.locator('[data-testid="stException"]').count() == 0
@@ -125,12 +119,18 @@ def test_a_bad_step_in_the_link_gets_a_message(server, page):
     assert box["y"] + box["height"] <= VIEWPORT["height"], box
     page.screenshot(path=str(SCREENS / "tour-bad-step.png"))
 
+    # a step from its link, and back
+    page.goto(f"{server}/Guided_tour?step=5")
+    wait_step(page, 5)
+    check(page)
+    assert page.locator("h1", has_text="Step 5 of 7 · A season returns").count() == 1
+    assert figure_box(page)["y"] >= 0
+    page.get_by_role("button", name="Back").click()
+    wait_step(page, 4)
+    check(page)
+    assert "step=4" in page.url
 
-def test_leaving_the_tour_for_home_shows_no_link_error(server, page):
-    """The tour's ``step`` is not a scenario parameter: a session opened on the tour and moved
-    to Home must not report it as an unknown link parameter."""
-    page.goto(f"{server}/Guided_tour?step=3")
-    wait_step(page, 3)
+    # leaving the tour (opened by a step link) for Home shows no link error
     page.locator('[data-testid="stExpandSidebarButton"]').click()
     page.locator('[data-testid="stSidebar"] a', has_text="Home").first.click()
     page.locator("h1", has_text="All-Season").first.wait_for()
