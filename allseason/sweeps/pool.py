@@ -101,10 +101,12 @@ def guarded_forkserver():
     if "forkserver" not in mp.get_all_start_methods():
         return None
     # a clean server process forks the workers (no threads inherited from the driver); it
-    # imports the guard (it dies with the driver), then this module once, so each worker
-    # starts warm
+    # imports the guard (it dies with the driver), then this module and the kernels (numba,
+    # which the package imports on first use) once, so each worker starts warm
+    from ..kernels import FAMILIES
+
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload([GUARD, "allseason.sweeps.execute"])
+    ctx.set_forkserver_preload([GUARD, "allseason.sweeps.execute", *FAMILIES])
     _start_forkserver()
     return ctx
 
