@@ -21,8 +21,11 @@ exist, what they take and what they mean: :func:`policy_names`, :func:`hyperpara
 
 from __future__ import annotations
 
-from .agent import Agent, Decision, UnknownEvent
-from .agent.decision_log import read_decision_log
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .agent import Agent, Decision, UnknownEvent
+    from .agent.decision_log import read_decision_log
 from .analysis import (
     ensemble_summary,
     learnt_by,
@@ -465,3 +468,25 @@ __all__ = [
 ]
 
 DEPLOYED_FILES = (DECISIONS, BATCHES)  # the decision log's two files, in its folder
+
+# The deployable agent (its compiled kernels and scipy's special functions) is imported on
+# first use (PEP 562): a race, a sweep worker or the command line does not pay for it.
+_AGENT_NAMES = {
+    "Agent": ".agent",
+    "Decision": ".agent",
+    "UnknownEvent": ".agent",
+    "read_decision_log": ".agent.decision_log",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """:class:`~allseason.agent.Agent`, its records and :func:`read_decision_log`, on first
+    use."""
+    home = _AGENT_NAMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(home, __package__), name)
+    globals()[name] = value
+    return value

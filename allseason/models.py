@@ -20,7 +20,6 @@ factor up to date with O(d^2) rank-one updates instead; tests check the two agre
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cho_solve, solve_triangular
 
 LOG_2PI = float(np.log(2.0 * np.pi))
 
@@ -89,20 +88,28 @@ class GaussianLinearPosterior:
     @property
     def mean(self) -> np.ndarray:
         """mu = M^-1 b."""
+        from scipy.linalg import cho_solve  # scipy is slow to import: only when used
+
         return cho_solve((self.chol, True), self.b)
 
     @property
     def covariance(self) -> np.ndarray:
         """Sigma = M^-1."""
+        from scipy.linalg import cho_solve  # scipy is slow to import: only when used
+
         return cho_solve((self.chol, True), np.eye(self.d))
 
     def sample(self, z: np.ndarray) -> np.ndarray:
         """Thompson sample theta = mu + L^-T z ~ N(mu, M^-1), from z ~ N(0, I_d)."""
+        from scipy.linalg import cho_solve, solve_triangular  # slow to import: when used
+
         L = self.chol
         return cho_solve((L, True), self.b) + solve_triangular(L.T, z, lower=False)
 
     def log_predictive(self, xs: np.ndarray, rs: np.ndarray) -> np.ndarray:
         """log N(r; <mu, x>, sigma2 + x^T M^-1 x) for each row; shape (n,)."""
+        from scipy.linalg import cho_solve, solve_triangular  # slow to import: when used
+
         xs, rs = np.atleast_2d(xs), np.atleast_1d(rs)
         L = self.chol
         mean = xs @ cho_solve((L, True), self.b)

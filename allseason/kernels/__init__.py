@@ -32,47 +32,9 @@ Every kernel releases the GIL (``nogil=True``): a race plays its seeds in thread
 
 from __future__ import annotations
 
-from .allseason import (
-    AllSeasonOut,
-    AllSeasonParams,
-    AllSeasonState,
-    PruneCache,
-    allseason_chunk,
-    new_allseason_state,
-    prune_one,
-    sym_kl,
-)
-from .denband import (
-    DenBandOut,
-    DenBandParams,
-    DenBandState,
-    Experts,
-    denband_chunk,
-    grow_experts,
-    new_denband_state,
-)
-from .linalg import (
-    add_obs,
-    backward_solve,
-    best_arm,
-    best_arm_sandwich,
-    chol_downdate,
-    chol_factor,
-    chol_update,
-    forward_solve,
-    log_predictive,
-    refresh_mean,
-    remove_obs,
-)
-from .lints import (
-    LinTSParams,
-    LinTSState,
-    discount_obs,
-    lints_chunk,
-    new_lints_state,
-    short_memory_learn,
-)
-from .ridge import BoBState, Resets, bob_chunk, new_bob_state, ridge_apply
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .types import (
     CREATE,
     DISCARD,
@@ -91,7 +53,127 @@ from .types import (
     plain,
 )
 
+if TYPE_CHECKING:
+    from .allseason import (
+        AllSeasonOut,
+        AllSeasonParams,
+        AllSeasonState,
+        PruneCache,
+        allseason_chunk,
+        new_allseason_state,
+        prune_one,
+        sym_kl,
+    )
+    from .denband import (
+        DenBandOut,
+        DenBandParams,
+        DenBandState,
+        Experts,
+        denband_chunk,
+        grow_experts,
+        new_denband_state,
+    )
+    from .linalg import (
+        add_obs,
+        backward_solve,
+        best_arm,
+        best_arm_sandwich,
+        chol_downdate,
+        chol_factor,
+        chol_update,
+        forward_solve,
+        log_predictive,
+        refresh_mean,
+        remove_obs,
+    )
+    from .lints import (
+        LinTSParams,
+        LinTSState,
+        discount_obs,
+        lints_chunk,
+        new_lints_state,
+        short_memory_learn,
+    )
+    from .ridge import (
+        BoBState,
+        Resets,
+        bob_chunk,
+        new_bob_state,
+        ridge_apply,
+    )
+
+# The typed state (:mod:`.types`, numpy only) is imported here; every kernel on first use
+# (PEP 562), so that a process that validates, refuses or prints help and never plays a step
+# does not import numba (about 0.4 s of CPU). The first kernel a policy calls imports its
+# family's module, as the import of this package did before.
+_HOME = {
+    "AllSeasonOut": "allseason",
+    "AllSeasonParams": "allseason",
+    "AllSeasonState": "allseason",
+    "PruneCache": "allseason",
+    "allseason_chunk": "allseason",
+    "new_allseason_state": "allseason",
+    "prune_one": "allseason",
+    "sym_kl": "allseason",
+    "DenBandOut": "denband",
+    "DenBandParams": "denband",
+    "DenBandState": "denband",
+    "Experts": "denband",
+    "denband_chunk": "denband",
+    "grow_experts": "denband",
+    "new_denband_state": "denband",
+    "add_obs": "linalg",
+    "backward_solve": "linalg",
+    "best_arm": "linalg",
+    "best_arm_sandwich": "linalg",
+    "chol_downdate": "linalg",
+    "chol_factor": "linalg",
+    "chol_update": "linalg",
+    "forward_solve": "linalg",
+    "log_predictive": "linalg",
+    "refresh_mean": "linalg",
+    "remove_obs": "linalg",
+    "LinTSParams": "lints",
+    "LinTSState": "lints",
+    "discount_obs": "lints",
+    "lints_chunk": "lints",
+    "new_lints_state": "lints",
+    "short_memory_learn": "lints",
+    "BoBState": "ridge",
+    "Resets": "ridge",
+    "bob_chunk": "ridge",
+    "new_bob_state": "ridge",
+    "ridge_apply": "ridge",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A kernel, or a family's module (``kernels.lints``), imported on first use."""
+    home = _HOME.get(name)
+    if home is None:
+        if name.startswith("__"):
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        try:
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})
+
+
+FAMILIES = tuple(f"{__name__}.{m}" for m in sorted(set(_HOME.values())))
+"""The family modules, for a process that should import them all now (a forkserver's preload,
+so that the workers it forks do not each import numba)."""
+
 __all__ = [
+    "FAMILIES",
     "PLAIN",
     "WINDOW",
     "DISCOUNT",

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import ndtri  # the normal quantile (scipy.stats is slow to import)
 
 N_BLOCKS = 100  # blocks of consecutive events for the bootstrap (fewer if the log is shorter)
 N_BOOT = 2000
@@ -39,6 +38,8 @@ def wilson(mean: float, n: float, level: float = 0.95) -> tuple[float, float]:
     """
     if not n > 0:
         return 0.0, 1.0
+    from scipy.special import ndtri  # the normal quantile (scipy.stats is slower to import)
+
     z = ndtri(0.5 + level / 2)
     p = min(max(float(mean), 0.0), 1.0)
     z2n = z * z / n
@@ -133,6 +134,8 @@ def events_needed(
     p1 = min((1 + lift) * p0, 1.0)
     if not (0 < p0 < 1 and ess_share > 0 and p1 > p0):
         return math.inf
+    from scipy.special import ndtri  # the normal quantile
+
     z = ndtri(1 - alpha / 2) + ndtri(power)
     return z * z * (p0 * (1 - p0) + p1 * (1 - p1) / ess_share) / (p1 - p0) ** 2
 

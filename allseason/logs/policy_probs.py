@@ -24,9 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..kernels.argmax import QUAD_NODES as _Y
-from ..kernels.argmax import argmax_probs_rows as _argmax_probs_kernel
-
 
 def gaussian_argmax_probs(mean: np.ndarray, var: np.ndarray) -> np.ndarray:
     """The probability that each of K independent Gaussian scores is the largest.
@@ -49,6 +46,9 @@ def gaussian_argmax_probs(mean: np.ndarray, var: np.ndarray) -> np.ndarray:
         raise ValueError("mean, var: the same shape, finite means and positive variances")
     sd = np.sqrt(v2)
     if m2.shape[1] <= _DEDUPE:
+        from ..kernels.argmax import QUAD_NODES as _Y  # scipy's tables: only when used
+        from ..kernels.argmax import argmax_probs_rows as _argmax_probs_kernel
+
         out = np.empty_like(m2)
         _argmax_probs_kernel(np.ascontiguousarray(m2), sd, np.ones(m2.shape, np.int64), _Y, out)
     else:
@@ -62,6 +62,9 @@ _DEDUPE = 16  # above this many arms, arms with the same score distribution are 
 def _deduped(mean: np.ndarray, sd: np.ndarray) -> np.ndarray:
     """Rows whose arms share score distributions (e.g. every arm never yet observed) are
     integrated once per distinct (mean, sd), with its count."""
+    from ..kernels.argmax import QUAD_NODES as _Y  # scipy's tables: only when used
+    from ..kernels.argmax import argmax_probs_rows as _argmax_probs_kernel
+
     R, K = mean.shape
     um = np.zeros((R, K))
     us = np.ones((R, K))

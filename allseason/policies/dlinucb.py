@@ -62,7 +62,6 @@ import math
 from collections import deque
 
 import numpy as np
-from scipy.special import erfinv
 
 from .base import Event, Policy, RngLike
 from .params import NOISE, OPEN_UNIT, PRIOR, WINDOW, Interval, Param, Real
@@ -156,6 +155,8 @@ class DLinUCB(BlockAware, Policy):
         self._set_params(
             tau=tau, delta1=delta1, delta2=delta2, tilde_delta1=tilde_delta1, lam=lam, sigma2=sigma2
         )
+        from scipy.special import erfinv  # slow to import: only when used
+
         self.sigma = math.sqrt(self.sigma2)
         self.eps = math.sqrt(2.0) * self.sigma * float(erfinv(1.0 - self.delta1))  # line 10
         self._lcb_scale = math.sqrt(math.log(self.tau))

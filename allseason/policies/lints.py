@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections import deque
 
 import numpy as np
-from scipy.linalg import cho_solve
 
 from .. import kernels
 from ..models import GaussianLinearPosterior
@@ -288,6 +287,8 @@ class DLinTS(LinTS):
     def _select(self, arms, u, z):
         if self.inner is None:
             return super()._select(arms, u, z)
+        from scipy.linalg import cho_solve  # slow to import: only when used
+
         L = self.model.chol
         theta = self.model.mean + cho_solve((L, True), self.inner.chol @ z)  # mu + M^-1 Lt z
         return int(np.argmax(arms @ theta))

@@ -33,7 +33,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import block_diag
 
 from ..envs import weather
 from ..envs.linear import LinearGaussianEnv, Round
@@ -284,6 +283,8 @@ def posterior_history(scenario: Scenario, spec: PolicySpec, seed_index: int = 0,
                 f"{spec.label} keeps no Gaussian posterior (only the LinTS family and "
                 f"All-Season do): it has no posterior history",
             )
+        from scipy.linalg import block_diag  # slow to import: only when used
+
         for bid, M_blocks, mu_blocks in slots:  # (G, p, p), (G, p): block-diagonal posterior
             cov = block_diag(*np.linalg.inv(M_blocks))
             mu = mu_blocks.ravel()

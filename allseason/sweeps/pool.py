@@ -101,10 +101,13 @@ def guarded_forkserver():
     if "forkserver" not in mp.get_all_start_methods():
         return None
     # a clean server process forks the workers (no threads inherited from the driver); it
-    # imports the guard (it dies with the driver), then this module once, so each worker
-    # starts warm
+    # imports the guard (it dies with the driver), then this module, the kernels (numba, which
+    # the package imports on first use) and scipy.linalg (numba's BLAS, at a kernel's first
+    # call) once, so each worker starts warm
+    from ..kernels import FAMILIES
+
     ctx = mp.get_context("forkserver")
-    ctx.set_forkserver_preload([GUARD, "allseason.sweeps.execute"])
+    ctx.set_forkserver_preload([GUARD, "allseason.sweeps.execute", *FAMILIES, "scipy.linalg"])
     _start_forkserver()
     return ctx
 

@@ -97,15 +97,27 @@ def test_a_sweep_name_from_the_file_stays_inside_the_results_folder(tmp_path, fi
     assert (inner / "sweep" / "sweep.json").is_file()
 
 
-def test_a_sweep_json_nested_400000_deep_and_a_fifo_are_one_line(tmp_path):
+def _sweep_here(tmp_path, argv, monkeypatch, capsys) -> tuple[int, str]:
+    """:func:`_sweep` in this process: the same ``main`` that ``python -m allseason`` calls
+    (exit code, stderr); an exception that escapes fails the test, as a traceback would. The
+    process boundary is checked by the other sweep tests here, which start a real process."""
+    monkeypatch.setenv("ALLSEASON_RESULTS", str(tmp_path / "results" / "inner"))
+    try:
+        code = main(["sweep", *argv, "--quiet", "--processes", "1"])
+    except SystemExit as e:
+        code = e.code
+    return code, capsys.readouterr().err
+
+
+def test_a_sweep_json_nested_400000_deep_and_a_fifo_are_one_line(tmp_path, monkeypatch, capsys):
     deep = tmp_path / "deep.json"
     deep.write_text("[" * 400_000 + "]" * 400_000)
     fifo = tmp_path / "pipe.json"
     os.mkfifo(fifo)
     for path, needle in ((deep, "nested too deeply"), (fifo, "FIFO")):
-        p = _sweep(tmp_path, [str(path)])
-        assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
-        assert needle in p.stderr and "Traceback" not in p.stderr
+        code, err = _sweep_here(tmp_path, [str(path)], monkeypatch, capsys)
+        assert code == 2 and err.count("\n") == 1, err
+        assert needle in err and "Traceback" not in err
     assert not (tmp_path / "results").exists()
 
 
