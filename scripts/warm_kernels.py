@@ -14,7 +14,9 @@ instead of the 102 s of one process. Afterwards the one-process version compiled
   spawning variant);
 - ``rest``: a tiny race (two seasons of 20 steps, batches of 1 and 3) of every registered
   policy but the default race's, then the deployable agent's kernels (decide with every
-  kind of pi, learn with batches of 1 and 10), which no race compiles.
+  kind of pi, learn with batches of 1 and 10), which no race compiles, and the offline
+  evaluation's probabilities of the logged arm (``logs.policy_probs``: a Gaussian argmax,
+  ``kernels/argmax.py``; each test process compiled it on its first evaluation: 14 CPU-s).
 
 ``--part app`` or ``--part rest`` runs one part in this process.
 """
@@ -61,6 +63,9 @@ def _warm(part: str) -> None:
     scenario = api.Scenario(segments=((0, 20), (1, 20)), batch_size=(1, 3), preset="custom")
     api.run_race(api.Race(scenario, api.policy_specs(others), 1))
     _warm_agent()
+    from allseason.logs.policy_probs import gaussian_argmax_probs
+
+    gaussian_argmax_probs(np.array([[0.0, 0.5, 1.0]]), np.ones((1, 3)))
 
 
 def _warm_agent() -> None:
