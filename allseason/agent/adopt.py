@@ -21,20 +21,9 @@ import numpy as np
 from ..errors import SpecError, show
 from ..policies import AllSeason
 from .draws import event_text
-from .records import PI_METHODS, Decision
+from .records import DECISION_FIELDS, PI_METHODS, Decision
 
-FIELDS = (
-    "event_id",
-    "arm",
-    "label",
-    "propensity",
-    "propensities",
-    "pi_method",
-    "pi_stderr",
-    "model_version",
-    "bandit",
-    "t",
-)
+FIELDS = DECISION_FIELDS  # a record's fields, in order: the agent's own
 
 
 def _as_dict(decision) -> dict:

@@ -18,10 +18,11 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+
+from ..shared_results import _exclusive  # one OS lock for every shared test cache
 
 N, SEEDS, TABLE = 600, 2, "mnist-2arm"
 _BUILT: dict[str, tuple] = {}  # per test process: "prefix" / "both" -> (folder, frames)
@@ -54,19 +55,6 @@ def _shared_root(tmp_path_factory) -> Path:
     worker's base temporary folder; without xdist, the base temporary folder)."""
     base = tmp_path_factory.getbasetemp()
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-
-
-@contextmanager
-def _exclusive(path: Path):
-    """An OS lock on ``path`` (blocking: the second process waits for the first)."""
-    import fcntl
-
-    with open(path, "a+") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _reproduced(kind: str, root: Path) -> Path:
