@@ -11,9 +11,9 @@ numba; pandas is used at the edge (tables). Start with :mod:`allseason.api`:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_names
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -52,37 +52,20 @@ _HOME = {
             "policy_specs",
             "run_race",
         ),
-        "api",
+        ".api",
     ),
-    "GaussianLinearPosterior": "models",
-    "symmetric_kl": "models",
-    "REGISTRY": "policies",
-    "Policy": "policies",
-    "make_policy": "policies",
-    "register": "policies",
-    "run": "sim",
+    "GaussianLinearPosterior": ".models",
+    "symmetric_kl": ".models",
+    "REGISTRY": ".policies",
+    "Policy": ".policies",
+    "make_policy": ".policies",
+    "register": ".policies",
+    "run": ".sim",
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A public name (from its room), or a room (``allseason.api``), imported on first use."""
-    home = _HOME.get(name)
-    if home is not None:
-        value = getattr(importlib.import_module(f".{home}", __name__), name)
-        globals()[name] = value
-        return value
-    if not name.startswith("__"):
-        try:
-            return importlib.import_module(f".{name}", __name__)
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOME})
-
+# any other attribute is tried as a room: ``allseason.api``, ``allseason.viz``
+__getattr__, __dir__ = lazy_names(__name__, globals(), _HOME, submodules=True)
 
 __all__ = [
     "__version__",

@@ -21,11 +21,12 @@ exist, what they take and what they mean: :func:`policy_names`, :func:`hyperpara
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .agent import Agent, Decision, UnknownEvent
     from .agent.decision_log import read_decision_log
+from ._lazy import lazy_names
 from .analysis import (
     ensemble_summary,
     learnt_by,
@@ -479,14 +480,4 @@ _AGENT_NAMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """:class:`~allseason.agent.Agent`, its records and :func:`read_decision_log`, on first
-    use."""
-    home = _AGENT_NAMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(home, __package__), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_names(__name__, globals(), _AGENT_NAMES)

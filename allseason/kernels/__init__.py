@@ -32,9 +32,9 @@ Every kernel releases the GIL (``nogil=True``): a race plays its seeds in thread
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .._lazy import lazy_names
 from .types import (
     CREATE,
     DISCARD,
@@ -107,68 +107,50 @@ if TYPE_CHECKING:
 # does not import numba (about 0.4 s of CPU). The first kernel a policy calls imports its
 # family's module, as the import of this package did before.
 _HOME = {
-    "AllSeasonOut": "allseason",
-    "AllSeasonParams": "allseason",
-    "AllSeasonState": "allseason",
-    "PruneCache": "allseason",
-    "allseason_chunk": "allseason",
-    "new_allseason_state": "allseason",
-    "prune_one": "allseason",
-    "sym_kl": "allseason",
-    "DenBandOut": "denband",
-    "DenBandParams": "denband",
-    "DenBandState": "denband",
-    "Experts": "denband",
-    "denband_chunk": "denband",
-    "grow_experts": "denband",
-    "new_denband_state": "denband",
-    "add_obs": "linalg",
-    "backward_solve": "linalg",
-    "best_arm": "linalg",
-    "best_arm_sandwich": "linalg",
-    "chol_downdate": "linalg",
-    "chol_factor": "linalg",
-    "chol_update": "linalg",
-    "forward_solve": "linalg",
-    "log_predictive": "linalg",
-    "refresh_mean": "linalg",
-    "remove_obs": "linalg",
-    "LinTSParams": "lints",
-    "LinTSState": "lints",
-    "discount_obs": "lints",
-    "lints_chunk": "lints",
-    "new_lints_state": "lints",
-    "short_memory_learn": "lints",
-    "BoBState": "ridge",
-    "Resets": "ridge",
-    "bob_chunk": "ridge",
-    "new_bob_state": "ridge",
-    "ridge_apply": "ridge",
+    "AllSeasonOut": ".allseason",
+    "AllSeasonParams": ".allseason",
+    "AllSeasonState": ".allseason",
+    "PruneCache": ".allseason",
+    "allseason_chunk": ".allseason",
+    "new_allseason_state": ".allseason",
+    "prune_one": ".allseason",
+    "sym_kl": ".allseason",
+    "DenBandOut": ".denband",
+    "DenBandParams": ".denband",
+    "DenBandState": ".denband",
+    "Experts": ".denband",
+    "denband_chunk": ".denband",
+    "grow_experts": ".denband",
+    "new_denband_state": ".denband",
+    "add_obs": ".linalg",
+    "backward_solve": ".linalg",
+    "best_arm": ".linalg",
+    "best_arm_sandwich": ".linalg",
+    "chol_downdate": ".linalg",
+    "chol_factor": ".linalg",
+    "chol_update": ".linalg",
+    "forward_solve": ".linalg",
+    "log_predictive": ".linalg",
+    "refresh_mean": ".linalg",
+    "remove_obs": ".linalg",
+    "LinTSParams": ".lints",
+    "LinTSState": ".lints",
+    "discount_obs": ".lints",
+    "lints_chunk": ".lints",
+    "new_lints_state": ".lints",
+    "short_memory_learn": ".lints",
+    "BoBState": ".ridge",
+    "Resets": ".ridge",
+    "bob_chunk": ".ridge",
+    "new_bob_state": ".ridge",
+    "ridge_apply": ".ridge",
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A kernel, or a family's module (``kernels.lints``), imported on first use."""
-    home = _HOME.get(name)
-    if home is None:
-        if name.startswith("__"):
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        try:
-            return importlib.import_module(f".{name}", __name__)
-        except ModuleNotFoundError as e:
-            if e.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(f".{home}", __name__), name)
-    globals()[name] = value
-    return value
+# any other attribute is tried as a family's module: ``kernels.lints``, ``kernels.agent``
+__getattr__, __dir__ = lazy_names(__name__, globals(), _HOME, submodules=True)
 
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOME})
-
-
-FAMILIES = tuple(f"{__name__}.{m}" for m in sorted(set(_HOME.values())))
+FAMILIES = tuple(f"{__name__}{m}" for m in sorted(set(_HOME.values())))
 """The family modules, for a process that should import them all now (a forkserver's preload,
 so that the workers it forks do not each import numba)."""
 

@@ -22,7 +22,7 @@ PKG = ROOT / "allseason"
 LAYERS: list[tuple[str, set[str]]] = [
     (
         "foundations",
-        {"errors", "_version", "stats", "links", "limits", "files", "models", "kernels"},
+        {"errors", "_version", "_lazy", "stats", "links", "limits", "files", "models", "kernels"},
     ),
     ("worlds", {"envs"}),
     ("policies", {"policies"}),
