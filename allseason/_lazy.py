@@ -38,7 +38,6 @@ def lazy_names(
         Whether any other attribute that is not a dunder is tried as a submodule
         (``allseason.api``, ``allseason.kernels.lints``) before raising ``AttributeError``.
     """
-
     anchor = namespace["__package__"]
 
     def __getattr__(name: str) -> Any:

@@ -151,6 +151,7 @@ def steps_per_frame(speed: int) -> int:
 
 
 DEBOUNCE = 0.5  # seconds: a second call of the same control within this is the same click
+NEW_SEASON_KEY = "live_new_"  # + the season it makes (1-based): see _first_call
 # REDEFINING is set when a control asks for the whole page to be drawn again (Pause, Resume:
 # the stage is defined with or without run_every); until that page run has finished, keys and
 # clicks on the stage are dropped, so no fragment rerun changes the show while the page is
@@ -162,8 +163,9 @@ def _first_call(control: str) -> bool:
 
     In chromium, a click on a button of the stage can reach its callback twice: the
     ``run_every`` rerun that comes while the click's rerun runs carries the click's trigger
-    again (seen 0.02-0.2 s apart, one frame). Twice "New season" would add two seasons, and
-    by then the button may have been drawn again with the next season's number."""
+    again (seen 0.02-0.2 s apart, one frame; over 0.5 s on a loaded machine). Twice "New
+    season" would add two seasons; the button is therefore keyed by the season it makes
+    (``live_new_<k>``), so a late second call is for a season that exists: nothing changes."""
     ss = st.session_state
     if ss.get(REDEFINING):
         return False
@@ -394,7 +396,9 @@ def season_buttons(run: api.LiveRun) -> None:
             )
         st.button(
             "New season",
-            key="live_new",
+            # keyed by the season it makes: a click delivered twice (below) names the button
+            # the browser showed, so its second call asks for that season again, a no-op
+            key=f"{NEW_SEASON_KEY}{run.n_states + 1}",
             shortcut="N",
             on_click=_switch,
             args=(run.n_states, "new"),

@@ -52,6 +52,11 @@ def click(at: AppTest, key: str, monkeypatch) -> AppTest:
     return tick(at, monkeypatch)
 
 
+def click_new(at: AppTest, monkeypatch) -> AppTest:
+    """Click "New season": its key names the season it makes (``live_new_<k>``)."""
+    return click(at, f"{live.NEW_SEASON_KEY}{run_of(at).n_states + 1}", monkeypatch)
+
+
 def values(v) -> np.ndarray:
     if isinstance(v, dict) and "bdata" in v:
         return np.frombuffer(base64.b64decode(v["bdata"]), dtype=v["dtype"])
@@ -132,7 +137,7 @@ def test_new_season_and_switching_back(monkeypatch):
     at = open_live()
     for _ in range(3):
         tick(at, monkeypatch)
-    click(at, "live_new", monkeypatch)
+    click_new(at, monkeypatch)
     assert_clean(at)
     run = run_of(at)
     assert (run.n_states, run.state) == (2, 1)
@@ -166,7 +171,7 @@ def test_pause_and_resume(monkeypatch):
     assert "paused" in status(at)
     assert at.button(key="live_pause").label == "Resume"
     # seasons can be switched while paused; the first frame shows the new one
-    click(at, "live_new", monkeypatch)
+    click_new(at, monkeypatch)
     assert 'data-season="2"' in status(at) and run_of(at).t == t
     click(at, "live_pause", monkeypatch)
     assert at.session_state[live.PAUSED] is False
@@ -199,15 +204,39 @@ def test_a_double_delivered_click_counts_once(monkeypatch):
     monkeypatch.setattr(live, "time", clock)
     monkeypatch.setattr(live, "DEBOUNCE", 0.5)
     at = open_live()
-    click(at, "live_new", monkeypatch)
+    click_new(at, monkeypatch)
     assert run_of(at).n_states == 2
     clock.now += 0.1
-    click(at, "live_new", monkeypatch)  # the same click again, 0.1 s later (chromium)
+    click_new(at, monkeypatch)  # the same click again, 0.1 s later (chromium)
     assert_clean(at)
     assert run_of(at).n_states == 2
     clock.now += 0.5  # a new click, DEBOUNCE after the last counted one: a new season
-    click(at, "live_new", monkeypatch)
+    click_new(at, monkeypatch)
     assert run_of(at).n_states == 3
+
+
+def test_a_click_delivered_again_after_the_debounce_adds_no_season(monkeypatch):
+    """On a loaded machine the second delivery of one "New season" click came more than
+    DEBOUNCE after the first (tests/browser/test_live_shortcuts.py saw season 3 after one N,
+    2026-11-27). The button is keyed by the season it makes, so that second delivery is the
+    callback of the button the browser showed: its target, season 2, exists by then, and
+    nothing changes. The redrawn button is another widget, for season 3."""
+    clock = Clock()
+    monkeypatch.setattr(live, "time", clock)
+    at = open_live()
+    assert at.button(key="live_new_2").label == "New season"
+    click_new(at, monkeypatch)
+    run = run_of(at)
+    assert (run.n_states, run.state) == (2, 1)
+    assert [b.key for b in at.button if b.key.startswith(live.NEW_SEASON_KEY)] == ["live_new_3"]
+    # the late second call of the first click: its button's own arguments, 2 s later
+    clock.now += 2.0
+    session = {live.RUN: run, live.LAST_CALL: at.session_state[live.LAST_CALL]}
+    monkeypatch.setattr(live.st, "session_state", session)
+    live._switch(1, "new")
+    assert (run.n_states, run.state) == (2, 1)
+    live._switch(2, "new")  # whereas the redrawn button's click makes season 3
+    assert (run.n_states, run.state) == (3, 2)
 
 
 @pytest.mark.parametrize(
@@ -247,10 +276,10 @@ def test_a_bad_speed_in_the_link_gets_a_warning():
 def test_too_many_seasons_gets_a_message(monkeypatch):
     at = open_live()
     for _ in range(8):
-        click(at, "live_new", monkeypatch)
+        click_new(at, monkeypatch)
     assert run_of(at).n_states == 9
     assert_clean(at)
-    click(at, "live_new", monkeypatch)  # a tenth season
+    click_new(at, monkeypatch)  # a tenth season
     assert not at.exception
     warned = " ".join(w.value for w in at.warning)
     assert "at most 9 seasons" in warned
@@ -294,7 +323,7 @@ def test_presenter_mode_hides_the_settings(monkeypatch):
 def test_analyse_this_show_opens_its_race(monkeypatch):
     at = open_live()
     tick(at, monkeypatch)
-    click(at, "live_new", monkeypatch)
+    click_new(at, monkeypatch)
     tick(at, monkeypatch)
     click(at, "live_pause", monkeypatch)
     run = run_of(at)
@@ -431,7 +460,7 @@ def test_analyse_this_show_in_inside_all_season(monkeypatch):
     at = open_live()
     for _ in range(4):
         tick(at, monkeypatch)
-    click(at, "live_new", monkeypatch)
+    click_new(at, monkeypatch)
     at.run()  # the whole page: the section below the stage is drawn again
     at.button(key="live_to_inside").click().run()
     assert not at.exception, [e.value for e in at.exception]
