@@ -32,6 +32,10 @@ LAUNCH_ARGS = [
 ]
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'  # the script has finished
 LOG_DIR = Path(os.environ.get("SCREENSHOT_DIR", "/tmp/allseason-screens"))
+# ``Server(env=NO_PRECOMPUTE)``: a server whose visitors never press Home's button (the
+# browser tests' extra servers) does not compute Home's default race in its warm-up
+# (allseason/ui/settings.py; 10,000 steps x 5 seeds x 9 policies of CPU it would not use)
+NO_PRECOMPUTE = {"ALLSEASON_PRECOMPUTE": "0"}
 
 
 def free_port() -> int:

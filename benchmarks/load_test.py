@@ -167,6 +167,41 @@ def browser_usage(server_pid: int) -> tuple[int, float]:
     return rss, cpu
 
 
+def usage(server_pid: int) -> tuple[int, int, float, float]:
+    """(server RSS, browser RSS, server CPU s, browser CPU s) now: what :func:`tree_rss`,
+    :func:`browser_usage` and :func:`tree_cpu` give, from ONE scan of the process table
+    instead of four (each ``children(recursive=True)`` reads every process's ``stat``: the
+    sampler took 0.085 CPU-s a second at 150 processes on the machine). The server is process
+    ``server_pid`` and its live children, the browser every other child of this process."""
+    try:
+        kids = psutil.Process().children(recursive=True)
+    except psutil.Error:
+        return 0, 0, 0.0, 0.0
+    parent = {}
+    for p in kids:
+        try:
+            parent[p.pid] = p.ppid()
+        except psutil.Error:
+            pass
+    if server_pid not in parent:  # not started by this process: as those three functions
+        b_rss, b_cpu = browser_usage(server_pid)
+        return tree_rss(server_pid), b_rss, tree_cpu(server_pid), b_cpu
+    out = [0, 0, 0.0, 0.0]
+    for p in kids:
+        up = p.pid
+        while up != server_pid and up in parent:
+            up = parent[up]
+        k = 0 if up == server_pid else 1  # in the server's tree, or the browser's
+        try:
+            with p.oneshot():
+                out[k] += p.memory_info().rss
+                t = p.cpu_times()
+                out[k + 2] += t.user + t.system
+        except psutil.Error:
+            pass
+    return out[0], out[1], out[2], out[3]
+
+
 class RssSampler(threading.Thread):
     """Samples the server tree's RSS every ``interval`` s; ``phase`` labels the samples."""
 
@@ -180,17 +215,9 @@ class RssSampler(threading.Thread):
 
     def run(self) -> None:
         while not self._halt.is_set():
-            b_rss, b_cpu = browser_usage(self.pid)
-            self.samples.append(
-                (
-                    time.perf_counter() - T0,  # the sessions' ``*_at`` clock
-                    self.phase,
-                    tree_rss(self.pid),
-                    b_rss,
-                    tree_cpu(self.pid),
-                    b_cpu,
-                )
-            )
+            s_rss, b_rss, s_cpu, b_cpu = usage(self.pid)
+            # the sessions' ``*_at`` clock
+            self.samples.append((time.perf_counter() - T0, self.phase, s_rss, b_rss, s_cpu, b_cpu))
             self._halt.wait(self.interval)
 
     def stop(self) -> None:

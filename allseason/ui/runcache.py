@@ -323,7 +323,10 @@ def freeze_heap() -> None:
 
 
 def _warm_default_race(cache: RunCache) -> None:
-    """Home's race (the same for every visitor) into ``cache``."""
+    """Home's race (the same for every visitor) into ``cache``; nothing with
+    ``ALLSEASON_PRECOMPUTE=0`` (:func:`allseason.ui.settings.precompute`)."""
+    if not settings.PRECOMPUTE:
+        return
     try:
         race = state.race(state.default_choice(), api.Scenario())  # as Home's button asks
         if cache.get(key_of(race)) is None:

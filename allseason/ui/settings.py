@@ -1,5 +1,8 @@
 """Server settings read from the environment, once, when the app starts.
 
+``ALLSEASON_PRECOMPUTE=0`` (also ``false``, ``no``, ``off``): the server's warm-up does not
+compute Home's default race in advance (:func:`precompute`; on by default).
+
 ``ALLSEASON_LOW_MEMORY=1`` (also ``true``, ``yes``, ``on``) is the setting for small hosts
 (a free Hugging Face Space, a 512 MB-1 GB container). It trades speed for memory:
 
@@ -82,6 +85,20 @@ def deployed_dir(environ=None):
     return Path(value).expanduser() if value else None
 
 
+PRECOMPUTE_ENV = "ALLSEASON_PRECOMPUTE"
+
+
+def precompute(environ=None) -> bool:
+    """Does the server's warm-up compute Home's default race into the cache? Yes, unless
+    ``ALLSEASON_PRECOMPUTE`` is 0, false, no or off: for a server whose visitors never ask
+    for that race (the real-browser tests' extra servers: the deployed page's, a fresh deep
+    link's, the load test's), which then spends no CPU on it. The rest of the warm-up and
+    every result stay as they are."""
+    value = (os.environ if environ is None else environ).get(PRECOMPUTE_ENV, "")
+    return value.strip().lower() not in ("0", "false", "no", "off")
+
+
+PRECOMPUTE = precompute()
 LOW_MEMORY = low_memory()
 if LOW_MEMORY:
     tune_allocator()

@@ -14,7 +14,7 @@ pytest.importorskip("plotly")
 from streamlit.testing.v1 import AppTest
 
 from allseason import api
-from allseason.ui import keys, runcache, state
+from allseason.ui import keys, runcache, settings, state
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 TIMEOUT = 90
@@ -107,6 +107,18 @@ def test_compute_slots_bound_concurrent_races():
     for t in threads:
         t.join()
     assert peak[0] == runcache.MAX_CONCURRENT
+
+
+def test_with_precompute_off_the_warm_up_leaves_homes_race_out(monkeypatch):
+    """``ALLSEASON_PRECOMPUTE=0`` (the browser tests' extra servers): the warm-up does not
+    compute Home's race; unset or anything but 0/false/no/off, it does (the test below)."""
+    assert settings.precompute({}) and settings.precompute({"ALLSEASON_PRECOMPUTE": "1"})
+    assert not settings.precompute({"ALLSEASON_PRECOMPUTE": " Off "})
+    assert not settings.precompute({"ALLSEASON_PRECOMPUTE": "0"})
+    monkeypatch.setattr(settings, "PRECOMPUTE", False)
+    cache = runcache.RunCache()
+    runcache._warm_default_race(cache)
+    assert cache.get(runcache.key_of(state.race(state.default_choice(), api.Scenario()))) is None
 
 
 def test_the_warm_up_computes_homes_race():

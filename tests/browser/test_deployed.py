@@ -32,12 +32,13 @@ pytest.importorskip("playwright.sync_api")
 @pytest.fixture(scope="module")
 def deployed_server(tmp_path_factory):
     """An app server started with ALLSEASON_DEPLOYED_DIR on a log of N_DECISIONS (in its
-    environment only: the session's ``server``, when it starts after this one, has none)."""
-    from appserver import Server
+    environment only: the session's ``server``, when it starts after this one, has none);
+    its warm-up does not compute Home's race, which no test here asks it for."""
+    from appserver import NO_PRECOMPUTE, Server
 
     folder = tmp_path_factory.mktemp("deployed")
     write_fake_log(folder, N_DECISIONS, batch_size=1)
-    with Server(env={ENV: str(folder)}) as srv:
+    with Server(env={ENV: str(folder), **NO_PRECOMPUTE}) as srv:
         yield srv.url, folder
 
 
