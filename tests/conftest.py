@@ -22,7 +22,7 @@ from pathlib import Path
 # Set before numpy is first imported (it reads the variable when it loads OpenBLAS).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import numpy as np  # noqa: E402
+import numpy as np
 import pytest
 from hypothesis import settings as hypothesis_settings
 
