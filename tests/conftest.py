@@ -13,6 +13,15 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+# -- one BLAS thread per test process (and the processes tests start, which inherit it): the
+# suite runs one pytest-xdist worker per core beside the browser tests, so a second OpenBLAS
+# thread finds no free core and spins waiting for its partner (numpy's OpenBLAS, 2 threads on
+# this machine): a 30,000 x 784 PCA took 7.8 CPU-s with two threads and 3.6 with one, under
+# load (2026-11-27). Results do not change (the tracked snapshots, recomputed exactly, say
+# so); a thread count set outside is kept (e.g. OPENBLAS_NUM_THREADS=2 pytest ...).
+# Set before numpy is first imported (it reads the variable when it loads OpenBLAS).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 import numpy as np
 import pytest
 from hypothesis import settings as hypothesis_settings

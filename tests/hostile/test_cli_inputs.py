@@ -84,13 +84,18 @@ SWEEP += '[[policies]]\nname = "lints"\n'
 
 
 @pytest.mark.parametrize("file_name, name_line", [("dots.toml", 'name = ".."\n'), ("...toml", "")])
-def test_a_sweep_name_from_the_file_stays_inside_the_results_folder(tmp_path, file_name, name_line):
+def test_a_sweep_name_from_the_file_stays_inside_the_results_folder(
+    tmp_path, file_name, name_line, monkeypatch, capsys
+):
+    """Where the sweep's files land (the claim is about paths, not the process: the sweep
+    runs through ``main`` here, :func:`_sweep_here`; :func:`_sweep`'s real process is
+    :func:`test_an_out_of_range_hyperparameter_in_a_sweep_names_it`'s)."""
     src = tmp_path / "src"
     src.mkdir()
     path = src / file_name
     path.write_text(name_line + SWEEP)
-    p = _sweep(tmp_path, [str(path)])
-    assert p.returncode == 0, p.stderr
+    code, err = _sweep_here(tmp_path, [str(path)], monkeypatch, capsys)
+    assert code == 0, err
     inner = tmp_path / "results" / "inner"
     assert sorted(x.name for x in (tmp_path / "results").iterdir()) == ["inner"]
     assert (inner / "sweep" / "results.sqlite").is_file()
