@@ -988,6 +988,8 @@ def write_upload_log(rows: int, folder: Path) -> Path:
     return path
 
 
+# the log has been read: the page describes it ("NAME: a log of N events, ...")
+READ_JS = "() => document.body.innerText.includes(': a log of ')"
 # the words of the first feedback inside the server's messages (the progress bar's text)
 FEEDBACK_WORDS = {"reading": b"Reading ", "queued": b"Queued: number", "replaying": b"Replaying"}
 
@@ -1027,6 +1029,22 @@ def _listen(pg, events: list) -> None:
     pg.on("websocket", on_ws)
     pg.on("request", request)
     pg.on("requestfinished", finished)
+    pg.on("requestfailed", finished)
+
+
+async def _network_quiet(events: list, quiet: float = 1.5, timeout: float = 300.0) -> None:
+    """Until the page has fetched every file it asked for and asked for none for ``quiet``
+    seconds (:func:`_listen`'s events): the script's end is not the page's (under load the 20
+    pages were still fetching their widgets' scripts 40 s after it, and an upload then waited
+    behind them: a visitor picks a file in a page that is there)."""
+    t_end = time.perf_counter() + timeout
+    while time.perf_counter() < t_end:
+        asked = sum(1 for e in events if e[1] == "get")
+        fetched = sum(1 for e in events if e[1] == "got")
+        last = max((e[0] for e in events if e[1] in ("get", "got")), default=0.0)
+        if asked <= fetched and time.perf_counter() - last >= quiet:
+            return
+        await asyncio.sleep(0.25)
 
 
 def split_feedback(events: list, t0: float) -> dict:
@@ -1072,8 +1090,11 @@ async def _upload_session(browser, base_url, name, path, timeout_ms) -> dict:
         pg = await ctx.new_page()
         _listen(pg, r["_events"])
         pg.set_default_timeout(timeout_ms)
+        t0 = time.perf_counter()
         await pg.goto(f"{base_url}/Your_data")
         await _wait_idle(pg)
+        await _network_quiet(r["_events"])
+        r["open_s"] = round(time.perf_counter() - t0, 2)
         r["ready_at"] = time.perf_counter()
         return r
     except Exception as e:
@@ -1094,6 +1115,9 @@ async def _upload(r: dict, path: Path) -> None:
         await pg.wait_for_function(FEEDBACK_JS, polling=100)
         r["first_feedback_s"] = round(time.perf_counter() - t0, 2)
         r["steps"] = {"set": r["set_s"], **split_feedback(r["_events"], t0)}
+        # the file read: what it holds is on the page (its evaluation runs or waits)
+        await pg.wait_for_function(READ_JS, polling=100)
+        r["read_s"] = round(time.perf_counter() - t0, 2)
         if UNTIL_FEEDBACK[0]:
             r["complete"] = True
             return
@@ -1230,6 +1254,7 @@ def run_uploads(
         "load_average": {"start": load_before, "end": os.getloadavg()},
         "finished": sum(1 for r in ups if r.get("complete")),
         "first_feedback_s": _stats([r.get("first_feedback_s", float("nan")) for r in ups]),
+        "read_s": _stats([r.get("read_s", float("nan")) for r in ups]),
         "done_s": _stats([r.get("done_s", float("nan")) for r in ups]),
         "saw_queue_place": sum(1 for r in ups if r.get("saw_queue_place")),
         # where the first feedback's time goes (split_feedback): each step's time after the
@@ -1248,6 +1273,7 @@ def run_uploads(
             )
         },
         "steps_by_visitor": {r["session"]: r.get("steps") for r in ups},
+        "open_s": _stats([r.get("open_s", float("nan")) for r in ups]),
         # the server's answers to this process in the uploads' first minute (Prober)
         "server_answers_first_minute": prober.stats(
             drive["uploads_start_at"], drive["uploads_start_at"] + 60
@@ -1280,7 +1306,8 @@ def summary_line(rep: dict) -> str:
         return (
             f"UPLOAD {Path(rep['root']).name}: {rep['finished']}/{rep['sessions']} done; "
             f"slowest wait {rep['done_s'].get('max')} s (fastest {rep['done_s'].get('min')}); "
-            f"first feedback max {rep['first_feedback_s'].get('max')} s; queue place seen by "
+            f"first feedback max {rep['first_feedback_s'].get('max')} s; file read max "
+            f"{rep.get('read_s', {}).get('max')} s; queue place seen by "
             f"{rep['saw_queue_place']}; server CPU {rep['cpu'].get('server_cpu_s')} s over "
             f"{rep['cpu'].get('wall_s')} s; peak RSS {rep['peak_rss_mb']} MB; 21st visitor's "
             f"race {v.get('race_s')} s (first feedback {v.get('first_feedback_s')} s); {load}"
