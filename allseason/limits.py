@@ -186,8 +186,9 @@ MIN_SUBSAMPLE_EVENTS = 1_000
 
 # An upload at most this large is read at once, outside the work queue (allseason/ui/
 # yourdata.py): about 0.13 CPU-s per MB, so at most 0.3 CPU-s and a few MB of memory each; in
-# the queue, 20 visitors' 90 KB logs waited up to 110 s behind running evaluations for a
-# short slot (lent at most one at a time), just to be read. A larger file keeps its slot.
+# the queue, a reading waits for a short slot (lent at most one at a time, at a running
+# evaluation's next run), so 20 visitors' readings went through one by one before their
+# evaluations could show their place. A larger file keeps its slot.
 READ_WITHOUT_SLOT_BYTES = 2_000_000
 
 # The app's work queue (allseason/ui/workqueue.py): requests waiting at most, in all and per
