@@ -57,6 +57,7 @@ from .limits import (
     MAX_USER_BYTES,
     PAPER_LIVE_LIMITS,
     QUEUE_LIMITS,
+    READ_WITHOUT_SLOT_BYTES,
     Limits,
     upload_cap_mb,
 )
@@ -408,6 +409,7 @@ __all__ = [
     "check_cost",
     "COST_BUDGET_SECONDS",
     "QUEUE_LIMITS",
+    "READ_WITHOUT_SLOT_BYTES",
     # a live show, stepped by hand
     "LiveRun",
     "LiveFrame",

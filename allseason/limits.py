@@ -184,6 +184,13 @@ COST_REFINE_SECONDS = 600
 # of which not even these fit in the budget is refused, with the command line.
 MIN_SUBSAMPLE_EVENTS = 1_000
 
+# An upload at most this large is read at once, outside the work queue (allseason/ui/
+# yourdata.py): about 0.13 CPU-s per MB, so at most 0.3 CPU-s and a few MB of memory each; in
+# the queue, a reading waits for a short slot (lent at most one at a time, at a running
+# evaluation's next run), so 20 visitors' readings went through one by one before their
+# evaluations could show their place. A larger file keeps its slot.
+READ_WITHOUT_SLOT_BYTES = 2_000_000
+
 # The app's work queue (allseason/ui/workqueue.py): requests waiting at most, in all and per
 # session (a visitor has one script run at a time, so 3 is already more than one tab needs);
 # a request estimated at most `short_seconds` CPU-s (the default race: about 1.5) is served
@@ -233,6 +240,7 @@ __all__ = [
     "COST_REFINE_SECONDS",
     "MIN_SUBSAMPLE_EVENTS",
     "QUEUE_LIMITS",
+    "READ_WITHOUT_SLOT_BYTES",
     "MAP_MAX_STEPS",
     "MAP_MAX_RUN_BYTES",
     "Limits",

@@ -69,6 +69,7 @@ from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, ROOT, Server
 
 BROWSER = [CHROMIUM]  # the executable the sessions' chromium is started from (--nice-browsers)
 SERVER_NICE = [0]  # --server-nice: the app server's niceness (root may give it priority: < 0)
+UNTIL_FEEDBACK = [False]  # --until-feedback: an upload is complete at its first feedback
 
 
 def server_first(pid: int) -> None:
@@ -258,6 +259,54 @@ class RssSampler(threading.Thread):
     def last_mb(self, phase: str) -> float:
         vals = [s[2] for s in self.samples if s[1] == phase]
         return round(vals[-1] / MB, 1) if vals else float("nan")
+
+
+class Prober(threading.Thread):
+    """Asks the server, every ``interval`` s from this process (not a browser), for its health
+    and for a script file the pages load (the one a page fetches on its first upload): how
+    long the server takes to answer, apart from the browsers' own time. Samples:
+    (t on the harness's clock, "health" or "static", seconds, or None on an error)."""
+
+    def __init__(self, base_url: str, interval: float = 0.5):
+        super().__init__(daemon=True)
+        import importlib.util
+
+        origin = importlib.util.find_spec("streamlit").origin  # the app server's streamlit
+        js = sorted((Path(origin).parent / "static" / "static" / "js").glob("axios.*.js"))
+        self.urls = {"health": f"{base_url}/_stcore/health"}
+        if js:
+            self.urls["static"] = f"{base_url}/static/js/{js[0].name}"
+        self.interval, self.samples, self._halt = interval, [], threading.Event()
+
+    def run(self) -> None:
+        import urllib.request
+
+        while not self._halt.is_set():
+            for name, url in self.urls.items():
+                t0 = time.perf_counter()
+                try:
+                    with urllib.request.urlopen(url, timeout=60) as resp:
+                        resp.read()
+                    took: float | None = time.perf_counter() - t0
+                except Exception:
+                    took = None
+                self.samples.append((t0 - T0, name, took))
+            self._halt.wait(self.interval)
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join(timeout=65)
+
+    def stats(self, t_from: float, t_to: float) -> dict:
+        """Per URL: the answers' times (s) between two times of the harness's clock."""
+        out = {}
+        for name in self.urls:
+            rows = [s for s in self.samples if s[1] == name and t_from <= s[0] <= t_to]
+            out[name] = {
+                **_stats([s[2] for s in rows if s[2] is not None]),
+                "errors": sum(1 for s in rows if s[2] is None),
+            }
+        return out
 
 
 # --- one session ----------------------------------------------------------------------------
@@ -966,16 +1015,113 @@ def write_upload_log(rows: int, folder: Path) -> Path:
     return path
 
 
+# the log has been read: the page describes it ("NAME: a log of N events, ...")
+READ_JS = "() => document.body.innerText.includes(': a log of ')"
+# the words of the first feedback inside the server's messages (the progress bar's text)
+FEEDBACK_WORDS = {"reading": b"Reading ", "queued": b"Queued: number", "replaying": b"Replaying"}
+
+
+def _listen(pg, events: list) -> None:
+    """Record, on the harness's clock, what crosses the network for one page: the upload's
+    PUT (sent, answered), every websocket frame the page sends (a rerun request) and the
+    frames it receives, with the feedback words found in them (:data:`FEEDBACK_WORDS`).
+    Where the first feedback's time goes is then split: the browser before the PUT, the
+    upload, the server from the rerun request to its first message and to the bar's message,
+    and the page from that message to the bar on the screen."""
+
+    def on_ws(ws):
+        def sent(_payload):
+            events.append((time.perf_counter(), "sent", ""))
+
+        def got(payload):
+            data = payload if isinstance(payload, bytes) else str(payload).encode()
+            words = ",".join(k for k, w in FEEDBACK_WORDS.items() if w in data)
+            events.append((time.perf_counter(), "recv", words))
+
+        ws.on("framesent", sent)
+        ws.on("framereceived", got)
+
+    def request(req):
+        if "/upload_file/" in req.url and req.method == "PUT":
+            events.append((time.perf_counter(), "put", ""))
+        else:  # e.g. a script the page loads on its first upload
+            events.append((time.perf_counter(), "get", req.url.rsplit("/", 1)[-1][:60]))
+
+    def finished(req):
+        if "/upload_file/" in req.url and req.method == "PUT":
+            events.append((time.perf_counter(), "put_done", ""))
+        else:
+            events.append((time.perf_counter(), "got", req.url.rsplit("/", 1)[-1][:60]))
+
+    pg.on("websocket", on_ws)
+    pg.on("request", request)
+    pg.on("requestfinished", finished)
+    pg.on("requestfailed", finished)
+
+
+async def _network_quiet(events: list, quiet: float = 1.5, timeout: float = 300.0) -> None:
+    """Until the page has fetched every file it asked for and asked for none for ``quiet``
+    seconds (:func:`_listen`'s events): the script's end is not the page's (under load the 20
+    pages were still fetching their widgets' scripts 40 s after it, and an upload then waited
+    behind them: a visitor picks a file in a page that is there)."""
+    t_end = time.perf_counter() + timeout
+    while time.perf_counter() < t_end:
+        asked = sum(1 for e in events if e[1] == "get")
+        fetched = sum(1 for e in events if e[1] == "got")
+        last = max((e[0] for e in events if e[1] in ("get", "got")), default=0.0)
+        if asked <= fetched and time.perf_counter() - last >= quiet:
+            return
+        await asyncio.sleep(0.25)
+
+
+def split_feedback(events: list, t0: float) -> dict:
+    """The times (s after ``t0``, the call that sets the file) of the upload's steps as the
+    network saw them (:func:`_listen`): ``put`` and ``put_done`` (the file's PUT),
+    ``rerun_sent`` (the page's first frame after it: the rerun request), ``server_first``
+    (the server's first frame after that: the rerun has started), ``urls_sent`` and
+    ``urls_recv`` (the page's first frame, asking where to put the file, and the answer),
+    ``bar_msg`` (the first frame
+    with a feedback word: the bar's message has left the server)."""
+    out: dict = {}
+    after = [(t - t0, kind, words) for t, kind, words in events if t >= t0]
+    first_sent = [t for t, kind, _ in after if kind == "sent"]
+    if first_sent:  # the page asks the server where to put the file (a websocket message)
+        out["urls_sent"] = round(first_sent[0], 2)
+        answer = [t for t, kind, _ in after if kind == "recv" and t >= first_sent[0]]
+        if answer:
+            out["urls_recv"] = round(answer[0], 2)
+    for t, kind, what in after:
+        if kind in ("put", "put_done") and kind not in out:
+            out[kind] = round(t, 2)
+        if kind in ("get", "got") and "put" not in out:  # what the page fetched before the PUT
+            out.setdefault("fetched", []).append((kind, what, round(t, 2)))
+    start = out.get("put_done", 0.0)
+    sent = [t for t, kind, _ in after if kind == "sent" and t >= start]
+    if sent:
+        out["rerun_sent"] = round(sent[0], 2)
+        recv = [t for t, kind, _ in after if kind == "recv" and t >= sent[0]]
+        if recv:
+            out["server_first"] = round(recv[0], 2)
+    bar = [(t, words) for t, kind, words in after if kind == "recv" and words]
+    if bar:
+        out["bar_msg"], out["bar_words"] = round(bar[0][0], 2), bar[0][1]
+    return out
+
+
 async def _upload_session(browser, base_url, name, path, timeout_ms) -> dict:
     """One visitor: open Your data, upload ``path``; time to the first feedback (a progress
     bar: running or its place in the queue) and to the results."""
-    r: dict = {"session": name, "problems": []}
+    r: dict = {"session": name, "problems": [], "_events": []}
     ctx = await browser.new_context(viewport=VIEWPORT)
     try:
         pg = await ctx.new_page()
+        _listen(pg, r["_events"])
         pg.set_default_timeout(timeout_ms)
+        t0 = time.perf_counter()
         await pg.goto(f"{base_url}/Your_data")
         await _wait_idle(pg)
+        await _network_quiet(r["_events"])
+        r["open_s"] = round(time.perf_counter() - t0, 2)
         r["ready_at"] = time.perf_counter()
         return r
     except Exception as e:
@@ -992,8 +1138,16 @@ async def _upload(r: dict, path: Path) -> None:
     t0 = time.perf_counter()
     try:
         await pg.locator(UPLOAD_INPUT).set_input_files(str(path))
+        r["set_s"] = round(time.perf_counter() - t0, 2)
         await pg.wait_for_function(FEEDBACK_JS, polling=100)
         r["first_feedback_s"] = round(time.perf_counter() - t0, 2)
+        r["steps"] = {"set": r["set_s"], **split_feedback(r["_events"], t0)}
+        # the file read: what it holds is on the page (its evaluation runs or waits)
+        await pg.wait_for_function(READ_JS, polling=100)
+        r["read_s"] = round(time.perf_counter() - t0, 2)
+        if UNTIL_FEEDBACK[0]:
+            r["complete"] = True
+            return
         saw_queue = pg.get_by_text("Queued: number", exact=False)
         r["saw_queue_place"] = bool(await saw_queue.count())
         await pg.get_by_text(UPLOAD_DONE, exact=False).first.wait_for()
@@ -1053,6 +1207,7 @@ async def _drive_uploads(base_url, sampler, n, path, timeout_s, visitor_delay_s)
             ready = [r for r in opened if not r.get("failed")]
             sampler.phase = "uploads"
             t0 = time.perf_counter()
+            out["uploads_start_at"] = t0 - T0
             visitor = asyncio.create_task(
                 _visitor_race(browser, base_url, visitor_delay_s, int(timeout_s * 1000))
             )
@@ -1103,6 +1258,8 @@ def run_uploads(
         server_first(srv.pid)
         sampler = RssSampler(srv.pid)
         sampler.start()
+        prober = Prober(srv.url)
+        prober.start()
         try:
             time.sleep(1.0)
             drive = asyncio.run(
@@ -1111,6 +1268,7 @@ def run_uploads(
             time.sleep(0.5)
         finally:
             sampler.stop()
+            prober.stop()
         alive = srv.proc.poll() is None
         log_tail = srv.log_tail()
     ups = drive["uploads"]
@@ -1123,9 +1281,39 @@ def run_uploads(
         "load_average": {"start": load_before, "end": os.getloadavg()},
         "finished": sum(1 for r in ups if r.get("complete")),
         "first_feedback_s": _stats([r.get("first_feedback_s", float("nan")) for r in ups]),
+        "read_s": _stats([r.get("read_s", float("nan")) for r in ups]),
         "done_s": _stats([r.get("done_s", float("nan")) for r in ups]),
         "saw_queue_place": sum(1 for r in ups if r.get("saw_queue_place")),
+        # where the first feedback's time goes (split_feedback): each step's time after the
+        # file was set, over the visitors
+        "feedback_steps": {
+            step: _stats([r.get("steps", {}).get(step, float("nan")) for r in ups])
+            for step in (
+                "set",
+                "urls_sent",
+                "urls_recv",
+                "put",
+                "put_done",
+                "rerun_sent",
+                "server_first",
+                "bar_msg",
+            )
+        },
+        "steps_by_visitor": {r["session"]: r.get("steps") for r in ups},
+        "open_s": _stats([r.get("open_s", float("nan")) for r in ups]),
+        # the server's answers to this process in the uploads' first minute (Prober)
+        "server_answers_first_minute": prober.stats(
+            drive["uploads_start_at"], drive["uploads_start_at"] + 60
+        ),
         "uploads_wall_s": drive["uploads_wall_s"],
+        # server and browser CPU in 5-s windows of the uploads' first minute (the feedback's)
+        "cpu_first_minute": [
+            {
+                "from_s": a,
+                **sampler.window(drive["uploads_start_at"] + a, drive["uploads_start_at"] + a + 5),
+            }
+            for a in range(0, 60, 5)
+        ],
         "visitor21": drive["visitor"],
         "cpu": sampler.cpu_s("uploads"),
         "peak_rss_mb": sampler.peak_mb("uploads"),
@@ -1145,7 +1333,8 @@ def summary_line(rep: dict) -> str:
         return (
             f"UPLOAD {Path(rep['root']).name}: {rep['finished']}/{rep['sessions']} done; "
             f"slowest wait {rep['done_s'].get('max')} s (fastest {rep['done_s'].get('min')}); "
-            f"first feedback max {rep['first_feedback_s'].get('max')} s; queue place seen by "
+            f"first feedback max {rep['first_feedback_s'].get('max')} s; file read max "
+            f"{rep.get('read_s', {}).get('max')} s; queue place seen by "
             f"{rep['saw_queue_place']}; server CPU {rep['cpu'].get('server_cpu_s')} s over "
             f"{rep['cpu'].get('wall_s')} s; peak RSS {rep['peak_rss_mb']} MB; 21st visitor's "
             f"race {v.get('race_s')} s (first feedback {v.get('first_feedback_s')} s); {load}"
@@ -1200,7 +1389,13 @@ def main(argv=None) -> int:
         default=0,
         help="the app server's niceness (-20 to 19; below 0 needs root): it gets the cores first",
     )
+    ap.add_argument(
+        "--until-feedback",
+        action="store_true",
+        help="upload mode: stop each visitor at its first feedback (not its results)",
+    )
     args = ap.parse_args(argv)
+    UNTIL_FEEDBACK[0] = args.until_feedback
     if not Path(CHROMIUM).exists():
         print(f"{CHROMIUM} not found: run `make browser`", file=sys.stderr)
         return 2

@@ -142,7 +142,48 @@ def test_a_closed_tabs_running_race_stops_at_its_next_chunk(queue, monkeypatch):
     assert got[0].state == "cancelled" and queue.snapshot()["running"] == 0
 
 
-def test_a_queued_log_evaluation_waits_its_turn_and_can_be_cancelled(queue):
+def test_a_small_upload_is_read_at_once_and_only_its_evaluation_waits(queue, monkeypatch):
+    """Every slot is held by another visitor's long request: a log below
+    ``READ_WITHOUT_SLOT_BYTES`` is read without a slot (what it holds is on the page), and
+    only its evaluation waits, its place and estimated start shown."""
+    submitted: list[str] = []
+    real_submit = queue.submit
+    monkeypatch.setattr(
+        queue, "submit", lambda s, c, label="": submitted.append(label) or real_submit(s, c, label)
+    )
+    seen = {}
+
+    def step():
+        reading = _waiting(queue, "reading a file")
+        if reading is not None:  # the reading waits for a slot: stop it, the test fails below
+            queue.cancel(reading, "cancelled")
+        t = _waiting(queue, "log evaluation")
+        if t is not None and queue.texts:
+            seen["evaluation"] = queue.place(t)
+            queue.cancel(t, "cancelled")
+            return t
+        return None
+
+    at = open_app_page(DATA)
+    th, got = _when(step)
+    at.button(key="yd_ex_log").click().run()
+    th.join(5)
+    assert not at.exception, [e.value for e in at.exception]
+    assert "reading a file" not in submitted, submitted
+    assert submitted.count("log evaluation") == 1 and got
+    assert seen["evaluation"] == (1, 40.0)  # after the other visitor's 40 s
+    assert "Queued: number 1 in line" in queue.texts[-1]
+    shown = " ".join(m.value for m in at.markdown)
+    assert "a log of **20,000 events**" in shown  # read, while its evaluation waited
+    assert "your request was stopped: cancelled" in _texts(at)
+
+
+def test_a_queued_log_evaluation_waits_its_turn_and_can_be_cancelled(queue, monkeypatch):
+    """A file above ``READ_WITHOUT_SLOT_BYTES`` (here: every file) is read in the queue, a
+    short request, then its evaluation waits as a long one."""
+    from allseason.ui import yourdata
+
+    monkeypatch.setattr(yourdata, "READ_WITHOUT_SLOT_BYTES", 0)
     at = open_app_page(DATA)
     seen = {}
 
