@@ -15,6 +15,7 @@ import time
 import numpy as np
 
 from ..errors import SpecError, show
+from ..kernels.agent_hot import ARM_BITS
 from . import compiled as _compiled
 from .draws import event_text
 from .records import Decision, UnknownEvent, _reward
@@ -24,6 +25,8 @@ _NOT_FINITE = "must be finite numbers (no NaN, no inf)"
 _N_INDEX_TEXT = 1024
 _INDEX_TEXT = tuple(str(k) for k in range(_N_INDEX_TEXT))  # arms mode's labels, made once
 _new = tuple.__new__  # a Decision of its fields in one C call (Decision._make)
+_ARM_BITS = ARM_BITS
+_ARM_MASK = (1 << ARM_BITS) - 1
 
 
 def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -> Decision:
@@ -78,17 +81,20 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
     t = t if type(t) is float else time.time() if t is None else float(t)
     if len(open_) >= self.max_open:
         self._expire_oldest()
-    got = self._work_by_k.get(K)
-    pack, work, pi_mode = got if got is not None else self._work(K)
-    if not (self._event_fast and (pi_mode <= 0 or not self.propensities)):
-        return _decide_general(self, ctx, K, event, t, pack, work, pi_mode)
-    # the hot path (compiled, keyed draws, no pi to compute): decide_compiled, inline
+    hot = self._hot_by_k.get(K)  # made for the K whose decisions take the hot path
+    if hot is None:
+        got = self._work_by_k.get(K)
+        pack, work, pi_mode = got if got is not None else self._work(K)
+        if not (self._event_fast and (pi_mode <= 0 or not self.propensities)):
+            return _decide_general(self, ctx, K, event, t, pack, work, pi_mode)
+        hot = _compiled.hot_pack(self, K)
+    # the hot path (compiled, keyed draws, no pi to compute): decide_compiled's step, inline
     h = self._hasher.copy()
     h.update(event.encode())
-    key = int.from_bytes(h.digest(), "little") >> 1
-    arm, bandit, stderr = self._decide_ep(ctx, key, -1.0, 0, self.n_mc, pack)
-    if arm < 0:
+    code = self._hot_ep(ctx, int.from_bytes(h.digest(), "little") >> 1, hot)
+    if code < 0:
         raise SpecError("context" if self.context_mode else "arms", _NOT_FINITE)
+    arm, bandit = code & _ARM_MASK, (code >> _ARM_BITS) - 1  # khot.unpack_decision
     self.policy.t += 1
     if self.propensities:  # one arm
         pi, method, p = np.ones(1), "deterministic", 1.0
