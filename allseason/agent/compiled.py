@@ -1,9 +1,11 @@
 """The agent's compiled engine (the LinTS family and All-Season): the kernel state of the
 policy, the views and workspaces the single step reads, a decision
-(:func:`allseason.kernels.agent.decide_step`) and a batch update
+(:func:`allseason.kernels.agent.decide_step`; without pi
+:func:`allseason.kernels.agent_hot.decide_hot`) and a batch update
 (:func:`~allseason.kernels.allseason.allseason_batch`,
-:func:`~allseason.kernels.lints.lints_batch`: the race's own). Functions of the agent
-(bound as its methods)."""
+:func:`~allseason.kernels.lints.lints_batch`: the race's own, called by
+:mod:`allseason.kernels.agent_hot`'s learn calls). Functions of the agent (bound as its
+methods)."""
 
 from __future__ import annotations
 

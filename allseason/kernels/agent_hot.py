@@ -127,9 +127,13 @@ def allseason_learn_pack(
 
 
 @njit(cache=True)
-def lints_learn_pack(bx, bg, br, bb, bs, cnt, M, L, b, mu, wx, wg, wr, wst, Mt, Lt, bt, params, tmp):
+def lints_learn_pack(
+    bx, bg, br, bb, bs, cnt, M, L, b, mu, wx, wg, wr, wst, Mt, Lt, bt, params, tmp
+):  # fmt: skip
     """A :class:`LinTSLearn` of these arrays (referenced, not copied)."""
-    return LinTSLearn(bx, bg, br, bb, bs, cnt, M, L, b, mu, wx, wg, wr, wst, Mt, Lt, bt, params, tmp)
+    return LinTSLearn(
+        bx, bg, br, bb, bs, cnt, M, L, b, mu, wx, wg, wr, wst, Mt, Lt, bt, params, tmp
+    )  # fmt: skip
 
 
 @njit(cache=True)

@@ -117,3 +117,16 @@ def test_kept_weights_follow_any_change_of_the_log_weights():
 def test_a_decision_int_unpacks(arm, bandit):
     """decide_hot's int: arm + (bandit id + 1) << 32, read back."""
     assert unpack_decision(arm + ((bandit + 1) << 32)) == (arm, bandit)
+
+
+@pytest.mark.parametrize("context", [True, False])
+def test_pi_switched_on_after_hot_decisions_is_computed(context):
+    """An agent whose decisions took the hot path (no pi) computes pi again once
+    ``propensities`` is switched on (the hot pack of a K is not taken then)."""
+    a = _agent("allseason-sw", context, 1)
+    a, _ = _drive(a, 10, context=context)
+    probe = {"context": np.zeros(3)} if context else {"arms": np.ones((5, 3))}
+    assert a.decide(**probe, event_id="off").pi_method == "skipped"
+    a.propensities = True
+    rec = a.decide(**probe, event_id="on")
+    assert rec.pi_method in ("exact-mixture", "monte-carlo") and rec.propensity > 0
