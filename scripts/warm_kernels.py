@@ -85,6 +85,9 @@ def _warm_agent() -> None:
                     else:
                         rec = agent.decide(context=rng.standard_normal(3), event_id=e, t=float(e))
                     agent.learn(e, float(rec.arm == 0), t=float(e))
+        agent = api.Agent(policy, d=3, seed=0, propensities=False)  # the hot path (agent_hot)
+        for e in range(5):
+            agent.learn(e, float(agent.decide(rng.standard_normal((5, 3)), event_id=e).arm))
 
 
 if __name__ == "__main__":

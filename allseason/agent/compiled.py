@@ -1,9 +1,11 @@
 """The agent's compiled engine (the LinTS family and All-Season): the kernel state of the
 policy, the views and workspaces the single step reads, a decision
-(:func:`allseason.kernels.agent.decide_step`) and a batch update
+(:func:`allseason.kernels.agent.decide_step`; without pi
+:func:`allseason.kernels.agent_hot.decide_hot`) and a batch update
 (:func:`~allseason.kernels.allseason.allseason_batch`,
-:func:`~allseason.kernels.lints.lints_batch`: the race's own). Functions of the agent
-(bound as its methods)."""
+:func:`~allseason.kernels.lints.lints_batch`: the race's own, called by
+:mod:`allseason.kernels.agent_hot`'s learn calls). Functions of the agent (bound as its
+methods)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import numpy as np
 from .. import kernels
 from ..errors import SpecError
 from ..kernels import agent as kagent
+from ..kernels import agent_hot as khot
 from ..kernels.types import plain
 from ..policies import AllSeason
 
@@ -31,6 +34,7 @@ def setup_engine(self) -> None:
         self._block = np.arange(G, dtype=np.int64)
         self._cidx = np.zeros(G, dtype=np.int64)
     self._work_by_k = {}
+    self._hot_by_k = {}
     # the compiled step checks the inputs' values itself; decide's inline hot path
     self._kernel_checks = self._event_fast = self.engine == "compiled" and self.draws == "event"
     if self.engine != "compiled":
@@ -90,8 +94,12 @@ def bind_state(self) -> None:
     self._theta = np.empty((G, p))
     self._tmp2 = np.empty(p)
     self._w = np.empty(S)
+    # the log weights and live slots self._w was computed from (decide_hot's check)
+    self._wfrom = (np.empty(S), np.zeros(S, dtype=np.bool_), np.zeros(1, dtype=np.int64))
     self._work_by_k = {}
+    self._hot_by_k = {}
     self._decide_ep = None  # the compiled entry points, looked up at the first call
+    self._hot_ep = None
     self._learn_ep = (None, None, None, None)
 
 
@@ -137,6 +145,28 @@ def work(self, K: int):
         got = (pack, work, pi_mode)
         if len(self._work_by_k) < 64:
             self._work_by_k[K] = got
+    return got
+
+
+def hot_pack(self, K: int):
+    """The :class:`~allseason.kernels.agent_hot.HotDecide` of a decision of K arms without pi
+    (made once per K; :func:`allseason.kernels.agent_hot.decide_hot`'s entry point too)."""
+    got = self._hot_by_k.get(K)
+    if got is None:
+        if self.context_mode:
+            block, cidx = self._block, self._cidx
+        else:
+            block, cidx = np.zeros(K, dtype=np.int64), np.arange(K, dtype=np.int64)
+        L, mu, Lt, logw, alive, sandwich = self._bank
+        wlogw, walive, wok = self._wfrom
+        got = khot.hot_decide_pack(
+            block, cidx, L, mu, Lt, logw, alive, sandwich, self._ids,
+            self._z, self._theta, self._tmp, self._tmp2, self._w, wlogw, walive, wok,
+        )  # fmt: skip
+        if self._hot_ep is None:
+            self._hot_ep = entry(khot.decide_hot, (self._ctx1, 1, got))
+        if len(self._hot_by_k) < 64:
+            self._hot_by_k[K] = got
     return got
 
 
@@ -237,14 +267,20 @@ def _learn_entry(self, x):
     """The learn call's entry point and its pack, made again whenever the kernel state or the
     batch buffer is rebuilt: (kernel state, buffer, entry point, pack)."""
     f, buf = self.policy.kernel_state, self._buf
-    state = self._state_tuple
+    state = self._state_tuple  # flat: each array one field (agent_hot's docstring)
     if self._is_allseason:
-        fields = (self._tuple_params, self._events, self._track_arrays, self._lwork)
-        fn = kagent.allseason_learn_packed
+        M, L, b, mu, ids, logw, alive, counters, window, cache = state
+        pack = khot.allseason_learn_pack(
+            *buf, M, L, b, mu, ids, logw, alive, counters, *window, cache, self._events,
+            self._tuple_params, *self._track_arrays, *self._lwork,
+        )  # fmt: skip
+        fn = khot.allseason_learn_hot
     else:
-        fields = (self._tuple_params, 0, 0, self._tmp)
-        fn = kagent.lints_learn_packed
-    pack = kagent.learn_pack(buf, state, *fields)
+        M, L, b, mu, window, Mt, Lt, bt = state
+        pack = khot.lints_learn_pack(
+            *buf, M, L, b, mu, *window, Mt, Lt, bt, self._tuple_params, self._tmp
+        )
+        fn = khot.lints_learn_hot
     got = self._learn_ep = (f, buf, entry(fn, (x, 0, 0, 0.0, 1, 0, pack)), pack)
     return got
 

@@ -122,6 +122,7 @@ class Agent:
 
     # set by the engine (.compiled.setup_engine / bind_state)
     _work_by_k: dict
+    _hot_by_k: dict
     _n_pending: int
     _event_fast: bool
 

@@ -3,7 +3,8 @@
 The common case of the compiled engine (keyed draws, no pi to compute, float64 inputs in
 the layout the compiled step was built for, no listener) runs inline here: the input's
 type and layout checked by a few attribute reads (its values by the compiled step itself),
-the event's key, one compiled call, the record. Every other case takes the general path,
+the event's key, one compiled call (:mod:`allseason.kernels.agent_hot`: it holds the GIL,
+reads a flat pack and returns one int), the record. Every other case takes the general path,
 which :mod:`tests.agent.test_agent_speed` checks against this one decision for decision.
 """
 
@@ -15,6 +16,7 @@ import time
 import numpy as np
 
 from ..errors import SpecError, show
+from ..kernels.agent_hot import ARM_BITS
 from . import compiled as _compiled
 from .draws import event_text
 from .records import Decision, UnknownEvent, _reward
@@ -24,6 +26,9 @@ _NOT_FINITE = "must be finite numbers (no NaN, no inf)"
 _N_INDEX_TEXT = 1024
 _INDEX_TEXT = tuple(str(k) for k in range(_N_INDEX_TEXT))  # arms mode's labels, made once
 _new = tuple.__new__  # a Decision of its fields in one C call (Decision._make)
+_ARM_BITS = ARM_BITS
+_SKIPPED = (None, "skipped", None)  # pi, pi_method, propensity (with pi: one arm)
+_ARM_MASK = (1 << ARM_BITS) - 1
 
 
 def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -> Decision:
@@ -78,22 +83,22 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
     t = t if type(t) is float else time.time() if t is None else float(t)
     if len(open_) >= self.max_open:
         self._expire_oldest()
-    got = self._work_by_k.get(K)
-    pack, work, pi_mode = got if got is not None else self._work(K)
-    if not (self._event_fast and (pi_mode <= 0 or not self.propensities)):
-        return _decide_general(self, ctx, K, event, t, pack, work, pi_mode)
-    # the hot path (compiled, keyed draws, no pi to compute): decide_compiled, inline
-    h = self._hasher.copy()
+    # the hot path's pack, made for a K whose decisions take it (pi may be switched on later)
+    hot = None if self.propensities else self._hot_by_k.get(K)
+    if hot is None:
+        got = self._work_by_k.get(K)
+        pack, work, pi_mode = got if got is not None else self._work(K)
+        if not (self._event_fast and (pi_mode <= 0 or not self.propensities)):
+            return _decide_general(self, ctx, K, event, t, pack, work, pi_mode)
+        hot = _compiled.hot_pack(self, K)
+    h = self._hasher.copy()  # the hot path (compiled, keyed draws, no pi to compute)
     h.update(event.encode())
-    key = int.from_bytes(h.digest(), "little") >> 1
-    arm, bandit, stderr = self._decide_ep(ctx, key, -1.0, 0, self.n_mc, pack)
-    if arm < 0:
+    code = self._hot_ep(ctx, int.from_bytes(h.digest(), "little") >> 1, hot)
+    if code < 0:
         raise SpecError("context" if self.context_mode else "arms", _NOT_FINITE)
+    arm, bandit = code & _ARM_MASK, (code >> _ARM_BITS) - 1  # khot.unpack_decision
     self.policy.t += 1
-    if self.propensities:  # one arm
-        pi, method, p = np.ones(1), "deterministic", 1.0
-    else:
-        pi, method, p = None, "skipped", None
+    pi, method, p = (np.ones(1), "deterministic", 1.0) if self.propensities else _SKIPPED
     if self.context_mode:
         x, g, label = ctx[0].copy(), arm, self._labels[arm]
     else:
