@@ -99,15 +99,16 @@ lint: install-dev
 # The tests, in three steps:
 # 1. the set-up (target setup): the engine's packages (install-engine), then the compiled
 #    kernels of every policy, once (scripts/warm_kernels.py), in the background while pip
-#    installs everything else (install-dev), apt and the data come (browser, data) and the lint
-#    runs: pip and the lint use one core at a time, and the warm-up (niced: pip and the lint
-#    are the longer chain) takes the other. numba keeps the kernels on disk
-#    (allseason/kernels/__pycache__), so the test workers load them instead of each compiling
-#    the same kernels at the same time. The warm-up runs from this checkout (PYTHONPATH), as it
-#    starts before the editable install; its output is printed at the end of the set-up, and
-#    the set-up fails if it or any step beside it fails. On a fresh clone (2026-11-27): the
-#    warm-up about 95 s of CPU (two processes: the app's and the agent's kernels, 65 s; the
-#    other policies' and the offline pi's, 30 s), pip about 85 s, the lint 30 s;
+#    installs everything else (install-dev), apt and the data come (browser, data) and the
+#    lint runs. pip and the lint use one core at a time, the warm-up the other (nice 2: on two
+#    cores the scheduler then leaves pip and the lint, the longer chain, a core of their own;
+#    nice 10 starved the warm-up on a machine busy with other work). numba keeps the kernels
+#    on disk (allseason/kernels/__pycache__), so the test workers load them instead of each
+#    compiling the same kernels at the same time. The warm-up runs from this checkout
+#    (PYTHONPATH): it starts before the editable install. Its output is printed at the end of
+#    the set-up, which fails if it or any step beside it fails. On a fresh clone (2026-11-27,
+#    CPU-s measured on a busy machine): the warm-up about 130 (two processes: the app's and the
+#    agent's kernels, 90; the other policies' and the offline pi's, 40), pip 85, the lint 30;
 # 2. every test but the real-browser ones, on TEST_WORKERS processes (pytest-xdist; "auto":
 #    one per core). --dist worksteal: a worker that runs out of tests takes half of the other's
 #    queue, so the heavy files spread instead of leaving one worker alone at the end;
@@ -129,7 +130,7 @@ PYTEST_REST = $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not e2e
 PYTEST_E2E = $(PY) -m pytest -q -n $(E2E_WORKERS) --dist loadfile -m e2e --durations=10 --cpu-durations=10 tests/browser
 # the set-up (step 1 above); fails if the warm-up or any step beside it fails
 setup: install-engine
-	@PYTHONPATH="$(CURDIR)" nice -n 10 $(PY) scripts/warm_kernels.py > $(VENV)/.warm.log 2>&1 & \
+	@PYTHONPATH="$(CURDIR)" nice -n 2 $(PY) scripts/warm_kernels.py > $(VENV)/.warm.log 2>&1 & \
 	  warm=$$!; $(MAKE) --no-print-directory install-dev browser data lint; made=$$?; \
 	  wait $$warm; warmed=$$?; cat $(VENV)/.warm.log; \
 	  test $$made = 0 && test $$warmed = 0
