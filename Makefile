@@ -107,8 +107,9 @@ lint: install-dev
 #    compiling the same kernels at the same time. The warm-up runs from this checkout
 #    (PYTHONPATH): it starts before the editable install. Its output is printed at the end of
 #    the set-up, which fails if it or any step beside it fails. On a fresh clone (2026-11-27,
-#    quiet): 133 s, 225 CPU-s (9f26963's set-up, the warm-up after pip: 187 s, 245 CPU-s); the
-#    warm-up 113 CPU-s (the app's and the agent's kernels 77, the rest 36), the lint 20;
+#    quiet, two runs): 133 and 139 s, 225 and 236 CPU-s (9f26963's, the warm-up after pip:
+#    187 and 207 s, 245 and 231 CPU-s); the warm-up 113-119 CPU-s (the app's and the agent's
+#    kernels 77-82, the rest 36-37), the lint 20;
 # 2. every test but the real-browser ones, on TEST_WORKERS processes (pytest-xdist; "auto":
 #    one per core). --dist worksteal: a worker that runs out of tests takes half of the other's
 #    queue, so the heavy files spread instead of leaving one worker alone at the end;

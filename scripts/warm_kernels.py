@@ -12,7 +12,8 @@ Two parts, each in a process of its own, at the same time (compiling is single-c
   with batches of 1 and 10), which no race compiles. The agent's learning calls the race's
   batch updates (``kernels.allseason.allseason_batch``, ``kernels.lints.lints_batch`` and their
   helpers): compiled first by the race in the same process, they are loaded, not compiled a
-  second time (when the agent had a process of its own, both compiled them: 6 CPU-s measured);
+  second time (when the agent had a process of its own, both compiled them; yet the CPU saved
+  is within two paired runs' noise: each caller links and optimises them again);
 - ``rest``: the offline evaluation's probabilities of the logged arm (``logs.policy_probs``: a
   Gaussian argmax, ``kernels/argmax.py``; each test process compiled it on its first
   evaluation: 14 CPU-s), first, since the agent's pi calls the same module's helpers (the
