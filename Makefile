@@ -11,7 +11,7 @@ PORT ?= 8501
 # apt-get as root, or through sudo for a user
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: app test lint warm-lint venv install install-sweeps install-dev browser data bench docs pictures
+.PHONY: app test setup lint venv install install-engine install-sweeps install-dev browser data bench docs pictures
 
 venv: $(PY)
 
@@ -49,6 +49,14 @@ install-dev: $(PY)
 	@test "$$(cat $(VENV)/.installed-dev 2>/dev/null)" = "$(REQ_HASH)" || { \
 	  $(PIP) install -q -r requirements-dev.txt && echo "$(REQ_HASH)" > $(VENV)/.installed-dev; }
 	@$(PY) -c "$$EDITABLE_HERE" "$(CURDIR)" 2>/dev/null || $(PIP) install -q --no-deps -e .
+
+# the engine's packages alone (numpy, scipy, numba, pandas, at requirements.txt's pins): what
+# the kernels' warm-up imports, so that it can start while pip installs the rest (target setup).
+# Skipped when install-dev's stamp says everything is there.
+ENGINE_PINS = $(shell grep -oE '^(numpy|scipy|numba|pandas)==[^ #]+' requirements.txt)
+install-engine: $(PY)
+	@test "$$(cat $(VENV)/.installed-dev 2>/dev/null)" = "$(REQ_HASH)" || \
+	  $(PIP) install -q $(ENGINE_PINS)
 
 # apt: Debian's chromium, only when no chromium is on the PATH. The real-browser tests
 # (tests/browser/) drive it with Playwright's Python client; never
@@ -89,11 +97,19 @@ lint: install-dev
 	$(PY) -m mypy --cache-dir $(VENV)/.mypy_cache
 
 # The tests, in three steps:
-# 1. the compiled kernels of every policy, once (scripts/warm_kernels.py): numba keeps them on
-#    disk (allseason/kernels/__pycache__), so the test workers load them instead of each
-#    compiling the same kernels at the same time. It runs beside the lint (target warm-lint),
-#    in two processes (the app's kernels, 50 s of CPU on a fresh clone; every other policy's
-#    and the agent's, 80 s; the lint, 30 s): about 80 s on two cores, not 102 s on one;
+# 1. the set-up (target setup): the engine's packages (install-engine), then the compiled
+#    kernels of every policy, once (scripts/warm_kernels.py), in the background while pip
+#    installs everything else (install-dev), apt and the data come (browser, data) and the
+#    lint runs. pip and the lint use one core at a time, the warm-up the other (nice 2: on two
+#    cores the scheduler then leaves pip and the lint, the longer chain, a core of their own;
+#    nice 10 starved the warm-up on a machine busy with other work). numba keeps the kernels
+#    on disk (allseason/kernels/__pycache__), so the test workers load them instead of each
+#    compiling the same kernels at the same time. The warm-up runs from this checkout
+#    (PYTHONPATH): it starts before the editable install. Its output is printed at the end of
+#    the set-up, which fails if it or any step beside it fails. On a fresh clone (2026-11-27,
+#    quiet, two runs): 133 and 139 s, 225 and 236 CPU-s (9f26963's, the warm-up after pip:
+#    187 and 207 s, 245 and 231 CPU-s); the warm-up 113-119 CPU-s (the app's and the agent's
+#    kernels 77-82, the rest 36-37), the lint 20;
 # 2. every test but the real-browser ones, on TEST_WORKERS processes (pytest-xdist; "auto":
 #    one per core). --dist worksteal: a worker that runs out of tests takes half of the other's
 #    queue, so the heavy files spread instead of leaving one worker alone at the end;
@@ -113,13 +129,13 @@ E2E_APART ?=
 E2E_WORKERS ?= 2
 PYTEST_REST = $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not e2e" --durations=25 --cpu-durations=25
 PYTEST_E2E = $(PY) -m pytest -q -n $(E2E_WORKERS) --dist loadfile -m e2e --durations=10 --cpu-durations=10 tests/browser
-# the kernels' warm-up in the background while `make lint` runs; fails if either fails
-warm-lint: install-dev
-	@$(PY) scripts/warm_kernels.py > $(VENV)/.warm.log 2>&1 & warm=$$!; \
-	  $(MAKE) --no-print-directory lint; lint=$$?; \
+# the set-up (step 1 above); fails if the warm-up or any step beside it fails
+setup: install-engine
+	@PYTHONPATH="$(CURDIR)" nice -n 2 $(PY) scripts/warm_kernels.py > $(VENV)/.warm.log 2>&1 & \
+	  warm=$$!; $(MAKE) --no-print-directory install-dev browser data lint; made=$$?; \
 	  wait $$warm; warmed=$$?; cat $(VENV)/.warm.log; \
-	  test $$lint = 0 && test $$warmed = 0
-test: install-dev browser data warm-lint
+	  test $$made = 0 && test $$warmed = 0
+test: setup
 ifeq ($(E2E_APART),)
 	@echo '$(PYTEST_E2E) (beside the others; its output follows theirs)'
 	@$(PYTEST_E2E) > $(VENV)/.e2e.log 2>&1 & e2e=$$!; \

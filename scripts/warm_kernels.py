@@ -5,20 +5,25 @@ fresh clone the cache is empty, and the pytest-xdist workers would each compile 
 kernels at the same time (about 40 s of CPU for the default race's kernels alone, 80 s for
 every policy's; measured). ``make test`` runs this first: the workers then load the kernels.
 
-Two parts, each in a process of its own, at the same time (compiling is single-core): on a
-fresh clone 50 s and 80 s of CPU (measured 2026-11-27; 130 s in all, the helpers both use are
-compiled in both), so beside ``make lint`` (30 s) the warm-up takes about 80 s on two cores
-instead of the 102 s of one process. Afterwards the one-process version compiled nothing.
+Two parts, each in a process of its own, at the same time (compiling is single-core):
 
 - ``app``: :func:`allseason.api.warm_up` (the app's kernels: the default race, and the
-  spawning variant);
-- ``rest``: a tiny race (two seasons of 20 steps, batches of 1 and 3) of every registered
-  policy but the default race's, then the deployable agent's kernels (decide with every
-  kind of pi, learn with batches of 1 and 10), which no race compiles, and the offline
-  evaluation's probabilities of the logged arm (``logs.policy_probs``: a Gaussian argmax,
-  ``kernels/argmax.py``; each test process compiled it on its first evaluation: 14 CPU-s).
+  spawning variant), then the deployable agent's kernels (decide with every kind of pi, learn
+  with batches of 1 and 10), which no race compiles. The agent's learning calls the race's
+  batch updates (``kernels.allseason.allseason_batch``, ``kernels.lints.lints_batch`` and their
+  helpers): compiled first by the race in the same process, they are loaded, not compiled a
+  second time (when the agent had a process of its own, both compiled them; yet the CPU saved
+  is within two paired runs' noise: each caller links and optimises them again);
+- ``rest``: the offline evaluation's probabilities of the logged arm (``logs.policy_probs``: a
+  Gaussian argmax, ``kernels/argmax.py``; each test process compiled it on its first
+  evaluation: 14 CPU-s), first, since the agent's pi calls the same module's helpers (the
+  ``app`` part reaches the agent after it, and loads them); then a tiny race (two seasons of
+  20 steps, batches of 1 and 3) of every registered policy but the default race's (the ridge
+  and DenBand kernels, which share nothing with the others).
 
-``--part app`` or ``--part rest`` runs one part in this process.
+``--part app`` or ``--part rest`` runs one part in this process. ``make test`` starts this as
+soon as the engine's packages are installed, beside the rest of the install and the lint
+(Makefile, target ``setup``).
 """
 
 from __future__ import annotations
@@ -57,15 +62,15 @@ def _warm(part: str) -> None:
 
     if part == "app":
         api.warm_up()
+        _warm_agent()
         return
+    from allseason.logs.policy_probs import gaussian_argmax_probs
+
+    gaussian_argmax_probs(np.array([[0.0, 0.5, 1.0]]), np.ones((1, 3)))
     defaults = {spec.name for spec in api.default_specs()}
     others = [name for name in api.policy_names() if name not in defaults]
     scenario = api.Scenario(segments=((0, 20), (1, 20)), batch_size=(1, 3), preset="custom")
     api.run_race(api.Race(scenario, api.policy_specs(others), 1))
-    _warm_agent()
-    from allseason.logs.policy_probs import gaussian_argmax_probs
-
-    gaussian_argmax_probs(np.array([[0.0, 0.5, 1.0]]), np.ones((1, 3)))
 
 
 def _warm_agent() -> None:
