@@ -72,7 +72,7 @@ async def stage_alive(page) -> None:
     await page.wait_for_selector(STATUS, timeout=20_000)
     assert await page.locator('[data-testid="stException"]').count() == 0, "a traceback"
     assert await page.locator(".st-key-live_buttons button").count() >= 3, "no season buttons"
-    if await page.locator(".st-key-live_pause button", has_text="Resume").count():
+    if await page.locator(".st-key-live_resume button").count():
         await page.keyboard.press("p")  # paused by the storm's last P: resume
     before = int(await page.evaluate(f"document.querySelector('{STATUS}').dataset.step"))
     await page.wait_for_function(

@@ -152,6 +152,7 @@ def steps_per_frame(speed: int) -> int:
 
 DEBOUNCE = 0.5  # seconds: a second call of the same control within this is the same click
 NEW_SEASON_KEY = "live_new_"  # + the season it makes (1-based): see _first_call
+PAUSE_KEY, RESUME_KEY = "live_pause", "live_resume"  # see season_buttons
 # REDEFINING is set when a control asks for the whole page to be drawn again (Pause, Resume:
 # the stage is defined with or without run_every); until that page run has finished, keys and
 # clicks on the stage are dropped, so no fragment rerun changes the show while the page is
@@ -407,7 +408,10 @@ def season_buttons(run: api.LiveRun) -> None:
         )
         st.button(
             "Resume" if paused else "Pause",
-            key="live_pause",
+            # two widgets, keyed by what they do: a click delivered again after the page
+            # was redrawn (see _first_call) names the button the browser showed, so a late
+            # second "Pause" pauses again instead of calling the redrawn Resume
+            key=RESUME_KEY if paused else PAUSE_KEY,
             on_click=_pause,
             args=(not paused,),
             icon=":material/play_arrow:" if paused else ":material/pause:",

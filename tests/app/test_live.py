@@ -160,7 +160,7 @@ def test_new_season_and_switching_back(monkeypatch):
 
 def test_pause_and_resume(monkeypatch):
     at = open_live()
-    click(at, "live_pause", monkeypatch)  # the stage asks for the whole page again
+    click(at, live.PAUSE_KEY, monkeypatch)  # the stage asks for the whole page again
     assert_clean(at)
     assert at.session_state[live.PAUSED] is True
     t = run_of(at).t
@@ -169,11 +169,12 @@ def test_pause_and_resume(monkeypatch):
     at.run()
     assert run_of(at).t == t  # paused: no steps, and the stage has no run_every
     assert "paused" in status(at)
-    assert at.button(key="live_pause").label == "Resume"
+    assert at.button(key=live.RESUME_KEY).label == "Resume"
+    assert not [b for b in at.button if b.key == live.PAUSE_KEY]
     # seasons can be switched while paused; the first frame shows the new one
     click_new(at, monkeypatch)
     assert 'data-season="2"' in status(at) and run_of(at).t == t
-    click(at, "live_pause", monkeypatch)
+    click(at, live.RESUME_KEY, monkeypatch)
     assert at.session_state[live.PAUSED] is False
     tick(at, monkeypatch)
     assert run_of(at).t > t
@@ -237,6 +238,30 @@ def test_a_click_delivered_again_after_the_debounce_adds_no_season(monkeypatch):
     assert (run.n_states, run.state) == (2, 1)
     live._switch(2, "new")  # whereas the redrawn button's click makes season 3
     assert (run.n_states, run.state) == (3, 2)
+
+
+def test_a_pause_delivered_again_after_the_debounce_stays_paused(monkeypatch):
+    """The same late second delivery, of a "P": the browser showed Pause, the page was
+    redrawn with Resume, and the click came again 2 s later (tests/browser/
+    test_live_shortcuts.py saw the show play on after "paused", 2026-11-27). Pause and
+    Resume are two widgets, so that delivery is Pause's own callback: it pauses again."""
+    clock = Clock()
+    monkeypatch.setattr(live, "time", clock)
+    at = open_live()
+    click(at, live.PAUSE_KEY, monkeypatch)
+    assert at.session_state[live.PAUSED] is True
+    assert [b.key for b in at.button if b.key in (live.PAUSE_KEY, live.RESUME_KEY)] == [
+        live.RESUME_KEY
+    ]
+    clock.now += 2.0
+    session = {live.LAST_CALL: at.session_state[live.LAST_CALL], live.PAUSED: True}
+    monkeypatch.setattr(live.st, "session_state", session)
+    live._pause(True)  # the Pause button's arguments: still paused
+    assert session[live.PAUSED] is True
+    session.pop(live.REDEFINING)  # (the page run that follows clears it)
+    clock.now += 2.0
+    live._pause(False)  # whereas Resume's click resumes
+    assert session[live.PAUSED] is False
 
 
 @pytest.mark.parametrize(
@@ -325,7 +350,7 @@ def test_analyse_this_show_opens_its_race(monkeypatch):
     tick(at, monkeypatch)
     click_new(at, monkeypatch)
     tick(at, monkeypatch)
-    click(at, "live_pause", monkeypatch)
+    click(at, live.PAUSE_KEY, monkeypatch)
     run = run_of(at)
     code = at.get("code")[0].proto.code_text
     sc = run.race().scenario
