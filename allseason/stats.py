@@ -28,9 +28,11 @@ CI_FORMULA = "t₀.₉₇₅(n−1) · std / √n"
 
 @lru_cache(maxsize=256)
 def _t(n: int) -> float:
-    from scipy.stats import t  # scipy.stats is slow to import: only when first needed
+    # scipy.special's stdtrit is what scipy.stats' t.ppf computes (the same numbers, bit for
+    # bit); importing scipy.stats costs a process about 1 CPU-s (tests/house/test_imports.py)
+    from scipy.special import stdtrit
 
-    return float(t.ppf(0.5 + LEVEL / 2, n - 1))
+    return float(stdtrit(n - 1, 0.5 + LEVEL / 2))
 
 
 def t_quantile(n):

@@ -81,10 +81,10 @@ def plain_probs(self, rows, ctx, K, key):
             probs = gaussian_argmax_probs(means, np.maximum(var, 1e-300))
             pi = w @ np.atleast_2d(probs)
         else:
-            from scipy.stats import norm
+            from scipy.special import ndtr  # scipy.stats' norm.cdf
 
             dx = rows[0] - rows[1]
-            p0 = np.array([norm.cdf((m @ dx) / np.sqrt(dx @ c @ dx)) for m, c in models])
+            p0 = np.array([ndtr((m @ dx) / np.sqrt(dx @ c @ dx)) for m, c in models])
             pi = np.array([w @ p0, w @ (1 - p0)])
         method = "exact-mixture" if isinstance(pol, AllSeason) else "exact-quadrature"
         return pi, method, 0.0
