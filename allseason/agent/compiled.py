@@ -38,7 +38,8 @@ def setup_engine(self) -> None:
     # the compiled step checks the inputs' values itself; decide's inline hot path
     self._kernel_checks = self._event_fast = self.engine == "compiled" and self.draws == "event"
     if self.engine != "compiled":
-        self._zbuf = np.empty(self.D)
+        # 2-D, as the compiled steps' z: fill_draws' signature compiled and cached for them
+        self._zbuf = np.empty((1, self.D))
         return
     pol._init_kernel_state(G, G)  # n_arms: read by BoB and DenBand only, never compiled here
     self._is_allseason = isinstance(pol, AllSeason)

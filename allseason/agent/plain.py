@@ -31,7 +31,7 @@ def decide_plain(self, ctx, event, K):
     if self.draws == "event":
         key = event_key(self._hasher, event)
         u = kagent.fill_draws(np.uint64(key), self._zbuf)
-        z = self._zbuf.copy() if pol.uses_normals else None
+        z = self._zbuf[0].copy() if pol.uses_normals else None
     else:
         key = 0
         u = pol._rng_u.random()

@@ -1,6 +1,16 @@
 """The agent's hot path (:mod:`allseason.kernels.agent_hot`: a decision without pi, a reward,
 each one call holding the GIL, flat packs, the weights kept between decisions) against the
-general compiled calls and the plain path, decision for decision and state bit for bit."""
+general compiled calls and the plain path, decision for decision and state bit for bit.
+
+The general learn calls are the tuple-packed kernels of :mod:`allseason.kernels.agent`
+(``allseason_learn_packed``, ``lints_learn_packed``), which only this test calls: their Python
+source runs here, by the interpreter, around the same compiled batch updates
+(``allseason_batch``, ``lints_batch``: loaded from numba's cache, compiled by the warm-up for the
+hot path). Compiled, they would be compiled in the test (about 25 s of CPU on a fresh clone:
+each links and optimises the batch update again) for no other caller; interpreted, they do
+the same steps on the same arrays, so the state must still agree bit for bit."""
+
+import types
 
 import numpy as np
 import pytest
@@ -13,18 +23,42 @@ from allseason.kernels.agent_hot import unpack_decision
 NAMES = ["allseason-sw", "allseason-disc", "allseason-sw-printed", "lints", "sw-lints", "d-lints"]
 
 
+def _interpreted(fn, **callees):
+    """The Python source of the compiled ``fn``, run by the interpreter; ``callees`` replace
+    the functions of those names it calls (the others, e.g. the batch updates, stay compiled)."""
+    f = fn.py_func
+    return types.FunctionType(f.__code__, {**f.__globals__, **callees}, f.__name__)
+
+
+_APPEND = kagent._append.py_func
+_ALLSEASON_LEARN_PACKED = _interpreted(
+    kagent.allseason_learn_packed,
+    allseason_learn=_interpreted(kagent.allseason_learn, _append=_APPEND),
+)
+_LINTS_LEARN_PACKED = _interpreted(
+    kagent.lints_learn_packed, lints_learn=_interpreted(kagent.lints_learn, _append=_APPEND)
+)
+
+
+def _learn_pack(buf, state, params, events, track, work):
+    """:func:`allseason.kernels.agent.learn_pack`'s fields, as attributes of a plain object."""
+    return types.SimpleNamespace(
+        buf=buf, state=state, params=params, events=events, track=track, work=work
+    )
+
+
 def _tuple_learn_entry(self, x):
     """The learn call as it was before the hot path: the tuple-packed kernels of
-    :mod:`allseason.kernels.agent` (nested tuples, the GIL released)."""
+    :mod:`allseason.kernels.agent` (nested tuples; interpreted, see the module docstring)."""
     f, buf = self.policy.kernel_state, self._buf
     state = self._state_tuple
     if self._is_allseason:
         fields = (self._tuple_params, self._events, self._track_arrays, self._lwork)
-        fn = kagent.allseason_learn_packed
+        fn = _ALLSEASON_LEARN_PACKED
     else:
         fields = (self._tuple_params, 0, 0, self._tmp)
-        fn = kagent.lints_learn_packed
-    got = self._learn_ep = (f, buf, fn, kagent.learn_pack(buf, state, *fields))
+        fn = _LINTS_LEARN_PACKED
+    got = self._learn_ep = (f, buf, fn, _learn_pack(buf, state, *fields))
     return got
 
 
@@ -67,9 +101,9 @@ def _drive(agent, n, *, context, load_at=None):
 @pytest.mark.parametrize("context", [True, False])
 @pytest.mark.parametrize("batch_size", [1, 3])
 def test_the_hot_path_is_the_general_path(name, context, batch_size, monkeypatch):
-    """Hot decisions and rewards make the decisions of the general compiled calls
-    (decide_packed, the tuple-packed learn kernels), bit for bit in the state, and of the
-    plain path (Policy._select / update)."""
+    """Hot decisions and rewards make the decisions of the general calls (decide_packed,
+    compiled; the tuple-packed learn kernels, interpreted around the compiled batch updates),
+    bit for bit in the state, and of the plain path (Policy._select / update)."""
     hot, got = _drive(_agent(name, context, batch_size), 150, context=context, load_at=70)
     plain, got_plain = _drive(
         _agent(name, context, batch_size, engine="plain"), 150, context=context

@@ -23,9 +23,14 @@ REF_NODES = kagent.quad_nodes(1024)
 
 
 def _probs(m, sd, y, table=True):
-    """pi of K arms on the nodes y (log Phi from the table, as the agent; or exact)."""
+    """pi of K arms on the nodes y (log Phi from the table, as the agent; or exact). The
+    table's nodes are read-only, as the agent's compiled pi reads them (module constants):
+    the kernel it loads from numba's cache, not one compiled for this test."""
     out = np.empty((1, len(m)))
     fn = argmax_probs_rows_table if table else argmax_probs_rows
+    if table:
+        y = y.view()
+        y.setflags(write=False)
     fn(m[None].copy(), sd[None].copy(), np.ones((1, len(m)), np.int64), y, out)
     return out[0]
 

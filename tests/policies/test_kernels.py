@@ -232,11 +232,13 @@ def test_sym_kl_kernel_matches_models(d):
         p.update(rng.standard_normal((n, d)), rng.standard_normal(n))
         posts.append(p)
     p, q = posts
-    got = kernels.sym_kl(p.M, p.mean, p.covariance, q.M, q.mean, q.covariance, np.empty(d))
+    # C order, as the kernels hold their covariances (the signature compiled for them)
+    Sp, Sq = np.ascontiguousarray(p.covariance), np.ascontiguousarray(q.covariance)
+    got = kernels.sym_kl(p.M, p.mean, Sp, q.M, q.mean, Sq, np.empty(d))
     assert got == pytest.approx(symmetric_kl(p, q), rel=1e-10)
-    assert kernels.sym_kl(
-        p.M, p.mean, p.covariance, p.M, p.mean, p.covariance, np.empty(d)
-    ) == pytest.approx(0.0, abs=1e-10)
+    assert kernels.sym_kl(p.M, p.mean, Sp, p.M, p.mean, Sp, np.empty(d)) == pytest.approx(
+        0.0, abs=1e-10
+    )
 
 
 def _bank(specs, ids, alive):
@@ -267,7 +269,8 @@ def _prune(M, L, mu, ids, alive, mode, work_S, work_tr):
         np.zeros((S, S, 1)),
         np.zeros((S, S, 1), dtype=np.bool_),
     )
-    out = kernels.prune_one(M[:, None], mu[:, None], ids, alive, mode, cache)
+    # a plain tuple, as the kernels pass it (kernels.plain): the signature compiled for them
+    out = kernels.prune_one(M[:, None], mu[:, None], ids, alive, mode, kernels.plain(cache))
     work_tr[:] = wt[:, 0]
     return out
 

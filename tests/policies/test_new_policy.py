@@ -116,8 +116,7 @@ def test_the_app_offers_it(registered):
     from streamlit.testing.v1 import AppTest
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=90)
-    at.run()
-    at.switch_page("app_pages/2_Race.py")
+    at.switch_page("app_pages/2_Race.py")  # opened by its link: Home is not what is checked
     at.run()
     picker = at.multiselect(key="race_policies")
     assert "ε-greedy" in picker.options

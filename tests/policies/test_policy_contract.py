@@ -9,6 +9,7 @@ runner tells it; every other policy is never told anything.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -56,6 +57,12 @@ def _run(name, seed, problem_seed=0, T=600, switch_at=300, plain=False):
 
 
 PATHS = [pytest.param(False, id="run_chunk"), pytest.param(True, id="plain")]
+
+
+@functools.cache
+def _run_to_read(name, seed, plain):
+    """:func:`_run` once per module, for the tests that only read its policy and outcome."""
+    return _run(name, seed, plain=plain)
 
 
 @pytest.mark.parametrize("plain", PATHS)
@@ -136,7 +143,7 @@ def test_posteriors_stay_positive_definite(name, plain):
 @pytest.mark.parametrize("plain", PATHS)
 @pytest.mark.parametrize("name", NAMES)
 def test_weights_are_a_distribution_per_batch(name, plain):
-    policy, out, _ = _run(name, 6, plain=plain)
+    policy, out, _ = _run_to_read(name, 6, plain)  # the same run: computed once
     if out.weights is None:
         assert out.weight_ids is None
         assert policy.weights() is None
@@ -155,7 +162,7 @@ def test_weights_are_a_distribution_per_batch(name, plain):
 @pytest.mark.parametrize("name", NAMES)
 def test_weights_method_reports_the_last_batch(name, plain):
     """``weights()`` is the current (ids, weights): after a run, the last batch's row."""
-    policy, out, _ = _run(name, 6, plain=plain)
+    policy, out, _ = _run_to_read(name, 6, plain)  # the same run: computed once
     current = policy.weights()
     if out.weights is None:
         assert current is None

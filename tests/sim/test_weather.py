@@ -258,8 +258,7 @@ def test_builder_and_inside_page_with_dates():
 
     runcache.store().clear()
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    at.run()
-    at.switch_page("app_pages/1_Pattern_builder.py")
+    at.switch_page("app_pages/1_Pattern_builder.py")  # opened by its link: Home is not checked
     at.run()
     at.selectbox(key="pb_preset").set_value("seattle-weather")
     at.run()
