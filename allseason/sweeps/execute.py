@@ -344,7 +344,8 @@ def run_jobs(
     ``fn`` must be a module-level function (it is sent to other processes). Executor: the
     local process pool (``processes``, default every usable core), Dask (``workers``: a
     LocalCluster; ``scheduler``: a running one), or ``inline`` (in this process, one job at
-    a time). A job that raises is counted, described by ``describe(job)`` in ``errors``, and
+    a time; also where the local pool would have one process: ``processes=1``, or a single
+    job, runs in the driver, with the same results and no pool to start). A job that raises is counted, described by ``describe(job)`` in ``errors``, and
     the others go on; an exception raised by ``on_result`` stops everything. Ctrl-C stops
     now (``interrupted``): runs in flight are lost, finished ones were handed over."""
     check_executor(processes, workers, scheduler)
@@ -352,12 +353,13 @@ def run_jobs(
     outcome = JobsOutcome()
     if not todo:
         return outcome
-    if inline:
-        executor = _inline()
+    n_local = min(processes or _usable_cores(), len(todo))
+    if inline or (n_local == 1 and not (scheduler or workers)):
+        executor = _inline()  # a pool of one process would only copy the driver's work
     elif scheduler or workers:
         executor = _dask(workers, scheduler)
     else:
-        executor = _pool(min(processes or _usable_cores(), len(todo)))
+        executor = _pool(n_local)
     t0 = time.perf_counter()
     with executor as (ex, n_slots):
         pending = iter(todo)
