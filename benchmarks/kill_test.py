@@ -214,15 +214,16 @@ def kill_round(
     when: str = "random",
     up: int = 2,
     reference=None,
+    resume=None,
 ) -> dict:
     """The reference run, ``n_kills`` SIGKILLs, the resume; the counts. ``when``: "random"
     (a uniform moment in [0.2 s, the reference's duration]) or "workers" (0-0.5 s after
     the driver's pool is up, so that every kill leaves workers to die) or "pool" (0-2 s
     after it: a random moment while the pool works); the pool is up when ``up`` processes
     carry the tag (a Dask LocalCluster of 2: 5, the driver, its resource tracker, the
-    forkserver and the 2 workers). ``reference``: a function of (argv, work, tag) that runs the
-    uninterrupted reference instead of :func:`run` (e.g. in the caller's own process), with
-    the same return value."""
+    forkserver and the 2 workers). ``reference``, ``resume``: functions of (argv, work, tag)
+    that run the uninterrupted reference, the resume, instead of :func:`run` (e.g. in the
+    caller's own process), with the same return value."""
     tag0 = f"{name}-ref-{os.getpid()}"
     rc, full, err = (reference or run)(argv_of(work / f"{name}-ref"), work, tag0)
     if rc != 0:
@@ -263,7 +264,7 @@ def kill_round(
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-    rc, resume, err = run(argv_of(out), work, f"{name}-resume-{os.getpid()}")
+    rc, resumed, err = (resume or run)(argv_of(out), work, f"{name}-resume-{os.getpid()}")
     if rc != 0:
         raise RuntimeError(f"{name}: the resume failed ({rc}): {err[-500:]}")
     return {
@@ -275,7 +276,7 @@ def kill_round(
         "identical": result_of(name, out, work) == reference,
         "orphan_kinds": kinds,
         "reference_s": round(full, 1),
-        "resume_s": round(resume, 1),
+        "resume_s": round(resumed, 1),
     }
 
 

@@ -7,10 +7,12 @@ A short version of ``benchmarks/kill_test.py`` (which does 20 random kills of ea
 driver's pool is up, so that every kill finds workers alive; and one of ``sweep --workers 2``
 (a Dask LocalCluster) once its workers are up.
 
-The uninterrupted run each resume is compared with is the same command through
+The kills are real processes with their pools of 2 (what this file is about). The
+uninterrupted run and the resume after the kills are the same command through
 :func:`allseason.cli.main` in this process, with ``--processes 1`` (inline: a run's result
-does not depend on the executor, ``tests/cli/test_sweeps.py``); the kills and the resume
-are real processes with their pools of 2."""
+does not depend on the executor, and what a resume skips is read from the store; a real
+process resumes a killed sweep in ``tests/cli/test_sweeps.py``, a killed map in
+``tests/cli/test_worldmap.py``)."""
 
 import importlib.util
 import os
@@ -76,6 +78,7 @@ def test_a_killed_driver_leaves_no_process_and_resumes_identically(
         np.random.default_rng(33),
         when="workers",
         reference=_here(monkeypatch, capsys),
+        resume=_here(monkeypatch, capsys),
     )
     assert row["orphans_after_2s"] == 0, row
     assert row["identical"], row
