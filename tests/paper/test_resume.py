@@ -5,13 +5,7 @@ same folder is refused by the folder lock (one line, exit 2) and leaves no dupli
 The commands start from the store of an uninterrupted run without its test runs (as a run
 stopped after the grid search leaves it: :func:`tests.paper.conftest.copy_without`), so they
 run the test phase (54 runs, on the driver's process pool or inline), not the whole
-reproduction again: every cell of the table they end on is computed by them.
-
-The killed run is a real process with its pool of 2; the run that resumes after it is the
-same ``paper`` command through :func:`allseason.cli.main` in this process, inline (what a
-resume reads and skips is the store's, whichever executor runs the rest; the command's
-process boundary is crossed by the killed run, the refused run and the two concurrent
-runs here)."""
+reproduction again: every cell of the table they end on is computed by them."""
 
 from __future__ import annotations
 
@@ -29,7 +23,6 @@ import pandas as pd
 import pytest
 
 from allseason import sweeps
-from allseason.cli import main
 from allseason.envs.classification import paper_setup
 from allseason.envs.datasets import DataUnavailable
 from allseason.paper import reproduce as R
@@ -111,12 +104,9 @@ def _after_the_grid_search(store: Path, out: Path) -> tuple[set, list]:
     return set(kept["key"]), tests
 
 
-def test_killed_paper_run_resumes_and_ends_on_the_uninterrupted_table(
-    mnist_prefix_store, tmp_path, monkeypatch, capsys
-):
+def test_killed_paper_run_resumes_and_ends_on_the_uninterrupted_table(mnist_prefix_store, tmp_path):
     """Killed (SIGKILL to its process group: the driver, its pool and the pool's workers)
-    once 20 of the test runs are stored, then run again (in this process, inline: see the
-    module's docstring)."""
+    once 20 of the test runs are stored, then run again."""
     store, reference = mnist_prefix_store
     out, log = tmp_path / "out", tmp_path / "audit.log"
     kept, tests = _after_the_grid_search(store, out)
@@ -138,14 +128,12 @@ def test_killed_paper_run_resumes_and_ends_on_the_uninterrupted_table(
     before = set(R.load_runs(out)["key"]) - kept  # stored by the killed run
     assert 20 <= len(before) < len(tests)
 
-    monkeypatch.setenv(sweeps.AUDIT_ENV, str(log))
-    monkeypatch.chdir(tmp_path)
-    capsys.readouterr()
-    code = main([*cmd[cmd.index("paper") : -1], "1"])  # the same command, --processes 1
-    err = capsys.readouterr().err
-    assert code == 0, err
-    assert f"{len(kept)} runs, {len(kept)} already stored, 0 to run" in err
-    assert f"{len(tests)} runs, {len(before)} already stored" in err
+    done = subprocess.run(
+        cmd, env=_env(log), cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"{len(kept)} runs, {len(kept)} already stored, 0 to run" in done.stderr
+    assert f"{len(tests)} runs, {len(before)} already stored" in done.stderr
     runs = R.load_runs(out)
     assert runs["key"].is_unique and (runs["n_results"] == 1).all()
     assert set(runs["key"]) == kept | {j.key for j in tests}
