@@ -33,7 +33,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 CODE = ROOT  # the checkout whose allseason runs (--code: another one, e.g. before a fix)
 TAG = "ALLSEASON_KILL_TAG"
-VOLATILE = {"wall_seconds", "policy_seconds", "worker", "finished_at", "seconds"}
+# how long, where and on what a result was computed, not what it is
+VOLATILE = {"wall_seconds", "policy_seconds", "worker", "finished_at", "seconds", "executor"}
 
 SWEEP = """name = "kill"
 seeds = 4
@@ -184,7 +185,9 @@ def result_of(name: str, out: Path, work: Path):
     rows = [{k: v for k, v in r.items() if k not in VOLATILE} for r in rows]
     if name == "map":
         snap = json.loads((out / "map.json").read_text(encoding="utf-8"))
-        rows.append({k: v for k, v in snap.items() if not k.startswith("seconds")})
+        rows.append(
+            {k: v for k, v in snap.items() if not k.startswith("seconds") and k not in VOLATILE}
+        )
     return rows
 
 
@@ -210,15 +213,19 @@ def kill_round(
     wait: float = 2.0,
     when: str = "random",
     up: int = 2,
+    reference=None,
+    resume=None,
 ) -> dict:
     """The reference run, ``n_kills`` SIGKILLs, the resume; the counts. ``when``: "random"
     (a uniform moment in [0.2 s, the reference's duration]) or "workers" (0-0.5 s after
     the driver's pool is up, so that every kill leaves workers to die) or "pool" (0-2 s
     after it: a random moment while the pool works); the pool is up when ``up`` processes
     carry the tag (a Dask LocalCluster of 2: 5, the driver, its resource tracker, the
-    forkserver and the 2 workers)."""
+    forkserver and the 2 workers). ``reference``, ``resume``: functions of (argv, work, tag)
+    that run the uninterrupted reference, the resume, instead of :func:`run` (e.g. in the
+    caller's own process), with the same return value."""
     tag0 = f"{name}-ref-{os.getpid()}"
-    rc, full, err = run(argv_of(work / f"{name}-ref"), work, tag0)
+    rc, full, err = (reference or run)(argv_of(work / f"{name}-ref"), work, tag0)
     if rc != 0:
         raise RuntimeError(f"{name}: the reference run failed ({rc}): {err[-500:]}")
     reference = result_of(name, work / f"{name}-ref", work)
@@ -237,7 +244,8 @@ def kill_round(
         )
         if when in ("workers", "pool"):
             at = float(rng.uniform(0.0, 0.5 if when == "workers" else 2.0))
-            if not _wait_for_workers(p, tag, full * 3, up):
+            # (at least a minute: a driver's start on a loaded machine, whatever the reference)
+            if not _wait_for_workers(p, tag, max(full * 3, 60.0), up):
                 at = 0.0
         try:
             p.wait(timeout=at)
@@ -256,7 +264,7 @@ def kill_round(
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-    rc, resume, err = run(argv_of(out), work, f"{name}-resume-{os.getpid()}")
+    rc, resumed, err = (resume or run)(argv_of(out), work, f"{name}-resume-{os.getpid()}")
     if rc != 0:
         raise RuntimeError(f"{name}: the resume failed ({rc}): {err[-500:]}")
     return {
@@ -268,7 +276,7 @@ def kill_round(
         "identical": result_of(name, out, work) == reference,
         "orphan_kinds": kinds,
         "reference_s": round(full, 1),
-        "resume_s": round(resume, 1),
+        "resume_s": round(resumed, 1),
     }
 
 

@@ -344,24 +344,28 @@ def run_jobs(
     ``fn`` must be a module-level function (it is sent to other processes). Executor: the
     local process pool (``processes``, default every usable core), Dask (``workers``: a
     LocalCluster; ``scheduler``: a running one), or ``inline`` (in this process, one job at
-    a time). A job that raises is counted, described by ``describe(job)`` in ``errors``, and
-    the others go on; an exception raised by ``on_result`` stops everything. Ctrl-C stops
-    now (``interrupted``): runs in flight are lost, finished ones were handed over."""
+    a time, each handed over before the next starts). A local pool of one process
+    (``processes=1``, or a single job) is inline too: the same results, no pool to start.
+    A job that raises is counted, described by ``describe(job)`` in ``errors``, and the
+    others go on; an exception raised by ``on_result`` stops everything. Ctrl-C stops now
+    (``interrupted``): runs in flight are lost, finished ones were handed over."""
     check_executor(processes, workers, scheduler)
     todo = list(jobs)
     outcome = JobsOutcome()
     if not todo:
         return outcome
-    if inline:
-        executor = _inline()
+    n_local = min(processes or _usable_cores(), len(todo))
+    if inline or (n_local == 1 and not (scheduler or workers)):
+        executor = _inline()  # a pool of one process would only copy the driver's work
     elif scheduler or workers:
         executor = _dask(workers, scheduler)
     else:
-        executor = _pool(min(processes or _usable_cores(), len(todo)))
+        executor = _pool(n_local)
     t0 = time.perf_counter()
     with executor as (ex, n_slots):
         pending = iter(todo)
-        window = max(2 * n_slots, 4)
+        # inline, a job runs when submitted: each handed over before the next one starts
+        window = 1 if isinstance(ex, _Inline) else max(2 * n_slots, 4)
         running = {}
         try:
             for job in itertools.islice(pending, window):

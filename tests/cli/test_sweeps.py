@@ -319,7 +319,7 @@ def test_killed_sweep_resumes_without_losing_or_repeating_runs(tmp_path):
     while _stored_count(db) < 3 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.01)
     with contextlib.suppress(ProcessLookupError):  # (if it ended, the assert below says so)
-        os.killpg(proc.pid, signal.SIGKILL)  # the driver, its pool and the pool's workers
+        os.killpg(proc.pid, signal.SIGKILL)  # the driver (--processes 1: it runs the runs)
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL, proc.stderr.read().decode()
     proc.stderr.close()

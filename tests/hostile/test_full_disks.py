@@ -51,11 +51,13 @@ def small_disk(tmp_path):
 
 @pytest.fixture
 def read_only_disk(tmp_path):
-    """A disk holding a finished sweep, remounted read-only."""
+    """A disk holding a finished sweep, remounted read-only (the sweep runs in this process,
+    ``--processes 1``: only its store matters here)."""
     disk = tmp_path / "ro"
     _mount(disk, "size=8m")
     (tmp_path / "s.toml").write_text(SWEEP.replace("seeds = 40", "seeds = 1"), encoding="utf-8")
-    assert main(["sweep", str(tmp_path / "s.toml"), "--out", str(disk / "disk"), "--quiet"]) == 0
+    argv = ["sweep", str(tmp_path / "s.toml"), "--out", str(disk / "disk"), "--quiet"]
+    assert main([*argv, "--processes", "1"]) == 0
     subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
     yield disk
     subprocess.run(["umount", "-l", str(disk)], check=False)

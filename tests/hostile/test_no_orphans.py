@@ -5,7 +5,14 @@ and the same command then resumes to the result of an uninterrupted run.
 A short version of ``benchmarks/kill_test.py`` (which does 20 random kills of each):
 2 kills of each of ``sweep``, ``map`` and ``replay --processes 2``, each 0-0.5 s after the
 driver's pool is up, so that every kill finds workers alive; and one of ``sweep --workers 2``
-(a Dask LocalCluster) once its workers are up."""
+(a Dask LocalCluster) once its workers are up.
+
+The kills are real processes with their pools of 2 (what this file is about). The
+uninterrupted run and the resume after the kills are the same command through
+:func:`allseason.cli.main` in this process, with ``--processes 1`` (inline: a run's result
+does not depend on the executor, and what a resume skips is read from the store; a real
+process resumes a killed sweep in ``tests/cli/test_sweeps.py``, a killed map in
+``tests/cli/test_worldmap.py``)."""
 
 import importlib.util
 import os
@@ -32,11 +39,47 @@ def _kill_test():
     return mod
 
 
+def _one_process(argv: list[str]) -> list[str]:
+    """``argv`` with ``--processes 1`` (instead of its own count, if it has one)."""
+    if "--processes" in argv:
+        i = argv.index("--processes")
+        return [*argv[: i + 1], "1", *argv[i + 2 :]]
+    return [*argv, "--processes", "1"]
+
+
+def _here(monkeypatch, capsys):
+    """:func:`kill_test.run` in this process, inline (its cwd and results folder)."""
+    from allseason.cli import main
+
+    def run(argv, work, tag, timeout=None):
+        monkeypatch.chdir(work)
+        monkeypatch.setenv("ALLSEASON_RESULTS", str(work / "results"))
+        t0 = time.perf_counter()
+        try:
+            code = main(_one_process(list(argv)))
+        except SystemExit as e:  # argparse's exits, as in the process
+            code = e.code
+        return code, time.perf_counter() - t0, capsys.readouterr().err
+
+    return run
+
+
 @pytest.mark.parametrize("command", ["sweep", "map", "replay"])
-def test_a_killed_driver_leaves_no_process_and_resumes_identically(tmp_path, command):
+def test_a_killed_driver_leaves_no_process_and_resumes_identically(
+    tmp_path, command, monkeypatch, capsys
+):
     kt = _kill_test()
     argv_of = kt.commands(tmp_path)[command]
-    row = kt.kill_round(command, argv_of, tmp_path, 2, np.random.default_rng(33), when="workers")
+    row = kt.kill_round(
+        command,
+        argv_of,
+        tmp_path,
+        2,
+        np.random.default_rng(33),
+        when="workers",
+        reference=_here(monkeypatch, capsys),
+        resume=_here(monkeypatch, capsys),
+    )
     assert row["orphans_after_2s"] == 0, row
     assert row["identical"], row
 

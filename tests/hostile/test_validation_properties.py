@@ -18,6 +18,7 @@ import math
 import re
 from collections.abc import Mapping
 
+import pytest
 from conftest import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -526,7 +527,14 @@ def test_oversized_input_is_refused_before_it_is_read(kind, extra, as_bytes, fil
         assert e.field == "file" and "at most 1,000,000 bytes" in e.message, str(e)
     else:
         raise AssertionError(f"{n_bytes} bytes accepted")
-    # just under the limit is read (whitespace and blank lines are fine in both formats)
+
+
+@pytest.mark.parametrize("kind", ["json", "csv"])
+def test_just_under_the_size_limit_is_read(kind):
+    """The other side of :func:`test_oversized_input_is_refused_before_it_is_read` (once per
+    kind: this document depends on nothing the examples draw). Whitespace and blank lines
+    are fine in both formats."""
+    head = '{"d": 5}' if kind == "json" else "state,length\n0,5\n"
     fill = " " if kind == "json" else "\n"
     assert api.parse_scenario(head + fill * (MAX - len(head.encode())), kind).n_arms == 5
 

@@ -66,7 +66,8 @@ def test_asking_for_dask_without_it_is_one_line_exit_2(
 
 def test_without_dask_the_package_and_the_process_pool_work(sweep_file, tmp_path):
     out = tmp_path / "out"
-    p = _no_dask("sweep", sweep_file, "--processes", "1", "--out", out, "--quiet")
+    # 2 processes for the 2 runs: a pool of one process runs in the driver (sweeps.run_jobs)
+    p = _no_dask("sweep", sweep_file, "--processes", "2", "--out", out, "--quiet")
     assert p.returncode == 0, p.stderr
     p = _no_dask("report", out, "--no-html")
     assert p.returncode == 0 and "2 of 2 runs stored (complete)" in p.stdout, p.stderr

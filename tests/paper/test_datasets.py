@@ -99,19 +99,36 @@ def test_loader_n_takes_the_first_rows(dataset):
 
 
 def test_mnist_file_checksum_and_cache(tmp_path, monkeypatch):
-    loaded("mnist")
+    """The pickle is converted once into an empty cache, the cache is read back, and a
+    broken cache file is rebuilt from the pickle, not trusted. The rebuild's conversion is
+    the first one's result handed back (``_read_mnist_pickle`` is counted, not run twice:
+    what is checked there is that ``load_mnist`` goes back to the pickle and rewrites the
+    cache; the conversion itself is checked on the first call, against the session's)."""
+    X0, y0 = loaded("mnist")
     path = data.mnist_path()
     assert path.name == "mnist.pkl.gz" and path.parent.name == "data"
     assert hashlib.sha256(path.read_bytes()).hexdigest() == data.MNIST_SHA256
     monkeypatch.setenv("ALLSEASON_CACHE", str(tmp_path))
+    converted = []
+
+    def read_pickle(p):
+        converted.append(converted[0] if converted else real(p))
+        return converted[-1]
+
+    real = data._read_mnist_pickle
+    monkeypatch.setattr(data, "_read_mnist_pickle", read_pickle)
     X1, y1 = data.load_mnist(50)  # converts and writes the cache
+    assert len(converted) == 1 and np.array_equal(X1, X0[:50]) and np.array_equal(y1, y0[:50])
     cached = list(tmp_path.glob("mnist-*.npz"))
     assert len(cached) == 1
     X2, y2 = data.load_mnist(50)  # reads it
+    assert len(converted) == 1
     assert np.array_equal(X1, X2) and np.array_equal(y1, y2)
     cached[0].write_bytes(b"not an npz")  # a broken cache is rebuilt, not trusted
     X3, _ = data.load_mnist(50)
-    assert np.array_equal(X1, X3)
+    assert len(converted) == 2 and np.array_equal(X1, X3)
+    with np.load(cached[0]) as z:  # rewritten whole
+        assert np.array_equal(z["X"], converted[0][0]) and np.array_equal(z["y"], y0)
 
 
 def test_wrong_mnist_checksum_raises_data_unavailable(tmp_path):
@@ -319,13 +336,12 @@ def test_paper_setup(dataset, experiment, K, p):
 
 
 def test_paper_setup_without_data_says_how_to_install(tmp_path, monkeypatch):
+    """(The per-process cache of the PCA is bypassed, not cleared: what other tests of this
+    process computed stays.)"""
     monkeypatch.setattr(data, "FASHION_DIR", tmp_path)
-    C._reduced.cache_clear()
-    try:
-        with pytest.raises(DataUnavailable, match="apt-get install"):
-            paper_setup("fmnist", "2arm", "regular", n=600)
-    finally:
-        C._reduced.cache_clear()
+    monkeypatch.setattr(C, "_reduced", C._reduced.__wrapped__)
+    with pytest.raises(DataUnavailable, match="apt-get install"):
+        paper_setup("fmnist", "2arm", "regular", n=600)
 
 
 @pytest.mark.parametrize("name, params", [("lints", {}), ("allseason-sw", dict(tau=100, n_max=5))])
