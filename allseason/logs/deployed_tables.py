@@ -70,10 +70,12 @@ def reward_windows(reward: np.ndarray, n_windows: int = 100, level: float = 0.95
     if binary:
         lo, hi = np.array([wilson(m, k, level) for m, k in zip(mean, n)]).T
     else:
-        from scipy import stats as sps  # slow to import: only when first needed
+        # Student's t quantile: scipy.stats' t.ppf(q, df) is scipy.special's stdtrit(df, q),
+        # bit for bit, without importing scipy.stats (1.5-2 CPU-s)
+        from scipy.special import stdtrit
 
         var = np.where(n > 1, (sq - n * mean**2) / np.maximum(n - 1, 1), np.nan)
-        half = sps.t.ppf(0.5 + level / 2, np.maximum(n - 1, 1)) * np.sqrt(np.maximum(var, 0) / n)
+        half = stdtrit(np.maximum(n - 1, 1), 0.5 + level / 2) * np.sqrt(np.maximum(var, 0) / n)
         lo, hi = mean - half, mean + half
     return pd.DataFrame(
         {
