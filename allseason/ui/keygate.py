@@ -24,7 +24,10 @@ _SCRIPT = """
 (function () {
   if (window.__allseasonKeyGate) return;
   window.__allseasonKeyGate = true;
-  const BUTTONS = {n: '[class*="st-key-live_new_"] button', p: ".st-key-live_pause button, .st-key-live_resume button"};
+  const BUTTONS = {
+    n: '[class*="st-key-live_new_"] button',
+    p: ".st-key-live_pause button, .st-key-live_resume button",
+  };
   for (let k = 1; k <= 9; k++) BUTTONS[String(k)] = ".st-key-live_season_" + k + " button";
   let pending = null, since = 0, last = 0;
   const running = () => {
