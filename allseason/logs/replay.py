@@ -93,7 +93,15 @@ def replay_fast(
     the ``j`` rejected events (``policy.draw(j)``: the streams give the same numbers drawn one
     at a time or by the chunk) and plays event ``pos + j`` alone, paid the logged reward; a
     different choice there raises RuntimeError (it cannot happen unless a policy breaks the
-    batch rule)."""
+    batch rule).
+
+    A policy whose draws never depend on what it learnt (the ``random`` family: arm
+    ``floor(u K)``) is replayed by one fork playing the whole log as one chunk: its draws
+    there are its decisions at every event, kept or not, so the kept events are where they
+    equal the logged arm (:func:`_replay_without_learning`; the same mask, draws and final
+    streams as the event-by-event loop, which called ``run_chunk`` twice per kept event)."""
+    if _decides_without_learning(policy):
+        return _replay_without_learning(policy, log, on_state, drawn)
     n, K = log.n_events, log.n_arms
     arms = log.arms()
     m0 = lookahead or max(16, 3 * K)
@@ -139,4 +147,37 @@ def replay_fast(
         pos, m, seg = t + 1, m0, t + 1
     if on_state is not None and seg < n:
         on_state(policy, seg, n)
+    return keep
+
+
+def _decides_without_learning(policy) -> bool:
+    """True for a policy whose draw at every step is a function of its random streams alone
+    (the ``random`` family, as the class declares it: :func:`allseason.policies.role`)."""
+    from ..policies import role
+
+    return role(type(policy)).family == "random"
+
+
+def _replay_without_learning(
+    policy, log, on_state: OnState | None, drawn: np.ndarray | None
+) -> np.ndarray:
+    """:func:`replay_fast` of a policy that does not learn: a fork plays every event in one
+    batch (the policy's streams, which a fork may share, are saved and rewound); the policy
+    then spends the draws of every event and counts the kept ones as the steps it played,
+    as the event-by-event loop leaves it. Its state (a step counter and
+    the streams) never changes a decision: ``on_state`` is called once, for every event."""
+    n, K = log.n_events, log.n_arms
+    if on_state is not None and n:
+        on_state(policy, 0, n)
+    if not n:
+        return np.zeros(0, dtype=bool)
+    states = policy.streams_state()
+    trial = policy.fork()
+    out = trial.run_chunk(log.arms(), np.zeros((n, K)), np.zeros(n), np.array([n - 1]))
+    policy.restore_streams(states)
+    keep = out.arm == log.arm
+    if drawn is not None:
+        drawn[:] = out.arm
+    policy.draw(n)  # every event's draw spent, as the event loop leaves the streams
+    policy.t += int(keep.sum())  # the steps it played: the kept events (its update is a no-op)
     return keep

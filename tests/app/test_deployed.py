@@ -122,7 +122,10 @@ def test_an_upload_is_drawn_and_a_bad_one_is_one_line(tmp_path, monkeypatch):
 
 def test_the_log_goes_to_your_data(tmp_path, monkeypatch):
     """The button hands the folder's decisions to Your data, which opens on them (and
-    replays them: 1,000 decisions, every offline contestant, Your data's default seeds)."""
+    replays them: 1,000 decisions, every offline contestant, with Your data's default seeds
+    set to 2, the fewest the page takes: the hand-over is checked here, and more seeds only
+    make more replays of the same kind, which tests/app/test_yourdata.py checks)."""
+    monkeypatch.setattr(api, "DEFAULT_SEEDS", 2)
     write_fake_log(tmp_path, 1000, batch_size=1)
     at = open_page(monkeypatch, tmp_path)
     at.button(key="dp_send").click().run()

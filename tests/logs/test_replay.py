@@ -119,6 +119,12 @@ def test_random_policy_replay_by_hand():
     expect = np.minimum((u * 3).astype(int), 2) == arms
     assert np.array_equal(offline.replay_fast(policy, log), expect)
     assert estimates(expect, log)["replay"] == pytest.approx(rewards[expect].mean())
+    # replayed in one chunk (it never learns), it ends with every event's draw spent and
+    # the kept events counted as the steps it played
+    spent = np.random.default_rng(11).spawn(2)[0]
+    spent.random(200)
+    assert policy.streams_state()[0] == spent.bit_generator.state
+    assert policy.t == expect.sum()
 
 
 def test_fast_replay_is_the_step_by_step_replay_for_every_default_contestant():
