@@ -403,6 +403,36 @@ async def _scenario_line(pg) -> str:
     return (await loc.inner_text()).strip()
 
 
+class Tabs:
+    """The tabs of one browser context, each used again once its session is over
+    (:meth:`release`: it leaves for the server's health answer, which ends its Streamlit
+    session, and waits for the next one; a goto is a new document, so a new session all the
+    same). A tab's renderer keeps the page's scripts compiled: a Race page load in a tab
+    that already held one costs chromium less than in a new tab (a new renderer). ``run``
+    hands a :class:`Tabs` where a context is taken (``new_page``)."""
+
+    def __init__(self, context, base_url: str):
+        self.context, self.base_url, self.free = context, base_url, []
+
+    async def new_page(self):
+        return self.free.pop() if self.free else await self.context.new_page()
+
+    async def release(self, pg) -> None:
+        try:
+            await pg.goto(f"{self.base_url}/_stcore/health", timeout=30_000)
+            self.free.append(pg)
+        except Exception:  # a hung or broken tab: the next session gets a new one
+            await pg.close()
+
+
+async def _done_with(pg, context) -> None:
+    """The session of tab ``pg`` is over: back to its :class:`Tabs`, or closed."""
+    if hasattr(context, "release"):
+        await context.release(pg)
+    else:
+        await pg.close()
+
+
 class Session:
     """One simulated user: a browser context on the Race page with its own link."""
 
@@ -412,29 +442,30 @@ class Session:
         self.name, self.query, self.timeout_ms = name, query, timeout_ms
         self.viewport = viewport or VIEWPORT
         self.result: dict = {"session": name, "query": query, "problems": []}
-        self.ctx = self.pg = None
+        self.ctx = self.pg = self.tabs = None
+        self._handlers: list[tuple[str, object]] = []
         self.ws = {"frames": 0, "bytes": 0, "closed": 0}
         self.console: list[str] = []
 
     async def open(self, browser, base_url: str, context=None) -> None:
         """Open the session's Race link: in a browser context of its own, or (``context``)
-        in a new tab of that context (a Streamlit session all the same)."""
+        in a tab of that context (a new one, or a free one of a :class:`Tabs`: a Streamlit
+        session all the same)."""
         r = self.result
         if context is None:
             self.ctx = await browser.new_context(viewport=self.viewport, accept_downloads=True)
             self.pg = await self.ctx.new_page()
         else:
+            self.tabs = context
             self.pg = await context.new_page()
             await self.pg.set_viewport_size(self.viewport)
         self.pg.set_default_timeout(self.timeout_ms)
-        self.pg.on(
-            "console",
-            lambda m: (
+
+        def on_console(m) -> None:
+            if m.type in ("error", "warning"):
                 self.console.append(f"{m.type}: {m.text}"[:300])
-                if m.type in ("error", "warning")
-                else None
-            ),
-        )
+
+        self.pg.on("console", on_console)
 
         def on_ws(ws):
             def got(payload):
@@ -451,6 +482,7 @@ class Session:
             ws.on("close", closed)
 
         self.pg.on("websocket", on_ws)
+        self._handlers = [("console", on_console), ("websocket", on_ws)]
         t0 = time.perf_counter()
         r["open_at"] = round(t0 - T0, 2)
         await self.pg.goto(f"{base_url}/Race?{urllib.parse.urlencode(self.query)}")
@@ -557,7 +589,9 @@ class Session:
         if self.ctx is not None:
             await self.ctx.close()
         elif self.pg is not None:
-            await self.pg.close()
+            for event, handler in self._handlers:
+                self.pg.remove_listener(event, handler)
+            await _done_with(self.pg, self.tabs)
 
 
 async def _guarded(session: Session, coro) -> None:
@@ -625,7 +659,8 @@ async def probe_limits(
     """What one session can ask for: a link over the horizon limit is refused with a message
     naming it; the Seeds slider stops at 10; horizon x seeds x policies over the budget is
     refused and "Run race" then starts nothing; the limits are written on the Race page. In a
-    browser context of its own, or in a new tab of ``context``."""
+    browser context of its own, or in a tab of ``context`` (a new one, or a free one of a
+    :class:`Tabs`)."""
     out: dict = {"problems": []}
     own = context is None
     ctx = await browser.new_context(viewport=VIEWPORT) if own else context
@@ -711,7 +746,7 @@ async def probe_limits(
         if own:
             await ctx.close()
         elif pg is not None:
-            await pg.close()
+            await _done_with(pg, ctx)
     return out
 
 
@@ -782,8 +817,9 @@ async def _drive(
             executable_path=BROWSER[0], headless=True, args=LAUNCH_ARGS
         )
         try:
-            # tabs: every session a new tab of this one context (see run())
-            ctx = await browser.new_context(accept_downloads=True) if tabs else None
+            # tabs: every session a tab of this one context, a free one when there is one
+            # (see run())
+            ctx = Tabs(await browser.new_context(accept_downloads=True), base_url) if tabs else None
             if warmup:
                 sampler.phase = "warmup"
                 w = Session(
@@ -846,10 +882,12 @@ def run(
 ) -> dict:
     """Start the server, run the phases, return the report (see the module docstring).
     ``limits``: probe the per-session limits afterwards (``"quick"``: without the link over
-    the engine's own limit). ``tabs``: every session a new tab of one browser context
-    instead of a context of its own (a Streamlit session all the same: the app keeps nothing
-    in the browser; the page's scripts then come from the context's cache, which cut a Race
-    page load's CPU by about a quarter; tests/browser/test_load.py)."""
+    the engine's own limit). ``tabs``: every session a tab of one browser context instead
+    of a context of its own (a Streamlit session all the same: the app keeps nothing in the
+    browser; the page's scripts then come from the context's cache, which cut a Race page
+    load's CPU by about a quarter; tests/browser/test_load.py), a tab whose session is over
+    when there is one (:class:`Tabs`: the single race's tab serves a concurrent session, one
+    of theirs the limits probe)."""
     t_start = time.perf_counter()
     load_before = os.getloadavg()
     with Server(port, root=root) as srv:

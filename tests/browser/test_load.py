@@ -4,8 +4,10 @@ Playwright's asyncio API, one tab each) against ``streamlit run app.py`` on
 
 Each session opens the Race page with its own scenario in the link (seed, d, K) and runs the
 default race settings (7 policies x 5 seeds) on a short horizon; all races start together.
-Each session is a new tab (its own Streamlit session) of one browser context, so the page's
-scripts are fetched and compiled once (the benchmark gives each a context of its own).
+Each session is a tab (its own Streamlit session) of one browser context, so the page's
+scripts are fetched once, and a tab whose session is over serves the next one (the single
+race's tab a concurrent session, one of theirs the limits probe: a goto, a new session; its
+renderer keeps the scripts compiled). The benchmark gives each a context of its own.
 Asserted: all finish; every page shows its own scenario (scenario line, URL, the race JSON it
 downloads) and its own result (leaderboards differ between sessions and equal the race
 recomputed here); no ``stException`` and no error alert; the server's peak RSS stays under a
@@ -95,7 +97,7 @@ def report():
             screenshot=SCREENS / "load-session.png",
             limits="quick",
             warmup=False,  # see above: the single race is the server's first
-            tabs=True,  # each session a new tab of one context: scripts cached, no state kept
+            tabs=True,  # each session a tab of one context: scripts cached, no state kept
         ).result()
     rep["run_s"] = round(time.perf_counter() - t0, 1)
     rep["bounds"] = {
