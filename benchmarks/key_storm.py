@@ -96,35 +96,22 @@ async def one_run(
     keys: int | None,
     screens: Path,
     context=None,
-    page=None,
 ) -> dict:
     """One storm on a fresh session: the keys sent, the console's errors of the broken
     kind, and whether the stage answered afterwards (``alive``: None, or what failed). The
-    session is a browser context of its own, or (``context``) a new tab of that context, or
-    (``page``) that tab, left on the server's health answer for the next run: a Streamlit
-    session all the same (a new document; the app keeps nothing in the browser), and the
-    page's scripts come from the context's cache after the first run (in the same tab, its
-    renderer also keeps them compiled)."""
-    own = context is None and page is None
-    reused = page is not None
+    session is a browser context of its own, or (``context``) a new tab of that context:
+    a Streamlit session all the same (the app keeps nothing in the browser), and the page's
+    scripts come from the context's cache after the first run."""
+    own = context is None
     if own:
         context = await browser.new_context(viewport=VIEWPORT)
-    if not reused:
-        page = await context.new_page()
-        if not own:
-            await page.set_viewport_size(VIEWPORT)
+    page = await context.new_page()
+    if not own:
+        await page.set_viewport_size(VIEWPORT)
     page.set_default_timeout(TIMEOUT_MS)
     console: list[str] = []
-
-    def on_console(m) -> None:
-        if m.type == "error":
-            console.append(m.text)
-
-    def on_error(e) -> None:
-        console.append(str(e))
-
-    page.on("console", on_console)
-    page.on("pageerror", on_error)
+    page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: console.append(str(e)))
     out: dict = {"run": run, "sent": 0, "alive": "not reached"}
     try:
         await page.goto(f"{server}/Live?speed=400")
@@ -147,13 +134,7 @@ async def one_run(
             await page.screenshot(path=str(screens / f"live-storm-{run}-failed.png"))
     finally:
         out.setdefault("broken", [m[:200] for m in console if any(b in m for b in BROKEN)])
-        if reused:  # the session ends (its show stops), the tab and its renderer stay
-            page.remove_listener("console", on_console)
-            page.remove_listener("pageerror", on_error)
-            with contextlib.suppress(Exception):
-                await page.goto(f"{server}/_stcore/health", timeout=30_000)
-        else:
-            await (context.close() if own else page.close())
+        await (context.close() if own else page.close())
     return out
 
 
@@ -169,9 +150,7 @@ async def all_runs(
 ) -> list[dict]:
     """``runs`` storms, ``at_once`` at a time, each on a fresh session of ``server``: a
     browser context each, or (``tabs``, the CI test: each page load then costs chromium about
-    a third less CPU) a new tab each of one context, one after the other in ONE tab of it
-    when they run one at a time (a goto: a new session; the tab's renderer keeps the scripts
-    it compiled)."""
+    a third less CPU) a new tab each of one context."""
     from playwright.async_api import async_playwright
 
     screens.mkdir(parents=True, exist_ok=True)
@@ -179,15 +158,11 @@ async def all_runs(
         browser = await p.chromium.launch(executable_path=CHROMIUM, headless=True, args=LAUNCH_ARGS)
         try:
             shared = await browser.new_context() if tabs else None
-            tab = None
-            if shared is not None and at_once == 1:
-                tab = await shared.new_page()
-                await tab.set_viewport_size(VIEWPORT)
             gate = asyncio.Semaphore(at_once)
 
             async def gated(run: int) -> dict:
                 async with gate:
-                    return await one_run(browser, server, run, seconds, keys, screens, shared, tab)
+                    return await one_run(browser, server, run, seconds, keys, screens, shared)
 
             return list(await asyncio.gather(*(gated(r) for r in range(runs))))
         finally:

@@ -6,9 +6,8 @@ in 3, with keys as fast as Playwright sends them), so each storm ends with a 5 s
 those. Each run on a fresh session; after each the stage must still be there and answer (its
 step counter moves or the show is paused, a key still switches the season), with no
 traceback and no such error in the browser's console. The driver is
-``benchmarks/key_storm.py``; here the runs' sessions open one after the other in one tab of
-one browser context (the benchmark's ``tabs``: each run's goto is a new Streamlit session all
-the same, the page's scripts cached, and compiled in the tab's renderer).
+``benchmarks/key_storm.py``; here each run's session is a new tab of one browser context
+(the benchmark's ``tabs``: a new Streamlit session all the same, the page's scripts cached).
 
 Here each storm is ``KEYS_SENT`` keys on the 10-12 a second schedule (the same storm
 whatever the machine's load; a loaded machine only makes it last longer), ``RUNS`` runs
