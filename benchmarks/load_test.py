@@ -46,7 +46,8 @@ out of the 8-race cache by the others came back to "Press Run race to start" and
 timeout, which looked like a lost click (6 of 20 on main eceeea0).
 
 Needs /usr/bin/chromium (``make browser``; never ``playwright install``), playwright and
-psutil. ``tests/browser/test_load.py`` runs :func:`run` with 10 sessions and asserts on it.
+psutil. ``tests/browser/test_load.py`` runs :func:`run` (3 sessions, no warm-up session) and
+asserts on it.
 """
 
 from __future__ import annotations
@@ -168,55 +169,103 @@ def browser_usage(server_pid: int) -> tuple[int, float]:
     return rss, cpu
 
 
-def usage(server_pid: int) -> tuple[int, int, float, float]:
-    """(server RSS, browser RSS, server CPU s, browser CPU s) now: what :func:`tree_rss`,
-    :func:`browser_usage` and :func:`tree_cpu` give, from ONE scan of the process table
-    instead of four (each ``children(recursive=True)`` reads every process's ``stat``: the
-    sampler took 0.085 CPU-s a second at 150 processes on the machine). The server is process
-    ``server_pid`` and its live children, the browser every other child of this process."""
-    try:
-        kids = psutil.Process().children(recursive=True)
-    except psutil.Error:
-        return 0, 0, 0.0, 0.0
-    parent = {}
-    for p in kids:
+_TICK = os.sysconf("SC_CLK_TCK")
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _proc_table(pids=None) -> dict[int, tuple[int, int, float]]:
+    """pid -> (parent pid, RSS bytes, CPU seconds) of every process of the machine (or of
+    ``pids``, those still alive), from ONE read of each ``/proc/PID/stat``: the numbers
+    psutil's ``ppid()``, ``memory_info().rss`` and ``cpu_times()`` give (empty without /proc)."""
+    out = {}
+    if pids is None:
         try:
-            parent[p.pid] = p.ppid()
-        except psutil.Error:
-            pass
-    if server_pid not in parent:  # not started by this process: as those three functions
-        b_rss, b_cpu = browser_usage(server_pid)
-        return tree_rss(server_pid), b_rss, tree_cpu(server_pid), b_cpu
+            pids = [int(n) for n in os.listdir("/proc") if n.isdigit()]
+        except OSError:
+            return out
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        # after the name: state, ppid (field 4), ... utime, stime (14, 15) ... rss (24, pages)
+        cpu = (int(fields[11]) + int(fields[12])) / _TICK
+        out[pid] = (int(fields[1]), int(fields[21]) * _PAGE, cpu)
+    return out
+
+
+def _kinds(table: dict, server_pid: int) -> dict[int, int]:
+    """pid -> 0 (the server ``server_pid`` or a descendant of it) or 1 (any other descendant
+    of this process: Playwright's driver, chromium), for the processes of ``table``."""
+    me, out = os.getpid(), {}
+    for pid in table:
+        up = pid
+        while up not in (server_pid, me) and up in table:
+            up = table[up][0]
+        if up == server_pid:
+            out[pid] = 0
+        elif up == me and pid != me:
+            out[pid] = 1
+    return out
+
+
+def _sums(table: dict, kinds: dict[int, int]) -> tuple[int, int, float, float]:
     out = [0, 0, 0.0, 0.0]
-    for p in kids:
-        up = p.pid
-        while up != server_pid and up in parent:
-            up = parent[up]
-        k = 0 if up == server_pid else 1  # in the server's tree, or the browser's
-        try:
-            with p.oneshot():
-                out[k] += p.memory_info().rss
-                t = p.cpu_times()
-                out[k + 2] += t.user + t.system
-        except psutil.Error:
-            pass
+    for pid, k in kinds.items():
+        if pid in table:
+            out[k] += table[pid][1]
+            out[k + 2] += table[pid][2]
     return out[0], out[1], out[2], out[3]
 
 
-class RssSampler(threading.Thread):
-    """Samples the server tree's RSS every ``interval`` s; ``phase`` labels the samples."""
+def usage(server_pid: int) -> tuple[int, int, float, float]:
+    """(server RSS, browser RSS, server CPU s, browser CPU s) now: what :func:`tree_rss`,
+    :func:`browser_usage` and :func:`tree_cpu` give, from ONE read of each process's
+    ``/proc/PID/stat`` (:func:`_proc_table`). The server is process ``server_pid`` and its
+    live descendants, the browser every other descendant of this process."""
+    table = _proc_table()
+    if server_pid not in table or table[server_pid][0] != os.getpid():
+        # not started by this process, or no /proc: as those three functions
+        b_rss, b_cpu = browser_usage(server_pid)
+        return tree_rss(server_pid), b_rss, tree_cpu(server_pid), b_cpu
+    return _sums(table, _kinds(table, server_pid))
 
-    def __init__(self, pid: int, interval: float = 0.2):
+
+class RssSampler(threading.Thread):
+    """Samples the server tree's RSS every ``interval`` s; ``phase`` labels the samples.
+
+    Each sample reads ``/proc/PID/stat`` of the server's and the browser's processes alone;
+    the whole process table (to find processes started since) only every ``rescan`` samples
+    (and whenever the server is not found). The sampler runs for the whole load test, 5 times
+    a second: with psutil's scan of the process table and then three reads per process, a
+    sample took 6.8-8.1 ms of CPU (2026-11-27: 11 processes of ours, 110 on the machine;
+    about 0.04 CPU-s a second, more on a busier machine), 1.3 ms on average this way. A
+    process started between two scans (a new tab's renderer) is counted from the next scan
+    on; the server's own process, whose RSS the test bounds, in every sample."""
+
+    def __init__(self, pid: int, interval: float = 0.2, rescan: int = 5):
         super().__init__(daemon=True)
-        self.pid, self.interval = pid, interval
+        self.pid, self.interval, self.rescan = pid, interval, rescan
         self.phase = "idle"
         # (t, phase, server RSS, browser RSS, server CPU s, browser CPU s)
         self.samples: list[tuple[float, str, int, int, float, float]] = []
         self._halt = threading.Event()
 
+    def _usage(self, n: int, kinds: dict[int, int]) -> tuple[tuple, dict[int, int]]:
+        if n % self.rescan and self.pid in kinds:
+            return _sums(_proc_table(kinds), kinds), kinds
+        table = _proc_table()
+        if self.pid not in table or table[self.pid][0] != os.getpid():
+            return usage(self.pid), {}  # not this process's server: psutil's way
+        kinds = _kinds(table, self.pid)
+        return _sums(table, kinds), kinds
+
     def run(self) -> None:
+        n, kinds = 0, {}
         while not self._halt.is_set():
-            s_rss, b_rss, s_cpu, b_cpu = usage(self.pid)
+            (s_rss, b_rss, s_cpu, b_cpu), kinds = self._usage(n, kinds)
+            n += 1
             # the sessions' ``*_at`` clock
             self.samples.append((time.perf_counter() - T0, self.phase, s_rss, b_rss, s_cpu, b_cpu))
             self._halt.wait(self.interval)
@@ -354,6 +403,36 @@ async def _scenario_line(pg) -> str:
     return (await loc.inner_text()).strip()
 
 
+class Tabs:
+    """The tabs of one browser context, each used again once its session is over
+    (:meth:`release`: it leaves for the server's health answer, which ends its Streamlit
+    session, and waits for the next one; a goto is a new document, so a new session all the
+    same). A tab's renderer keeps the page's scripts compiled: a Race page load in a tab
+    that already held one costs chromium less than in a new tab (a new renderer). ``run``
+    hands a :class:`Tabs` where a context is taken (``new_page``)."""
+
+    def __init__(self, context, base_url: str):
+        self.context, self.base_url, self.free = context, base_url, []
+
+    async def new_page(self):
+        return self.free.pop() if self.free else await self.context.new_page()
+
+    async def release(self, pg) -> None:
+        try:
+            await pg.goto(f"{self.base_url}/_stcore/health", timeout=30_000)
+            self.free.append(pg)
+        except Exception:  # a hung or broken tab: the next session gets a new one
+            await pg.close()
+
+
+async def _done_with(pg, context) -> None:
+    """The session of tab ``pg`` is over: back to its :class:`Tabs`, or closed."""
+    if hasattr(context, "release"):
+        await context.release(pg)
+    else:
+        await pg.close()
+
+
 class Session:
     """One simulated user: a browser context on the Race page with its own link."""
 
@@ -363,29 +442,30 @@ class Session:
         self.name, self.query, self.timeout_ms = name, query, timeout_ms
         self.viewport = viewport or VIEWPORT
         self.result: dict = {"session": name, "query": query, "problems": []}
-        self.ctx = self.pg = None
+        self.ctx = self.pg = self.tabs = None
+        self._handlers: list[tuple[str, object]] = []
         self.ws = {"frames": 0, "bytes": 0, "closed": 0}
         self.console: list[str] = []
 
     async def open(self, browser, base_url: str, context=None) -> None:
         """Open the session's Race link: in a browser context of its own, or (``context``)
-        in a new tab of that context (a Streamlit session all the same)."""
+        in a tab of that context (a new one, or a free one of a :class:`Tabs`: a Streamlit
+        session all the same)."""
         r = self.result
         if context is None:
             self.ctx = await browser.new_context(viewport=self.viewport, accept_downloads=True)
             self.pg = await self.ctx.new_page()
         else:
+            self.tabs = context
             self.pg = await context.new_page()
             await self.pg.set_viewport_size(self.viewport)
         self.pg.set_default_timeout(self.timeout_ms)
-        self.pg.on(
-            "console",
-            lambda m: (
+
+        def on_console(m) -> None:
+            if m.type in ("error", "warning"):
                 self.console.append(f"{m.type}: {m.text}"[:300])
-                if m.type in ("error", "warning")
-                else None
-            ),
-        )
+
+        self.pg.on("console", on_console)
 
         def on_ws(ws):
             def got(payload):
@@ -402,6 +482,7 @@ class Session:
             ws.on("close", closed)
 
         self.pg.on("websocket", on_ws)
+        self._handlers = [("console", on_console), ("websocket", on_ws)]
         t0 = time.perf_counter()
         r["open_at"] = round(t0 - T0, 2)
         await self.pg.goto(f"{base_url}/Race?{urllib.parse.urlencode(self.query)}")
@@ -508,7 +589,9 @@ class Session:
         if self.ctx is not None:
             await self.ctx.close()
         elif self.pg is not None:
-            await self.pg.close()
+            for event, handler in self._handlers:
+                self.pg.remove_listener(event, handler)
+            await _done_with(self.pg, self.tabs)
 
 
 async def _guarded(session: Session, coro) -> None:
@@ -576,7 +659,8 @@ async def probe_limits(
     """What one session can ask for: a link over the horizon limit is refused with a message
     naming it; the Seeds slider stops at 10; horizon x seeds x policies over the budget is
     refused and "Run race" then starts nothing; the limits are written on the Race page. In a
-    browser context of its own, or in a new tab of ``context``."""
+    browser context of its own, or in a tab of ``context`` (a new one, or a free one of a
+    :class:`Tabs`)."""
     out: dict = {"problems": []}
     own = context is None
     ctx = await browser.new_context(viewport=VIEWPORT) if own else context
@@ -662,7 +746,7 @@ async def probe_limits(
         if own:
             await ctx.close()
         elif pg is not None:
-            await pg.close()
+            await _done_with(pg, ctx)
     return out
 
 
@@ -733,8 +817,9 @@ async def _drive(
             executable_path=BROWSER[0], headless=True, args=LAUNCH_ARGS
         )
         try:
-            # tabs: every session a new tab of this one context (see run())
-            ctx = await browser.new_context(accept_downloads=True) if tabs else None
+            # tabs: every session a tab of this one context, a free one when there is one
+            # (see run())
+            ctx = Tabs(await browser.new_context(accept_downloads=True), base_url) if tabs else None
             if warmup:
                 sampler.phase = "warmup"
                 w = Session(
@@ -797,10 +882,12 @@ def run(
 ) -> dict:
     """Start the server, run the phases, return the report (see the module docstring).
     ``limits``: probe the per-session limits afterwards (``"quick"``: without the link over
-    the engine's own limit). ``tabs``: every session a new tab of one browser context
-    instead of a context of its own (a Streamlit session all the same: the app keeps nothing
-    in the browser; the page's scripts then come from the context's cache, which cut a Race
-    page load's CPU by about a quarter; tests/browser/test_load.py)."""
+    the engine's own limit). ``tabs``: every session a tab of one browser context instead
+    of a context of its own (a Streamlit session all the same: the app keeps nothing in the
+    browser; the page's scripts then come from the context's cache, which cut a Race page
+    load's CPU by about a quarter; tests/browser/test_load.py), a tab whose session is over
+    when there is one (:class:`Tabs`: the single race's tab serves a concurrent session, one
+    of theirs the limits probe)."""
     t_start = time.perf_counter()
     load_before = os.getloadavg()
     with Server(port, root=root) as srv:

@@ -19,8 +19,6 @@ from pathlib import Path
 import pytest
 from conftest import CHROMIUM, IDLE, SCREENS
 
-from tests.browser.conftest import new_tab
-
 VIEWPORT = {"width": 1280, "height": 1400}
 TIMEOUT_MS = 90_000
 
@@ -33,8 +31,8 @@ pytestmark = [
 sync_api = pytest.importorskip("playwright.sync_api")
 
 
-# fixtures: conftest.py's server and browser (one each per session) and page (a new tab, a
-# new Streamlit session, at this module's VIEWPORT: tests/browser/conftest.py)
+# fixtures: conftest.py's server and browser (one each per session) and page (the process's
+# tab, a new Streamlit session at each goto, at this module's VIEWPORT: tests/browser/conftest.py)
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -240,15 +238,14 @@ def test_every_page_and_a_slider(server, page):
     check(page)
     shot(page, "5-inside-posteriors")
 
-    # the copied link reproduces the scenario in a new session (a tab of its own)
-    pg2 = new_tab(page.context, VIEWPORT, TIMEOUT_MS)
-    try:
-        pg2.goto(link)
-        wait_idle(pg2)
-        check(pg2)
-        assert slider(pg2, "Dimension d").get_attribute("aria-valuetext") == "2"
-    finally:
-        pg2.close()
+    # the copied link reproduces the scenario in a new session: opened in this tab (a new
+    # document, so a new Streamlit session, as in a tab of its own: the app keeps nothing in
+    # the browser; nothing is checked on this session afterwards), whose renderer already
+    # holds the page's scripts
+    page.goto(link)
+    wait_idle(page)
+    check(page)
+    assert slider(page, "Dimension d").get_attribute("aria-valuetext") == "2"
 
 
 def test_deep_link_on_a_fresh_server_gets_the_apps_own_sidebar(browser):
