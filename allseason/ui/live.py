@@ -206,6 +206,11 @@ def _season_message(err: api.SpecError, run: api.LiveRun) -> str:
 def _pause(paused: bool) -> None:
     if not _first_call("pause"):
         return
+    if st.session_state.get(PAUSED, False) == paused:
+        # a click delivered again after the page was redrawn (see season_buttons): nothing
+        # changes, so no page run follows to clear REDEFINING; set, it would drop every key
+        # and click after it (the key storm's stage stopped answering, 2026-11-27)
+        return
     touch()
     st.session_state[PAUSED] = paused
     st.session_state[REDEFINING] = True

@@ -244,7 +244,8 @@ def test_a_pause_delivered_again_after_the_debounce_stays_paused(monkeypatch):
     """The same late second delivery, of a "P": the browser showed Pause, the page was
     redrawn with Resume, and the click came again 2 s later (tests/browser/
     test_live_shortcuts.py saw the show play on after "paused", 2026-11-27). Pause and
-    Resume are two widgets, so that delivery is Pause's own callback: it pauses again."""
+    Resume are two widgets, so that delivery is Pause's own callback: a no-op, which leaves
+    the stage taking keys."""
     clock = Clock()
     monkeypatch.setattr(live, "time", clock)
     at = open_live()
@@ -258,7 +259,9 @@ def test_a_pause_delivered_again_after_the_debounce_stays_paused(monkeypatch):
     monkeypatch.setattr(live.st, "session_state", session)
     live._pause(True)  # the Pause button's arguments: still paused
     assert session[live.PAUSED] is True
-    session.pop(live.REDEFINING)  # (the page run that follows clears it)
+    # and nothing to redraw: no page run follows, so the stage must not wait for one (set,
+    # REDEFINING would drop every later key and click: the stage stopped answering)
+    assert live.REDEFINING not in session
     clock.now += 2.0
     live._pause(False)  # whereas Resume's click resumes
     assert session[live.PAUSED] is False
