@@ -151,11 +151,9 @@ def replay_fast(
 
 
 def _decides_without_learning(policy) -> bool:
-    """True for a policy whose draw at every step is a function of its random streams alone
-    (the ``random`` family, as the class declares it: :func:`allseason.policies.role`)."""
-    from ..policies import role
-
-    return role(type(policy)).family == "random"
+    """True for a policy whose decisions no reward changes, as its class declares it
+    (:attr:`allseason.policies.base.Policy.learns`)."""
+    return not type(policy).learns
 
 
 def _replay_without_learning(

@@ -161,6 +161,10 @@ class Policy:
     # True: run_chunk changes nothing but kernel_state, t and last_player, so fork() may be
     # a shallow copy with a copied kernel_state (else it is a deep copy)
     shallow_fork: ClassVar[bool] = False
+    # False: no reward changes a later decision (each is a function of the arms and the random
+    # streams alone), so a replay may play every event of a log in one batch
+    # (allseason.logs.replay.replay_fast)
+    learns: ClassVar[bool] = True
 
     def __init__(self, d: int, *, rng: RngLike = None):
         if int(d) < 1:

@@ -31,6 +31,7 @@ class RandomPolicy(Policy):
     uses_normals = False
     family = "random"
     shallow_fork = True
+    learns = False
 
     def __init__(self, d: int, *, rng: RngLike = None) -> None:
         super().__init__(d, rng=rng)

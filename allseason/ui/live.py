@@ -153,8 +153,9 @@ def steps_per_frame(speed: int) -> int:
 DEBOUNCE = 0.5  # seconds: a second call of the same control within this is the same click
 NEW_SEASON_KEY = "live_new_"  # + the season it makes (1-based): see _first_call
 PAUSE_KEY, RESUME_KEY = "live_pause", "live_resume"  # see season_buttons
-# REDEFINING is set when a control asks for the whole page to be drawn again (Pause, Resume:
-# the stage is defined with or without run_every); until that page run has finished, keys and
+# REDEFINING is set where the stage asks for the whole page to be drawn again (_stage, beside
+# its st.rerun: after Pause, Resume, the presenter toggle, the idle pause; the stage is then
+# defined with or without run_every); until that page run has finished (drawing), keys and
 # clicks on the stage are dropped, so no fragment rerun changes the show while the page is
 # being redefined (issue 27's key storm)
 
@@ -207,14 +208,14 @@ def _pause(paused: bool) -> None:
     if not _first_call("pause"):
         return
     if st.session_state.get(PAUSED, False) == paused:
-        # a click delivered again after the page was redrawn (see season_buttons): nothing
-        # changes, so no page run follows to clear REDEFINING; set, it would drop every key
-        # and click after it (the key storm's stage stopped answering, 2026-11-27)
-        return
+        return  # a click delivered again after the page was redrawn (see season_buttons)
     touch()
     st.session_state[PAUSED] = paused
-    st.session_state[REDEFINING] = True
     st.session_state.pop(NOTE, None)
+    # REDEFINING is set by the stage, where it asks for the whole page (_stage, st.rerun):
+    # set here, a Pause that changes nothing left it set with no page run to clear it, and
+    # the stage dropped every key after it (the key storm's stage stopped answering,
+    # 2026-11-27)
 
 
 def _speed_changed() -> None:

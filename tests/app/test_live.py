@@ -265,6 +265,8 @@ def test_a_pause_delivered_again_after_the_debounce_stays_paused(monkeypatch):
     clock.now += 2.0
     live._pause(False)  # whereas Resume's click resumes
     assert session[live.PAUSED] is False
+    # the callback never marks the page as redrawn: the stage does, beside its st.rerun
+    assert live.REDEFINING not in session
 
 
 @pytest.mark.parametrize(

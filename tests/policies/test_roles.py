@@ -183,3 +183,18 @@ def _leaves(state):
             yield from _leaves(v)
         else:
             yield v
+
+
+def test_only_random_declares_it_does_not_learn_and_no_reward_changes_its_decisions():
+    """``learns = False`` is declared, not guessed from the family; it is what the replay's
+    one-batch shortcut reads, so it must be true of the class: the same streams give the
+    same arms whatever the rewards (a learner given other rewards plays otherwise)."""
+    assert [n for n in REGISTRY if not REGISTRY[n].learns] == ["random"]
+    arms, expected, noise = linear_problem(300, 5, 3, 0.1, seed=7)
+    ends = np.arange(9, 300, 10)
+    for name, differs in (("random", False), ("lints", True)):
+        plays = [
+            make_policy(name, 3, rng=11).run_chunk(arms, scale * expected, noise, ends).arm
+            for scale in (1.0, -1.0)
+        ]
+        assert (not np.array_equal(*plays)) == differs, name
