@@ -125,6 +125,7 @@ class Agent:
     _hot_by_k: dict
     _n_pending: int
     _event_fast: bool
+    _engine_compiled: bool
 
     def __init__(
         self,
