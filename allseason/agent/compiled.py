@@ -253,7 +253,6 @@ def learn_compiled(self, entry, r) -> None:
         self._n_pending = 0
         self.model_version += 1
         self.counts["batches"] += 1
-        self._batch_events = []
     else:
         after_batch(self, res)
 
@@ -320,7 +319,6 @@ def after_batch(self, n_events: int) -> None:
             )
     if self._is_allseason:
         self._track_arrays[2][0] = self.model_version
-    self._batch_events = events
     for fn in self._listeners:
         fn("batch", self, events)
 

@@ -208,7 +208,6 @@ def learn(self, event_id, reward: float, t: float | None = None) -> str:
         self._n_pending = 0
         self.model_version += 1
         counts["batches"] += 1
-        self._batch_events = []
     else:
         _compiled.after_batch(self, got_n)
     return "learned"
