@@ -74,13 +74,9 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
             ctx, K = self._inputs(arms, context)
     else:
         X = arms  # flags.carray: C order, aligned, writeable
-        if type(X) is np.ndarray and X.dtype is _F64 and context is None and self._kernel_checks:
-            shape = X.shape
-            ok = len(shape) == 2 and shape[1] == self.d and 0 < shape[0] <= 100_000
-            ok = ok and X.flags.carray
-        else:
-            ok = False
-        if ok:
+        ok = type(X) is np.ndarray and X.dtype is _F64 and context is None and self._kernel_checks
+        shape = X.shape if ok else ()
+        if len(shape) == 2 and shape[1] == self.d and 0 < shape[0] <= 100_000 and X.flags.carray:
             ctx, K = X, shape[0]
         else:
             ctx, K = self._inputs(arms, context)
@@ -107,8 +103,7 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
     if self.context_mode:
         g, label = arm, self._labels[arm]
     else:
-        g = 0
-        label = _INDEX_TEXT[arm] if arm < _N_INDEX_TEXT else str(arm)
+        g, label = 0, _INDEX_TEXT[arm] if arm < _N_INDEX_TEXT else str(arm)
     rec = _new(Decision, (event, arm, label, p, pi, method, 0.0, self.model_version, bandit, t))
     open_[event] = (x, g, bandit, t, rec)
     self.counts["decisions"] += 1
