@@ -75,7 +75,7 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
     else:
         X = arms  # flags.carray: C order, aligned, writeable
         ok = type(X) is np.ndarray and X.dtype is _F64 and context is None and self._kernel_checks
-        shape = X.shape if ok else ()
+        shape: tuple[int, ...] = X.shape if ok else ()
         if len(shape) == 2 and shape[1] == self.d and 0 < shape[0] <= 100_000 and X.flags.carray:
             ctx, K = X, shape[0]
         else:
