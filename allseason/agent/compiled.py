@@ -37,6 +37,7 @@ def setup_engine(self) -> None:
     self._hot_by_k = {}
     # the compiled step checks the inputs' values itself; decide's inline hot path
     self._kernel_checks = self._event_fast = self.engine == "compiled" and self.draws == "event"
+    self._engine_compiled = self.engine == "compiled"  # learn's hot path (with no listener)
     if self.engine != "compiled":
         # 2-D, as the compiled steps' z: fill_draws' signature compiled and cached for them
         self._zbuf = np.empty((1, self.D))
@@ -94,6 +95,7 @@ def bind_state(self) -> None:
     self._z = np.empty((G, p))
     self._theta = np.empty((G, p))
     self._tmp2 = np.empty(p)
+    self._xrow = np.empty(p)  # decide_hot writes the played arm's row here
     self._w = np.empty(S)
     # the log weights and live slots self._w was computed from (decide_hot's check)
     self._wfrom = (np.empty(S), np.zeros(S, dtype=np.bool_), np.zeros(1, dtype=np.int64))
@@ -162,7 +164,7 @@ def hot_pack(self, K: int):
         wlogw, walive, wok = self._wfrom
         got = khot.hot_decide_pack(
             block, cidx, L, mu, Lt, logw, alive, sandwich, self._ids,
-            self._z, self._theta, self._tmp, self._tmp2, self._w, wlogw, walive, wok,
+            self._z, self._theta, self._tmp, self._tmp2, self._w, wlogw, walive, wok, self._xrow,
         )  # fmt: skip
         if self._hot_ep is None:
             self._hot_ep = entry(khot.decide_hot, (self._ctx1, 1, got))
@@ -238,7 +240,7 @@ def track(self, events, bandits) -> None:
 def learn_compiled(self, entry, r) -> None:
     """A resolved decision into the batch buffer, the batch update once B wait (one call)."""
     n = self._n_pending
-    if n == self._buf[2].shape[0]:
+    if n >= self._buf[2].shape[0]:
         grow_buffer(self)
     got = self._learn_ep
     if got[0] is not self.policy.kernel_state or got[1] is not self._buf:
@@ -251,7 +253,6 @@ def learn_compiled(self, entry, r) -> None:
         self._n_pending = 0
         self.model_version += 1
         self.counts["batches"] += 1
-        self._batch_events = []
     else:
         after_batch(self, res)
 
@@ -318,7 +319,6 @@ def after_batch(self, n_events: int) -> None:
             )
     if self._is_allseason:
         self._track_arrays[2][0] = self.model_version
-    self._batch_events = events
     for fn in self._listeners:
         fn("batch", self, events)
 

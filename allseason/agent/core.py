@@ -125,6 +125,7 @@ class Agent:
     _hot_by_k: dict
     _n_pending: int
     _event_fast: bool
+    _engine_compiled: bool
 
     def __init__(
         self,
@@ -188,7 +189,6 @@ class Agent:
         self._open: OrderedDict = OrderedDict()  # event -> (x, g, bandit, t, version, decision)
         self._resolved: OrderedDict = OrderedDict()  # recent resolved events, oldest first
         self._pending: list = []  # resolved (x, g, bandit, reward), waiting for the batch
-        self._batch_events: list[dict] = []  # the last batch's spawn/prune rows
         self._listeners: list = []
         self._born: dict[int, int] = {0: 0, 1: 0} if isinstance(self.policy, AllSeason) else {}
         self._nobs: dict[int, int] = {0: 0, 1: 0} if isinstance(self.policy, AllSeason) else {}
@@ -322,7 +322,6 @@ class Agent:
         for ev in events:
             self.counts["spawned" if ev["kind"] == "spawn" else "pruned"] += 1
         self._track(events, bandits)
-        self._batch_events = events
         for fn in self._listeners:
             fn("batch", self, events)
 

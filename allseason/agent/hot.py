@@ -74,10 +74,10 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
             ctx, K = self._inputs(arms, context)
     else:
         X = arms  # flags.carray: C order, aligned, writeable
-        ok = self._kernel_checks and context is None and type(X) is np.ndarray and X.ndim == 2
-        ok = ok and X.dtype is _F64 and X.flags.carray and X.shape[1] == self.d
-        if ok and 0 < len(X) <= 100_000:
-            ctx, K = X, len(X)
+        ok = type(X) is np.ndarray and X.dtype is _F64 and context is None and self._kernel_checks
+        shape: tuple[int, ...] = X.shape if ok else ()
+        if len(shape) == 2 and shape[1] == self.d and 0 < shape[0] <= 100_000 and X.flags.carray:
+            ctx, K = X, shape[0]
         else:
             ctx, K = self._inputs(arms, context)
     t = t if type(t) is float else time.time() if t is None else float(t)
@@ -99,11 +99,11 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
     arm, bandit = code & _ARM_MASK, (code >> _ARM_BITS) - 1  # khot.unpack_decision
     self.policy.t += 1
     pi, method, p = (np.ones(1), "deterministic", 1.0) if self.propensities else _SKIPPED
+    x = self._xrow.copy()  # the played row (ctx[arm], or context mode's ctx[0])
     if self.context_mode:
-        x, g, label = ctx[0].copy(), arm, self._labels[arm]
+        g, label = arm, self._labels[arm]
     else:
-        x, g = ctx[arm].copy(), 0
-        label = _INDEX_TEXT[arm] if arm < _N_INDEX_TEXT else str(arm)
+        g, label = 0, _INDEX_TEXT[arm] if arm < _N_INDEX_TEXT else str(arm)
     rec = _new(Decision, (event, arm, label, p, pi, method, 0.0, self.model_version, bandit, t))
     open_[event] = (x, g, bandit, t, rec)
     self.counts["decisions"] += 1
@@ -180,7 +180,7 @@ def learn(self, event_id, reward: float, t: float | None = None) -> str:
         counts["unknown"] += 1
         raise UnknownEvent(event)
     counts["learned"] += 1
-    if self.engine != "compiled" or self._listeners:
+    if self._listeners or not self._engine_compiled:
         self._resolve(event, entry, r, "learned")
         return "learned"
     # the hot path, inline: _remember, then learn_compiled
@@ -188,25 +188,21 @@ def learn(self, event_id, reward: float, t: float | None = None) -> str:
     res[event] = None
     if len(res) > self.max_open:
         res.popitem(last=False)
-    n = self._n_pending
     got = self._learn_ep
-    if (
-        n == self._buf[2].shape[0]
-        or got[0] is not self.policy.kernel_state
-        or got[1] is not self._buf
-    ):
+    if got[0] is not self.policy.kernel_state or got[1] is not self._buf:
         self._learn_compiled(entry, r)
         return "learned"
     got_n = got[2](
         entry[0], entry[1], entry[2], r, self.batch_size, counts["decisions"] - 1, got[3]
     )
-    if got_n < 0:
-        self._n_pending = n + 1
+    if got_n == -1:
+        self._n_pending += 1
+    elif got_n == -2:  # the buffer is full (B > its first capacity): grown, then learnt
+        self._learn_compiled(entry, r)
     elif got_n == 0:  # an update without events (after_batch, short)
         self._n_pending = 0
         self.model_version += 1
         counts["batches"] += 1
-        self._batch_events = []
     else:
         _compiled.after_batch(self, got_n)
     return "learned"

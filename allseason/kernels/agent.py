@@ -34,10 +34,9 @@ from numba.experimental import structref
 from scipy.special import ndtri
 
 from .agent_mc import pi_mc
-from .allseason import allseason_batch, batch_weights, choose_slot
+from .allseason import batch_weights, choose_slot
 from .argmax import QUAD_NODES, argmax_probs_rows_table
 from .linalg import backward_solve, best_arm, best_arm_sandwich, forward_solve
-from .lints import lints_batch
 
 GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -289,111 +288,20 @@ __all__ = [
     "splitmix64",
     "fill_draws",
     "decide_step",
-    "lints_learn",
-    "allseason_learn",
     "DecidePack",
-    "LearnPack",
     "decide_pack",
-    "learn_pack",
     "decide_packed",
-    "lints_learn_packed",
-    "allseason_learn_packed",
 ]
 
 
-# -- the learning side: a resolved reward into the batch buffer, the batch update when full ----
-@njit(cache=True, nogil=True)
-def _append(x, g, bandit, r, buf):
-    """Append one resolved decision to the batch buffer; returns how many wait."""
-    bx, bg, br, bb, bs, cnt = buf
-    n = cnt[0]
-    if g >= 0 and n < bx.shape[0]:  # the caller grows a full buffer first
-        bx[n] = x
-        bg[n] = g
-        br[n] = r
-        bb[n] = bandit
-        n += 1
-        cnt[0] = n
-    return n
-
-
-@njit(cache=True, nogil=True)
-def lints_learn(x, g, bandit, r, buf, B, state, params, tmp):
-    """A reward of the LinTS family's agent: into the buffer (``g`` < 0: none, a flush);
-    :func:`~.lints.lints_batch` once ``B`` wait (``B`` = 0: whatever waits). Returns -1 (no
-    update) or 0 (an update, no events)."""
-    n = _append(x, g, bandit, r, buf)
-    if n == 0 or (B > 0 and n < B):
-        return -1
-    bx, bg, br, bb, bs, cnt = buf
-    M, L, b, mu, window, Mt, Lt, bt = state
-    wx, wg, wr, wst = window
-    lints_batch(M, L, b, mu, wx, wg, wr, wst, Mt, Lt, bt, bg[:n], bx[:n], br[:n], params, tmp)
-    cnt[0] = 0
-    return 0
-
-
-@njit(cache=True, nogil=True)
-def allseason_learn(x, g, bandit, r, buf, B, state, params, events, step, track, work):
-    """A reward of All-Season's agent: into the buffer (``g`` < 0: a flush);
-    :func:`~.allseason.allseason_batch` once ``B`` wait (``B`` = 0: whatever waits), each
-    decision learnt by the slot of the bandit that played it if it is still alive (else by
-    the shadow alone). ``track`` = (n_obs (S,), born (S,), [version, window]): the bandits'
-    bookkeeping (the version counts this update). Returns -1 (no update) or the number of
-    events written."""
-    n = _append(x, g, bandit, r, buf)
-    if n == 0 or (B > 0 and n < B):
-        return -1
-    bx, bg, br, bb, bs, cnt = buf
-    M, L, b, mu, ids, logw, alive, counters, window, cache = state
-    wx, wg, wr, wst = window
-    nobs, born, info = track
-    ll, tmp = work
-    S = ids.shape[0]
-    for t in range(n):
-        bs[t] = -1
-        for s in range(S):
-            if alive[s] and ids[s] == bb[t]:
-                bs[t] = s
-                break
-    next_id, n0 = counters[0], nobs[0]
-    counters[1] = 0
-    allseason_batch(
-        M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wst, cache, events,
-        bg[:n], bx[:n], br[:n], bs[:n], step, params, ll, tmp,
-    )  # fmt: skip
-    if counters[0] > next_id:  # a spawn: the newborn has the shadow's observations
-        for s in range(S):
-            if alive[s] and ids[s] == next_id:
-                nobs[s] = n0
-                born[s] = info[0] + 1
-    for t in range(n):
-        s = bs[t]
-        if s > 0 and alive[s] and ids[s] == bb[t]:
-            nobs[s] += 1
-    nobs[0] = n0 + n if info[1] <= 0 else min(n0 + n, info[1])
-    info[0] += 1  # the model version after this update
-    cnt[0] = 0
-    return counters[1]
-
-
 # -- the packed calls: one boxed object for the fixed arguments ----------------------------
-# A compiled call unboxes each array it is passed (about 0.07 us each, and a decision or a
-# reward passes 25-35 of them in the tuples above). The fixed arguments are packed once into
+# A compiled call unboxes each array it is passed (about 0.07 us each, and a decision passes
+# about 20 of them in the tuples above). The fixed arguments are packed once into
 # a numba struct (a StructRef, unboxed as one pointer, its arrays referenced, never copied):
 # a call then passes the row, a few scalars and the pack.
 @structref.register
 class DecidePackType(types.StructRef):
     """numba's type of a :class:`DecidePack`."""
-
-    def preprocess_fields(self, fields):
-        """Fields as their plain types."""
-        return tuple((n, types.unliteral(t)) for n, t in fields)
-
-
-@structref.register
-class LearnPackType(types.StructRef):
-    """numba's type of a :class:`LearnPack`."""
 
     def preprocess_fields(self, fields):
         """Fields as their plain types."""
@@ -406,29 +314,13 @@ class DecidePack(structref.StructRefProxy):
     single-model policy)."""
 
 
-class LearnPack(structref.StructRefProxy):
-    """The fixed arguments of :func:`lints_learn_packed` / :func:`allseason_learn_packed`:
-    ``buf``, ``state``, ``params``, ``events``, ``track``, ``work`` (as :func:`lints_learn` /
-    :func:`allseason_learn` take them; LinTS: ``events`` and ``track`` are 0, ``work`` is
-    ``tmp``)."""
-
-
 structref.define_proxy(DecidePack, DecidePackType, ["block", "cidx", "bank", "work", "ids"])
-structref.define_proxy(
-    LearnPack, LearnPackType, ["buf", "state", "params", "events", "track", "work"]
-)
 
 
 @njit(cache=True)
 def decide_pack(block, cidx, bank, work, ids):
     """A :class:`DecidePack` of these arrays (referenced, not copied)."""
     return DecidePack(block, cidx, bank, work, ids)
-
-
-@njit(cache=True)
-def learn_pack(buf, state, params, events, track, work):
-    """A :class:`LearnPack` of these arrays (referenced, not copied)."""
-    return LearnPack(buf, state, params, events, track, work)
 
 
 @njit(cache=True, nogil=True)
@@ -441,18 +333,3 @@ def decide_packed(ctx, key, u, pi_mode, n_mc, pack):
     if a < 0:
         return a, -1, stderr
     return a, pack.ids[j], stderr
-
-
-@njit(cache=True, nogil=True)
-def lints_learn_packed(x, g, bandit, r, B, step, pack):
-    """:func:`lints_learn` with the fixed arguments of ``pack`` (``step`` unused)."""
-    return lints_learn(x, g, bandit, r, pack.buf, B, pack.state, pack.params, pack.work)
-
-
-@njit(cache=True, nogil=True)
-def allseason_learn_packed(x, g, bandit, r, B, step, pack):
-    """:func:`allseason_learn` with the fixed arguments of ``pack``."""
-    return allseason_learn(
-        x, g, bandit, r, pack.buf, B, pack.state, pack.params, pack.events, step,
-        pack.track, pack.work,
-    )  # fmt: skip

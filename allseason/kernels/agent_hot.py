@@ -18,9 +18,10 @@ log weights and the live slots are those they were computed from (compared eleme
 element, so any change, whoever made it, recomputes them): the same numbers as computing
 them at every call, bit for bit; with B > 1 the decisions of a batch compute them once.
 
-Each function is the general one's step for step (:func:`.agent.decide_step` without pi,
-:func:`.agent.allseason_learn`, :func:`.agent.lints_learn`: the same calls on the same
-arrays); ``tests/agent/test_agent_speed.py`` checks them decision for decision.
+Each function is the general one's step for step (:func:`.agent.decide_step` without pi;
+the learn calls against the tuple-packed reference of ``tests/agent/test_agent_hot.py``: the
+same calls on the same arrays); ``tests/agent/test_agent_speed.py`` and
+``tests/agent/test_agent_hot.py`` check them decision for decision, state bit for bit.
 """
 
 from __future__ import annotations
@@ -81,10 +82,10 @@ class LinTSLearn(structref.StructRefProxy):
 #: block, cidx: each arm's block and context; L, mu, Lt, logw, alive, sandwich: the bank
 #: (:func:`.agent.decide_step`'s); ids: each slot's bandit id; z, theta, tmp, tmp2, w:
 #: workspaces; wlogw, walive, wok: the log weights and live slots ``w`` was computed from
-#: (wok[0] = 0: not yet)
+#: (wok[0] = 0: not yet); xrow: written, the row of the arm played
 HOT_DECIDE_FIELDS = (
     "block", "cidx", "L", "mu", "Lt", "logw", "alive", "sandwich", "ids",
-    "z", "theta", "tmp", "tmp2", "w", "wlogw", "walive", "wok",
+    "z", "theta", "tmp", "tmp2", "w", "wlogw", "walive", "wok", "xrow",
 )  # fmt: skip
 _BUF = ("bx", "bg", "br", "bb", "bs", "cnt")  # the batch buffer
 #: the buffer; AllSeasonState's arrays (the window's and pruning's cache unpacked: wx, wg,
@@ -105,12 +106,13 @@ structref.define_proxy(LinTSLearn, LinTSLearnType, list(LINTS_LEARN_FIELDS))
 
 @njit(cache=True)
 def hot_decide_pack(
-    block, cidx, L, mu, Lt, logw, alive, sandwich, ids, z, theta, tmp, tmp2, w, wlogw, walive, wok
+    block, cidx, L, mu, Lt, logw, alive, sandwich, ids, z, theta, tmp, tmp2, w, wlogw, walive,
+    wok, xrow,
 ):  # fmt: skip
     """A :class:`HotDecide` of these arrays (referenced, not copied)."""
     return HotDecide(
         block, cidx, L, mu, Lt, logw, alive, sandwich, ids,
-        z, theta, tmp, tmp2, w, wlogw, walive, wok,
+        z, theta, tmp, tmp2, w, wlogw, walive, wok, xrow,
     )  # fmt: skip
 
 
@@ -158,7 +160,8 @@ def _weights(logw, alive, w, wlogw, walive, wok):
 def decide_hot(ctx, key, pack):
     """:func:`.agent.decide_step` without pi (the draws keyed by ``key``), holding the GIL;
     returns arm + (bandit id + 1) << 32 (:func:`unpack_decision`), or -1 if ``ctx`` holds a
-    NaN or an infinity (nothing is drawn)."""
+    NaN or an infinity (nothing is drawn). The played arm's row is written to ``pack.xrow``
+    (the caller copies it: one numpy call instead of an index and a copy)."""
     for c in range(ctx.shape[0]):
         for i in range(ctx.shape[1]):
             if not math.isfinite(ctx[c, i]):
@@ -175,15 +178,20 @@ def decide_hot(ctx, key, pack):
         )
     else:
         a = best_arm(ctx, pack.block, pack.cidx, L[j], mu[j], z, pack.theta, pack.tmp)
+    pack.xrow[:] = ctx[pack.cidx[a]]
     return a + ((pack.ids[j] + 1) << ARM_BITS)
 
 
 @njit(cache=True)
 def _append(x, g, bandit, r, pack):
-    """:func:`.agent._append` on the pack's buffer: returns how many wait."""
+    """Append one resolved decision to the pack's buffer (``g`` < 0: none, a flush);
+    returns how many wait, or -2 if the buffer is full (nothing appended: the caller grows
+    it and calls again)."""
     bx, cnt = pack.bx, pack.cnt
     n = cnt[0]
-    if g >= 0 and n < bx.shape[0]:  # the caller grows a full buffer first
+    if g >= 0:
+        if n >= bx.shape[0]:
+            return -2
         bx[n] = x
         pack.bg[n] = g
         pack.br[n] = r
@@ -195,7 +203,9 @@ def _append(x, g, bandit, r, pack):
 
 @njit(cache=True)
 def _allseason_update(n, step, pack):
-    """:func:`.agent.allseason_learn`'s update on the ``n`` decisions waiting."""
+    """All-Season's batch update on the ``n`` decisions waiting: each learnt by the slot of
+    the bandit that played it if it is still alive (else by the shadow alone), then the
+    bandits' bookkeeping (n_obs, birth version, the model version in ``info[0]``)."""
     bx, bg, br, bb, bs = pack.bx, pack.bg, pack.br, pack.bb, pack.bs
     ids, alive, counters = pack.ids, pack.alive, pack.counters
     nobs, born, info = pack.nobs, pack.born, pack.info
@@ -230,9 +240,12 @@ def _allseason_update(n, step, pack):
 
 @njit(cache=True)
 def allseason_learn_hot(x, g, bandit, r, B, step, pack):
-    """:func:`.agent.allseason_learn` on an :class:`AllSeasonLearn`, holding the GIL: -1 (no
-    update) or the number of events written."""
+    """A reward of All-Season's agent into the batch (:class:`AllSeasonLearn`), holding the
+    GIL; the update once ``B`` wait (``B`` = 0: whatever waits): -1 (no update), -2 (the
+    buffer is full, nothing done) or the number of events written."""
     n = _append(x, g, bandit, r, pack)
+    if n == -2:
+        return -2
     if n == 0 or (B > 0 and n < B):
         return -1
     return _allseason_update(n, step, pack)
@@ -240,9 +253,13 @@ def allseason_learn_hot(x, g, bandit, r, B, step, pack):
 
 @njit(cache=True)
 def lints_learn_hot(x, g, bandit, r, B, step, pack):
-    """:func:`.agent.lints_learn` on a :class:`LinTSLearn`, holding the GIL: -1 (no update)
-    or 0 (an update, no events); ``step`` unused."""
+    """A reward of the LinTS family's agent into the batch (:class:`LinTSLearn`), holding the
+    GIL; :func:`~.lints.lints_batch` once ``B`` wait (``B`` = 0: whatever waits): -1 (no
+    update), -2 (the buffer is full, nothing done) or 0 (an update, no events); ``step``
+    unused."""
     n = _append(x, g, bandit, r, pack)
+    if n == -2:
+        return -2
     if n == 0 or (B > 0 and n < B):
         return -1
     bx, bg, br = pack.bx, pack.bg, pack.br

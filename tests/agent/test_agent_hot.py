@@ -2,9 +2,9 @@
 each one call holding the GIL, flat packs, the weights kept between decisions) against the
 general compiled calls and the plain path, decision for decision and state bit for bit.
 
-The general learn calls are the tuple-packed kernels of :mod:`allseason.kernels.agent`
-(``allseason_learn_packed``, ``lints_learn_packed``), which only this test calls: their Python
-source runs here, by the interpreter, around the same compiled batch updates
+The general learn calls are the reference below (``_lints_learn``, ``_allseason_learn``: the
+agent's learn kernels as they were before the hot path, tuple-packed, written out in this test
+since nothing else calls them): Python around the same compiled batch updates
 (``allseason_batch``, ``lints_batch``: loaded from numba's cache, compiled by the warm-up for the
 hot path). Compiled, they would be compiled in the test (about 25 s of CPU on a fresh clone:
 each links and optimises the batch update again) for no other caller; interpreted, they do
@@ -17,47 +17,103 @@ import pytest
 
 import allseason.agent.compiled as compiled_mod
 from allseason.agent import Agent
-from allseason.kernels import agent as kagent
 from allseason.kernels.agent_hot import unpack_decision
+from allseason.kernels.allseason import allseason_batch
+from allseason.kernels.lints import lints_batch
 
 NAMES = ["allseason-sw", "allseason-disc", "allseason-sw-printed", "lints", "sw-lints", "d-lints"]
 
 
-def _interpreted(fn, **callees):
-    """The Python source of the compiled ``fn``, run by the interpreter; ``callees`` replace
-    the functions of those names it calls (the others, e.g. the batch updates, stay compiled)."""
-    f = fn.py_func
-    return types.FunctionType(f.__code__, {**f.__globals__, **callees}, f.__name__)
+def _append(x, g, bandit, r, buf):
+    """Append one resolved decision to the batch buffer; returns how many wait."""
+    bx, bg, br, bb, bs, cnt = buf
+    n = cnt[0]
+    if g >= 0 and n < bx.shape[0]:  # the caller grows a full buffer first
+        bx[n] = x
+        bg[n] = g
+        br[n] = r
+        bb[n] = bandit
+        n += 1
+        cnt[0] = n
+    return n
 
 
-_APPEND = kagent._append.py_func
-_ALLSEASON_LEARN_PACKED = _interpreted(
-    kagent.allseason_learn_packed,
-    allseason_learn=_interpreted(kagent.allseason_learn, _append=_APPEND),
-)
-_LINTS_LEARN_PACKED = _interpreted(
-    kagent.lints_learn_packed, lints_learn=_interpreted(kagent.lints_learn, _append=_APPEND)
-)
+def _lints_learn(x, g, bandit, r, B, step, pack):
+    """A reward of the LinTS family's agent: into the buffer (``g`` < 0: a flush);
+    ``lints_batch`` once ``B`` wait (``B`` = 0: whatever waits). -1 (no update) or 0."""
+    buf = pack.buf
+    n = _append(x, g, bandit, r, buf)
+    if n == 0 or (B > 0 and n < B):
+        return -1
+    bx, bg, br, bb, bs, cnt = buf
+    M, L, b, mu, window, Mt, Lt, bt = pack.state
+    wx, wg, wr, wst = window
+    lints_batch(M, L, b, mu, wx, wg, wr, wst, Mt, Lt, bt, bg[:n], bx[:n], br[:n], pack.params,
+                pack.work)  # fmt: skip
+    cnt[0] = 0
+    return 0
+
+
+def _allseason_learn(x, g, bandit, r, B, step, pack):
+    """A reward of All-Season's agent: into the buffer (``g`` < 0: a flush); ``allseason_batch``
+    once ``B`` wait, each decision learnt by the slot of the bandit that played it if it is
+    still alive (else by the shadow alone); the bandits' bookkeeping ``track`` = (n_obs (S,),
+    born (S,), [version, window]). -1 (no update) or the number of events written."""
+    buf = pack.buf
+    n = _append(x, g, bandit, r, buf)
+    if n == 0 or (B > 0 and n < B):
+        return -1
+    bx, bg, br, bb, bs, cnt = buf
+    M, L, b, mu, ids, logw, alive, counters, window, cache = pack.state
+    wx, wg, wr, wst = window
+    nobs, born, info = pack.track
+    ll, tmp = pack.work
+    S = ids.shape[0]
+    for t in range(n):
+        bs[t] = -1
+        for s in range(S):
+            if alive[s] and ids[s] == bb[t]:
+                bs[t] = s
+                break
+    next_id, n0 = counters[0], nobs[0]
+    counters[1] = 0
+    allseason_batch(
+        M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wst, cache, pack.events,
+        bg[:n], bx[:n], br[:n], bs[:n], step, pack.params, ll, tmp,
+    )  # fmt: skip
+    if counters[0] > next_id:  # a spawn: the newborn has the shadow's observations
+        for s in range(S):
+            if alive[s] and ids[s] == next_id:
+                nobs[s] = n0
+                born[s] = info[0] + 1
+    for t in range(n):
+        s = bs[t]
+        if s > 0 and alive[s] and ids[s] == bb[t]:
+            nobs[s] += 1
+    nobs[0] = n0 + n if info[1] <= 0 else min(n0 + n, info[1])
+    info[0] += 1  # the model version after this update
+    cnt[0] = 0
+    return counters[1]
 
 
 def _learn_pack(buf, state, params, events, track, work):
-    """:func:`allseason.kernels.agent.learn_pack`'s fields, as attributes of a plain object."""
+    """The reference learn calls' fixed arguments, as attributes of a plain object."""
     return types.SimpleNamespace(
         buf=buf, state=state, params=params, events=events, track=track, work=work
     )
 
 
 def _tuple_learn_entry(self, x):
-    """The learn call as it was before the hot path: the tuple-packed kernels of
-    :mod:`allseason.kernels.agent` (nested tuples; interpreted, see the module docstring)."""
+    """The learn call as it was before the hot path: the tuple-packed reference above (nested
+    tuples; interpreted, see the module docstring)."""
     f, buf = self.policy.kernel_state, self._buf
     state = self._state_tuple
     if self._is_allseason:
         fields = (self._tuple_params, self._events, self._track_arrays, self._lwork)
-        fn = _ALLSEASON_LEARN_PACKED
+        fn = _allseason_learn
     else:
         fields = (self._tuple_params, 0, 0, self._tmp)
-        fn = _LINTS_LEARN_PACKED
+        fn = _lints_learn
     got = self._learn_ep = (f, buf, fn, _learn_pack(buf, state, *fields))
     return got
 
