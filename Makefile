@@ -156,7 +156,7 @@ PYTEST_E2E = $(PY) -m pytest -q -n $(E2E_WORKERS) --dist loadfile -m e2e --durat
 setup: $(PY)
 	@$(MAKE) --no-print-directory apt > $(VENV)/.apt.log 2>&1 & apt=$$!; \
 	  $(MAKE) --no-print-directory install-engine || { wait $$apt; cat $(VENV)/.apt.log; exit 1; }; \
-	  PYTHONPATH="$(CURDIR)" nice -n 2 $(PY) scripts/warm_kernels.py > $(VENV)/.warm.log 2>&1 & \
+	  PYTHONPATH="$(CURDIR)" $(PY) scripts/warm_kernels.py > $(VENV)/.warm.log 2>&1 & \
 	  warm=$$!; $(MAKE) --no-print-directory install-dev data-files lint; made=$$?; \
 	  wait $$warm; warmed=$$?; wait $$apt; apted=$$?; cat $(VENV)/.apt.log $(VENV)/.warm.log; \
 	  test $$made = 0 && test $$warmed = 0 && test $$apted = 0

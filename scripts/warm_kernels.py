@@ -5,29 +5,23 @@ fresh clone the cache is empty, and the pytest-xdist workers would each compile 
 kernels at the same time (about 40 s of CPU for the default race's kernels alone, 80 s for
 every policy's; measured). ``make test`` runs this first: the workers then load the kernels.
 
-Three parts, each in a process of its own, at the same time (compiling is single-core; with
-two parts, the app's and the agent's kernels in one, 73 of the 107 CPU-s were one process's:
-the longest chain of the set-up once uv installs in seconds):
+Two parts, each in a process of its own, at the same time (compiling is single-core):
 
 - ``app``: :func:`allseason.api.warm_up` (the app's kernels: the default race, and the
-  spawning variant); about 48 CPU-s;
-- ``agent``: the offline evaluation's probabilities of the logged arm (``logs.policy_probs``:
-  a Gaussian argmax, ``kernels/argmax.py``; each test process compiled it on its first
-  evaluation: 14 CPU-s), first, since the agent's pi calls the same module's helpers; then the
-  deployable agent's kernels (decide with every kind of pi, learn with batches of 1 and 10),
-  which no race compiles. The agent's learning calls the race's batch updates
-  (``kernels.allseason.allseason_batch``, ``kernels.lints.lints_batch`` and their helpers),
-  which the ``app`` part compiles too: each caller links and optimises them again anyway, so
-  compiling them twice costs little; about 45 CPU-s;
-- ``rest``: a tiny race (two seasons of 20 steps, batches of 1 and 3) of every registered
-  policy but the default race's (the ridge and DenBand kernels); about 26 CPU-s.
+  spawning variant), then the deployable agent's kernels (decide with every kind of pi, learn
+  with batches of 1 and 10), which no race compiles. The agent's learning calls the race's
+  batch updates (``kernels.allseason.allseason_batch``, ``kernels.lints.lints_batch`` and their
+  helpers): compiled first by the race in the same process, they are loaded, not compiled a
+  second time (when the agent had a process of its own, both compiled them; yet the CPU saved
+  is within two paired runs' noise: each caller links and optimises them again);
+- ``rest``: the offline evaluation's probabilities of the logged arm (``logs.policy_probs``: a
+  Gaussian argmax, ``kernels/argmax.py``; each test process compiled it on its first
+  evaluation: 14 CPU-s), first, since the agent's pi calls the same module's helpers (the
+  ``app`` part reaches the agent after it, and loads them); then a tiny race (two seasons of
+  20 steps, batches of 1 and 3) of every registered policy but the default race's (the ridge
+  and DenBand kernels, which share nothing with the others).
 
-numba writes each cache file whole (a temporary file, then a rename): two parts that compile
-the same helper for the same types write the same entry. (Its index is read, changed and
-written back: two processes adding different signatures of one function in the same
-milliseconds could mix them up; the two-part warm-up shared helpers too.)
-
-``--part NAME`` runs one part in this process. ``make test`` starts this as
+``--part app`` or ``--part rest`` runs one part in this process. ``make test`` starts this as
 soon as the engine's packages are installed, beside the rest of the install and the lint
 (Makefile, target ``setup``).
 """
@@ -41,7 +35,7 @@ import time
 
 import numpy as np
 
-PARTS = ("app", "agent", "rest")
+PARTS = ("app", "rest")
 
 
 def main(argv=None) -> int:
@@ -68,13 +62,11 @@ def _warm(part: str) -> None:
 
     if part == "app":
         api.warm_up()
-        return
-    if part == "agent":
-        from allseason.logs.policy_probs import gaussian_argmax_probs
-
-        gaussian_argmax_probs(np.array([[0.0, 0.5, 1.0]]), np.ones((1, 3)))
         _warm_agent()
         return
+    from allseason.logs.policy_probs import gaussian_argmax_probs
+
+    gaussian_argmax_probs(np.array([[0.0, 0.5, 1.0]]), np.ones((1, 3)))
     defaults = {spec.name for spec in api.default_specs()}
     others = [name for name in api.policy_names() if name not in defaults]
     scenario = api.Scenario(segments=((0, 20), (1, 20)), batch_size=(1, 3), preset="custom")
