@@ -120,19 +120,19 @@ lint: install-dev
 	$(PY) -m mypy --cache-dir $(VENV)/.mypy_cache
 
 # The tests, in three steps:
-# 1. the set-up (target setup): the engine's packages (install-engine), then the compiled
-#    kernels of every policy, once (scripts/warm_kernels.py), in the background while pip
-#    installs everything else (install-dev), apt and the data come (browser, data) and the
-#    lint runs. pip and the lint use one core at a time, the warm-up the other (nice 2: on two
-#    cores the scheduler then leaves pip and the lint, the longer chain, a core of their own;
-#    nice 10 starved the warm-up on a machine busy with other work). numba keeps the kernels
-#    on disk (allseason/kernels/__pycache__), so the test workers load them instead of each
-#    compiling the same kernels at the same time. The warm-up runs from this checkout
-#    (PYTHONPATH): it starts before the editable install. Its output is printed at the end of
-#    the set-up, which fails if it or any step beside it fails. On a fresh clone (2026-11-27,
-#    quiet, two runs): 133 and 139 s, 225 and 236 CPU-s (9f26963's, the warm-up after pip:
-#    187 and 207 s, 245 and 231 CPU-s); the warm-up 113-119 CPU-s (the app's and the agent's
-#    kernels 77-82, the rest 36-37), the lint 20;
+# 1. the set-up (target setup): from the start, in the background, one apt-get of what is
+#    missing of chromium and dataset-fashion-mnist (target apt; on this machine both are there);
+#    uv (pip installs it: 5-10 s), the engine's packages (install-engine), then the compiled
+#    kernels of every policy, once (scripts/warm_kernels.py, two processes), in the background
+#    while uv installs everything else (install-dev), the data come (data-files) and the lint
+#    runs. The warm-up's app part (73 CPU-s) is the longest chain: the rest of the warm-up (34),
+#    uv and the lint (about 35) share the other core. numba keeps the kernels on disk
+#    (allseason/kernels/__pycache__), so the test workers load them instead of each compiling
+#    the same kernels at the same time. The warm-up runs from this checkout (PYTHONPATH): it
+#    starts before the editable install. The apt and warm-up output is printed at the end of
+#    the set-up, which fails if any of its steps fails. A fresh clone (2026-11-27 18:51, load
+#    9-11: other engineers' work) took 185 CPU-s (5018509's, pip: 230 quiet): uv about 12
+#    (pip 85), the warm-up 135 (107 quiet), the lint 20; about 90 s of wall expected quiet;
 # 2. every test but the real-browser ones, on TEST_WORKERS processes (pytest-xdist; "auto":
 #    one per core). --dist worksteal: a worker that runs out of tests takes half of the other's
 #    queue, so the heavy files spread instead of leaving one worker alone at the end;
