@@ -131,8 +131,9 @@ lint: install-dev
 #    the same kernels at the same time. The warm-up runs from this checkout (PYTHONPATH): it
 #    starts before the editable install. The apt and warm-up output is printed at the end of
 #    the set-up, which fails if any of its steps fails. A fresh clone (2026-11-27 18:51, load
-#    9-11: other engineers' work) took 185 CPU-s (5018509's, pip: 230 quiet): uv about 12
-#    (pip 85), the warm-up 135 (107 quiet), the lint 20; about 90 s of wall expected quiet;
+#    9-11: other engineers' work) took 185 CPU-s, 8 min 12 s (5018509's with pip, 19:08,
+#    load 7-18: 261 CPU-s, 12 min 17 s; quiet 230 CPU-s, 128 s); uv 45 s to the warm-up's
+#    start there (pip 96 s) and 64 s more for the rest (pip 473 s); about 90 s expected quiet;
 # 2. every test but the real-browser ones, on TEST_WORKERS processes (pytest-xdist; "auto":
 #    one per core). --dist worksteal: a worker that runs out of tests takes half of the other's
 #    queue, so the heavy files spread instead of leaving one worker alone at the end;
