@@ -22,6 +22,16 @@ from pathlib import Path
 # Set before numpy is first imported (it reads the variable when it loads OpenBLAS).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+# -- bytecode: an environment with PYTHONDONTWRITEBYTECODE set (this machine's, and so its CI)
+# never writes the .pyc of the project's own modules, so every process of a session compiles
+# allseason/ and the test modules (pytest's assertion rewriting) from source again: half of a
+# pytest worker's collection (15.2 CPU-s, 7.3 with the .pyc there, measured 2026-11-27), and
+# again in each app server and ``python -m allseason`` subprocess (issue 34). The test session
+# writes them, as Python does by default (``__pycache__/``, ignored by git), and so do the
+# processes it starts; the installed packages came compiled by pip already.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    sys.dont_write_bytecode = False
+
 import numpy as np
 import pytest
 from hypothesis import settings as hypothesis_settings
