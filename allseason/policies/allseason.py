@@ -57,7 +57,7 @@ from collections import deque
 import numpy as np
 
 from .. import kernels
-from ..models import GaussianLinearPosterior, mean_distance, symmetric_kl
+from ..models import GaussianLinearPosterior, logsumexp, mean_distance, symmetric_kl
 from .base import ChunkOutcome, Event, PosteriorBlocks, RngLike
 from .compiled import Chunk, CompiledPolicy, events_of
 from .params import BANDITS, NOISE, OPEN_UNIT, PRIOR, WINDOW, Options, Param
@@ -197,8 +197,6 @@ class AllSeason(CompiledPolicy):
         return np.array([m is not None for m in self.slots])
 
     def _select(self, arms, u, z):
-        from scipy.special import logsumexp  # slow to import: only on the plain path
-
         if not self._batch_slots:  # the first step of a batch fixes the weights
             self._w = np.where(self._alive(), np.exp(self.logw - logsumexp(self.logw)), 0.0)
         cum = np.cumsum(self._w)
@@ -212,8 +210,6 @@ class AllSeason(CompiledPolicy):
     def update(self, xs, rs):
         if self.kernel_state is not None:
             raise RuntimeError("this policy has been run with run_chunk; use one path only")
-        from scipy.special import logsumexp  # slow to import: only on the plain path
-
         xs, rs = np.atleast_2d(xs), np.atleast_1d(rs)
         step = self.t - 1
         played = self._batch_slots
