@@ -32,7 +32,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
     sys.dont_write_bytecode = False
 
-
 import numpy as np
 import pytest
 from hypothesis import settings as hypothesis_settings
@@ -44,36 +43,6 @@ from appserver import CHROMIUM, IDLE, LAUNCH_ARGS, LOG_DIR, Server  # noqa: E402
 
 # ``from conftest import ...`` in any folder: pytest imports this file as ``tests.conftest``
 sys.modules.setdefault("conftest", sys.modules[__name__])
-
-
-def pytest_configure(config):
-    """pytest-xdist's controller: rewrite the test modules (and write their .pyc) once, before
-    its workers start. They start together and import every test module in the same order,
-    so each of them rewrote all of them (about 7 CPU-s a worker, 2026-11-27); now they read
-    the .pyc. pytest's own steps (its module ``_pytest.assertion.rewrite``, as its import hook
-    does them); on any error the workers rewrite as before."""
-    if os.environ.get("PYTEST_XDIST_WORKER") or sys.dont_write_bytecode:
-        return
-    if not getattr(config.option, "numprocesses", None) or config.option.assertmode != "rewrite":
-        return
-    try:
-        from _pytest.assertion import rewrite
-
-        state = config.stash[rewrite.assertstate_key]
-        roots = [Path(a.split("::")[0]).resolve() for a in config.args] or [ROOT / "tests"]
-        for fn in sorted(Path(__file__).parent.rglob("*.py")):
-            if not (fn.name.startswith("test_") or fn.name == "conftest.py"):
-                continue
-            if not any(fn == r or r in fn.parents for r in roots):
-                continue  # not this session's (the browser tests run in a session of their own)
-            cache_dir = rewrite.get_cache_dir(fn)
-            pyc = cache_dir / (fn.name[:-3] + rewrite.PYC_TAIL)
-            if rewrite.try_makedirs(cache_dir) and rewrite._read_pyc(fn, pyc) is None:
-                source_stat, co = rewrite._rewrite_test(fn, config)
-                rewrite._write_pyc(state, co, source_stat, pyc)
-    except Exception:  # a speed-up only: the workers rewrite what is missing
-        return
-
 
 SCREENS = LOG_DIR  # screenshots and server logs: $SCREENSHOT_DIR, default /tmp/allseason-screens
 
