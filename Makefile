@@ -11,8 +11,11 @@ PIP := $(PY) -m pip
 # resolves, in 10-15 s instead of pip's 100 (a fresh clone, 2026-11-27). If pip cannot install
 # uv, pip installs everything instead (slower), with a warning. uv reads the system's
 # certificates (as pip here: PIP_CERT) and installs only into the venv (--python $(PY)).
+# --compile-bytecode: the .pyc that pip writes too (uv does not by default); with
+# PYTHONDONTWRITEBYTECODE set, as on this machine, every process would otherwise compile
+# streamlit, pandas, scipy... from source at each import.
 UV := $(VENV)/bin/uv
-PIP_INSTALL = $(if $(wildcard $(UV)),$(UV) pip install --python $(PY) --system-certs,$(PIP) install)
+PIP_INSTALL = $(if $(wildcard $(UV)),$(UV) pip install --python $(PY) --system-certs --compile-bytecode,$(PIP) install)
 PORT ?= 8501
 # apt-get as root, or through sudo for a user
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
