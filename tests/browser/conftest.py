@@ -17,6 +17,13 @@ new one.
 
 A test that needs another browser state (another server's origin, the load test's and the
 key storm's own browsers) opens its own context.
+
+Tried and not used (2026-11-27, load 8-13, chromium CPU of one Race page load): a persistent
+context (``launch_persistent_context``: a disk HTTP cache and V8's code cache). In one tab,
+warm loads cost the same either way (2.9-3.8 CPU-s, the renderer keeps what it compiled). In a
+new tab each time: 4.7-5.3 CPU-s a load in this incognito context; 9.5, 7.5, 7.0, then 3.6,
+3.6 in a persistent one (V8 writes its code cache at a script's 2nd and 3rd loads and reads
+it from the 4th), and a new server's port is a new origin with a cache of its own.
 """
 
 from __future__ import annotations

@@ -52,24 +52,27 @@ def _drawn(page, url: str) -> float:
 
 
 def test_a_long_log_draws_and_a_bad_upload_is_one_line(deployed_server, page, tmp_path):
-    """Three visits (each a page load, a new Streamlit session) in one tab: the first with
+    """Two visits (each a page load, a new Streamlit session) in one tab: the first with
     the server's reader cold, then warm; the page's scripts come from the tab's cache after
-    the first visit (a visitor's second visit), which only shortens the warm visits' times."""
+    the first visit (a visitor's second visit), which only shortens the warm visit's time.
+    (There was a third visit, "warm again", read only through ``min`` of the warm times: one
+    warm time under the bound is the same claim, stated no more loosely, and the visit cost
+    chromium and the server about 9 CPU-s: a 10**5-decision page drawn again.)"""
     url, folder = deployed_server
     times = []
-    for _visit in ("cold", "warm", "warm again"):
+    for _visit in ("cold", "warm"):
         times.append(_drawn(page, f"{url}/Deployed"))
         wait_idle(page)
         check(page)
-    print(f"\n{N_DECISIONS:,} decisions drawn in: cold {times[0]:.1f} s, warm {times[1]:.1f} s, "
-          f"{times[2]:.1f} s (chromium, a shared machine)")  # fmt: skip
+    print(f"\n{N_DECISIONS:,} decisions drawn in: cold {times[0]:.1f} s, warm {times[1]:.1f} s "
+          f"(chromium, a shared machine)")  # fmt: skip
     (SCREENS / "deployed-draw-times.txt").write_text(" ".join(f"{t:.2f}" for t in times))
     text = page.locator('[data-testid="stMain"]').inner_text()
     assert f"{N_DECISIONS:,} decisions resolved" in text
     assert "Weight of the most likely bandit" in text and "Logged propensities" in text
     # warm: the folder's reader is shared, the server's script takes 1-2 s; a fresh browser
     # context also loaded plotly.js, which took a minute at load 20 on 2 cores (2026-11-26)
-    assert min(times[1:]) < 180
+    assert times[1] < 180
     page.mouse.move(5, 5)
     shot(page, "deployed-long-log")
 

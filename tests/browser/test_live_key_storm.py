@@ -16,6 +16,15 @@ least 7.5 keys a second delivered to the page, 112 in 15 s) and the five runs ar
 benchmark's: ``python benchmarks/key_storm.py --runs 5 --seconds 15`` (exit 1 if a run breaks
 the page or falls under the pace).
 
+Why the storm is not smaller (2026-11-27): its CPU is the seconds the show plays. The
+playing stage is a loop that takes what the cores give (1.5-2.3 of its 4 frames a second at
+load 12, about one core for chromium and the server), so fewer keys or a shorter burst would
+save CPU only as fewer seconds of keys landing on a playing show, which is the claim's
+strength: the white page came at random, in 2 runs of 3 at 10-12 keys a second for 15 s, and
+the burst's in 1 run of 3. Each run's page costs about 7 CPU-s more before its storm (a new
+tab's renderer compiling the page's scripts, the first show): the storms in one tab were
+tried (c216e05, reverted in ce9331a).
+
 Run with ``pytest -m e2e tests/browser/test_live_key_storm.py`` (about 1.5 minutes); skipped when
 /usr/bin/chromium or playwright is missing. Screenshots: ``$SCREENSHOT_DIR/live-storm-*.png``.
 """
