@@ -20,7 +20,7 @@ PORT ?= 8501
 # apt-get as root, or through sudo for a user
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 
-.PHONY: app test setup lint venv apt install install-engine install-sweeps install-dev browser data data-files bench docs pictures
+.PHONY: app test setup prepare lint venv apt install install-engine install-sweeps install-dev browser data data-files bench docs pictures
 
 venv: $(PY)
 
@@ -156,25 +156,39 @@ E2E_APART ?=
 E2E_WORKERS ?= 2
 PYTEST_REST = $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not e2e" --durations=25 --cpu-durations=25
 PYTEST_E2E = $(PY) -m pytest -q -n $(E2E_WORKERS) --dist loadfile -m e2e --durations=10 --cpu-durations=10 tests/browser
-# the set-up (step 1 above); fails if the warm-up or any step beside it fails
-setup: $(PY)
-	@$(MAKE) --no-print-directory apt > $(VENV)/.apt.log 2>&1 & apt=$$!; \
+# the set-up (step 1 above), but the end of the warm-up: prepare starts it in the background
+# (its exit code lands in WARM_RC, its output in WARM_LOG) and fails if any other step fails;
+# setup waits for it too. make test starts the test sessions without waiting: each collects
+# its tests beside the warm-up's tail and waits for WARM_RC before its first test
+# (tests/conftest.py, pytest_collection_finish, reads ALLSEASON_WARM_RC)
+WARM_RC := $(VENV)/.warm.rc
+WARM_LOG := $(VENV)/.warm.log
+WARM_ENV := ALLSEASON_WARM_RC="$(abspath $(WARM_RC))"
+prepare: $(PY)
+	@rm -f $(WARM_RC); $(MAKE) --no-print-directory apt > $(VENV)/.apt.log 2>&1 & apt=$$!; \
 	  $(MAKE) --no-print-directory install-engine || { wait $$apt; cat $(VENV)/.apt.log; exit 1; }; \
-	  PYTHONPATH="$(CURDIR)" $(PY) scripts/warm_kernels.py > $(VENV)/.warm.log 2>&1 & \
-	  warm=$$!; $(MAKE) --no-print-directory install-dev data-files lint; made=$$?; \
-	  wait $$warm; warmed=$$?; wait $$apt; apted=$$?; cat $(VENV)/.apt.log $(VENV)/.warm.log; \
-	  test $$made = 0 && test $$warmed = 0 && test $$apted = 0
-test: setup
+	  { PYTHONPATH="$(CURDIR)" $(PY) scripts/warm_kernels.py > $(WARM_LOG) 2>&1; \
+	    echo $$? > $(WARM_RC).tmp && mv $(WARM_RC).tmp $(WARM_RC); } > /dev/null 2>&1 & \
+	  $(MAKE) --no-print-directory install-dev data-files lint; made=$$?; \
+	  wait $$apt; apted=$$?; cat $(VENV)/.apt.log; test $$made = 0 && test $$apted = 0
+# the warm-up's end, its output, and its exit code (after prepare, or after the tests)
+define WARM_DONE
+@while ! test -f $(WARM_RC); do sleep 0.5; done; cat $(WARM_LOG); test "$$(cat $(WARM_RC))" = 0
+endef
+setup: prepare
+	$(WARM_DONE)
+test: prepare
 ifeq ($(E2E_APART),)
 	@echo '$(PYTEST_E2E) (beside the others; its output follows theirs)'
-	@$(PYTEST_E2E) > $(VENV)/.e2e.log 2>&1 & e2e=$$!; \
-	  echo '$(PYTEST_REST)'; $(PYTEST_REST); rest=$$?; \
+	@$(WARM_ENV) $(PYTEST_E2E) > $(VENV)/.e2e.log 2>&1 & e2e=$$!; \
+	  echo '$(PYTEST_REST)'; $(WARM_ENV) $(PYTEST_REST); rest=$$?; \
 	  wait $$e2e; browser=$$?; echo '$(PYTEST_E2E)'; cat $(VENV)/.e2e.log; \
 	  test $$rest = 0 && test $$browser = 0
 else
-	$(PYTEST_REST)
-	$(PYTEST_E2E)
+	$(WARM_ENV) $(PYTEST_REST)
+	$(WARM_ENV) $(PYTEST_E2E)
 endif
+	$(WARM_DONE)
 
 bench: install
 	$(PY) benchmarks/bench_engine.py
