@@ -163,32 +163,33 @@ PYTEST_E2E = $(PY) -m pytest -q -n $(E2E_WORKERS) --dist loadfile -m e2e --durat
 # (tests/conftest.py, pytest_collection_finish, reads ALLSEASON_WARM_RC)
 WARM_RC := $(VENV)/.warm.rc
 WARM_LOG := $(VENV)/.warm.log
+# seconds: the warm-up takes 1-2 min; this bounds a hang, it is no timing
+WARM_TIMEOUT := 1800
 WARM_ENV := ALLSEASON_WARM_RC="$(abspath $(WARM_RC))"
 prepare: $(PY)
 	@rm -f $(WARM_RC); $(MAKE) --no-print-directory apt > $(VENV)/.apt.log 2>&1 & apt=$$!; \
 	  $(MAKE) --no-print-directory install-engine || { wait $$apt; cat $(VENV)/.apt.log; exit 1; }; \
-	  { PYTHONPATH="$(CURDIR)" $(PY) scripts/warm_kernels.py > $(WARM_LOG) 2>&1; \
+	  { PYTHONPATH="$(CURDIR)" timeout $(WARM_TIMEOUT) $(PY) scripts/warm_kernels.py \
+	      > $(WARM_LOG) 2>&1; \
 	    echo $$? > $(WARM_RC).tmp && mv $(WARM_RC).tmp $(WARM_RC); } > /dev/null 2>&1 & \
 	  $(MAKE) --no-print-directory install-dev data-files lint; made=$$?; \
 	  wait $$apt; apted=$$?; cat $(VENV)/.apt.log; test $$made = 0 && test $$apted = 0
-# the warm-up's end, its output, and its exit code (after prepare, or after the tests)
-define WARM_DONE
-@while ! test -f $(WARM_RC); do sleep 0.5; done; cat $(WARM_LOG); test "$$(cat $(WARM_RC))" = 0
-endef
+# the warm-up's end (a shell command): its output, then true if its exit code is 0
+WARM_DONE = { while ! test -f $(WARM_RC); do sleep 0.5; done; cat $(WARM_LOG); \
+  test "$$(cat $(WARM_RC))" = 0 || { echo "the kernels' warm-up failed: exit code $$(cat $(WARM_RC))" >&2; false; }; }
 setup: prepare
-	$(WARM_DONE)
+	@$(WARM_DONE)
 test: prepare
 ifeq ($(E2E_APART),)
 	@echo '$(PYTEST_E2E) (beside the others; its output follows theirs)'
 	@$(WARM_ENV) $(PYTEST_E2E) > $(VENV)/.e2e.log 2>&1 & e2e=$$!; \
 	  echo '$(PYTEST_REST)'; $(WARM_ENV) $(PYTEST_REST); rest=$$?; \
 	  wait $$e2e; browser=$$?; echo '$(PYTEST_E2E)'; cat $(VENV)/.e2e.log; \
-	  test $$rest = 0 && test $$browser = 0
+	  $(WARM_DONE); warmed=$$?; test $$rest = 0 && test $$browser = 0 && test $$warmed = 0
 else
-	$(WARM_ENV) $(PYTEST_REST)
-	$(WARM_ENV) $(PYTEST_E2E)
+	@$(WARM_ENV) $(PYTEST_REST); rest=$$?; $(WARM_ENV) $(PYTEST_E2E); browser=$$?; \
+	  $(WARM_DONE); warmed=$$?; test $$rest = 0 && test $$browser = 0 && test $$warmed = 0
 endif
-	$(WARM_DONE)
 
 bench: install
 	$(PY) benchmarks/bench_engine.py

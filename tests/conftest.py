@@ -50,27 +50,19 @@ SCREENS = LOG_DIR  # screenshots and server logs: $SCREENSHOT_DIR, default /tmp/
 # -- the kernels' warm-up, overlapped with collection (``make test``, Makefile target test):
 # the set-up starts scripts/warm_kernels.py in the background and the test sessions beside its
 # tail, with ALLSEASON_WARM_RC naming the file in which the warm-up writes its exit code when
-# it ends. A session collects its tests meanwhile (importing them needs no compiled kernel)
-# and waits here, after collection and before the first test, for the kernels to be on disk:
-# its tests then load them instead of compiling them again. Unset (pytest run by hand): no wait.
-WARM_WAIT_S = 1800  # the warm-up takes 1-2 min; this bounds a hang, it is not a timing
-
-
+# it ends (bounded by a timeout there). A session collects its tests meanwhile (importing them
+# compiles no kernel) and waits here, after collection and before the first test, for the
+# kernels to be on disk: its tests then load them instead of compiling them again. Whatever
+# the exit code, the tests then run (a kernel that did not compile fails its own tests, with
+# its own error) and make test fails after them, with the warm-up's output. Unset (pytest run
+# by hand): no wait.
 def pytest_collection_finish(session):
     rc_file = os.environ.get("ALLSEASON_WARM_RC")
-    if not rc_file:
-        return
-    import time
+    if rc_file:
+        import time
 
-    path, t0 = Path(rc_file), time.monotonic()
-    while not path.exists():
-        if time.monotonic() - t0 > WARM_WAIT_S:
-            pytest.exit(f"the kernels' warm-up wrote no exit code to {path} in {WARM_WAIT_S} s", 1)
-        time.sleep(0.2)
-    rc = path.read_text().strip()
-    if rc != "0":
-        log = path.with_suffix(".log")
-        pytest.exit(f"the kernels' warm-up failed (exit code {rc}); its output: {log}", 1)
+        while not os.path.exists(rc_file):
+            time.sleep(0.2)
 
 
 @contextmanager
