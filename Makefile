@@ -156,39 +156,48 @@ E2E_APART ?=
 E2E_WORKERS ?= 2
 PYTEST_REST = $(PY) -m pytest -q -n $(TEST_WORKERS) --dist worksteal -m "not e2e" --durations=25 --cpu-durations=25
 PYTEST_E2E = $(PY) -m pytest -q -n $(E2E_WORKERS) --dist loadfile -m e2e --durations=10 --cpu-durations=10 tests/browser
-# the set-up (step 1 above), but the end of the warm-up: prepare starts it in the background
-# (its exit code lands in WARM_RC, its output in WARM_LOG) and fails if any other step fails;
-# setup waits for it too. make test starts the test sessions without waiting: each collects
-# its tests beside the warm-up's tail and waits for WARM_RC before its first test
-# (tests/conftest.py, pytest_collection_finish, reads ALLSEASON_WARM_RC)
+# the set-up (step 1 above) but the lint and the end of the warm-up: prepare starts the warm-up
+# in the background (its exit code lands in WARM_RC, its output in WARM_LOG) and fails if any
+# other step fails. Everything but the warm-up runs at nice LATER (apt aside): the warm-up's
+# app part is the longest chain before the first test, so it gets its core first. make test
+# then starts the lint and both test sessions without waiting: each session collects its tests
+# beside the warm-up's tail and waits for WARM_RC before its first test (tests/conftest.py,
+# pytest_collection_finish, reads ALLSEASON_WARM_RC); make setup waits for the lint and the
+# warm-up.
 WARM_RC := $(VENV)/.warm.rc
 WARM_LOG := $(VENV)/.warm.log
 # seconds: the warm-up takes 1-2 min; this bounds a hang, it is no timing
 WARM_TIMEOUT := 1800
 WARM_ENV := ALLSEASON_WARM_RC="$(abspath $(WARM_RC))"
+LATER := nice -n 5
 prepare: $(PY)
 	@rm -f $(WARM_RC); $(MAKE) --no-print-directory apt > $(VENV)/.apt.log 2>&1 & apt=$$!; \
 	  $(MAKE) --no-print-directory install-engine || { wait $$apt; cat $(VENV)/.apt.log; exit 1; }; \
 	  { PYTHONPATH="$(CURDIR)" timeout $(WARM_TIMEOUT) $(PY) scripts/warm_kernels.py \
 	      > $(WARM_LOG) 2>&1; \
 	    echo $$? > $(WARM_RC).tmp && mv $(WARM_RC).tmp $(WARM_RC); } > /dev/null 2>&1 & \
-	  $(MAKE) --no-print-directory install-dev data-files lint; made=$$?; \
+	  $(LATER) $(MAKE) --no-print-directory install-dev data-files; made=$$?; \
 	  wait $$apt; apted=$$?; cat $(VENV)/.apt.log; test $$made = 0 && test $$apted = 0
 # the warm-up's end (a shell command): its output, then true if its exit code is 0
 WARM_DONE = { while ! test -f $(WARM_RC); do sleep 0.5; done; cat $(WARM_LOG); \
   test "$$(cat $(WARM_RC))" = 0 || { echo "the kernels' warm-up failed: exit code $$(cat $(WARM_RC))" >&2; false; }; }
+# the lint in the background (a shell command), its output kept for the end
+LINT_START = { $(LATER) $(MAKE) --no-print-directory lint > $(VENV)/.lint.log 2>&1 & lint=$$!; }
+LINT_DONE = { wait $$lint; linted=$$?; cat $(VENV)/.lint.log; }
 setup: prepare
-	@$(WARM_DONE)
+	@$(LINT_START); $(LINT_DONE); $(WARM_DONE); warmed=$$?; test $$linted = 0 && test $$warmed = 0
 test: prepare
 ifeq ($(E2E_APART),)
 	@echo '$(PYTEST_E2E) (beside the others; its output follows theirs)'
-	@$(WARM_ENV) $(PYTEST_E2E) > $(VENV)/.e2e.log 2>&1 & e2e=$$!; \
-	  echo '$(PYTEST_REST)'; $(WARM_ENV) $(PYTEST_REST); rest=$$?; \
+	@$(LINT_START); $(WARM_ENV) $(LATER) $(PYTEST_E2E) > $(VENV)/.e2e.log 2>&1 & e2e=$$!; \
+	  echo '$(PYTEST_REST)'; $(WARM_ENV) $(LATER) $(PYTEST_REST); rest=$$?; \
 	  wait $$e2e; browser=$$?; echo '$(PYTEST_E2E)'; cat $(VENV)/.e2e.log; \
-	  $(WARM_DONE); warmed=$$?; test $$rest = 0 && test $$browser = 0 && test $$warmed = 0
+	  $(LINT_DONE); $(WARM_DONE); warmed=$$?; \
+	  test $$rest = 0 && test $$browser = 0 && test $$linted = 0 && test $$warmed = 0
 else
-	@$(WARM_ENV) $(PYTEST_REST); rest=$$?; $(WARM_ENV) $(PYTEST_E2E); browser=$$?; \
-	  $(WARM_DONE); warmed=$$?; test $$rest = 0 && test $$browser = 0 && test $$warmed = 0
+	@$(LINT_START); $(WARM_ENV) $(LATER) $(PYTEST_REST); rest=$$?; \
+	  $(WARM_ENV) $(LATER) $(PYTEST_E2E); browser=$$?; $(LINT_DONE); $(WARM_DONE); warmed=$$?; \
+	  test $$rest = 0 && test $$browser = 0 && test $$linted = 0 && test $$warmed = 0
 endif
 
 bench: install
