@@ -123,20 +123,20 @@ lint: install-dev
 	$(PY) -m mypy --cache-dir $(VENV)/.mypy_cache
 
 # The tests, in three steps:
-# 1. the set-up (target setup): from the start, in the background, one apt-get of what is
-#    missing of chromium and dataset-fashion-mnist (target apt; on this machine both are there);
+# 1. the set-up (targets prepare and setup): from the start, in the background, one apt-get of
+#    what is missing of chromium and dataset-fashion-mnist (target apt; here both are there);
 #    uv (pip installs it: 5-10 s), the engine's packages (install-engine), then the compiled
 #    kernels of every policy, once (scripts/warm_kernels.py, two processes), in the background
-#    while uv installs everything else (install-dev), the data come (data-files) and the lint
-#    runs. The warm-up's app part (73 CPU-s) is the longest chain: the rest of the warm-up (34),
-#    uv and the lint (about 35) share the other core. numba keeps the kernels on disk
+#    while uv installs everything else (install-dev) and the data come (data-files), at nice 5:
+#    the warm-up's app part (80 CPU-s: the default race's kernels, then the agent's) is the
+#    longest chain before the first test. numba keeps the kernels on disk
 #    (allseason/kernels/__pycache__), so the test workers load them instead of each compiling
 #    the same kernels at the same time. The warm-up runs from this checkout (PYTHONPATH): it
-#    starts before the editable install. The apt and warm-up output is printed at the end of
-#    the set-up, which fails if any of its steps fails. A fresh clone (2026-11-27 18:51, load
-#    9-11: other engineers' work) took 185 CPU-s, 8 min 12 s (5018509's with pip, 19:08,
-#    load 7-18: 261 CPU-s, 12 min 17 s; quiet 230 CPU-s, 128 s); uv 45 s to the warm-up's
-#    start there (pip 96 s) and 64 s more for the rest (pip 473 s); about 90 s expected quiet;
+#    starts before the editable install. The lint (ruff, mypy: about 35 CPU-s) runs beside the
+#    tests, not before them, and the tests collect beside the warm-up's tail (see prepare).
+#    The apt output comes at the end of prepare; the lint's and the warm-up's after the tests.
+#    Fresh clones, quiet (2026-11-27, docs/testing.md): the first test at 3% done 198 s after
+#    the start with pip and the lint first (5a52c31's set-up alone: 128 s), 153 s now;
 # 2. every test but the real-browser ones, on TEST_WORKERS processes (pytest-xdist; "auto":
 #    one per core). --dist worksteal: a worker that runs out of tests takes half of the other's
 #    queue, so the heavy files spread instead of leaving one worker alone at the end;
