@@ -39,7 +39,13 @@ def log_ndtr(z):
 _LT_LO, _LT_HI, _LT_PER = -20.0, 9.0, 64.0
 _LT_Z = np.arange(round(_LT_LO * _LT_PER), round(_LT_HI * _LT_PER) + 1) / _LT_PER
 _LT_F = scipy_log_ndtr(_LT_Z)
-_LT_D = np.exp(-0.5 * _LT_Z**2 - 0.5 * math.log(2.0 * math.pi) - _LT_F)
+# math.exp (the C library's), not np.exp: numpy computes exp with its own AVX-512 code where the
+# CPU has it, which differs from the C library's in the last bit for about 4% of these values, and
+# the table is baked into the compiled kernels: the agent's pi would then depend on the machine
+# (seen on an AMD EPYC with AVX-512 against the trace recorded on an AVX2 machine)
+_LT_D = np.array(
+    [math.exp(v) for v in -0.5 * _LT_Z**2 - 0.5 * math.log(2.0 * math.pi) - _LT_F], dtype=np.float64
+)
 _LT_N = float(_LT_Z.shape[0] - 1)  # intervals
 _LT_H = 1.0 / _LT_PER
 
