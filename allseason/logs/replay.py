@@ -95,12 +95,12 @@ def replay_fast(
     different choice there raises RuntimeError (it cannot happen unless a policy breaks the
     batch rule).
 
-    A policy whose draws never depend on what it learnt (the ``random`` family: arm
+    A policy that declares it does not learn (``learns = False``, as ``random``: arm
     ``floor(u K)``) is replayed by one fork playing the whole log as one chunk: its draws
     there are its decisions at every event, kept or not, so the kept events are where they
     equal the logged arm (:func:`_replay_without_learning`; the same mask, draws and final
     streams as the event-by-event loop, which called ``run_chunk`` twice per kept event)."""
-    if _decides_without_learning(policy):
+    if not type(policy).learns:
         return _replay_without_learning(policy, log, on_state, drawn)
     n, K = log.n_events, log.n_arms
     arms = log.arms()
@@ -148,12 +148,6 @@ def replay_fast(
     if on_state is not None and seg < n:
         on_state(policy, seg, n)
     return keep
-
-
-def _decides_without_learning(policy) -> bool:
-    """True for a policy whose decisions no reward changes, as its class declares it
-    (:attr:`allseason.policies.base.Policy.learns`)."""
-    return not type(policy).learns
 
 
 def _replay_without_learning(
