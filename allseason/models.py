@@ -29,7 +29,7 @@ def _lapack():
     ``solve_triangular`` call, taken once (scipy is slow to import: only when used). Called
     directly they give the same numbers, bit for bit, without scipy's per-call batching and
     finiteness checks: half the plain path's CPU (issue 34); M and b are finite by
-    construction (the inputs are checked at the boundary)."""
+    construction (:meth:`GaussianLinearPosterior.update` refuses a non-finite observation)."""
     if not _LAPACK:
         from scipy.linalg import lapack
 
@@ -116,8 +116,17 @@ class GaussianLinearPosterior:
 
     # -- learning ---------------------------------------------------------------------------
     def update(self, xs: np.ndarray, rs: np.ndarray) -> None:
-        """Add observations: xs (n, d), rs (n,)."""
+        """Add observations: xs (n, d), rs (n,).
+
+        Raises
+        ------
+        ValueError
+            A NaN or an infinity among them (the solves below no longer check: see
+            :func:`_lapack`).
+        """
         xs, rs = np.atleast_2d(xs), np.atleast_1d(rs)
+        if not (np.isfinite(xs).all() and np.isfinite(rs).all()):
+            raise ValueError("observations must be finite numbers (no NaN, no inf)")
         self.M += xs.T @ xs / self.sigma2
         self.b += xs.T @ rs / self.sigma2
         self.n_obs += len(rs)

@@ -312,3 +312,25 @@ def test_logsumexp_is_scipys_bit_for_bit(seed):
         got, want = logsumexp(a), scipy_logsumexp(a)
         assert type(got) is type(want)
         assert got == want or (np.isnan(got) and np.isnan(want)), a
+
+
+@pytest.mark.parametrize("where", ["row", "reward"])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+def test_a_non_finite_observation_is_refused_before_it_enters_the_posterior(where, bad):
+    """The plain path's solves call LAPACK without scipy's finite checks, so the model's
+    update is where a NaN or an infinity fed by hand is refused (and M, b stay as they were);
+    a policy's plain ``update`` reaches it."""
+    from allseason.models import GaussianLinearPosterior
+    from allseason.policies import make_policy
+
+    post = GaussianLinearPosterior(3, lam=1.0, sigma2=0.5)
+    post.update(np.ones((2, 3)), np.array([1.0, 0.0]))
+    M, b = post.M.copy(), post.b.copy()
+    xs, rs = np.ones((1, 3)), np.array([0.5])
+    (xs[0] if where == "row" else rs)[0] = bad
+    with pytest.raises(ValueError, match="finite"):
+        post.update(xs, rs)
+    assert np.array_equal(post.M, M) and np.array_equal(post.b, b)
+    policy = make_policy("lints", 3, rng=0)
+    with pytest.raises(ValueError, match="finite"):
+        policy.update(xs, rs)
