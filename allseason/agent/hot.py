@@ -167,8 +167,8 @@ def learn(self, event_id, reward: float, t: float | None = None) -> str:
         A reward that is not a finite number.
     """
     event = event_id if type(event_id) is str else event_text(event_id)
-    tr = type(reward)
-    r = reward if tr is float else float(reward) if tr is np.float64 else _reward(reward)
+    tr = type(reward)  # np.float64 is a float (the compiled call reads its double)
+    r = reward if tr is float or tr is np.float64 else _reward(reward)
     if not math.isfinite(r):
         raise SpecError("reward", f"must be a finite number, got {show(reward)}")
     entry = self._open.pop(event, None)
@@ -181,7 +181,7 @@ def learn(self, event_id, reward: float, t: float | None = None) -> str:
         raise UnknownEvent(event)
     counts["learned"] += 1
     if self._listeners or not self._engine_compiled:
-        self._resolve(event, entry, r, "learned")
+        self._resolve(event, entry, float(r), "learned")
         return "learned"
     # the hot path, inline: _remember, then learn_compiled
     res = self._resolved

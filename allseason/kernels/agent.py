@@ -70,7 +70,7 @@ _Y4, _Y8, _Y16 = quad_nodes(4), quad_nodes(8), quad_nodes(16)
 _E4, _E8, _E16 = PI_LEVEL_ERR
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def splitmix64(x):
     """The splitmix64 finaliser of a 64-bit counter (Steele, Lea & Flood 2014)."""
     z = x
@@ -79,13 +79,13 @@ def splitmix64(x):
     return z ^ (z >> _S31)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _uniform(key, i):
     """The i-th uniform in [0, 1) of the stream ``key``."""
     return float(splitmix64(key + np.uint64(i + 1) * GOLDEN) >> _S11) * _TO_UNIT
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def fill_draws(key, z):
     """The draws of one decision: returns u; fills ``z`` (any shape, C order) with normals.
 

@@ -1,7 +1,7 @@
 """The agent's hot path, compiled: a decision without pi, and a reward into the batch (the
 batch update when B wait), each one call from Python (:mod:`allseason.agent.hot`).
 
-Three costs of a call dominate at d = 5, more than its arithmetic, and are avoided here:
+Four costs of a call dominate at d = 5, more than its arithmetic, and are avoided here:
 
 - *releasing the GIL* (about 0.1 us a call): these calls hold it (their work is a few us;
   the decision with pi, which may take a millisecond, is :func:`.agent.decide_packed`, which
@@ -12,6 +12,9 @@ Three costs of a call dominate at d = 5, more than its arithmetic, and are avoid
   the buffer's fields alone, the state's only when the update runs;
 - *a returned tuple* (boxing it costs more than the call): a decision returns one int, the
   arm and the bandit's id packed (:func:`unpack_decision`).
+- *calls that are not inlined*: each counts the array views it is passed up and down; the
+  batch update (:func:`~.allseason.allseason_batch`, :func:`~.lints.lints_batch`) and the
+  helpers of a step are inlined (``inline="always"``), so one call runs as one function.
 
 A decision also keeps the bandits' normalised weights from one call to the next while the
 log weights and the live slots are those they were computed from (compared element by
@@ -138,7 +141,7 @@ def lints_learn_pack(
     )  # fmt: skip
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _weights(logw, alive, w, wlogw, walive, wok):
     """w = :func:`.allseason.batch_weights` (logw, alive), unless logw and alive are still
     those it was computed from (then w holds those very numbers)."""
@@ -182,7 +185,7 @@ def decide_hot(ctx, key, pack):
     return a + ((pack.ids[j] + 1) << ARM_BITS)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _append(x, g, bandit, r, pack):
     """Append one resolved decision to the pack's buffer (``g`` < 0: none, a flush);
     returns how many wait, or -2 if the buffer is full (nothing appended: the caller grows
@@ -201,7 +204,7 @@ def _append(x, g, bandit, r, pack):
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _allseason_update(n, step, pack):
     """All-Season's batch update on the ``n`` decisions waiting: each learnt by the slot of
     the bandit that played it if it is still alive (else by the shadow alone), then the

@@ -164,7 +164,7 @@ def new_allseason_state(
     )
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _logsumexp(v, alive):
     m = -np.inf
     for s in range(v.shape[0]):
@@ -228,7 +228,7 @@ def _prune_excess(M, mu, ids, alive, counters, n_base, n_max, prune_mode, cache,
         n_base -= 1
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _reweight(logw, alive, ll, weighting, share, handover, spawned):
     """Alg. 1 line 22: new weights (Alg. 3, or fixed share), in log space."""
     S = logw.shape[0]
@@ -254,7 +254,7 @@ def _reweight(logw, alive, ll, weighting, share, handover, spawned):
             logw[s] = -np.inf
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def batch_weights(logw, alive, w):
     """The normalised weights omega (fixed within a batch, Alg. 1 line 5), written into w."""
     norm = _logsumexp(logw, alive)
@@ -262,7 +262,7 @@ def batch_weights(logw, alive, w):
         w[s] = math.exp(logw[s] - norm) if alive[s] else 0.0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def choose_slot(u, w, alive):
     """Alg. 1 line 5: j ~ Discrete(omega), by the inverse CDF over the slots in order.
 
@@ -293,7 +293,7 @@ def choose_slot(u, w, alive):
     return j
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def allseason_batch(
     M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wstate, cache, events,
     gs, xs, rs, pslot, step_end, params, ll, tmp,

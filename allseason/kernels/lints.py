@@ -177,7 +177,7 @@ def rebuild_window(M, L, b, wx, wg, wr, count, lam, sigma2):
         chol_factor(M[g], L[g])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def short_memory_learn(M, L, b, g, x, r, mode, tau, gamma, lam, sigma2, wx, wg, wr, wstate, tmp):
     """One observation (x in block g) into a short-memory model: M (G, p, p), L, b (G, p).
 
@@ -231,7 +231,7 @@ def short_memory_learn(M, L, b, g, x, r, mode, tau, gamma, lam, sigma2, wx, wg, 
 
 
 # -- LinTS, SW-LinTS, D-LinTS -----------------------------------------------------------------
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def lints_batch(M, L, b, mu, wx, wg, wr, wstate, Mt, Lt, bt, gs, xs, rs, params, tmp):
     """Learn one batch of resolved steps: the one batch update of the LinTS family, which
     :func:`lints_chunk` calls at each batch end and the agent (:mod:`allseason.agent`) when a

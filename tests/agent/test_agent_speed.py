@@ -202,6 +202,27 @@ def _one_row_reference(mean, sd, count, grid, out):
     out /= total
 
 
+@pytest.mark.parametrize("name", ["allseason-sw", "lints"])
+def test_numpy_float_rewards_are_the_float_rewards(name):
+    """A reward as np.float64 (which the hot path passes on as it is) learns what the same
+    float does, state bit for bit; a non-finite one is refused as a float is."""
+    a, b = Agent(name, d=3, seed=2), Agent(name, d=3, seed=2)
+    rng = np.random.default_rng(1)
+    for i in range(30):
+        X = rng.standard_normal((4, 3))
+        assert a.decide(X, event_id=i).arm == b.decide(X, event_id=i).arm
+        r = float(rng.standard_normal())
+        assert a.learn(i, np.float64(r)) == b.learn(i, r) == "learned"
+        if i % 10 == 0:
+            for bad in (np.float64("nan"), float("inf")):
+                with pytest.raises(SpecError, match="reward"):
+                    a.learn(i + 1000, bad)
+    assert a.counts == b.counts
+    sa, sb = _state_arrays(a), _state_arrays(b)
+    for key in sb:
+        assert np.array_equal(sa[key], sb[key]), key
+
+
 def test_resolved_events_are_bounded_and_recent_ones_remembered():
     """The memory of resolved events keeps the last max_open (duplicates of those are
     counted), forgets the oldest, and stays O(1) a step (an OrderedDict, not a dict scanned
