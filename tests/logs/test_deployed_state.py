@@ -84,7 +84,7 @@ def test_an_all_season_state_says_what_each_bandit_believes(tmp_path, context):
 def test_other_policies_say_their_memory(tmp_path, name, words):
     view = api.read_agent_state(_bytes(_agent(name, n=40), tmp_path), "x.state")
     assert words in view["about"]["shadow"]
-    if name.startswith("allseason"):
+    if api.role(name).family == "allseason":
         assert view["about"]["ensemble"]
     else:
         assert list(view["bandits"]["role"]) == ["model"] and not view["about"]["ensemble"]
