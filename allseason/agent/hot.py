@@ -25,6 +25,8 @@ from .draws import event_text
 from .records import Decision, UnknownEvent, _reward
 
 _F64 = np.dtype(np.float64)  # the native float64 (a numpy singleton: ``is`` compares)
+_NP_FLOAT = np.float64  # module globals read once (an attribute lookup less a call)
+_isfinite = math.isfinite
 _NOT_FINITE = "must be finite numbers (no NaN, no inf)"
 _N_INDEX_TEXT = 1024
 _INDEX_TEXT = tuple(str(k) for k in range(_N_INDEX_TEXT))  # arms mode's labels, made once
@@ -182,8 +184,8 @@ def learn(self, event_id, reward: float, t: float | None = None) -> str:
     """
     event = event_id if type(event_id) is str else event_text(event_id)
     tr = type(reward)  # np.float64 is a float (the compiled call reads its double)
-    r = reward if tr is float or tr is np.float64 else _reward(reward)
-    if not math.isfinite(r):
+    r = reward if tr is float or tr is _NP_FLOAT else _reward(reward)
+    if not _isfinite(r):
         raise SpecError("reward", f"must be a finite number, got {show(reward)}")
     entry = self._open.pop(event, None)
     counts = self.counts
