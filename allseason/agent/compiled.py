@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 
 from .. import kernels
@@ -19,6 +20,9 @@ from ..kernels import agent as kagent
 from ..kernels import agent_hot as khot
 from ..kernels.types import plain
 from ..policies import AllSeason
+from .draws import key_prefix
+
+_ROWS = 1024  # the open decisions' rows at first (doubled when all are taken)
 
 
 def setup_engine(self) -> None:
@@ -47,6 +51,8 @@ def setup_engine(self) -> None:
     self._tuple_params = plain(pol._kernel_params())
     self._tmp = np.empty(p)
     cap = min(self.batch_size, 1024)
+    # the batch buffer; last, the open decisions' rows (decide_hot writes the row played to
+    # the decision's slot, the learn call reads it there: no copy, no array passed)
     self._buf = (
         np.empty((cap, p)),
         np.empty(cap, dtype=np.int64),
@@ -54,7 +60,9 @@ def setup_engine(self) -> None:
         np.empty(cap, dtype=np.int64),
         np.empty(cap, dtype=np.int64),
         np.zeros(1, dtype=np.int64),
+        np.empty((_ROWS, p)),
     )
+    self._free_rows = list(range(_ROWS - 1, 0, -1))  # slot 0: a row learnt from an array
     self._n_pending = 0
     if self._is_allseason:
         S = pol.kernel_state.ids.shape[0]
@@ -95,7 +103,6 @@ def bind_state(self) -> None:
     self._z = np.empty((G, p))
     self._theta = np.empty((G, p))
     self._tmp2 = np.empty(p)
-    self._xrow = np.empty(p)  # decide_hot writes the played arm's row here
     self._w = np.empty(S)
     # the log weights and live slots self._w was computed from (decide_hot's check)
     self._wfrom = (np.empty(S), np.zeros(S, dtype=np.bool_), np.zeros(1, dtype=np.int64))
@@ -103,7 +110,12 @@ def bind_state(self) -> None:
     self._hot_by_k = {}
     self._decide_ep = None  # the compiled entry points, looked up at the first call
     self._hot_ep = None
-    self._learn_ep = (None, None, None, None)
+    self._hot_ty = None  # the numba type of the HotDecide packs (one per agent)
+    self._hot_packs = []  # the packs whose addresses _hot_by_k holds, kept alive
+    # decide_hot's event keys: the seed's bytes, the state and block workspaces
+    prefix = np.frombuffer(key_prefix(self._seed_text), dtype=np.uint8).copy()
+    self._key_work = (prefix, np.empty(8, dtype=np.uint64), np.empty(16, dtype=np.uint64))
+    self._learn_ep = (None, None, None, None, None, None)
 
 
 def entry(fn, args):
@@ -152,8 +164,10 @@ def work(self, K: int):
 
 
 def hot_pack(self, K: int):
-    """The :class:`~allseason.kernels.agent_hot.HotDecide` of a decision of K arms without pi
-    (made once per K; :func:`allseason.kernels.agent_hot.decide_hot`'s entry point too)."""
+    """The address of the :class:`~allseason.kernels.agent_hot.HotDecide` of a decision of K
+    arms without pi (made once per K and kept in ``_hot_packs``;
+    :func:`allseason.kernels.agent_hot.decide_hot`'s entry point, for ``_hot_ty``, too), or
+    None for a pack of another numba type than the first (never seen: the general path)."""
     got = self._hot_by_k.get(K)
     if got is None:
         if self.context_mode:
@@ -164,12 +178,21 @@ def hot_pack(self, K: int):
         wlogw, walive, wok = self._wfrom
         got = khot.hot_decide_pack(
             block, cidx, L, mu, Lt, logw, alive, sandwich, self._ids,
-            self._z, self._theta, self._tmp, self._tmp2, self._w, wlogw, walive, wok, self._xrow,
+            self._z, self._theta, self._tmp, self._tmp2, self._w, wlogw, walive, wok, self._buf[6],
+            *self._key_work,
         )  # fmt: skip
+        ty = numba.typeof(got)
         if self._hot_ep is None:
-            self._hot_ep = entry(khot.decide_hot, (self._ctx1, 1, got))
+            self._hot_ty = ty
+            self._hot_ep = entry(khot.decide_hot, (self._ctx1, "e", 0, 0, ty))
+        elif ty != self._hot_ty:  # decide_hot's entry point reads the pack as _hot_ty
+            return None
+        pack, got = got, khot.pack_address(got)
         if len(self._hot_by_k) < 64:
+            self._hot_packs.append(pack)  # alive while its address is used
             self._hot_by_k[K] = got
+        else:  # used once: alive until the next one
+            self._hot_spare = pack
     return got
 
 
@@ -244,9 +267,14 @@ def learn_compiled(self, entry, r) -> None:
         grow_buffer(self)
     got = self._learn_ep
     if got[0] is not self.policy.kernel_state or got[1] is not self._buf:
-        got = _learn_entry(self, entry[0])
-    x, g, bandit = entry[0], entry[1], entry[2]
-    res = got[2](x, g, bandit, r, self.batch_size, self.counts["decisions"] - 1, got[3])
+        got = _learn_entry(self)
+    slot, g, bandit = entry[0], entry[1], entry[2]
+    if type(slot) is not int:  # a row of its own (the general path, a loaded state)
+        self._buf[6][0] = slot
+        slot = 0
+    res = got[2](slot, g, bandit, r, self.batch_size, self.counts["decisions"] - 1, got[3], got[4])
+    if slot:
+        self._free_rows.append(slot)
     if res < 0:
         self._n_pending = n + 1
     elif res == 0 and not self._listeners:  # an update without events (after_batch, short)
@@ -261,13 +289,15 @@ def flush_compiled(self) -> None:
     """The batch update on whatever waits (end_batch)."""
     got = self._learn_ep
     if got[0] is not self.policy.kernel_state or got[1] is not self._buf:
-        got = _learn_entry(self, self._tmp)
-    after_batch(self, got[2](self._tmp, -1, -1, 0.0, 0, self.counts["decisions"] - 1, got[3]))
+        got = _learn_entry(self)
+    step = self.counts["decisions"] - 1
+    after_batch(self, got[2](0, -1, -1, 0.0, 0, step, got[3], got[4]))
 
 
-def _learn_entry(self, x):
+def _learn_entry(self):
     """The learn call's entry point and its pack, made again whenever the kernel state or the
-    batch buffer is rebuilt: (kernel state, buffer, entry point, pack)."""
+    batch buffer is rebuilt: (kernel state, buffer, entry point, the pack's address, its numba
+    type, the pack: kept alive while its address is used)."""
     f, buf = self.policy.kernel_state, self._buf
     state = self._state_tuple  # flat: each array one field (agent_hot's docstring)
     if self._is_allseason:
@@ -283,7 +313,9 @@ def _learn_entry(self, x):
             *buf, M, L, b, mu, *window, Mt, Lt, bt, self._tuple_params, self._tmp
         )
         fn = khot.lints_learn_hot
-    got = self._learn_ep = (f, buf, entry(fn, (x, 0, 0, 0.0, 1, 0, pack)), pack)
+    ty = numba.typeof(pack)
+    ep = entry(fn, (0, 0, 0, 0.0, 1, 0, 0, ty))
+    got = self._learn_ep = (f, buf, ep, khot.pack_address(pack), ty, pack)
     return got
 
 
@@ -291,10 +323,28 @@ def grow_buffer(self, room: int | None = None) -> None:
     """Double the batch buffer (or make room for ``room`` rows), keeping what waits."""
     old = self._buf
     cap = max(2 * old[2].shape[0], room or 0)
-    new = tuple(np.empty((cap, *a.shape[1:]), dtype=a.dtype) for a in old[:5]) + (old[5],)
+    new = tuple(np.empty((cap, *a.shape[1:]), dtype=a.dtype) for a in old[:5]) + old[5:]
     for a, b in zip(old[:5], new[:5]):
         b[: a.shape[0]] = a
     self._buf = new
+
+
+def grow_rows(self) -> None:
+    """Double the open decisions' rows (all slots taken), keeping them; the packs that read
+    them are made again."""
+    old = self._buf[6]
+    cap = old.shape[0]
+    new = np.empty((2 * cap, old.shape[1]))
+    new[:cap] = old
+    self._buf = self._buf[:6] + (new,)  # a new buffer tuple: the learn pack is made again
+    self._free_rows.extend(range(2 * cap - 1, cap - 1, -1))
+    self._hot_by_k = {}
+    self._hot_packs = []
+
+
+def row_of(self, x) -> np.ndarray:
+    """An open decision's row: its own array, or a copy of its slot's row (an int)."""
+    return self._buf[6][x].copy() if type(x) is int else x
 
 
 def after_batch(self, n_events: int) -> None:

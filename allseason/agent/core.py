@@ -110,6 +110,7 @@ class Agent:
     _flush_compiled = _compiled.flush_compiled
     _bandit_rows = _compiled.bandit_rows
     _grow_buffer = _compiled.grow_buffer
+    _row_of = _compiled.row_of
     _state_tuple = property(_compiled.state_tuple)
     _track = _compiled.track
     _dense_rows = _plain.dense_rows
@@ -123,6 +124,7 @@ class Agent:
     # set by the engine (.compiled.setup_engine / bind_state)
     _work_by_k: dict
     _hot_by_k: dict
+    _free_rows: list  # the free slots of the open decisions' rows (the hot path's)
     _n_pending: int
     _event_fast: bool
     _engine_compiled: bool
@@ -298,6 +300,8 @@ class Agent:
         entry = self._open.pop(event)
         self.counts["expired"] += 1
         if self.on_expire == "drop":
+            if type(entry[0]) is int:  # its row's slot, free again
+                self._free_rows.append(entry[0])
             self.counts["dropped"] += 1
             self._remember(event)
             for fn in self._listeners:

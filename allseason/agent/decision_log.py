@@ -261,12 +261,12 @@ class DecisionLog:
         d = agent.d if getattr(agent, "context_mode", False) else 0
         if d:
             for event, entry in agent._open.items():
-                self._contexts[event] = np.asarray(entry[0][:d], dtype=float)
+                self._contexts[event] = np.asarray(agent._row_of(entry[0])[:d], dtype=float)
 
         def listener(kind: str, *args) -> None:
             if kind == "decide" and d and len(args) == 1:
                 entry = agent._open.get(args[0].event_id)
-                args = args if entry is None else (args[0], entry[0][:d])
+                args = args if entry is None else (args[0], agent._row_of(entry[0])[:d])
             self(kind, *args)
 
         agent.add_listener(listener)

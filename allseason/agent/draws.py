@@ -85,9 +85,14 @@ def event_text(event_id) -> str:
     return text
 
 
+def key_prefix(seed: str) -> bytes:
+    """The bytes an event's key hashes before the event's text: the seed text, a separator."""
+    return f"{seed}\x1f".encode()
+
+
 def key_hasher(seed: str):
-    """BLAKE2b-64 fed with the seed text and a separator: :func:`event_key` copies it."""
-    return hashlib.blake2b(f"{seed}\x1f".encode(), digest_size=8)
+    """BLAKE2b-64 fed with :func:`key_prefix`: :func:`event_key` copies it."""
+    return hashlib.blake2b(key_prefix(seed), digest_size=8)
 
 
 def event_key(seed, event: str) -> int:
@@ -111,4 +116,4 @@ def event_key(seed, event: str) -> int:
     return int.from_bytes(h.digest(), "little") >> 1
 
 
-__all__ = ["seed_text", "seed_from_text", "event_text", "event_key", "key_hasher"]
+__all__ = ["seed_text", "seed_from_text", "event_text", "event_key", "key_hasher", "key_prefix"]

@@ -3,8 +3,11 @@
 The common case of the compiled engine (keyed draws, no pi to compute, float64 inputs in
 the layout the compiled step was built for, no listener) runs inline here: the input's
 type and layout checked by a few attribute reads (its values by the compiled step itself),
-the event's key, one compiled call (:mod:`allseason.kernels.agent_hot`: it holds the GIL,
-reads a flat pack and returns one int), the record. Every other case takes the general path,
+one compiled call (:mod:`allseason.kernels.agent_hot`: it holds the GIL, computes the
+event's key itself (an ASCII id; :mod:`allseason.kernels.eventkey`), reads a flat pack given
+by its address and returns one int), the record. The played row stays in a slot of one
+array while the decision is open (the open entry holds the slot; ``Agent._row_of`` reads
+it), which the learn call reads by its index. Every other case takes the general path,
 which :mod:`tests.agent.test_agent_speed` checks against this one decision for decision.
 """
 
@@ -22,6 +25,8 @@ from .draws import event_text
 from .records import Decision, UnknownEvent, _reward
 
 _F64 = np.dtype(np.float64)  # the native float64 (a numpy singleton: ``is`` compares)
+_NP_FLOAT = np.float64  # module globals read once (an attribute lookup less a call)
+_isfinite = math.isfinite
 _NOT_FINITE = "must be finite numbers (no NaN, no inf)"
 _N_INDEX_TEXT = 1024
 _INDEX_TEXT = tuple(str(k) for k in range(_N_INDEX_TEXT))  # arms mode's labels, made once
@@ -91,21 +96,32 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
         if not (self._event_fast and (pi_mode <= 0 or not self.propensities)):
             return _decide_general(self, ctx, K, event, t, pack, work, pi_mode)
         hot = _compiled.hot_pack(self, K)
-    h = self._hasher.copy()  # the hot path (compiled, keyed draws, no pi to compute)
-    h.update(event.encode())
-    code = self._hot_ep(ctx, int.from_bytes(h.digest(), "little") >> 1, hot)
+        if hot is None:
+            return _decide_general(self, ctx, K, event, t, pack, work, pi_mode)
+    # the hot path (compiled, keyed draws, the event's key too, no pi to compute)
+    free = self._free_rows
+    if not free:  # all rows taken: doubled (the packs are made again)
+        _compiled.grow_rows(self)
+        hot = _compiled.hot_pack(self, K)  # the same numba type as before
+    slot = free.pop()  # the decision's row, while it is open
+    code = self._hot_ep(ctx, event, slot, hot, self._hot_ty)
     if code < 0:
+        free.append(slot)
+        if code == -2:  # an event id beyond ASCII: keyed by hashlib, the general step
+            got = self._work_by_k.get(K)
+            pack, work, pi_mode = got if got is not None else self._work(K)
+            return _decide_general(self, ctx, K, event, t, pack, work, pi_mode)
         raise SpecError("context" if self.context_mode else "arms", _NOT_FINITE)
     arm, bandit = code & _ARM_MASK, (code >> _ARM_BITS) - 1  # khot.unpack_decision
     self.policy.t += 1
     pi, method, p = (np.ones(1), "deterministic", 1.0) if self.propensities else _SKIPPED
-    x = self._xrow.copy()  # the played row (ctx[arm], or context mode's ctx[0])
     if self.context_mode:
         g, label = arm, self._labels[arm]
     else:
         g, label = 0, _INDEX_TEXT[arm] if arm < _N_INDEX_TEXT else str(arm)
     rec = _new(Decision, (event, arm, label, p, pi, method, 0.0, self.model_version, bandit, t))
-    open_[event] = (x, g, bandit, t, rec)
+    open_[event] = (slot, g, bandit, t, rec)  # the played row (ctx[arm], or context mode's
+    # ctx[0]) in slot's row
     self.counts["decisions"] += 1
     if self._listeners:
         for fn in self._listeners:
@@ -168,8 +184,8 @@ def learn(self, event_id, reward: float, t: float | None = None) -> str:
     """
     event = event_id if type(event_id) is str else event_text(event_id)
     tr = type(reward)  # np.float64 is a float (the compiled call reads its double)
-    r = reward if tr is float or tr is np.float64 else _reward(reward)
-    if not math.isfinite(r):
+    r = reward if tr is float or tr is _NP_FLOAT else _reward(reward)
+    if not _isfinite(r):
         raise SpecError("reward", f"must be a finite number, got {show(reward)}")
     entry = self._open.pop(event, None)
     counts = self.counts
@@ -189,12 +205,15 @@ def learn(self, event_id, reward: float, t: float | None = None) -> str:
     if len(res) > self.max_open:
         res.popitem(last=False)
     got = self._learn_ep
-    if got[0] is not self.policy.kernel_state or got[1] is not self._buf:
+    slot = entry[0]  # the row's slot (an int), or a row of its own
+    if got[0] is not self.policy.kernel_state or got[1] is not self._buf or type(slot) is not int:
         self._learn_compiled(entry, r)
         return "learned"
     got_n = got[2](
-        entry[0], entry[1], entry[2], r, self.batch_size, counts["decisions"] - 1, got[3]
+        slot, entry[1], entry[2], r, self.batch_size, counts["decisions"] - 1, got[3], got[4]
     )
+    if got_n != -2:
+        self._free_rows.append(slot)  # the row is in the batch buffer
     if got_n == -1:
         self._n_pending += 1
     elif got_n == -2:  # the buffer is full (B > its first capacity): grown, then learnt

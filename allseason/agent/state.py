@@ -43,7 +43,9 @@ def to_state(self) -> tuple[dict, dict[str, np.ndarray]]:
         arrays[name] = arr.copy()
     open_items = list(self._open.items())
     p = self.p
-    arrays["open.x"] = np.stack([e[0] for _, e in open_items]) if open_items else np.zeros((0, p))
+    arrays["open.x"] = (
+        np.stack([self._row_of(e[0]) for _, e in open_items]) if open_items else np.zeros((0, p))
+    )
     arrays["open.pi"] = np.array(
         [-1.0 if e[4].propensity is None else e[4].propensity for _, e in open_items],
         dtype=float,

@@ -12,6 +12,9 @@ Four costs of a call dominate at d = 5, more than its arithmetic, and are avoide
   the buffer's fields alone, the state's only when the update runs;
 - *a returned tuple* (boxing it costs more than the call): a decision returns one int, the
   arm and the bandit's id packed (:func:`unpack_decision`).
+- *unboxing a pack* (about 75 ns a call: an attribute read and a meminfo lookup): a pack is
+  passed as its address and its numba type (an int and a type, about 15 ns), the pack itself
+  kept alive by the caller (:func:`pack_address`, :func:`_at`);
 - *calls that are not inlined*: each counts the array views it is passed up and down; the
   batch update (:func:`~.allseason.allseason_batch`, :func:`~.lints.lints_batch`) and the
   helpers of a step are inlined (``inline="always"``), so one call runs as one function.
@@ -33,10 +36,13 @@ import math
 
 import numpy as np
 from numba import njit, types
+from numba.core import cgutils
 from numba.experimental import structref
+from numba.extending import intrinsic
 
 from .agent import fill_draws
 from .allseason import allseason_batch, batch_weights, choose_slot
+from .eventkey import event_key_ascii
 from .linalg import best_arm, best_arm_sandwich
 from .lints import lints_batch
 
@@ -85,12 +91,14 @@ class LinTSLearn(structref.StructRefProxy):
 #: block, cidx: each arm's block and context; L, mu, Lt, logw, alive, sandwich: the bank
 #: (:func:`.agent.decide_step`'s); ids: each slot's bandit id; z, theta, tmp, tmp2, w:
 #: workspaces; wlogw, walive, wok: the log weights and live slots ``w`` was computed from
-#: (wok[0] = 0: not yet); xrow: written, the row of the arm played
+#: (wok[0] = 0: not yet); rows: the open decisions' rows (the row of the arm played is written
+#: to the decision's slot); prefix: the seed's
+#: bytes the event keys start with, kh, km: the key's workspaces (:mod:`.eventkey`)
 HOT_DECIDE_FIELDS = (
     "block", "cidx", "L", "mu", "Lt", "logw", "alive", "sandwich", "ids",
-    "z", "theta", "tmp", "tmp2", "w", "wlogw", "walive", "wok", "xrow",
+    "z", "theta", "tmp", "tmp2", "w", "wlogw", "walive", "wok", "rows", "prefix", "kh", "km",
 )  # fmt: skip
-_BUF = ("bx", "bg", "br", "bb", "bs", "cnt")  # the batch buffer
+_BUF = ("bx", "bg", "br", "bb", "bs", "cnt", "rows")  # the batch buffer, the open rows
 #: the buffer; AllSeasonState's arrays (the window's and pruning's cache unpacked: wx, wg,
 #: wr, wst; cache, a tuple); events; params; the bandits' bookkeeping (nobs, born, info);
 #: workspaces ll, tmp
@@ -107,37 +115,72 @@ structref.define_proxy(AllSeasonLearn, AllSeasonLearnType, list(ALLSEASON_LEARN_
 structref.define_proxy(LinTSLearn, LinTSLearnType, list(LINTS_LEARN_FIELDS))
 
 
+@intrinsic
+def _address(typingctx, pack):
+    """The address of a pack's meminfo (its identity for :func:`_at`)."""
+
+    def codegen(context, builder, sig, args):
+        st = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0])
+        return builder.ptrtoint(st.meminfo, cgutils.intp_t)
+
+    return types.intp(pack), codegen
+
+
+@intrinsic
+def _at(typingctx, addr, ty):
+    """The pack of type ``ty`` whose meminfo is at ``addr`` (:func:`pack_address`), counted
+    (a new reference, released as any other): the caller keeps the pack alive meanwhile."""
+    inst = ty.instance_type
+
+    def codegen(context, builder, sig, args):
+        st = cgutils.create_struct_proxy(inst)(context, builder)
+        st.meminfo = builder.inttoptr(args[0], st.meminfo.type)
+        val = st._getvalue()
+        context.nrt.incref(builder, inst, val)
+        return val
+
+    return inst(addr, ty), codegen
+
+
+@njit(cache=True)
+def pack_address(pack):
+    """A pack's address, which the hot calls take with its numba type instead of the pack
+    (unboxing a pack costs about 75 ns a call, an int about 10): valid while the pack lives,
+    so whoever passes it keeps the pack."""
+    return _address(pack)
+
+
 @njit(cache=True)
 def hot_decide_pack(
     block, cidx, L, mu, Lt, logw, alive, sandwich, ids, z, theta, tmp, tmp2, w, wlogw, walive,
-    wok, xrow,
+    wok, rows, prefix, kh, km,
 ):  # fmt: skip
     """A :class:`HotDecide` of these arrays (referenced, not copied)."""
     return HotDecide(
         block, cidx, L, mu, Lt, logw, alive, sandwich, ids,
-        z, theta, tmp, tmp2, w, wlogw, walive, wok, xrow,
+        z, theta, tmp, tmp2, w, wlogw, walive, wok, rows, prefix, kh, km,
     )  # fmt: skip
 
 
 @njit(cache=True)
 def allseason_learn_pack(
-    bx, bg, br, bb, bs, cnt, M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wst,
+    bx, bg, br, bb, bs, cnt, rows, M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wst,
     cache, events, params, nobs, born, info, ll, tmp,
 ):  # fmt: skip
     """An :class:`AllSeasonLearn` of these arrays (referenced, not copied)."""
     return AllSeasonLearn(
-        bx, bg, br, bb, bs, cnt, M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wst,
+        bx, bg, br, bb, bs, cnt, rows, M, L, b, mu, ids, logw, alive, counters, wx, wg, wr, wst,
         cache, events, params, nobs, born, info, ll, tmp,
     )  # fmt: skip
 
 
 @njit(cache=True)
 def lints_learn_pack(
-    bx, bg, br, bb, bs, cnt, M, L, b, mu, wx, wg, wr, wst, Mt, Lt, bt, params, tmp
+    bx, bg, br, bb, bs, cnt, rows, M, L, b, mu, wx, wg, wr, wst, Mt, Lt, bt, params, tmp
 ):  # fmt: skip
     """A :class:`LinTSLearn` of these arrays (referenced, not copied)."""
     return LinTSLearn(
-        bx, bg, br, bb, bs, cnt, M, L, b, mu, wx, wg, wr, wst, Mt, Lt, bt, params, tmp
+        bx, bg, br, bb, bs, cnt, rows, M, L, b, mu, wx, wg, wr, wst, Mt, Lt, bt, params, tmp
     )  # fmt: skip
 
 
@@ -160,15 +203,22 @@ def _weights(logw, alive, w, wlogw, walive, wok):
 
 
 @njit(cache=True)
-def decide_hot(ctx, key, pack):
-    """:func:`.agent.decide_step` without pi (the draws keyed by ``key``), holding the GIL;
-    returns arm + (bandit id + 1) << 32 (:func:`unpack_decision`), or -1 if ``ctx`` holds a
-    NaN or an infinity (nothing is drawn). The played arm's row is written to ``pack.xrow``
-    (the caller copies it: one numpy call instead of an index and a copy)."""
+def decide_hot(ctx, event, slot, addr, ty):
+    """:func:`.agent.decide_step` without pi (the draws keyed by the text ``event``, its key
+    :func:`.eventkey.event_key_ascii` after ``pack.prefix``), holding the GIL; returns arm +
+    (bandit id + 1) << 32 (:func:`unpack_decision`), -1 if ``ctx`` holds a NaN or an infinity
+    or -2 if ``event`` has a character beyond ASCII (nothing is drawn: the caller keys it by
+    hashlib and takes the general step). The :class:`HotDecide` at ``addr``
+    (:func:`pack_address`) of numba type ``ty``. The played arm's row is written to
+    ``pack.rows[slot]`` (the decision's slot while it is open: no copy, no array returned)."""
+    pack = _at(addr, ty)
     for c in range(ctx.shape[0]):
         for i in range(ctx.shape[1]):
             if not math.isfinite(ctx[c, i]):
                 return -1
+    key = event_key_ascii(pack.prefix, event, pack.kh, pack.km)
+    if key < 0:
+        return -2
     z = pack.z
     u = fill_draws(np.uint64(key), z)
     w, alive = pack.w, pack.alive
@@ -181,21 +231,21 @@ def decide_hot(ctx, key, pack):
         )
     else:
         a = best_arm(ctx, pack.block, pack.cidx, L[j], mu[j], z, pack.theta, pack.tmp)
-    pack.xrow[:] = ctx[pack.cidx[a]]
+    pack.rows[slot] = ctx[pack.cidx[a]]
     return a + ((pack.ids[j] + 1) << ARM_BITS)
 
 
 @njit(cache=True, inline="always")
-def _append(x, g, bandit, r, pack):
-    """Append one resolved decision to the pack's buffer (``g`` < 0: none, a flush);
-    returns how many wait, or -2 if the buffer is full (nothing appended: the caller grows
-    it and calls again)."""
+def _append(slot, g, bandit, r, pack):
+    """Append one resolved decision, its row in ``pack.rows[slot]``, to the pack's buffer
+    (``g`` < 0: none, a flush); returns how many wait, or -2 if the buffer is full (nothing
+    appended: the caller grows it and calls again)."""
     bx, cnt = pack.bx, pack.cnt
     n = cnt[0]
     if g >= 0:
         if n >= bx.shape[0]:
             return -2
-        bx[n] = x
+        bx[n] = pack.rows[slot]
         pack.bg[n] = g
         pack.br[n] = r
         pack.bb[n] = bandit
@@ -242,11 +292,14 @@ def _allseason_update(n, step, pack):
 
 
 @njit(cache=True)
-def allseason_learn_hot(x, g, bandit, r, B, step, pack):
-    """A reward of All-Season's agent into the batch (:class:`AllSeasonLearn`), holding the
+def allseason_learn_hot(slot, g, bandit, r, B, step, addr, ty):
+    """A reward of All-Season's agent, its row in ``pack.rows[slot]``, into the batch
+    (:class:`AllSeasonLearn`), holding the
     GIL; the update once ``B`` wait (``B`` = 0: whatever waits): -1 (no update), -2 (the
-    buffer is full, nothing done) or the number of events written."""
-    n = _append(x, g, bandit, r, pack)
+    buffer is full, nothing done) or the number of events written. The pack at ``addr``
+    (:func:`pack_address`), of numba type ``ty``."""
+    pack = _at(addr, ty)
+    n = _append(slot, g, bandit, r, pack)
     if n == -2:
         return -2
     if n == 0 or (B > 0 and n < B):
@@ -255,12 +308,14 @@ def allseason_learn_hot(x, g, bandit, r, B, step, pack):
 
 
 @njit(cache=True)
-def lints_learn_hot(x, g, bandit, r, B, step, pack):
-    """A reward of the LinTS family's agent into the batch (:class:`LinTSLearn`), holding the
+def lints_learn_hot(slot, g, bandit, r, B, step, addr, ty):
+    """A reward of the LinTS family's agent, its row in ``pack.rows[slot]``, into the batch
+    (:class:`LinTSLearn`), holding the
     GIL; :func:`~.lints.lints_batch` once ``B`` wait (``B`` = 0: whatever waits): -1 (no
     update), -2 (the buffer is full, nothing done) or 0 (an update, no events); ``step``
-    unused."""
-    n = _append(x, g, bandit, r, pack)
+    unused. The pack at ``addr`` (:func:`pack_address`), of numba type ``ty``."""
+    pack = _at(addr, ty)
+    n = _append(slot, g, bandit, r, pack)
     if n == -2:
         return -2
     if n == 0 or (B > 0 and n < B):
@@ -283,6 +338,7 @@ __all__ = [
     "AllSeasonLearn",
     "LinTSLearn",
     "unpack_decision",
+    "pack_address",
     "hot_decide_pack",
     "allseason_learn_pack",
     "lints_learn_pack",

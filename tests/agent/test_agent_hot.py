@@ -26,7 +26,7 @@ NAMES = ["allseason-sw", "allseason-disc", "allseason-sw-printed", "lints", "sw-
 
 def _append(x, g, bandit, r, buf):
     """Append one resolved decision to the batch buffer; returns how many wait."""
-    bx, bg, br, bb, bs, cnt = buf
+    bx, bg, br, bb, bs, cnt = buf[:6]
     n = cnt[0]
     if g >= 0 and n < bx.shape[0]:  # the caller grows a full buffer first
         bx[n] = x
@@ -38,14 +38,14 @@ def _append(x, g, bandit, r, buf):
     return n
 
 
-def _lints_learn(x, g, bandit, r, B, step, pack):
+def _lints_learn(x, g, bandit, r, B, step, pack, ty=None):
     """A reward of the LinTS family's agent: into the buffer (``g`` < 0: a flush);
     ``lints_batch`` once ``B`` wait (``B`` = 0: whatever waits). -1 (no update) or 0."""
     buf = pack.buf
-    n = _append(x, g, bandit, r, buf)
+    n = _append(buf[6][x], g, bandit, r, buf)  # x: the row's slot
     if n == 0 or (B > 0 and n < B):
         return -1
-    bx, bg, br, bb, bs, cnt = buf
+    bx, bg, br, bb, bs, cnt = buf[:6]
     M, L, b, mu, window, Mt, Lt, bt = pack.state
     wx, wg, wr, wst = window
     lints_batch(M, L, b, mu, wx, wg, wr, wst, Mt, Lt, bt, bg[:n], bx[:n], br[:n], pack.params,
@@ -54,16 +54,16 @@ def _lints_learn(x, g, bandit, r, B, step, pack):
     return 0
 
 
-def _allseason_learn(x, g, bandit, r, B, step, pack):
+def _allseason_learn(x, g, bandit, r, B, step, pack, ty=None):
     """A reward of All-Season's agent: into the buffer (``g`` < 0: a flush); ``allseason_batch``
     once ``B`` wait, each decision learnt by the slot of the bandit that played it if it is
     still alive (else by the shadow alone); the bandits' bookkeeping ``track`` = (n_obs (S,),
     born (S,), [version, window]). -1 (no update) or the number of events written."""
     buf = pack.buf
-    n = _append(x, g, bandit, r, buf)
+    n = _append(buf[6][x], g, bandit, r, buf)  # x: the row's slot
     if n == 0 or (B > 0 and n < B):
         return -1
-    bx, bg, br, bb, bs, cnt = buf
+    bx, bg, br, bb, bs, cnt = buf[:6]
     M, L, b, mu, ids, logw, alive, counters, window, cache = pack.state
     wx, wg, wr, wst = window
     nobs, born, info = pack.track
@@ -103,7 +103,7 @@ def _learn_pack(buf, state, params, events, track, work):
     )
 
 
-def _tuple_learn_entry(self, x):
+def _tuple_learn_entry(self):
     """The learn call as it was before the hot path: the tuple-packed reference above (nested
     tuples; interpreted, see the module docstring)."""
     f, buf = self.policy.kernel_state, self._buf
@@ -114,7 +114,8 @@ def _tuple_learn_entry(self, x):
     else:
         fields = (self._tuple_params, 0, 0, self._tmp)
         fn = _lints_learn
-    got = self._learn_ep = (f, buf, fn, _learn_pack(buf, state, *fields))
+    pack = _learn_pack(buf, state, *fields)  # in the place of the address (ty unused)
+    got = self._learn_ep = (f, buf, fn, pack, None, pack)
     return got
 
 

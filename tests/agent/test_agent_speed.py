@@ -266,3 +266,75 @@ def test_means_refreshed_by_block_are_the_full_refresh(name):
             full = np.empty_like(mu)
             refresh_means(L, b, full, np.empty(mu.shape[1]))
             assert full.tobytes() == mu.tobytes(), (name, i)
+
+
+@pytest.mark.parametrize("name", ["allseason-sw", "lints"])
+@pytest.mark.parametrize("on_expire", ["drop", "default"])
+def test_open_rows_in_slots_and_compiled_keys_are_the_general_path(name, on_expire):
+    """The hot path keeps an open decision's row in a slot of one array (no copy; the slots
+    doubled when all are taken) and keys its draws in the compiled call (an ASCII event id;
+    beyond ASCII, hashlib and the general step): against the general path (rows of their
+    own, hashlib's keys), with more decisions open than the first slots, some expired, a
+    save and load while they are open, rewards out of order, the same decisions and pi, bit
+    for bit, and the same state."""
+    kw = dict(d=3, seed=4, batch_size=3, propensities=False, horizon=50.0, on_expire=on_expire)
+    fast, general = Agent(name, **kw), Agent(name, **kw)
+    general._event_fast = False  # the general compiled step, every decision
+    rng = np.random.default_rng(8)
+    theta = rng.standard_normal(3)
+    n = 1300  # more than the 1024 slots at first
+    ids = [f"é{i}" if i % 97 == 0 else f"ev-{i}" for i in range(n)]
+    rewards = {}
+    for i, e in enumerate(ids):
+        X = rng.standard_normal((4, 3))
+        ra = fast.decide(X, event_id=e, t=float(i))
+        rb = general.decide(X.copy(), event_id=e, t=float(i))
+        assert ra.to_dict() == rb.to_dict()
+        rewards[e] = float(X[ra.arm] @ theta)
+        if i == 1100:  # 1100 open: a save and a load of both
+            fast = Agent.from_state(*fast.to_state())
+            general = Agent.from_state(*general.to_state())
+            general._event_fast = False
+    assert fast.n_open == general.n_open == n
+    assert fast.expire(1240.0) == general.expire(1240.0) > 1000  # before t = 1190: expired
+    order = rng.permutation(n)
+    for j in order:
+        e = ids[j]
+        ga, gb = 0, 0
+        try:
+            ga = fast.learn(e, rewards[e])
+        except UnknownEvent:
+            ga = -1
+        try:
+            gb = general.learn(e, rewards[e])
+        except UnknownEvent:
+            gb = -1
+        assert ga == gb
+    for i in range(200):  # and the slots freed are taken again
+        X = rng.standard_normal((4, 3))
+        ra = fast.decide(X, event_id=f"again-{i}", t=2000.0 + i)
+        rb = general.decide(X.copy(), event_id=f"again-{i}", t=2000.0 + i)
+        assert ra.to_dict() == rb.to_dict()
+        fast.learn(f"again-{i}", 0.5 + ra.arm)
+        general.learn(f"again-{i}", 0.5 + rb.arm)
+    assert fast.counts == general.counts
+    sa, sb = _state_arrays(fast), _state_arrays(general)
+    assert sa.keys() == sb.keys()
+    for key in sa:
+        assert np.array_equal(sa[key], sb[key]), key
+
+
+def test_open_rows_in_slots_grow_and_save():
+    """More hot-path decisions open than slots: the slots double, the rows already there
+    stay, and a saved state holds each open decision's own row (that of the arm played)."""
+    a = Agent("lints", d=2, seed=1, propensities=False)
+    rng = np.random.default_rng(2)
+    rows = {}
+    for i in range(2500):
+        X = rng.standard_normal((3, 2))
+        rows[i] = X[a.decide(X, event_id=i).arm].copy()
+    manifest, arrays = a.to_state()
+    got = {int(r["event_id"]): x for r, x in zip(manifest["open"], arrays["open.x"])}
+    assert got.keys() == rows.keys()
+    for i, x in rows.items():
+        assert np.array_equal(got[i], x)
