@@ -60,15 +60,12 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
         A bad input, named, in one line; an event id still open.
     """
     # the common case first (a short str id, a float t); anything else is checked fully
-    if type(event_id) is str and 0 < len(event_id) <= 200:
-        event = event_id
-    else:
-        event = event_text(event_id)
+    short = type(event_id) is str and 0 < len(event_id) <= 200
+    event = event_id if short else event_text(event_id)
     open_ = self._open
     if event in open_:
         raise SpecError("event_id", f"{show(event)} is still open: one decision per event")
-    # the input in the compiled step's layout (float64, C order, aligned, writeable): its
-    # values are checked by the step; anything else by inputs() (a checked copy)
+    # float64 in C order as it is (the step checks the values); anything else: a checked copy
     if self.context_mode:
         c = context
         ok = self._kernel_checks and arms is None and type(c) is np.ndarray and c.dtype is _F64
@@ -93,9 +90,8 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
     if hot is None:
         got = self._work_by_k.get(K)
         pack, work, pi_mode = got if got is not None else self._work(K)
-        if not (self._event_fast and (pi_mode <= 0 or not self.propensities)):
-            return _decide_general(self, ctx, K, event, t, pack, work, pi_mode)
-        hot = _compiled.hot_pack(self, K)
+        if self._event_fast and (pi_mode <= 0 or not self.propensities):
+            hot = _compiled.hot_pack(self, K)
         if hot is None:
             return _decide_general(self, ctx, K, event, t, pack, work, pi_mode)
     # the hot path (compiled, keyed draws, the event's key too, no pi to compute)
@@ -106,12 +102,7 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
     slot = free.pop()  # the decision's row, while it is open
     code = self._hot_ep(ctx, event, slot, hot, self._hot_ty)
     if code < 0:
-        free.append(slot)
-        if code == -2:  # an event id beyond ASCII: keyed by hashlib, the general step
-            got = self._work_by_k.get(K)
-            pack, work, pi_mode = got if got is not None else self._work(K)
-            return _decide_general(self, ctx, K, event, t, pack, work, pi_mode)
-        raise SpecError("context" if self.context_mode else "arms", _NOT_FINITE)
+        return _not_taken(self, code, slot, ctx, K, event, t)
     arm, bandit = code & _ARM_MASK, (code >> _ARM_BITS) - 1  # khot.unpack_decision
     self.policy.t += 1
     pi, method, p = (np.ones(1), "deterministic", 1.0) if self.propensities else _SKIPPED
@@ -120,13 +111,22 @@ def decide(self, arms=None, *, context=None, event_id, t: float | None = None) -
     else:
         g, label = 0, _INDEX_TEXT[arm] if arm < _N_INDEX_TEXT else str(arm)
     rec = _new(Decision, (event, arm, label, p, pi, method, 0.0, self.model_version, bandit, t))
-    open_[event] = (slot, g, bandit, t, rec)  # the played row (ctx[arm], or context mode's
-    # ctx[0]) in slot's row
+    open_[event] = (slot, g, bandit, t, rec)  # the played row is the slot's (ctx[arm] or ctx[0])
     self.counts["decisions"] += 1
-    if self._listeners:
-        for fn in self._listeners:
-            fn("decide", rec)
+    for fn in self._listeners:
+        fn("decide", rec)
     return rec
+
+
+def _not_taken(self, code, slot, ctx, K, event, t) -> Decision:
+    """The compiled decide's refusal (``code`` < 0): its row slot is freed; an event id beyond
+    ASCII (-2) is keyed by hashlib on the general step; anything else is a non-finite input."""
+    self._free_rows.append(slot)
+    if code != -2:
+        raise SpecError("context" if self.context_mode else "arms", _NOT_FINITE)
+    got = self._work_by_k.get(K)
+    pack, work, pi_mode = got if got is not None else self._work(K)
+    return _decide_general(self, ctx, K, event, t, pack, work, pi_mode)
 
 
 def _decide_general(self, ctx, K, event, t, pack, work, pi_mode) -> Decision:
