@@ -1124,9 +1124,15 @@ def _listen(pg, events: list) -> None:
             data = payload if isinstance(payload, bytes) else str(payload).encode()
             words = ",".join(k for k, w in FEEDBACK_WORDS.items() if w in data)
             events.append((time.perf_counter(), "recv", words))
+            if b"Done: " in data:  # a race's end (the 21st visitor's)
+                events.append((time.perf_counter(), "done", ""))
+
+        def closed(_ws):  # a drop under load (uvicorn's missed ping): the page reconnects
+            events.append((time.perf_counter(), "close", ""))
 
         ws.on("framesent", sent)
         ws.on("framereceived", got)
+        ws.on("close", closed)
 
     def request(req):
         if "/upload_file/" in req.url and req.method == "PUT":
@@ -1255,6 +1261,8 @@ async def _visitor_race(browser, base_url, delay_s, timeout_ms) -> dict:
     ctx = await browser.new_context(viewport=VIEWPORT)
     try:
         pg = await ctx.new_page()
+        events: list = []
+        _listen(pg, events)
         pg.set_default_timeout(timeout_ms)
         await pg.goto(f"{base_url}/Race?seed=4242")
         await _wait_idle(pg)
@@ -1264,6 +1272,13 @@ async def _visitor_race(browser, base_url, delay_s, timeout_ms) -> dict:
         out["first_feedback_s"] = round(time.perf_counter() - t0, 2)
         await pg.get_by_text("Done:", exact=False).first.wait_for()
         out["race_s"] = round(time.perf_counter() - t0, 2)
+        # the server's part: from the click's rerun request to the frame that says "Done:"
+        sent = [t for t, kind, _ in events if kind == "sent" and t >= t0]
+        done = [t for t, kind, _ in events if kind == "done" and sent and t >= sent[0]]
+        if sent and done:
+            out["server_race_s"] = round(done[0] - sent[0], 2)
+        out["done_text"] = (await pg.get_by_text("Done:", exact=False).first.inner_text())[:200]
+        out["websocket_closed_at"] = [round(t - T0, 2) for t, k, _ in events if k == "close"]
         out["problems"] += await _problems_on_page(pg)
     except Exception as e:
         out["problems"].append(f"race failed: {type(e).__name__}: {str(e)[:200]}")
@@ -1312,6 +1327,11 @@ async def _drive_uploads(base_url, sampler, n, path, timeout_s, visitor_delay_s)
             sampler.phase = "after"
             out["uploads"] = [
                 {k: v for k, v in r.items() if not k.startswith("_") and k != "ready_at"}
+                | {  # before the contexts close theirs
+                    "websocket_closed_at": [
+                        round(t - T0, 2) for t, kind, _ in r["_events"] if kind == "close"
+                    ]
+                }
                 for r in opened
             ]
             await asyncio.gather(
@@ -1371,6 +1391,7 @@ def run_uploads(
         "read_s": _stats([r.get("read_s", float("nan")) for r in ups]),
         "done_s": _stats([r.get("done_s", float("nan")) for r in ups]),
         "saw_queue_place": sum(1 for r in ups if r.get("saw_queue_place")),
+        "websocket_drops": sum(len(r.get("websocket_closed_at") or []) for r in ups),
         # where the first feedback's time goes (split_feedback): each step's time after the
         # file was set, over the visitors
         "feedback_steps": {
@@ -1422,9 +1443,11 @@ def summary_line(rep: dict) -> str:
             f"slowest wait {rep['done_s'].get('max')} s (fastest {rep['done_s'].get('min')}); "
             f"first feedback max {rep['first_feedback_s'].get('max')} s; file read max "
             f"{rep.get('read_s', {}).get('max')} s; queue place seen by "
-            f"{rep['saw_queue_place']}; server CPU {rep['cpu'].get('server_cpu_s')} s over "
+            f"{rep['saw_queue_place']}; websocket drops {rep.get('websocket_drops')}; "
+            f"server CPU {rep['cpu'].get('server_cpu_s')} s over "
             f"{rep['cpu'].get('wall_s')} s; peak RSS {rep['peak_rss_mb']} MB; 21st visitor's "
-            f"race {v.get('race_s')} s (first feedback {v.get('first_feedback_s')} s); {load}"
+            f"race {v.get('race_s')} s (server's part {v.get('server_race_s')} s, first feedback "
+            f"{v.get('first_feedback_s')} s); {load}"
         )
     c, ff = rep["concurrent_race_s"], rep.get("first_feedback_s", {})
     return (
