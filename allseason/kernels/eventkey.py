@@ -18,7 +18,7 @@ _IV = np.array(
     ],
     dtype=np.uint64,
 )  # fmt: skip
-#: the message schedule of each of the 12 rounds (rounds 10 and 11 repeat 0 and 1)
+#: the message schedule: round r uses row r mod 10 (RFC 7693, section 2.7)
 _SIGMA = np.array(
     [
         [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
@@ -31,8 +31,6 @@ _SIGMA = np.array(
         [13, 11, 7, 14, 12, 1, 3, 9, 5, 0, 15, 4, 8, 6, 2, 10],
         [6, 15, 14, 9, 11, 3, 0, 8, 12, 2, 13, 7, 1, 4, 10, 5],
         [10, 2, 8, 4, 7, 6, 1, 5, 15, 11, 9, 14, 3, 12, 13, 0],
-        [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
-        [14, 10, 4, 8, 9, 15, 13, 6, 1, 12, 0, 2, 11, 7, 5, 3],
     ],
     dtype=np.intp,
 )
@@ -71,7 +69,7 @@ def _compress(h, m, t, last):
     if last:
         v14 = ~v14
     for r in range(12):
-        s = _SIGMA[r]
+        s = _SIGMA[r % 10]
         v0, v4, v8, v12 = _g(v0, v4, v8, v12, m[s[0]], m[s[1]])
         v1, v5, v9, v13 = _g(v1, v5, v9, v13, m[s[2]], m[s[3]])
         v2, v6, v10, v14 = _g(v2, v6, v10, v14, m[s[4]], m[s[5]])
