@@ -218,9 +218,11 @@ def _head(source) -> list[str]:
 
 
 def warm_up() -> float:
-    """Compile (or load from numba's on-disk cache) every compiled kernel with a tiny race.
+    """Compile (or load from numba's on-disk cache) every compiled kernel with a tiny race,
+    then measure this machine's cost factor (:func:`allseason.costs.calibrate`).
 
-    A user's first run is then not the one that pays for compilation.
+    A user's first run is then not the one that pays for compilation, and the estimates of
+    :func:`estimate_cost` are this machine's.
 
     Returns
     -------
@@ -233,6 +235,10 @@ def warm_up() -> float:
     scenario = Scenario(segments=((0, 20), (1, 20)), batch_size=(1, 3), preset="custom")
     run_race(Race(scenario, default_specs(), 1))
     run_race(Race(scenario, policy_specs(["allseason-sw", "allseason-disc"], spawn="copy"), 1))
+    from . import costs
+    from .sweeps.calibration import calibration_seconds
+
+    costs.calibrate(calibration_seconds)
     return time.perf_counter() - t0
 
 
@@ -286,7 +292,8 @@ def race_in_words(race: Race | None = None) -> dict[str, str]:
 
 def estimate_cost(request) -> float:
     """CPU-seconds a request is estimated to cost, before it runs: steps x seeds x the
-    per-step price of each policy, measured once and stored (:mod:`allseason.costs`).
+    per-step price of each policy, measured once and stored, times this machine's factor
+    (:mod:`allseason.costs`).
 
     Parameters
     ----------

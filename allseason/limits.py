@@ -176,9 +176,13 @@ MAP_MAX_RUN_BYTES = 500_000_000
 # estimated before it runs (allseason.costs): "Race it to check" at 50,000 steps, d = 20,
 # K = 50 held a slot for 249 s; the default race costs about 10.
 COST_BUDGET_SECONDS = 120
-# A log above that budget is evaluated on its first events first (allseason.logs.subsample);
-# the visitor may then ask for a refinement, a long request of the work queue: at most this
-# (the whole of the largest upload at its default 5 seeds, estimated at about 430 CPU-s, fits).
+# A log's first answer (Your data) costs at most this: its first events when the whole log is
+# more (allseason.logs.subsample), about 15 s of a 2-core server alone. With the prices
+# measured on each machine (allseason.costs.calibrate) the whole 200,000-row upload fits the
+# 120 above: twenty visitors' first answers would ask 40 CPU-minutes of the server, not 10.
+COST_FIRST_PART_SECONDS = 30
+# The visitor may then ask for a refinement, a long request of the work queue: at most this
+# (the whole of the largest upload at its default 5 seeds, about 120 CPU-s here, fits).
 COST_REFINE_SECONDS = 600
 # Fewer first events than this decide nothing (a policy needs 500 kept: logs.evaluate): a log
 # of which not even these fit in the budget is refused, with the command line.
@@ -237,6 +241,7 @@ MAX_DECISION_LOG_BYTES = 200_000_000
 
 __all__ = [
     "COST_BUDGET_SECONDS",
+    "COST_FIRST_PART_SECONDS",
     "COST_REFINE_SECONDS",
     "MIN_SUBSAMPLE_EVENTS",
     "QUEUE_LIMITS",

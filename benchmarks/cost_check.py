@@ -68,7 +68,13 @@ REPLAYS += [("replay 10k events 2 seeds", 10_000, 2)]
 
 
 def main() -> int:
-    api.warm_up()
+    api.warm_up()  # and calibrate(): this machine's factor over the stored prices
+    snap = costs.prices()
+    print(
+        f"prices measured {snap['measured']} on {snap.get('machine', 'an earlier machine')}; "
+        f"this machine's factor {costs.machine_factor():.2f}",
+        flush=True,
+    )
     rows = []
     from allseason.logs import examples
 

@@ -22,6 +22,13 @@ from pathlib import Path
 # Set before numpy is first imported (it reads the variable when it loads OpenBLAS).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+# -- costs: the estimates (allseason.costs) are this machine's once api.warm_up() has measured
+# its factor, which an app test's warm-up thread may do in the middle of another test: the
+# tests (and the app servers and commands they start) use the stored prices as they are, so
+# that what a test computes and what the page computes agree; tests/hostile/test_costs.py
+# checks the calibration itself.
+os.environ.setdefault("ALLSEASON_COST_FACTOR", "1")
+
 # -- bytecode: an environment with PYTHONDONTWRITEBYTECODE set (this machine's, and so its CI)
 # never writes the .pyc of the project's own modules, so every process of a session compiles
 # allseason/ and the test modules (pytest's assertion rewriting) from source again: half of a

@@ -13,9 +13,9 @@ budget (``limits.COST_REFINE_SECONDS``): the whole log when it fits, else again 
 events. Below :data:`MIN_EVENTS` events nothing useful fits: the request is refused, with
 the budget and the command that runs it from a terminal (no budget there).
 
-    >>> p = plan_for(200_000, d=20, n_arms=10, names=["lints"], n_seeds=5, budget=60)
+    >>> p = plan_for(200_000, d=20, n_arms=10, names=["lints"], n_seeds=5, budget=10)
     >>> p.first < p.total, p.text
-    (True, 'first 110,000 of 200,000 events')
+    (True, 'first 70,000 of 200,000 events')
 """
 
 from __future__ import annotations
@@ -63,10 +63,18 @@ def _round_down(n: int) -> int:
 
 
 def plan_for(
-    n_events: int, d: int, n_arms: int, names, n_seeds: int, budget: float, command: str = ""
+    n_events: int,
+    d: int,
+    n_arms: int,
+    names,
+    n_seeds: int,
+    budget: float,
+    command: str = "",
+    limit: str = "limits.COST_FIRST_PART_SECONDS",
 ) -> Plan:
     """The :class:`Plan` of a log of ``n_events`` events (dimension ``d``, ``n_arms`` arms),
-    policies ``names``, ``n_seeds`` seeds, under ``budget`` CPU-seconds.
+    policies ``names``, ``n_seeds`` seeds, under ``budget`` CPU-seconds (``limit``: where
+    that budget is set, named in a refusal).
 
     Raises
     ------
@@ -84,7 +92,7 @@ def plan_for(
             "budget",
             f"this log's evaluation is estimated at {full:,.0f} CPU-seconds, and even its "
             f"first {MIN_EVENTS:,} events are above the {budget:,.0f} allowed per request "
-            f"here (limits.COST_BUDGET_SECONDS){then}",
+            f"here ({limit}){then}",
             bounds=(0, budget),
             got=full,
         )
@@ -96,14 +104,17 @@ def plan(
     log, n_seeds: int, names=None, *, refine: bool = False, budget=None, command: str = ""
 ) -> Plan:
     """:func:`plan_for` of a parsed :class:`~allseason.logs.offline.Log`; ``names``: default
-    the offline contestants; ``budget``: default ``limits.COST_BUDGET_SECONDS`` (``refine``:
-    ``limits.COST_REFINE_SECONDS``), read when called."""
+    the offline contestants; ``budget``: default ``limits.COST_FIRST_PART_SECONDS`` (the
+    first answer; ``refine``: ``limits.COST_REFINE_SECONDS``), read when called."""
     from .evaluate import offline_specs
 
     names = [s.name for s in offline_specs(names)]
+    limit = "COST_REFINE_SECONDS" if refine else "COST_FIRST_PART_SECONDS"
     if budget is None:
-        budget = limits.COST_REFINE_SECONDS if refine else limits.COST_BUDGET_SECONDS
-    return plan_for(log.n_events, log.d, log.n_arms, names, n_seeds, budget, command)
+        budget = getattr(limits, limit)
+    return plan_for(
+        log.n_events, log.d, log.n_arms, names, n_seeds, budget, command, f"limits.{limit}"
+    )
 
 
 def head(log, n: int):

@@ -1,9 +1,10 @@
 """Your data, a log: what it holds, its offline evaluation in the work queue, the results (the
 page's other half, a reward table, is :mod:`.yourdata_table`; the upload, :mod:`.yourdata`).
 
-**A log above the per-request budget** (``limits.COST_BUDGET_SECONDS``, estimated before it
-runs): the engine says how many of its first events fit (:func:`allseason.logs.subsample.plan`)
-and the page evaluates those, saying in one line "You see the first N of M events". A
+**A log above its first answer's budget** (``limits.COST_FIRST_PART_SECONDS``, estimated
+before it runs): the engine says how many of its first events fit
+(:func:`allseason.logs.subsample.plan`) and the page evaluates those, saying in one line
+"You see the first N of M events". A
 **Refine** button then queues the evaluation of the whole log (or of as much of it as
 ``limits.COST_REFINE_SECONDS`` allows), a long request of the same queue, with its estimate on
 the button and Cancel while it waits or runs; the first events' results stay on the page
@@ -183,8 +184,8 @@ def show_log(source: dict, log: api.Log, opts: dict, key: str) -> None:
         line.info(
             f"**You see the {plan.text}.** The whole log is estimated at "
             f"{plan.full_seconds:,.0f} CPU-seconds, above the {plan.budget:,.0f} this server "
-            f"gives one request, so these results use its first events (the same log, cut "
-            f"short).",
+            f"gives a log's first answer, so these results use its first events (the same "
+            f"log, cut short).",
             icon=":material/content_cut:",
         )
     show_log_results(subsample.head(log, plan.first), result)

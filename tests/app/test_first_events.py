@@ -2,7 +2,7 @@
 line ("You see the first N of M events"), refined on request through the same queue (and
 cancellable there), or refused with the budget and the command line when nothing fits.
 
-The budgets are set small (``limits.COST_BUDGET_SECONDS``, ``COST_REFINE_SECONDS``, read when
+The budgets are set small (``limits.COST_FIRST_PART_SECONDS``, ``COST_REFINE_SECONDS``, read when
 a page runs) so that the 20,000-event example is "too large": the runs stay a few seconds."""
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def _measured_events(at) -> int:
 
 
 def test_a_log_above_the_budget_shows_its_first_events_then_refines(monkeypatch, full_cost):
-    monkeypatch.setattr(limits, "COST_BUDGET_SECONDS", 0.1 * full_cost)
+    monkeypatch.setattr(limits, "COST_FIRST_PART_SECONDS", 0.1 * full_cost)
     monkeypatch.setattr(limits, "COST_REFINE_SECONDS", 0.2 * full_cost)
     at = _open()
     line = " ".join(i.value for i in at.info)
@@ -58,7 +58,7 @@ def test_a_log_above_the_budget_shows_its_first_events_then_refines(monkeypatch,
     assert f"{full_cost:,.0f} CPU-seconds" in line  # the whole log's estimate, stated
     log = api.read_user_file(examples.obd_log(), "log")
     est = costs.estimate_replay(n, log.d, log.n_arms, offline.OFFLINE_POLICIES, SEEDS)
-    assert est <= limits.COST_BUDGET_SECONDS < 1.2 * est  # as many as fit (2 digits)
+    assert est <= limits.COST_FIRST_PART_SECONDS < 1.2 * est  # as many as fit (2 digits)
     refine = at.button(key="yd_refine_go")
     assert "CPU-s" in refine.label and "of 20,000 events" in refine.label
     assert "python -m allseason replay" in refine.help
@@ -73,7 +73,7 @@ def test_a_log_above_the_budget_shows_its_first_events_then_refines(monkeypatch,
 
 
 def test_a_log_whose_first_events_do_not_fit_is_refused_with_the_command(monkeypatch):
-    monkeypatch.setattr(limits, "COST_BUDGET_SECONDS", 0.01)
+    monkeypatch.setattr(limits, "COST_FIRST_PART_SECONDS", 0.01)
     at = _open()
     err = " ".join(e.value for e in at.error)
     assert "CPU-seconds" in err and "0 allowed per request" in err, err
@@ -82,7 +82,7 @@ def test_a_log_whose_first_events_do_not_fit_is_refused_with_the_command(monkeyp
 
 
 def test_a_queued_refinement_can_be_cancelled_and_the_first_events_stay(monkeypatch, full_cost):
-    monkeypatch.setattr(limits, "COST_BUDGET_SECONDS", 0.1 * full_cost)
+    monkeypatch.setattr(limits, "COST_FIRST_PART_SECONDS", 0.1 * full_cost)
     monkeypatch.setattr(limits, "COST_REFINE_SECONDS", 0.2 * full_cost)
     q = FairQueue(1, per_session=3, clock=lambda: 0.0)
     monkeypatch.setattr(queueing, "work_queue", lambda: q)
