@@ -147,8 +147,6 @@ def upload_section():
     """The upload, the example buttons, the options and the parsed file (a Log, a
     RewardTable, or None), with any problem shown as one error under the upload."""
     left, right = st.columns([3, 2], gap="large")
-    with right:
-        _examples_panel()
     with left:
         st.file_uploader(
             "Upload a CSV file (a log or a reward table)",
@@ -158,12 +156,21 @@ def upload_section():
             max_upload_size=api.upload_cap_mb(LIMITS["bytes"]),
             help="UTF-8, comma-separated, a header row. " + limits_text(),
         )
+        # a file not read yet: its bar is the page's first message after the upload (it
+        # leaves the server before the rest of the page is drawn again: under load, 20 pages
+        # rerun at once), right under the uploader
+        source = st.session_state.get(SOURCE)
+        bar = None
+        if source is not None and _parsed(source) is None:
+            bar = st.progress(0.0, text=f"Reading {md(source['name'], 80)}…")
+    with right:
+        _examples_panel()
+    with left:
         st.caption(limits_text())
         _options_panel()
-        source = st.session_state.get(SOURCE)
         if source is None:
             return None, None
-        return source, _parse(source)
+        return source, _parse(source, bar)
 
 
 def _examples_panel() -> None:
@@ -256,13 +263,22 @@ def options() -> dict:
     }
 
 
-def _parse(source: dict):
+def _parsed(source: dict):
+    """The file as read already (a rerun: a widget moved), or None."""
+    parsed = st.session_state.get(PARSED)
+    return parsed[1] if parsed and parsed[0] == _key(source, "parsed") else None
+
+
+def _parse(source: dict, bar=None):
+    """The file read (a Log or a RewardTable; None after a problem, shown as one error), its
+    progress on ``bar`` (made here if None)."""
     opts = options()
     key = _key(source, "parsed")
-    parsed = st.session_state.get(PARSED)
-    if parsed and parsed[0] == key:  # a rerun (a widget moved): the file was read already
-        return parsed[1]
-    bar = None
+    data = _parsed(source)
+    if data is not None:
+        if bar is not None:
+            bar.empty()
+        return data
     try:
         if source["size"] > LIMITS["bytes"]:  # the reader's own check sees only the bytes kept
             raise api.SpecError(
@@ -277,7 +293,8 @@ def _parse(source: dict):
         # the running evaluations; a larger one holds a slot of the fair queue (N visitors
         # cannot multiply its cost and memory), a short request (about 0.13 CPU-s per MB,
         # measured on the OBD-like example), its place shown while it waits
-        bar = st.progress(0.0, text=f"Reading {md(source['name'], 80)}…")
+        if bar is None:
+            bar = st.progress(0.0, text=f"Reading {md(source['name'], 80)}…")
         cost = max(0.1, source["size"] / PARSE_BYTES_PER_SECOND)
         slot = (
             nullcontext()
