@@ -111,7 +111,10 @@ def bind_state(self) -> None:
     self._decide_ep = None  # the compiled entry points, looked up at the first call
     self._hot_ep = None
     self._hot_ty = None  # the numba type of the HotDecide packs (one per agent)
-    self._hot_packs = []  # the packs whose addresses _hot_by_k holds, kept alive
+    # the packs whose addresses _hot_by_k holds, kept alive (the two are rebuilt together,
+    # here, so no address outlives its pack); beyond 64 arm counts, the last one used
+    self._hot_packs = []
+    self._hot_spare = None
     # decide_hot's event keys: the seed's bytes, the state and block workspaces
     prefix = np.frombuffer(key_prefix(self._seed_text), dtype=np.uint8).copy()
     self._key_work = (prefix, np.empty(8, dtype=np.uint64), np.empty(16, dtype=np.uint64))
