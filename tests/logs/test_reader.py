@@ -377,3 +377,52 @@ def test_a_reward_table_names_rows_as_in_the_file_after_blank_lines():
     assert e.value.message.startswith("row 7, column time: '2024-02-30' is not a date")
     t = api.read_user_file(("\r\n" + table + "2024-01-08,b,0.7\n").replace("\n", "\r").encode())
     assert t.arm_names == ("a", "b") and t.n_periods == 2
+
+
+def _read_or_problem(raw: bytes, rows: int):
+    """What read_user_file gives with pandas reading ``rows`` rows a call: the data, or the
+    problem's message."""
+    kept = reader.READ_ROWS
+    reader.READ_ROWS = rows
+    try:
+        return api.read_user_file(raw)
+    except api.SpecError as e:
+        return e.message
+    finally:
+        reader.READ_ROWS = kept
+
+
+@settings(max_examples=examples(200), deadline=None, database=None)
+@given(
+    header=hs.lists(
+        hs.sampled_from(["timestamp", "arm", "reward", "propensity", "x0", "time"]),
+        min_size=1,
+        max_size=5,
+    ),
+    rows=hs.lists(hs.lists(hs.sampled_from(CELLS), max_size=6), max_size=9),
+    part=hs.integers(1, 4),
+)
+def test_a_file_read_in_parts_is_the_file_read_at_once(header, rows, part):
+    """The parser reads READ_ROWS rows a call (the GIL is free between calls): the same
+    log, table or problems as one call, whatever the part's size, even a bad cell's."""
+    raw = ("\n".join([",".join(header)] + [",".join(r) for r in rows]) + "\n").encode()
+    whole, parts = _read_or_problem(raw, 10**9), _read_or_problem(raw, part)
+    if isinstance(whole, str) or isinstance(parts, str):
+        assert whole == parts
+        return
+    assert type(whole) is type(parts)
+    for field, value in vars(whole).items():
+        other = vars(parts)[field]
+        if isinstance(value, np.ndarray):
+            assert np.array_equal(value, other, equal_nan=value.dtype.kind == "f"), field
+        else:
+            assert value == other, field
+
+
+def test_the_largest_upload_read_in_parts_is_read_at_once():
+    from allseason.logs import examples as made
+
+    raw = made.obd_log(n_rows=45_000)  # three parts of READ_ROWS rows
+    whole, parts = _read_or_problem(raw, 10**9), _read_or_problem(raw, reader.READ_ROWS)
+    for field in ("timestamp", "arm", "reward", "contexts", "propensity", "row"):
+        assert np.array_equal(getattr(whole, field), getattr(parts, field)), field
