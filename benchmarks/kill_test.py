@@ -3,7 +3,7 @@ random moments while they work, then count the processes left 2 s later, and che
 resume gives the result of an uninterrupted run.
 
     python benchmarks/kill_test.py               # 20 kills of each command (about 4 min)
-    python benchmarks/kill_test.py --when pool   # each 0-2 s after the driver's pool is up
+    python benchmarks/kill_test.py --when pool   # each 0-2 s after the pool's workers are up
     python benchmarks/kill_test.py --kills 5     # fewer
     python benchmarks/kill_test.py --dask        # on a Dask LocalCluster (--workers 2) instead
     python benchmarks/kill_test.py --size small  # the tiny inputs of the tests
@@ -36,8 +36,8 @@ kills land there. The factor 2 is a margin for a killed run faster than its refe
 guard covers a much faster one (a reference slowed by a load that then went): a run is
 killed at once when its store holds half of the runs that were left when it started
 (replay: once its pool is over, its results being written); the row says how many kills
-the guard brought forward. ``--when pool`` kills 0-2 s after the pool is up, but never
-later than the same window after it, with the same guard.
+the guard brought forward. ``--when pool`` kills 0-2 s after the pool's workers are
+alive, but never later than the same window after that, with the same guard.
 
 The inputs (``--size large``, the default) are about 20 times the tests' tiny ones, so that
 a kill's window reaches a second or so into the work, made of short runs (13 ms on average
@@ -338,14 +338,15 @@ def _wait_watching(p, tag: str, at: float, enough=None) -> tuple[bool, str, bool
             pass
 
 
-def _wait_for_workers(p, tag: str, timeout: float, n: int = 2) -> bool:
+def _wait_for_workers(p, tag: str, timeout: float, n: int = 2, alive: bool = False) -> bool:
     """Wait until ``n`` processes carry the tag (the driver ``p`` and processes of its own:
-    its forkserver and workers carry the tag too); False if it ended first."""
+    its forkserver and workers carry the tag too), or with ``alive`` until its pool's workers
+    are (:func:`_workers_alive`); False if it ended first."""
     t_end = time.monotonic() + timeout
     while time.monotonic() < t_end:
         if p.poll() is not None:
             return False
-        if len(tagged(tag)) >= n:
+        if _workers_alive(tag) if alive else len(tagged(tag)) >= n:
             return True
         time.sleep(0.05)
     return True
@@ -367,10 +368,10 @@ def kill_round(
 
     ``when``: "random" (a uniform moment in [0.2 s, the start-up + a share of the work left],
     see the module's docstring) or "workers" (0-0.5 s after the driver's pool is up, so that
-    every kill leaves workers to die) or "pool" (0-2 s after it, at most the random window
-    after it: a random moment while the pool works); the pool is up when ``up`` processes
-    carry the tag (a Dask LocalCluster of 2: 5, the driver, its resource tracker, the
-    forkserver and the 2 workers). ``reference``,
+    every kill leaves workers to die; the pool is up when ``up`` processes carry the tag, a
+    Dask LocalCluster of 2: 5, the driver, its resource tracker, the forkserver and the 2
+    workers) or "pool" (0-2 s after the pool's workers are alive, at most the random window
+    after it: a random moment while the pool works). ``reference``,
     ``resume``: functions of (argv, work, tag) that run the uninterrupted reference, the
     resume, instead of :func:`watched_run` and :func:`run` (e.g. in the caller's own
     process), with :func:`run`'s return value (the start-up is then taken as 0)."""
@@ -420,10 +421,11 @@ def kill_round(
             start_new_session=True,  # its own session, as a terminal's command would be
         )
         if when in ("workers", "pool"):
-            # pool: 0-2 s after the pool is up, but never more than the window above
+            # pool: 0-2 s after its workers are alive, never more than the window above
             at = float(rng.uniform(0.0, 0.5 if when == "workers" else min(2.0, window)))
             # (at least a minute: a driver's start on a loaded machine, whatever the reference)
-            if not _wait_for_workers(p, tag, max(full * 3, 60.0), up):
+            workers = when == "pool"  # its workers (workers: ``up`` processes, as the tests)
+            if not _wait_for_workers(p, tag, max(full * 3, 60.0), up, workers):
                 at = 0.0
         ended, phase, early = _wait_watching(p, tag, at, enough)
         early_kills += early
@@ -482,7 +484,8 @@ def main(argv=None) -> int:
         choices=["random", "pool", "workers"],
         default="random",
         help="random: a moment in [0.2 s, the start-up + a share of the work left];"
-        " pool: 0-2 s after the driver's pool is up; workers: 0-0.5 s after",
+        " pool: 0-2 s after the pool's workers are alive (at most that share);"
+        " workers: 0-0.5 s after the pool is up",
     )
     ap.add_argument(
         "--size",
