@@ -22,30 +22,32 @@ end of each round (they are ours).
 
 When a kill lands (``--when random``, the default). A kill after the command's end proves
 nothing, and a moment uniform over the reference's life does not work for a command that
-resumes: each killed run has less left to do, so the later ones end first (on the tiny
-inputs, on an AMD EPYC, Zen 5, 2026-11-27: 9 of 20 sweeps and 16 of 20 maps). Kill i of n
-(from 0) lands at a uniform moment in [0.2 s, s + (T - s) L / (n - i + 1)], L the share of
-the reference's work (its runs' seconds) that the folder's store does not hold yet; replay,
-which keeps nothing: [0.2 s, s + (T - s) / 2]. A killed run as fast as its reference stores
-at most its window's part of the work, at most half of what is left, so it cannot finish;
-and the n kills together leave at least 1/(n + 1) of the work to the resume. Unlike a fixed
-window (T / n), the windows grow when kills land in the start-up and store nothing, so the
-kills reach well into the work (simulated with s = 0.8 s, T - s = 15 s: 64 % of it stored
-before the resume on average, 27-89 %); the start-up is in every window, a third of the
-kills land there. The factor 2 is a margin for a killed run faster than its reference; a
-guard covers a much faster one (a reference slowed by a load that then went): a run is
-killed at once when its store holds half of the runs that were left when it started
-(replay: once its pool is over, its results being written); the row says how many kills
-the guard brought forward. ``--when pool`` kills 0-2 s after the pool's workers are
-alive, but never later than the same window after that, with the same guard.
+resumes: each killed run has less left to do, so the later ones end first (on the tiny inputs,
+on an AMD EPYC, Zen 5, 2026-11-27: 9 of 20 sweeps and 16 of 20 maps). Kill i of n (from 0)
+lands at a uniform moment in [0.2 s, s + (T - s) L / (n - i + 1)], L the share of the
+reference's work (its runs' seconds) that the folder's store does not hold yet; replay, which
+keeps nothing: [0.2 s, s + (T - s) / 2]. A killed run as fast as its reference stores at most
+its window's part of the work, at most half of what is left, so it cannot finish; and the n
+kills together leave at least 1/(n + 1) of the work to the resume. Unlike a fixed window (T /
+n), the windows grow when kills land in the start-up and store nothing, so the kills reach well
+into the work (simulated with s = 0.8 s, T - s = 15 s: 64 % of it stored before the resume on
+average, 27-89 %); the start-up is in every window, a third of the kills land there. The factor
+2 is a margin for a killed run faster than its reference; a guard covers a much faster one (a
+reference slowed by a load that then went): a run is killed at once when its store holds half
+of the runs that were left when it started (replay: once its pool is over, its results being
+written); the row says how many kills the guard brought forward. A moment past s is counted
+from the moment the killed run's own workers are alive (its start-up can be longer than the
+reference's, under a load that came: it is then still killed in its pool as often).
+``--when pool`` kills 0-2 s after the pool's workers are alive, but never later than the same
+window after that, with the same guard.
 
-The inputs (``--size large``, the default) are about 20 times the tests' tiny ones, so that
-a kill's window reaches a second or so into the work, made of short runs (13 ms on average
-in the sweep, 7 ms in the map, 0.44 s at most): ``sweep`` 1,500 runs, ``map`` 15 cells of 105 runs,
+The inputs (``--size large``, the default) are about 20 times the tests' tiny ones, so that a
+kill's window reaches a second or so into the work, made of short runs (13 ms on average in the
+sweep, 7 ms in the map, 0.44 s at most): ``sweep`` 1,500 runs, ``map`` 15 cells of 105 runs,
 ``replay`` a log of 4,000 events, 4 seeds of 3 policies. Each kill's phase is read from the
-tagged processes at its moment: "start-up" (no pool worker seen yet), "pool" (workers
-alive; sweep and map store each run as it ends, so results are being written), "between
-pools" (the map's two stages; the results written at the end).
+tagged processes at its moment: "start-up" (no pool worker seen yet), "pool" (workers alive;
+sweep and map store each run as it ends, so results are being written), "between pools" (the
+map's two stages; the results written at the end).
 """
 
 from __future__ import annotations
@@ -420,13 +422,16 @@ def kill_round(
             stderr=subprocess.DEVNULL,
             start_new_session=True,  # its own session, as a terminal's command would be
         )
+        # (at least a minute: a driver's start on a loaded machine, whatever the reference)
+        slow = max(full * 3, 60.0)
         if when in ("workers", "pool"):
             # pool: 0-2 s after its workers are alive, never more than the window above
             at = float(rng.uniform(0.0, 0.5 if when == "workers" else min(2.0, window)))
-            # (at least a minute: a driver's start on a loaded machine, whatever the reference)
             workers = when == "pool"  # its workers (workers: ``up`` processes, as the tests)
-            if not _wait_for_workers(p, tag, max(full * 3, 60.0), up, workers):
+            if not _wait_for_workers(p, tag, slow, up, workers):
                 at = 0.0
+        elif at > start:  # in the work: counted from the moment this run's workers are alive
+            at = at - start if _wait_for_workers(p, tag, slow, alive=True) else 0.0
         ended, phase, early = _wait_watching(p, tag, at, enough)
         early_kills += early
         if ended:
