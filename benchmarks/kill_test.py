@@ -26,7 +26,7 @@ resumes: each killed run has less left to do, so the later ones end first (on th
 on an AMD EPYC, Zen 5, 2026-11-27: 9 of 20 sweeps and 16 of 20 maps). Kill i of n (from 0)
 lands at a uniform moment in [0.2 s, s + (T - s) L / (n - i + 1)], L the share of the
 reference's work (its runs' seconds) that the folder's store does not hold yet; replay, which
-keeps nothing: [0.2 s, s + (T - s) / 2]. A killed run as fast as its reference stores at most
+keeps nothing: [0.2 s, T]. A killed run as fast as its reference stores at most
 its window's part of the work, at most half of what is left, so it cannot finish; and the n
 kills together leave at least 1/(n + 1) of the work to the resume. Unlike a fixed window (T /
 n), the windows grow when kills land in the start-up and store nothing, so the kills reach well
@@ -399,13 +399,13 @@ def kill_round(
         tag = f"{name}-{i}-{os.getpid()}"
         # the seconds of work this kill may let its run do: 1/(k + 1) of the work left, k the
         # kills left (this one included) that resume it, so that together they cannot do it
-        # all (replay keeps nothing: each run has all of it; k = 1)
-        window = (full - start) * (1.0 - stored()) / ((n_kills - i + 1) if total else 2)
+        # all; replay keeps nothing: all of it (the guard below kills it after its pool)
+        window = (full - start) * ((1.0 - stored()) / (n_kills - i + 1) if total else 1.0)
         # (an in-process reference can take under 0.2 s: the interval is then [0.2, 0.2])
         at = float(rng.uniform(0.2, max(start + window, 0.2)))
         # a guard in case this run is much faster than the reference was (a load that went):
         # kill at once when it has stored half of the runs left (replay: when its pool is
-        # over, its results being written)
+        # over, while it writes its results)
         goal = (_stored_runs(out) + n_runs) / 2
         if when == "workers":
             enough = None
