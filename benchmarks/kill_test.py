@@ -69,6 +69,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 CODE = ROOT  # the checkout whose allseason runs (--code: another one, e.g. before a fix)
 TAG = "ALLSEASON_KILL_TAG"
+LATE = 30.0  # how long a process left 2 s after a kill is watched before it is killed
 # how long, where and on what a result was computed, not what it is
 VOLATILE = {"wall_seconds", "policy_seconds", "worker", "finished_at", "seconds", "executor"}
 
@@ -388,7 +389,7 @@ def kill_round(
     cost = _costs(work / f"{name}-ref")
     total = sum(cost.values())
     out = work / f"{name}-killed"
-    left, finished, moments, kinds, phases, done = [], 0, [], {}, {}, []
+    left, finished, moments, kinds, phases, done, late = [], 0, [], {}, {}, [], []
 
     def stored() -> float:
         """The share of the reference's work that ``out``'s store holds."""
@@ -446,6 +447,13 @@ def kill_round(
         left.append(len(alive))
         for pid in alive:
             kinds[_kind(pid)] = kinds.get(_kind(pid), 0) + 1
+        # a survivor late or orphaned? watched up to LATE s more: when it went, or still there
+        t_late = time.monotonic()
+        while alive and time.monotonic() - t_late < LATE:
+            time.sleep(0.05)
+            alive = tagged(tag)
+        if left[-1]:
+            late.append(round(time.monotonic() - t_late + wait, 1) if not alive else None)
         for pid in alive:  # ours: clean up so the next kill starts alone
             try:
                 os.kill(pid, signal.SIGKILL)
@@ -468,6 +476,9 @@ def kill_round(
         "kills_leaving_orphans": sum(n > 0 for n in left),
         "identical": result_of(name, out, work) == reference,
         "orphan_kinds": kinds,
+        # each kill that left some: the seconds after the kill when the last went, None if
+        # some were still alive LATE s after the count (orphans, then killed by pid)
+        "orphans_gone_after_s": late,
         "reference_s": round(full, 1),
         "startup_s": round(start, 2),
         "resume_s": round(resumed, 1),
