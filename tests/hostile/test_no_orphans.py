@@ -2,10 +2,10 @@
 leaves no process behind (the workers die with their parent, ``prctl(PR_SET_PDEATHSIG)``),
 and the same command then resumes to the result of an uninterrupted run.
 
-A short version of ``benchmarks/kill_test.py`` (which does 20 random kills of each):
-2 kills of each of ``sweep``, ``map`` and ``replay --processes 2``, each 0-0.5 s after the
-driver's pool is up, so that every kill finds workers alive; and one of ``sweep --workers 2``
-(a Dask LocalCluster) once its workers are up.
+A short version of ``benchmarks/kill_test.py`` (which does 20 random kills of each, on larger
+inputs; these are its ``--size small``): 2 kills of each of ``sweep``, ``map`` and
+``replay --processes 2``, each 0-0.5 s after the driver's pool is up, so that every kill finds
+workers alive; and one of ``sweep --workers 2`` (a Dask LocalCluster) once its workers are up.
 
 The kills are real processes with their pools of 2 (what this file is about). The
 uninterrupted run and the resume after the kills are the same command through
