@@ -42,21 +42,23 @@ _PARAM = np.uint64(
 
 
 @njit(cache=True, inline="always")
-def _g(a, b, c, d, x, y):
-    """BLAKE2b's mixing function G (rotations 32, 24, 16, 63)."""
+def _half(a, b, c, d, x, rd, ld, rb, lb):
+    """Half of G: add ``x``, then rotate d right by ``rd`` and b by ``rb`` (``ld``, ``lb``:
+    64 less them)."""
     a = a + b + x
     d ^= a
-    d = (d >> _R32) | (d << _L32)
+    d = (d >> rd) | (d << ld)
     c = c + d
     b ^= c
-    b = (b >> _R24) | (b << _L40)
-    a = a + b + y
-    d ^= a
-    d = (d >> _R16) | (d << _L48)
-    c = c + d
-    b ^= c
-    b = (b >> _R63) | (b << _L1)
+    b = (b >> rb) | (b << lb)
     return a, b, c, d
+
+
+@njit(cache=True, inline="always")
+def _g(a, b, c, d, x, y):
+    """BLAKE2b's mixing function G: two halves, rotations 32, 24 then 16, 63."""
+    a, b, c, d = _half(a, b, c, d, x, _R32, _L32, _R24, _L40)
+    return _half(a, b, c, d, y, _R16, _L48, _R63, _L1)
 
 
 @njit(cache=True, inline="always")
