@@ -321,15 +321,11 @@ def _costs(out: Path) -> dict[str, float]:
 
 
 def _stored_runs(out: Path) -> int:
-    """How many runs ``out``'s store holds (read only); 0 without a store or its table."""
-    path = out / "results.sqlite"
-    if not path.is_file():
-        return 0
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as db:
-            return db.execute("SELECT count(*) FROM runs").fetchone()[0]
-    except sqlite3.Error:
-        return 0
+    """How many runs ``out``'s store holds (read only; the CLI's own count); 0 without a
+    store or its table."""
+    from allseason.cli.common import stored_runs
+
+    return stored_runs(out) or 0
 
 
 def _wait_watching(p, tag: str, at: float, enough=None) -> tuple[bool, str, bool]:
